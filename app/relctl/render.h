@@ -1,0 +1,20 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+// Plain-text renderings of the JSON replies, for people reading a CI log.
+// --json output is the replies themselves.
+namespace relctl::cli::render {
+
+std::string environment(const nlohmann::json& env);
+std::string environmentList(const nlohmann::json& reply);
+std::string lease(const nlohmann::json& reply);
+std::string manifest(const nlohmann::json& reply);
+std::string manifestHistory(const nlohmann::json& reply);
+std::string audit(const nlohmann::json& reply);
+std::string trace(const nlohmann::json& reply);
+std::string operation(const nlohmann::json& reply);
+
+} // namespace relctl::cli::render

@@ -1,0 +1,83 @@
+#pragma once
+
+#include "relctl/error.h"
+#include "relctl/parse.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace relctl {
+
+// Who is calling: recorded with every event so a refusal can be traced to the
+// job, host and process that attempted it.
+struct ClientContext {
+    std::string host;
+    int pid = 0;
+    std::string jobUrl;
+
+    static ClientContext current(std::string jobUrl = {});
+    nlohmann::json toJson() const;
+};
+
+struct EnvironmentSpec {
+    std::string name;
+    std::optional<std::chrono::milliseconds> defaultTtl;
+    std::optional<std::chrono::milliseconds> maxTtl;
+};
+
+struct AcquireRequest {
+    std::string env;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    std::optional<std::chrono::milliseconds> ttl; // the environment's default when empty
+    std::string opId;                             // generated when empty
+};
+
+struct PublishRequest {
+    Handle lease;
+    std::optional<nlohmann::json> manifest; // a JSON object of at most kMaxManifestBytes
+    std::string opId;                       // generated when empty
+};
+
+struct AuditQuery {
+    std::optional<std::string> env;
+    std::optional<std::string> job;
+    std::optional<std::string> reason;
+    std::optional<std::string> operation;
+    // Either an absolute time (anything PostgreSQL reads as timestamptz) or an
+    // age measured back from the server's clock.
+    std::optional<std::string> since;
+    std::optional<std::chrono::milliseconds> sinceAgo;
+    std::optional<int> limit;
+};
+
+inline constexpr std::size_t kMaxManifestBytes = 64 * 1024;
+
+// The answer to a protocol operation. Refusals and busy are outcomes, not
+// errors: they carry the reason and everything the database said about it.
+struct Outcome {
+    ExitCode code = ExitCode::Ok;
+    std::string reason; // empty when accepted; "busy" or a refusal reason code otherwise
+    nlohmann::json body;
+
+    bool accepted() const { return code == ExitCode::Ok; }
+    bool replayed() const { return body.value("replayed", false); }
+    std::string message() const { return body.value("message", std::string()); }
+
+    // Decodes a protocol function's reply ({"status": "ok"|"busy"|"refused", ...}).
+    static Outcome fromReply(nlohmann::json reply);
+};
+
+// A fresh operation id: 128 random bits in hex.
+std::string newOperationId();
+
+// Reads and validates a manifest (a JSON object of at most 64 KiB) from a file,
+// or standard input for "-". Throws Error(Usage) naming the problem.
+nlohmann::json readManifest(const std::string& path);
+
+} // namespace relctl

@@ -1,0 +1,87 @@
+#include "relctl/protocol.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <sstream>
+
+namespace relctl {
+
+ClientContext ClientContext::current(std::string jobUrl)
+{
+    std::array<char, HOST_NAME_MAX + 1> name{};
+    if (gethostname(name.data(), name.size() - 1) != 0)
+        name[0] = '\0';
+    return ClientContext{name.data(), static_cast<int>(getpid()), std::move(jobUrl)};
+}
+
+nlohmann::json ClientContext::toJson() const
+{
+    nlohmann::json j{{"host", host}, {"pid", pid}};
+    j["job_url"] = jobUrl.empty() ? nlohmann::json() : nlohmann::json(jobUrl);
+    return j;
+}
+
+Outcome Outcome::fromReply(nlohmann::json reply)
+{
+    Outcome o;
+    const std::string status = reply.value("status", std::string());
+    if (status == "ok") {
+        o.code = ExitCode::Ok;
+    } else if (status == "busy") {
+        o.code = ExitCode::Busy;
+        o.reason = "busy";
+    } else if (status == "refused") {
+        o.reason = reply.value("reason", std::string());
+        o.code = exitCodeForReason(o.reason);
+    } else {
+        throw Error(ExitCode::Internal, "unexpected reply from the database: " + reply.dump());
+    }
+    o.body = std::move(reply);
+    return o;
+}
+
+std::string newOperationId()
+{
+    std::random_device entropy; // /dev/urandom on Linux
+    std::ostringstream out;
+    out << std::hex;
+    for (int i = 0; i < 4; ++i) {
+        out.width(8);
+        out.fill('0');
+        out << entropy();
+    }
+    return out.str();
+}
+
+nlohmann::json readManifest(const std::string& path)
+{
+    std::string text;
+    if (path == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            throwUsage("cannot read manifest " + path);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (in.bad())
+            throwUsage("cannot read manifest " + path);
+    }
+    const std::string name = path == "-" ? std::string("from standard input") : path;
+    if (text.size() > kMaxManifestBytes)
+        throwUsage("manifest " + name + " is " + std::to_string(text.size()) +
+                   " bytes; the limit is 65536 bytes (64 KiB)");
+    nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
+    if (manifest.is_discarded())
+        throwUsage("manifest " + name + " is not valid JSON");
+    if (!manifest.is_object())
+        throwUsage("manifest " + name + " must be a JSON object");
+    return manifest;
+}
+
+} // namespace relctl

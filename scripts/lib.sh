@@ -1,0 +1,80 @@
+# Shared by scripts/test.sh and scripts/demo.sh: install what is missing,
+# build, and run a throwaway PostgreSQL cluster. Source it; do not run it.
+
+RELCTL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RELCTL_BUILD_DIR=${RELCTL_BUILD_DIR:-$RELCTL_ROOT/build/release}
+
+relctl_log() { printf '==> %s\n' "$*" >&2; }
+
+relctl_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Debian 12 packages the build, the tests and the throwaway database need.
+RELCTL_PACKAGES=(
+    build-essential cmake pkg-config
+    libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev
+    qt6-base-dev
+    postgresql postgresql-client
+)
+
+relctl_install_deps() {
+    local missing=()
+    for p in "${RELCTL_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    relctl_log "installing ${missing[*]}"
+    relctl_as_root apt-get update -qq
+    relctl_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+relctl_build() {
+    relctl_log "building in $RELCTL_BUILD_DIR"
+    cmake -S "$RELCTL_ROOT" -B "$RELCTL_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS=-Werror >/dev/null
+    cmake --build "$RELCTL_BUILD_DIR" -j "$(nproc)"
+}
+
+relctl_pg_bindir() {
+    local dir
+    dir=$(pg_config --bindir 2>/dev/null)
+    if [ -x "$dir/initdb" ]; then echo "$dir"; return; fi
+    for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+        if [ -x "$dir/initdb" ]; then echo "$dir"; return; fi
+    done
+    echo "no PostgreSQL server binaries found (install postgresql)" >&2
+    return 1
+}
+
+# Starts a private cluster in a new temporary directory, on a unix socket only.
+# Sets RELCTL_PG_DIR and RELCTL_PG_DSN. initdb and postgres refuse to run as
+# root, so as root the cluster runs as the postgres system user.
+relctl_pg_start() {
+    local bin run=()
+    bin=$(relctl_pg_bindir) || return 1
+    RELCTL_PG_DIR=$(mktemp -d /tmp/relctl-pg.XXXXXX)
+    chmod 755 "$RELCTL_PG_DIR"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres: "$RELCTL_PG_DIR"
+        run=(runuser -u postgres --)
+    fi
+    local user
+    user=$([ "$(id -u)" -eq 0 ] && echo postgres || id -un)
+    relctl_log "starting PostgreSQL in $RELCTL_PG_DIR"
+    "${run[@]}" "$bin/initdb" -D "$RELCTL_PG_DIR/data" -U "$user" -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
+    "${run[@]}" "$bin/pg_ctl" -D "$RELCTL_PG_DIR/data" -l "$RELCTL_PG_DIR/log" -w \
+        -o "-c listen_addresses='' -k $RELCTL_PG_DIR -c fsync=off -c max_connections=200" start >/dev/null
+    RELCTL_PG_DSN="host=$RELCTL_PG_DIR user=$user dbname=postgres"
+    RELCTL_PG_RUN=("${run[@]}")
+    RELCTL_PG_BIN=$bin
+    export RELCTL_PG_DIR RELCTL_PG_DSN
+}
+
+relctl_pg_stop() {
+    if [ -n "${RELCTL_PG_DIR:-}" ] && [ -d "$RELCTL_PG_DIR/data" ]; then
+        "${RELCTL_PG_RUN[@]}" "$RELCTL_PG_BIN/pg_ctl" -D "$RELCTL_PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+        rm -rf "$RELCTL_PG_DIR"
+    fi
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian 12 machine and runs the whole test suite
+# against a real, throwaway PostgreSQL: installs missing packages, builds,
+# starts the cluster, runs ctest, stops the cluster.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+relctl_install_deps
+relctl_build
+relctl_pg_start
+trap relctl_pg_stop EXIT
+
+# Tests create their own databases on this cluster, one per test, and drop them.
+export RELCTL_TEST_DSN=$RELCTL_PG_DSN
+unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE RELCTL_DSN RELCTL_LEASE
+cd "$RELCTL_BUILD_DIR"
+ctest --output-on-failure --no-tests=error -j "$(nproc)" "$@"

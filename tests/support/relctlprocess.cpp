@@ -1,0 +1,108 @@
+#include "relctlprocess.h"
+
+#include "testdatabase.h"
+
+#include <QElapsedTimer>
+#include <QProcessEnvironment>
+#include <QtTest>
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QProcessEnvironment environmentFor(const std::string& dsn, const Env& extra)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"RELCTL_LEASE", "PGHOST", "PGDATABASE", "PGSERVICE", "PGUSER", "PGPORT"})
+        env.remove(QLatin1String(name));
+    env.insert(QStringLiteral("RELCTL_DSN"), q(dsn));
+    env.insert(QStringLiteral("RELCTL"), q(relctlBinary()));
+    for (const auto& [key, value] : extra)
+        env.insert(q(key), q(value));
+    return env;
+}
+
+RunResult run(const std::string& program, const Args& args, const QProcessEnvironment& env, const std::string& input)
+{
+    QProcess p;
+    QStringList list;
+    for (const std::string& a : args)
+        list << q(a);
+    p.setProcessEnvironment(env);
+    QElapsedTimer timer;
+    timer.start();
+    p.start(q(program), list);
+    if (!p.waitForStarted())
+        qFatal("cannot start %s", program.c_str());
+    if (!input.empty())
+        p.write(input.data(), static_cast<qint64>(input.size()));
+    p.closeWriteChannel();
+    RunResult r = finish(p);
+    r.elapsedMs = timer.elapsed();
+    return r;
+}
+
+} // namespace
+
+std::string relctlBinary()
+{
+    return RELCTL_BIN;
+}
+
+nlohmann::json RunResult::json() const
+{
+    auto j = nlohmann::json::parse(out, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        qFatal("relctl output is not one JSON object: %s / %s", out.c_str(), err.c_str());
+    return j;
+}
+
+std::string RunResult::line() const
+{
+    std::string s = out;
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+        s.pop_back();
+    return s;
+}
+
+RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input, const Env& env)
+{
+    return run(relctlBinary(), args, environmentFor(db.dsn(), env), input);
+}
+
+RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env)
+{
+    return run(relctlBinary(), args, environmentFor(dsn, env), {});
+}
+
+std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args)
+{
+    auto p = std::make_unique<QProcess>();
+    QStringList list{q(std::string(RELCTL_TEST_SCRIPTS) + "/" + script)};
+    for (const std::string& a : args)
+        list << q(a);
+    p->setProcessEnvironment(environmentFor(db.dsn(), {}));
+    p->start(QStringLiteral("bash"), list);
+    if (!p->waitForStarted())
+        qFatal("cannot start %s", script.c_str());
+    p->closeWriteChannel();
+    return p;
+}
+
+RunResult finish(QProcess& p, int timeoutMs)
+{
+    RunResult r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        qFatal("process did not finish within %d ms: %s", timeoutMs,
+               p.readAllStandardError().toStdString().c_str());
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput().toStdString();
+    r.err = p.readAllStandardError().toStdString();
+    return r;
+}

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <QByteArray>
+#include <QProcess>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+class TestDatabase;
+
+// One finished relctl (or helper script) process.
+struct RunResult {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+    long long elapsedMs = 0;
+
+    nlohmann::json json() const; // stdout parsed as one JSON object (a test failure otherwise)
+    std::string line() const;    // stdout without the trailing newline
+};
+
+using Args = std::vector<std::string>;
+using Env = std::map<std::string, std::string>;
+
+// Runs relctl as a separate OS process against the given database
+// (RELCTL_DSN), waits for it and returns what it did.
+RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {});
+RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env = {});
+
+// Starts a helper script from tests/scripts without waiting, with RELCTL
+// (the binary) and RELCTL_DSN in its environment; collect with finish().
+std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args);
+RunResult finish(QProcess& process, int timeoutMs = 300000);
+
+std::string relctlBinary();

@@ -1,0 +1,105 @@
+#include "testdatabase.h"
+
+#include "relctl/database.h"
+
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace {
+
+std::string randomSuffix()
+{
+    std::random_device rd;
+    return std::to_string(getpid()) + "_" + std::to_string(rd() % 1000000);
+}
+
+} // namespace
+
+std::string TestDatabase::clusterDsn()
+{
+    const char* dsn = std::getenv("RELCTL_TEST_DSN");
+    if (dsn == nullptr || *dsn == '\0')
+        throw std::runtime_error("RELCTL_TEST_DSN is not set: run the tests through scripts/test.sh, "
+                                 "which starts the PostgreSQL they need");
+    return dsn;
+}
+
+TestDatabase::TestDatabase(Schema schema)
+{
+    static std::atomic<int> counter{0};
+    m_name = "relctl_test_" + randomSuffix() + "_" + std::to_string(counter++);
+    {
+        pqxx::connection admin(clusterDsn());
+        pqxx::nontransaction(admin).exec("CREATE DATABASE " + m_name);
+    }
+    // In a libpq keyword/value string the last occurrence of a keyword wins.
+    m_dsn = clusterDsn() + " dbname=" + m_name;
+    if (schema == Schema::Migrated)
+        relctl::Database(m_dsn).migrate();
+}
+
+TestDatabase::~TestDatabase()
+{
+    try {
+        pqxx::connection admin(clusterDsn());
+        pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)");
+    } catch (...) {
+        // The cluster is thrown away after the run anyway.
+    }
+}
+
+void TestDatabase::exec(const std::string& sql) const
+{
+    pqxx::connection c(m_dsn);
+    pqxx::work tx(c);
+    tx.exec(sql);
+    tx.commit();
+}
+
+std::vector<std::vector<std::string>> TestDatabase::rows(const std::string& sql) const
+{
+    pqxx::connection c(m_dsn);
+    pqxx::read_transaction tx(c);
+    std::vector<std::vector<std::string>> out;
+    for (const pqxx::row& row : tx.exec(sql)) {
+        std::vector<std::string> values;
+        for (const pqxx::field& f : row)
+            values.push_back(f.is_null() ? std::string("<null>") : std::string(f.c_str()));
+        out.push_back(std::move(values));
+    }
+    return out;
+}
+
+std::string TestDatabase::scalar(const std::string& sql) const
+{
+    auto r = rows(sql);
+    if (r.empty() || r.front().empty())
+        throw std::runtime_error("no value from: " + sql);
+    return r.front().front();
+}
+
+long long TestDatabase::count(const std::string& sql) const
+{
+    return std::stoll(scalar(sql));
+}
+
+nlohmann::json TestDatabase::json(const std::string& sql) const
+{
+    return nlohmann::json::parse(scalar(sql));
+}
+
+std::vector<long long> TestDatabase::footprint() const
+{
+    std::vector<long long> counts;
+    for (const char* table : {"environments", "leases", "manifests", "events", "operations"})
+        counts.push_back(count(std::string("SELECT count(*) FROM relctl.") + table));
+    counts.push_back(count("SELECT coalesce(sum(last_token), 0) FROM relctl.environments"));
+    counts.push_back(count("SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
+                           "FROM relctl.leases"));
+    return counts;
+}

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+// A fresh database on the test cluster (RELCTL_TEST_DSN), created for one test
+// and dropped afterwards, so tests never see each other's rows. The queries
+// here are the tests' own window on the database, for asserting what was
+// written; the code under test reaches it only through relctl.
+class TestDatabase final {
+public:
+    enum class Schema { Migrated, Empty };
+
+    explicit TestDatabase(Schema schema = Schema::Migrated);
+    ~TestDatabase();
+    TestDatabase(const TestDatabase&) = delete;
+    TestDatabase& operator=(const TestDatabase&) = delete;
+
+    const std::string& dsn() const { return m_dsn; }
+    const std::string& name() const { return m_name; }
+
+    void exec(const std::string& sql) const;
+    long long count(const std::string& sql) const; // the first column of the first row, as a number
+    std::string scalar(const std::string& sql) const;
+    std::vector<std::vector<std::string>> rows(const std::string& sql) const; // NULL as "<null>"
+    nlohmann::json json(const std::string& sql) const;                       // one json value
+
+    // Row counts of every table relctl writes, to prove that bad input wrote nothing.
+    std::vector<long long> footprint() const;
+
+    // The DSN of the cluster itself (RELCTL_TEST_DSN); fails the test when unset.
+    static std::string clusterDsn();
+
+private:
+    std::string m_name;
+    std::string m_dsn;
+};
