@@ -59,9 +59,8 @@ public:
     {
     }
 
-    int success(json body, const std::string& plain) const
+    int success(const json& body, const std::string& plain) const
     {
-        body.erase("status");
         if (m_json)
             std::cout << body.dump() << '\n';
         else
@@ -85,10 +84,15 @@ public:
         return static_cast<int>(code);
     }
 
-    int outcome(const Outcome& o, const std::string& plain) const
+    // A protocol outcome; the plain text is rendered only for an accepted one
+    // (a refusal's reply lacks the fields it would name).
+    int outcome(const Outcome& o, const std::function<std::string()>& plain) const
     {
-        if (o.accepted())
-            return success(o.body, plain);
+        if (o.accepted()) {
+            json body = o.body;
+            body.erase("status"); // implied by the exit code
+            return success(body, m_json ? std::string() : plain());
+        }
         return failure(o.code, o.reason, o.message().empty() ? o.reason : o.message(), o.body);
     }
 
@@ -233,7 +237,7 @@ private:
                                  o.duration("default-ttl", true), o.duration("max-ttl", true)};
             json reply = db().addEnvironment(spec);
             return m_out.success(reply, "environment " + spec.name +
-                                            (reply.value("created", false) ? " created\n" : " already exists\n"));
+                                            (render::text(reply, "created") == "true" ? " created\n" : " already exists\n"));
         }
         if (sub == "list") {
             Options o("env list", rest(2), {});
@@ -264,25 +268,28 @@ private:
             r.ttl = o.duration("ttl", true);
             r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
             Outcome outcome = db().acquire(r);
-            return m_out.outcome(outcome, outcome.body.value("handle", "") + "\n");
+            return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
             Options o("lease renew", rest(2), {{"lease"}, {"ttl"}});
             Handle h = handle(o);
             auto ttl = o.duration("ttl", true);
             Outcome outcome = db().renew(h, ttl);
-            return m_out.outcome(outcome, "renewed lease " + std::to_string(h.token) + " on " + h.env + " until " +
-                                              outcome.body.value("expires_at", "") + "\n");
+            return m_out.outcome(outcome, [&] {
+                return "renewed lease " + std::to_string(h.token) + " on " + h.env + " until " +
+                       render::text(outcome.body, "expires_at") + "\n";
+            });
         }
         if (sub == "release") {
             Options o("lease release", rest(2), {{"lease"}});
             Handle h = handle(o);
             Outcome outcome = db().release(h);
-            const std::string state = outcome.body.value("state", "");
-            return m_out.outcome(outcome, state == "released"
-                                              ? "released lease " + std::to_string(h.token) + " on " + h.env + "\n"
-                                              : "lease " + std::to_string(h.token) + " on " + h.env +
-                                                    " had already ended (" + state + ")\n");
+            return m_out.outcome(outcome, [&] {
+                const std::string state = render::text(outcome.body, "state");
+                const std::string lease = "lease " + std::to_string(h.token) + " on " + h.env;
+                return state == "released" ? "released " + lease + "\n"
+                                           : lease + " had already ended (" + state + ")\n";
+            });
         }
         if (sub == "show") {
             Options o("lease show", rest(2), {{"env"}});
@@ -300,11 +307,12 @@ private:
             r.manifest = readManifest(*path);
         r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
         Outcome outcome = db().publish(r);
-        const json& b = outcome.body;
-        return m_out.outcome(outcome, "published " + b.value("release", "") + " (generation " +
-                                          b.value("generation", json()).dump() + ") on " + r.lease.env +
-                                          " with token " + std::to_string(r.lease.token) +
-                                          (outcome.replayed() ? " (replayed)" : "") + "\n");
+        return m_out.outcome(outcome, [&] {
+            const json& b = outcome.body;
+            return "published " + render::text(b, "release") + " (generation " + render::text(b, "generation") +
+                   ") on " + r.lease.env + " with token " + std::to_string(r.lease.token) +
+                   (outcome.replayed() ? " (replayed)" : "") + "\n";
+        });
     }
 
     int audit()

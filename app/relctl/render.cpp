@@ -8,15 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-// A field as text: strings bare, null as "-", numbers as written.
-std::string text(const json& j, const char* key)
-{
-    if (!j.is_object() || !j.contains(key) || j[key].is_null())
-        return "-";
-    const json& v = j[key];
-    return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // The member, or null when absent (operator[] on a const json must not be
 // given a missing key).
 const json& field(const json& j, const char* key)
@@ -27,6 +18,18 @@ const json& field(const json& j, const char* key)
     auto it = j.find(key);
     return it == j.end() ? null : *it;
 }
+
+} // namespace
+
+std::string text(const json& j, const char* key)
+{
+    const json& v = field(j, key);
+    if (v.is_null())
+        return "-";
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+namespace {
 
 std::string manifestLine(const json& m)
 {

@@ -8,6 +8,10 @@
 // --json output is the replies themselves.
 namespace relctl::cli::render {
 
+// A member as text: strings bare, numbers and booleans as JSON writes them,
+// "-" when absent or null.
+std::string text(const nlohmann::json& j, const char* key);
+
 std::string environment(const nlohmann::json& env);
 std::string environmentList(const nlohmann::json& reply);
 std::string lease(const nlohmann::json& reply);

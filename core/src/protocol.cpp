@@ -27,17 +27,41 @@ nlohmann::json ClientContext::toJson() const
     return j;
 }
 
+namespace {
+
+// A string member, or empty when it is absent or not a string.
+std::string stringMember(const nlohmann::json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+} // namespace
+
+bool Outcome::replayed() const
+{
+    auto it = body.find("replayed");
+    return it != body.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string Outcome::message() const
+{
+    return stringMember(body, "message");
+}
+
 Outcome Outcome::fromReply(nlohmann::json reply)
 {
     Outcome o;
-    const std::string status = reply.value("status", std::string());
+    if (!reply.is_object())
+        throw Error(ExitCode::Internal, "unexpected reply from the database: " + reply.dump());
+    const std::string status = stringMember(reply, "status");
     if (status == "ok") {
         o.code = ExitCode::Ok;
     } else if (status == "busy") {
         o.code = ExitCode::Busy;
         o.reason = "busy";
     } else if (status == "refused") {
-        o.reason = reply.value("reason", std::string());
+        o.reason = stringMember(reply, "reason");
         o.code = exitCodeForReason(o.reason);
     } else {
         throw Error(ExitCode::Internal, "unexpected reply from the database: " + reply.dump());

@@ -66,8 +66,8 @@ struct Outcome {
     nlohmann::json body;
 
     bool accepted() const { return code == ExitCode::Ok; }
-    bool replayed() const { return body.value("replayed", false); }
-    std::string message() const { return body.value("message", std::string()); }
+    bool replayed() const;
+    std::string message() const; // empty when the reply has none
 
     // Decodes a protocol function's reply ({"status": "ok"|"busy"|"refused", ...}).
     static Outcome fromReply(nlohmann::json reply);
