@@ -1,3 +1,4 @@
+#define RELCTL_TEST_NO_SHORT_NAME
 #include "relctlprocess.h"
 
 #include "testdatabase.h"
@@ -68,7 +69,7 @@ std::string RunResult::line() const
     return s;
 }
 
-RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input, const Env& env)
+RunResult runRelctl(const TestDatabase& db, const Args& args, const std::string& input, const Env& env)
 {
     return run(relctlBinary(), args, environmentFor(db.dsn(), env), input);
 }

@@ -28,7 +28,13 @@ using Env = std::map<std::string, std::string>;
 
 // Runs relctl as a separate OS process against the given database
 // (RELCTL_DSN), waits for it and returns what it did.
-RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {});
+RunResult runRelctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {});
+#ifndef RELCTL_TEST_NO_SHORT_NAME
+inline RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {})
+{
+    return runRelctl(db, args, input, env);
+}
+#endif
 RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env = {});
 
 // Starts a helper script from tests/scripts without waiting, with RELCTL
