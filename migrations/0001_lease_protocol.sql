@@ -441,8 +441,9 @@ BEGIN
         RETURN jsonb_build_object(
             'status', 'busy', 'env', p_env, 'op_id', p_op_id,
             'holder', relctl.lease_json(holder, v_now),
-            'message', format('environment %s is held by job %s (release %s, token %s) until %s',
-                              p_env, holder.job, holder.release, holder.token, holder.expires_at));
+            'message', format('environment %s is held by job %s (release %s, generation %s, token %s) for another %s ms',
+                              p_env, holder.job, holder.release, holder.generation, holder.token,
+                              greatest(0, relctl.ms_between(v_now, holder.expires_at))));
     END IF;
 
     INSERT INTO relctl.leases (env, token, job, release, generation, ttl_ms, acquired_at, expires_at,

@@ -34,7 +34,11 @@ relctl_install_deps() {
 relctl_build() {
     relctl_log "building in $RELCTL_BUILD_DIR"
     cmake -S "$RELCTL_ROOT" -B "$RELCTL_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS=-Werror >/dev/null
-    cmake --build "$RELCTL_BUILD_DIR" -j "$(nproc)"
+    if ! cmake --build "$RELCTL_BUILD_DIR" -j "$(nproc)" >"$RELCTL_BUILD_DIR/build.log" 2>&1; then
+        tail -n 60 "$RELCTL_BUILD_DIR/build.log" >&2
+        relctl_log "build failed (full log: $RELCTL_BUILD_DIR/build.log)"
+        return 1
+    fi
 }
 
 relctl_pg_bindir() {

@@ -44,7 +44,7 @@ private slots:
         QTest::addColumn<double>("r9Start");
         QTest::addColumn<double>("r9Deploy");
         QTest::addColumn<int>("r8Exit"); // -1: either outcome is legitimate for this timing
-        QTest::addRow("r8 first and slow") << 0.0 << 1.0 << QStringLiteral("30s") << 0.2 << 0.1 << 0;
+        QTest::addRow("r8 first and slow") << 0.0 << 1.0 << QStringLiteral("30s") << 0.6 << 0.1 << 0;
         QTest::addRow("r9 first and fast") << 0.3 << 1.0 << QStringLiteral("30s") << 0.0 << 0.1 << 4;
         QTest::addRow("simultaneous start") << 0.0 << 0.6 << QStringLiteral("30s") << 0.0 << 0.1 << -1;
         // r8 deploys past its lease: r9 takes over after the expiry and
