@@ -5,6 +5,7 @@
 
 #include "relctl/database.h"
 #include "relctl/error.h"
+#include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
 
@@ -353,6 +354,7 @@ int run(int argc, char** argv)
     // the caller chose otherwise; the connection string may still override it.
     setenv("PGCONNECT_TIMEOUT", "5", 0);
     setenv("PGAPPNAME", "relctl", 0);
+    configureLogging();
 
     Globals globals;
     std::vector<std::string> words(argv + 1, argv + argc);

@@ -5,7 +5,9 @@
 #include "relctl/database.h"
 
 #include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <utility>
 
 namespace relctl {
@@ -28,18 +30,25 @@ struct Database::Impl {
     nlohmann::json call(bool write, const std::string& sql, Args&&... args)
     {
         for (int attempt = 1;; ++attempt) {
+            const auto start = std::chrono::steady_clock::now();
             try {
+                nlohmann::json reply;
                 if (write) {
                     pqxx::work tx(conn);
                     pqxx::row row = tx.exec_params1(sql, args...);
-                    nlohmann::json reply = nlohmann::json::parse(row[0].c_str());
+                    reply = nlohmann::json::parse(row[0].c_str());
                     tx.commit();
-                    return reply;
+                } else {
+                    pqxx::read_transaction tx(conn);
+                    pqxx::row row = tx.exec_params1(sql, args...);
+                    reply = nlohmann::json::parse(row[0].c_str());
                 }
-                pqxx::read_transaction tx(conn);
-                pqxx::row row = tx.exec_params1(sql, args...);
-                return nlohmann::json::parse(row[0].c_str());
-            } catch (const pqxx::transaction_rollback&) {
+                spdlog::debug("{} ({:.1f} ms)", sql,
+                              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                                  .count());
+                return reply;
+            } catch (const pqxx::transaction_rollback& e) {
+                spdlog::warn("transaction rolled back (attempt {} of 3): {}", attempt, e.what());
                 if (attempt == 3)
                     translateCurrentException();
             } catch (...) {
