@@ -16,6 +16,7 @@ RELCTL_PACKAGES=(
     libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev
     qt6-base-dev
     postgresql postgresql-client
+    faketime
 )
 
 relctl_install_deps() {

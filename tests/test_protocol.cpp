@@ -23,6 +23,21 @@ std::string acquireHandle(const TestDatabase& db, const std::string& env, const 
     return r.line();
 }
 
+// libfaketime shifts the clock of the processes it is preloaded into (the
+// client only: the server keeps the real time).
+Env skewedClock(const std::string& offset)
+{
+    QStringList found;
+    for (const QString& dir : QDir(QStringLiteral("/usr/lib")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QString lib = QStringLiteral("/usr/lib/%1/faketime/libfaketime.so.1").arg(dir);
+        if (QFile::exists(lib))
+            found << lib;
+    }
+    if (found.isEmpty())
+        qFatal("libfaketime is not installed (Debian package faketime; scripts/test.sh installs it)");
+    return {{"LD_PRELOAD", found.first().toStdString()}, {"FAKETIME", offset}};
+}
+
 std::string q(const std::string& s)
 {
     return "'" + s + "'";
@@ -81,6 +96,44 @@ private slots:
         QCOMPARE(shown["lease"]["job"].get<std::string>(), std::string("deploy-17"));
         QVERIFY(shown["lease"]["remaining_ms"].get<long long>() > 40000);
         QVERIFY(shown["lease"]["remaining_ms"].get<long long>() <= 45000);
+    }
+
+    void clientClockDecidesNothing()
+    {
+        // The skew really reaches the client process (else this test proves nothing).
+        QProcess date;
+        QProcessEnvironment skewed = QProcessEnvironment::systemEnvironment();
+        for (const auto& [key, value] : skewedClock("-2h"))
+            skewed.insert(QString::fromStdString(key), QString::fromStdString(value));
+        date.setProcessEnvironment(skewed);
+        date.start(QStringLiteral("date"), {QStringLiteral("+%s")});
+        QVERIFY(date.waitForFinished());
+        const long long skew = QDateTime::currentSecsSinceEpoch() - date.readAllStandardOutput().trimmed().toLongLong();
+        QVERIFY2(skew > 7000 && skew < 7400, "libfaketime did not shift the client's clock");
+
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        // A client two hours behind gets a lease that runs for its TTL on the server's clock...
+        RunResult behind = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "slow-clock", "--release", "r1",
+                                       "--generation", "1", "--ttl", "1s"},
+                                  {}, skewedClock("-2h"));
+        QCOMPARE(behind.exitCode, 0);
+        QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE expires_at > clock_timestamp() "
+                         "AND expires_at <= clock_timestamp() + interval '1 second'") == 1);
+        // ...and cannot publish after it expired there, however early its own clock says it is.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        RunResult late = relctl(db, {"--json", "publish", "--lease", behind.line()}, {}, skewedClock("-2h"));
+        QCOMPARE(late.exitCode, 5);
+        QCOMPARE(late.json()["error"].get<std::string>(), std::string("LEASE_EXPIRED"));
+        // A client two hours ahead neither expires a live lease early nor stretches its own.
+        std::string h = acquireHandle(db, "prod", "fast-clock", "2", "30s");
+        RunResult ahead = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "other", "--release",
+                                      "r3", "--generation", "3"},
+                                 {}, skewedClock("+2h"));
+        QCOMPARE(ahead.exitCode, 3);
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", h, "--ttl", "20s"}, {}, skewedClock("+2h")).exitCode, 0);
+        QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE token = 2 AND expires_at BETWEEN "
+                         "clock_timestamp() + interval '15 seconds' AND clock_timestamp() + interval '20 seconds'") == 1);
     }
 
     void busyNamesTheHolderAndIsNotARefusal()
