@@ -95,6 +95,7 @@ CREATE TABLE relctl.events (
 CREATE INDEX events_env ON relctl.events (env, id);
 CREATE INDEX events_job ON relctl.events (job, id);
 CREATE INDEX events_reason ON relctl.events (reason, id) WHERE reason IS NOT NULL;
+CREATE INDEX events_op_id ON relctl.events (op_id) WHERE op_id IS NOT NULL;
 
 -- The first outcome of every operation id, stored in the transaction that
 -- made its effect, so a retry after a lost reply is answered, not re-applied.
