@@ -559,7 +559,9 @@ $$;
 -- Publish
 -- ---------------------------------------------------------------------------
 
-CREATE FUNCTION relctl.publish(p_env text, p_token bigint, p_lease_id uuid, p_manifest jsonb,
+-- The manifest arrives as text so that its size limit is measured on what the
+-- client sent (jsonb's own text form adds spaces).
+CREATE FUNCTION relctl.publish(p_env text, p_token bigint, p_lease_id uuid, p_manifest_text text,
                                p_op_id text, p_client jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql SET TimeZone = 'UTC' AS $$
@@ -573,20 +575,26 @@ DECLARE
     v_trusted boolean;
     v_request jsonb;
     v_reply jsonb;
+    v_manifest jsonb;
 BEGIN
-    IF p_manifest IS NOT NULL THEN
-        IF jsonb_typeof(p_manifest) <> 'object' THEN
-            PERFORM relctl.invalid('a manifest must be a JSON object');
-        END IF;
-        IF octet_length(p_manifest::text) > 65536 THEN
+    IF p_manifest_text IS NOT NULL THEN
+        IF octet_length(p_manifest_text) > 65536 THEN
             PERFORM relctl.invalid('a manifest may not exceed 64 KiB');
+        END IF;
+        BEGIN
+            v_manifest := p_manifest_text::jsonb;
+        EXCEPTION WHEN invalid_text_representation OR untranslatable_character THEN
+            PERFORM relctl.invalid('the manifest is not valid JSON: ' || SQLERRM);
+        END;
+        IF jsonb_typeof(v_manifest) <> 'object' THEN
+            PERFORM relctl.invalid('a manifest must be a JSON object');
         END IF;
     END IF;
     PERFORM relctl.lock_operation(p_op_id);
     e := relctl.lock_environment(p_env);
     v_request := jsonb_build_object('operation', 'publish', 'env', p_env, 'token', p_token,
                                     'lease_id', relctl.lease_id_hex(p_lease_id),
-                                    'manifest_md5', md5(coalesce(p_manifest::text, '')));
+                                    'manifest_md5', md5(coalesce(v_manifest::text, '')));
     v_reply := relctl.replay(p_op_id, v_request);
     IF v_reply IS NOT NULL THEN
         RETURN v_reply;
@@ -628,7 +636,7 @@ BEGIN
     END IF;
 
     INSERT INTO relctl.manifests (env, release, generation, job, token, published_at, manifest, op_id)
-        VALUES (p_env, l.release, l.generation, l.job, l.token, v_now, p_manifest, p_op_id)
+        VALUES (p_env, l.release, l.generation, l.job, l.token, v_now, v_manifest, p_op_id)
         RETURNING * INTO published;
     UPDATE relctl.environments SET current_manifest_id = published.id WHERE name = p_env;
 

@@ -234,8 +234,18 @@ private slots:
         QCOMPARE(current["release"].get<std::string>(), std::string("r5"));
         QCOMPARE(current["job"].get<std::string>(), std::string("job-5"));
         QCOMPARE(current["manifest"]["image"].get<std::string>(), std::string("app:5"));
+        // The limit is 64 KiB of what the client sends: a compact object of exactly 65536 bytes passes.
+        std::string big = "{\"kk\":[";
+        for (int i = 0; i < 32763; ++i)
+            big += "0,";
+        big += "0]}";
+        QCOMPARE(big.size(), std::size_t(65536));
+        std::string h7 = acquireHandle(db, "prod", "job-7", "7");
+        QCOMPARE(relctl(db, {"publish", "--lease", h7, "--manifest", "-"}, big).exitCode, 0);
+        relctl(db, {"lease", "release", "--lease", h7});
+
         json history = relctl(db, {"--json", "manifest", "show", "--env", "prod", "--history"}).json();
-        QCOMPARE(history["history"].size(), std::size_t(2));
+        QCOMPARE(history["history"].size(), std::size_t(3));
         QCOMPARE(history["history"][0]["generation"].get<long long>(), 3LL); // oldest first
         QCOMPARE(history["history"][1]["generation"].get<long long>(), 5LL);
     }

@@ -385,10 +385,8 @@ int run(int argc, char** argv)
                 throwUsage("unknown global option " + w + " (global options come before the command)");
             }
         }
-        if (i == words.size()) {
-            std::cerr << kUsage;
-            return static_cast<int>(ExitCode::Usage);
-        }
+        if (i == words.size())
+            throwUsage("missing a command (see relctl --help)");
         Cli cli(globals, std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(i), words.end()));
         try {
             return cli.dispatch();

@@ -138,7 +138,7 @@ Outcome Database::publish(const PublishRequest& r)
         if (manifest->size() > kMaxManifestBytes)
             throwUsage("a manifest may not exceed 64 KiB");
     }
-    return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4::jsonb, $5, $6::jsonb)",
+    return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
                                       r.lease.env, r.lease.token, r.lease.leaseId, manifest,
                                       r.opId.empty() ? newOperationId() : r.opId,
                                       d->client.toJson().dump()));

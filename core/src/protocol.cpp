@@ -4,6 +4,7 @@
 
 #include <array>
 #include <climits>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -85,21 +86,30 @@ std::string newOperationId()
 
 nlohmann::json readManifest(const std::string& path)
 {
+    if (path.empty())
+        throwUsage("--manifest needs a file name, or - for standard input");
     std::string text;
     if (path == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throwUsage("cannot read manifest " + path + ": " +
+                       (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
         std::ifstream in(path, std::ios::binary);
         if (!in)
             throwUsage("cannot read manifest " + path);
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        // Read at most one byte past the limit: an oversized file is refused
+        // without being read whole.
+        text.resize(kMaxManifestBytes + 1);
+        in.read(text.data(), static_cast<std::streamsize>(text.size()));
         if (in.bad())
             throwUsage("cannot read manifest " + path);
+        text.resize(static_cast<std::size_t>(in.gcount()));
     }
     const std::string name = path == "-" ? std::string("from standard input") : path;
     if (text.size() > kMaxManifestBytes)
-        throwUsage("manifest " + name + " is " + std::to_string(text.size()) +
-                   " bytes; the limit is 65536 bytes (64 KiB)");
+        throwUsage("manifest " + name + " is larger than 65536 bytes (64 KiB), the limit");
     nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
     if (manifest.is_discarded())
         throwUsage("manifest " + name + " is not valid JSON");
