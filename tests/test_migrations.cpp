@@ -2,17 +2,17 @@
 // migration, a changed applied file refused, concurrent runs safe.
 
 #define RELCTL_TEST_NO_SHORT_NAME
-#include "relctlprocess.h"
-#include "testdatabase.h"
-
 #include "relctl/database.h"
 #include "relctl/migrations.h"
+#include "relctlprocess.h"
+#include "testdatabase.h"
 
 #include <QtTest>
 
 using nlohmann::json;
 
-class TestMigrations final : public QObject {
+class TestMigrations final : public QObject
+{
     Q_OBJECT
 
 private slots:
@@ -40,7 +40,8 @@ private slots:
             QCOMPARE(m["checksum"].get<std::string>().size(), std::size_t(64)); // SHA-256, hex
             QVERIFY(m["applied_at"].is_string());
         }
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.schema_migrations"), static_cast<long long>(bundled.size()));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.schema_migrations"),
+                 static_cast<long long>(bundled.size()));
         RunResult plain = runRelctl(db, {"migrate", "--status"});
         QVERIFY(plain.out.find(bundled.front().name + " applied") != std::string::npos);
     }
@@ -58,12 +59,15 @@ private slots:
         try {
             conn.migrate(set);
         } catch (const relctl::Error& e) {
-            refused = std::string(e.what()).find("0001_first was changed after it was applied") != std::string::npos;
+            refused = std::string(e.what()).find("0001_first was changed after it was applied") !=
+                      std::string::npos;
         }
         QVERIFY(refused);
         // Nothing after the refusal was applied.
         QCOMPARE(db.count("SELECT count(*) FROM relctl.schema_migrations"), 1LL);
-        QCOMPARE(db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'second'"), 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'second'"),
+            0LL);
 
         auto states = conn.migrationStatus(set);
         QCOMPARE(states.size(), std::size_t(2));
@@ -87,8 +91,11 @@ private slots:
         }
         QVERIFY(failed);
         // The good one stays applied; the failing one left nothing behind.
-        QCOMPARE(db.scalar("SELECT string_agg(name, ',') FROM relctl.schema_migrations"), std::string("0001_good"));
-        QCOMPARE(db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'half'"), 0LL);
+        QCOMPARE(db.scalar("SELECT string_agg(name, ',') FROM relctl.schema_migrations"),
+                 std::string("0001_good"));
+        QCOMPARE(
+            db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'half'"),
+            0LL);
         // A newer migration the build does not know is reported, not an error.
         relctl::Database(db.dsn()).migrate({set[0]});
         auto states = relctl::Database(db.dsn()).migrationStatus({});
@@ -107,7 +114,8 @@ private slots:
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("RELCTL_DSN"), QString::fromStdString(db.dsn()));
             p->setProcessEnvironment(env);
-            p->start(QString::fromStdString(relctlBinary()), {QStringLiteral("--json"), QStringLiteral("migrate")});
+            p->start(QString::fromStdString(relctlBinary()),
+                     {QStringLiteral("--json"), QStringLiteral("migrate")});
             QVERIFY(p->waitForStarted());
             runs.push_back(std::move(p));
         }

@@ -8,7 +8,8 @@
 
 using namespace std::chrono_literals;
 
-class TestParse final : public QObject {
+class TestParse final : public QObject
+{
     Q_OBJECT
 
 private slots:
@@ -106,20 +107,21 @@ private slots:
         QTest::addColumn<bool>("valid");
         QTest::addColumn<QString>("env");
         QTest::addColumn<qint64>("token");
-        QTest::addRow("valid") << QStringLiteral("prod:42:") + id << true << QStringLiteral("prod") << qint64(42);
-        QTest::addRow("dotted env") << QStringLiteral("eu.prod-1:7:") + id << true << QStringLiteral("eu.prod-1")
-                                    << qint64(7);
+        QTest::addRow("valid") << QStringLiteral("prod:42:") + id << true << QStringLiteral("prod")
+                               << qint64(42);
+        QTest::addRow("dotted env") << QStringLiteral("eu.prod-1:7:") + id << true
+                                    << QStringLiteral("eu.prod-1") << qint64(7);
         QTest::addRow("missing id") << QStringLiteral("prod:42") << false << QString() << qint64(0);
         QTest::addRow("short id") << QStringLiteral("prod:42:0123") << false << QString() << qint64(0);
-        QTest::addRow("upper-case id") << QStringLiteral("prod:42:") + id.toUpper() << false << QString()
-                                       << qint64(0);
-        QTest::addRow("uuid with dashes") << QStringLiteral("prod:42:01234567-89ab-cdef-0123-456789abcdef") << false
-                                          << QString() << qint64(0);
+        QTest::addRow("upper-case id")
+            << QStringLiteral("prod:42:") + id.toUpper() << false << QString() << qint64(0);
+        QTest::addRow("uuid with dashes") << QStringLiteral("prod:42:01234567-89ab-cdef-0123-456789abcdef")
+                                          << false << QString() << qint64(0);
         QTest::addRow("zero token") << QStringLiteral("prod:0:") + id << false << QString() << qint64(0);
         QTest::addRow("negative token") << QStringLiteral("prod:-1:") + id << false << QString() << qint64(0);
         QTest::addRow("bad env") << QStringLiteral("Prod:1:") + id << false << QString() << qint64(0);
-        QTest::addRow("extra field") << QStringLiteral("prod:1:") + id + QStringLiteral(":x") << false << QString()
-                                     << qint64(0);
+        QTest::addRow("extra field") << QStringLiteral("prod:1:") + id + QStringLiteral(":x") << false
+                                     << QString() << qint64(0);
         QTest::addRow("empty") << QString() << false << QString() << qint64(0);
     }
 

@@ -6,7 +6,6 @@
 #include "testdatabase.h"
 
 #include <QtTest>
-
 #include <thread>
 
 using nlohmann::json;
@@ -45,7 +44,8 @@ std::string q(const std::string& s)
 
 } // namespace
 
-class TestProtocol final : public QObject {
+class TestProtocol final : public QObject
+{
     Q_OBJECT
 
 private slots:
@@ -76,21 +76,25 @@ private slots:
     {
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
-        RunResult r = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "deploy-17", "--release",
-                                  "v1.9.0", "--generation", "9", "--ttl", "45s"});
+        RunResult r = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "deploy-17",
+                                  "--release", "v1.9.0", "--generation", "9", "--ttl", "45s"});
         QCOMPARE(r.exitCode, 0);
         json j = r.json();
-        for (const char* key : {"env", "token", "lease_id", "handle", "job", "release", "generation", "acquired_at",
-                                "expires_at", "replayed"})
+        for (const char* key : {"env", "token", "lease_id", "handle", "job", "release", "generation",
+                                "acquired_at", "expires_at", "replayed"})
             QVERIFY2(j.contains(key), key);
         QCOMPARE(j["token"].get<long long>(), 1LL);
         QCOMPARE(j["lease_id"].get<std::string>().size(), std::size_t(32));
         QCOMPARE(j["handle"].get<std::string>(), "prod:1:" + j["lease_id"].get<std::string>());
         QCOMPARE(j["replayed"].get<bool>(), false);
         // The expiry is computed by the server: exactly acquired_at + ttl.
-        QCOMPARE(db.count("SELECT extract(epoch FROM expires_at - acquired_at) * 1000 FROM relctl.leases"), 45000LL);
-        // Lease ids are unguessable: two grants never share one, and they are version-4 UUIDs (122 random bits).
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE lease_id::text LIKE '________-____-4___-%'"), 1LL);
+        QCOMPARE(db.count("SELECT extract(epoch FROM expires_at - acquired_at) * 1000 FROM relctl.leases"),
+                 45000LL);
+        // Lease ids are unguessable: two grants never share one, and they are version-4 UUIDs (122 random
+        // bits).
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.leases WHERE lease_id::text LIKE '________-____-4___-%'"),
+            1LL);
 
         json shown = relctl(db, {"--json", "lease", "show", "--env", "prod"}).json();
         QCOMPARE(shown["lease"]["job"].get<std::string>(), std::string("deploy-17"));
@@ -108,14 +112,16 @@ private slots:
         date.setProcessEnvironment(skewed);
         date.start(QStringLiteral("date"), {QStringLiteral("+%s")});
         QVERIFY(date.waitForFinished());
-        const long long skew = QDateTime::currentSecsSinceEpoch() - date.readAllStandardOutput().trimmed().toLongLong();
+        const long long skew =
+            QDateTime::currentSecsSinceEpoch() - date.readAllStandardOutput().trimmed().toLongLong();
         QVERIFY2(skew > 7000 && skew < 7400, "libfaketime did not shift the client's clock");
 
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         // A client two hours behind gets a lease that runs for its TTL on the server's clock...
-        RunResult behind = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "slow-clock", "--release", "r1",
-                                       "--generation", "1", "--ttl", "1s"},
+        RunResult behind = relctl(db,
+                                  {"lease", "acquire", "--env", "prod", "--job", "slow-clock", "--release",
+                                   "r1", "--generation", "1", "--ttl", "1s"},
                                   {}, skewedClock("-2h"));
         QCOMPARE(behind.exitCode, 0);
         QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE expires_at > clock_timestamp() "
@@ -127,13 +133,18 @@ private slots:
         QCOMPARE(late.json()["error"].get<std::string>(), std::string("LEASE_EXPIRED"));
         // A client two hours ahead neither expires a live lease early nor stretches its own.
         std::string h = acquireHandle(db, "prod", "fast-clock", "2", "30s");
-        RunResult ahead = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "other", "--release",
-                                      "r3", "--generation", "3"},
+        RunResult ahead = relctl(db,
+                                 {"--json", "lease", "acquire", "--env", "prod", "--job", "other",
+                                  "--release", "r3", "--generation", "3"},
                                  {}, skewedClock("+2h"));
         QCOMPARE(ahead.exitCode, 3);
-        QCOMPARE(relctl(db, {"lease", "renew", "--lease", h, "--ttl", "20s"}, {}, skewedClock("+2h")).exitCode, 0);
-        QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE token = 2 AND expires_at BETWEEN "
-                         "clock_timestamp() + interval '15 seconds' AND clock_timestamp() + interval '20 seconds'") == 1);
+        QCOMPARE(
+            relctl(db, {"lease", "renew", "--lease", h, "--ttl", "20s"}, {}, skewedClock("+2h")).exitCode, 0);
+        QVERIFY(
+            db.count(
+                "SELECT count(*) FROM relctl.leases WHERE token = 2 AND expires_at BETWEEN "
+                "clock_timestamp() + interval '15 seconds' AND clock_timestamp() + interval '20 seconds'") ==
+            1);
     }
 
     void busyNamesTheHolderAndIsNotARefusal()
@@ -141,8 +152,8 @@ private slots:
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         acquireHandle(db, "prod", "job-a", "8");
-        RunResult busy = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-b", "--release",
-                                     "r9", "--generation", "9"});
+        RunResult busy = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-b",
+                                     "--release", "r9", "--generation", "9"});
         QCOMPARE(busy.exitCode, 3);
         json j = busy.json();
         QCOMPARE(j["error"].get<std::string>(), std::string("busy"));
@@ -187,9 +198,13 @@ private slots:
         RunResult late = relctl(db, {"--json", "lease", "renew", "--lease", h});
         QCOMPARE(late.exitCode, 5);
         QCOMPARE(late.json()["error"].get<std::string>(), std::string("LEASE_RELEASED"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND outcome = 'accepted'"), 2LL);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND reason = 'LEASE_RELEASED'"),
-                 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND outcome = 'accepted'"),
+            2LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND reason = 'LEASE_RELEASED'"),
+            1LL);
     }
 
     void wrongCredentialsAreRefusedAndRecorded()
@@ -201,14 +216,17 @@ private slots:
         RunResult bad = relctl(db, {"--json", "publish", "--lease", forged});
         QCOMPARE(bad.exitCode, 7);
         QCOMPARE(bad.json()["error"].get<std::string>(), std::string("BAD_LEASE_ID"));
-        RunResult unknown = relctl(db, {"--json", "lease", "renew", "--lease", "prod:99:" + std::string(32, 'b')});
+        RunResult unknown =
+            relctl(db, {"--json", "lease", "renew", "--lease", "prod:99:" + std::string(32, 'b')});
         QCOMPARE(unknown.exitCode, 7);
         QCOMPARE(unknown.json()["error"].get<std::string>(), std::string("UNKNOWN_LEASE"));
         QCOMPARE(relctl(db, {"lease", "release", "--lease", forged}).exitCode, 7);
         // None of them touched the real lease; all three were recorded.
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE ended_at IS NULL"), 1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 0LL);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason IN ('BAD_LEASE_ID', 'UNKNOWN_LEASE')"), 3LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE reason IN ('BAD_LEASE_ID', 'UNKNOWN_LEASE')"),
+            3LL);
     }
 
     void publishMovesCurrentAndKeepsHistory()
@@ -271,8 +289,8 @@ private slots:
     {
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
-        const Args acquire{"--json", "lease", "acquire", "--env", "prod", "--job", "job-1", "--release",
-                           "r1",     "--generation", "1", "--op-id", "ci-123-acquire"};
+        const Args acquire{"--json",    "lease", "acquire",      "--env", "prod",    "--job",         "job-1",
+                           "--release", "r1",    "--generation", "1",     "--op-id", "ci-123-acquire"};
         json first = relctl(db, acquire).json();
         // The reply is lost: the job asks what became of its op id, then retries it.
         json shown = relctl(db, {"--json", "op", "show", "ci-123-acquire"}).json();
@@ -315,8 +333,8 @@ private slots:
         std::string h = acquireHandle(db, "prod", "job-9", "9");
         relctl(db, {"publish", "--lease", h});
         relctl(db, {"lease", "release", "--lease", h});
-        const Args stale{"--json", "lease", "acquire", "--env", "prod", "--job", "job-8", "--release",
-                         "r8",     "--generation", "8", "--op-id", "late-8"};
+        const Args stale{"--json",    "lease", "acquire",      "--env", "prod",    "--job", "job-8",
+                         "--release", "r8",    "--generation", "8",     "--op-id", "late-8"};
         QCOMPARE(relctl(db, stale).exitCode, 4);
         RunResult again = relctl(db, stale);
         QCOMPARE(again.exitCode, 4);
@@ -362,15 +380,16 @@ private slots:
         std::string h9 = acquireHandle(db, "prod", "job-9", "9");
         relctl(db, {"publish", "--lease", h9});
         relctl(db, {"lease", "release", "--lease", h9});
-        RunResult r = relctl(db, {"--job-url", "https://ci.example/jobs/8", "lease", "acquire", "--env", "prod",
-                                  "--job", "job-8", "--release", "r8", "--generation", "8", "--op-id", "op-8"});
+        RunResult r =
+            relctl(db, {"--job-url", "https://ci.example/jobs/8", "lease", "acquire", "--env", "prod",
+                        "--job", "job-8", "--release", "r8", "--generation", "8", "--op-id", "op-8"});
         QCOMPARE(r.exitCode, 4);
         json events = relctl(db, {"--json", "audit", "--reason", "STALE_GENERATION"}).json()["events"];
         QCOMPARE(events.size(), std::size_t(1));
         json e = events[0];
-        for (const char* key : {"id", "at", "env", "operation", "outcome", "reason", "job", "release", "generation",
-                                "token", "current_token", "current_generation", "current_release", "op_id", "host",
-                                "pid", "job_url"})
+        for (const char* key :
+             {"id", "at", "env", "operation", "outcome", "reason", "job", "release", "generation", "token",
+              "current_token", "current_generation", "current_release", "op_id", "host", "pid", "job_url"})
             QVERIFY2(e.contains(key), key);
         QCOMPARE(e["env"].get<std::string>(), std::string("prod"));
         QCOMPARE(e["operation"].get<std::string>(), std::string("acquire"));
@@ -388,7 +407,8 @@ private slots:
 
         // Filters narrow; accepted events carry no reason.
         QCOMPARE(relctl(db, {"--json", "audit", "--job", "job-9"}).json()["events"].size(), std::size_t(3));
-        QCOMPARE(relctl(db, {"--json", "audit", "--operation", "publish"}).json()["events"].size(), std::size_t(1));
+        QCOMPARE(relctl(db, {"--json", "audit", "--operation", "publish"}).json()["events"].size(),
+                 std::size_t(1));
         QCOMPARE(relctl(db, {"--json", "audit", "--env", "prod", "--limit", "2"}).json()["events"].size(),
                  std::size_t(2));
         QCOMPARE(relctl(db, {"--json", "audit", "--since", "1h"}).json()["events"].size(), std::size_t(5));

@@ -7,7 +7,6 @@
 
 #include <QRandomGenerator>
 #include <QtTest>
-
 #include <thread>
 
 using nlohmann::json;
@@ -22,7 +21,8 @@ std::string value(const RunResult& r, const std::string& key)
     if (at == std::string::npos)
         return {};
     std::size_t end = r.out.find('\n', at);
-    return r.out.substr(at + prefix.size(), end == std::string::npos ? std::string::npos : end - at - prefix.size());
+    return r.out.substr(at + prefix.size(),
+                        end == std::string::npos ? std::string::npos : end - at - prefix.size());
 }
 
 std::string seconds(double s)
@@ -32,7 +32,8 @@ std::string seconds(double s)
 
 } // namespace
 
-class TestRace final : public QObject {
+class TestRace final : public QObject
+{
     Q_OBJECT
 
 private slots:
@@ -53,8 +54,8 @@ private slots:
         QRandomGenerator random(20261130);
         for (int i = 0; i < 4; ++i)
             QTest::addRow("random timing %d", i)
-                << random.bounded(0.5) << 0.2 + random.bounded(1.0) << QStringLiteral("30s") << random.bounded(0.5)
-                << random.bounded(0.3) << -1;
+                << random.bounded(0.5) << 0.2 + random.bounded(1.0) << QStringLiteral("30s")
+                << random.bounded(0.5) << random.bounded(0.3) << -1;
     }
 
     void olderReleaseNeverOverwritesNewer()
@@ -68,11 +69,12 @@ private slots:
         TestDatabase db;
         QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
 
-        auto r8 = startScript(db, "release-job.sh",
-                              {"prod", "job-r8", "r8", "8", seconds(r8Start), seconds(r8Deploy), r8Ttl.toStdString(),
-                               "op-r8"});
-        auto r9 = startScript(db, "release-job.sh",
-                              {"prod", "job-r9", "r9", "9", seconds(r9Start), seconds(r9Deploy), "30s", "op-r9"});
+        auto r8 = startScript(
+            db, "release-job.sh",
+            {"prod", "job-r8", "r8", "8", seconds(r8Start), seconds(r8Deploy), r8Ttl.toStdString(), "op-r8"});
+        auto r9 =
+            startScript(db, "release-job.sh",
+                        {"prod", "job-r9", "r9", "9", seconds(r9Start), seconds(r9Deploy), "30s", "op-r9"});
         RunResult out8 = finish(*r8);
         RunResult out9 = finish(*r9);
 
@@ -101,7 +103,8 @@ private slots:
             QCOMPARE(db.scalar("SELECT string_agg(release, ',' ORDER BY id) FROM relctl.manifests"),
                      std::string("r8,r9"));
         }
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job = 'job-r9' AND outcome = 'rejected'"), 0LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job = 'job-r9' AND outcome = 'rejected'"),
+                 0LL);
     }
 
     void expiredHolderIsLockedOut_data()
@@ -118,13 +121,13 @@ private slots:
         QFETCH(QString, reason);
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
-        RunResult old = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-old", "--release", "r8",
-                                    "--generation", "8", "--ttl", "1s"});
+        RunResult old = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-old", "--release",
+                                    "r8", "--generation", "8", "--ttl", "1s"});
         QCOMPARE(old.exitCode, 0);
         std::this_thread::sleep_for(std::chrono::milliseconds(1300));
         if (successor) {
-            RunResult next = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-new", "--release", "r9",
-                                         "--generation", "9", "--ttl", "30s"});
+            RunResult next = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-new", "--release",
+                                         "r9", "--generation", "9", "--ttl", "30s"});
             QCOMPARE(next.exitCode, 0);
             QVERIFY(next.line().rfind("prod:2:", 0) == 0);
         }
@@ -148,9 +151,10 @@ private slots:
         }
         // Each refusal is recorded against the old job, with the token it presented.
         for (const char* op : {"renew", "publish"}) {
-            const std::string where = std::string("operation = '") + op + "' AND outcome = 'rejected' AND reason = '" +
-                                      reason.toStdString() + "' AND job = 'job-old' AND token = 1 AND current_token = " +
-                                      (successor ? "2" : "1");
+            const std::string where =
+                std::string("operation = '") + op + "' AND outcome = 'rejected' AND reason = '" +
+                reason.toStdString() +
+                "' AND job = 'job-old' AND token = 1 AND current_token = " + (successor ? "2" : "1");
             QVERIFY2(db.count("SELECT count(*) FROM relctl.events WHERE " + where) == 1, op);
         }
     }

@@ -14,7 +14,6 @@
 #include <QElapsedTimer>
 #include <QRandomGenerator>
 #include <QtTest>
-
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -34,7 +33,8 @@ constexpr int kWorkloadTimeoutMs = 240000;
 const std::vector<std::string> kEnvironments{"stress-a", "stress-b", "stress-c"};
 
 // One line a worker printed: "KIND key=value key=value ...".
-struct Record {
+struct Record
+{
     std::string kind;
     std::map<std::string, std::string> fields;
     std::string text; // the line itself, for failure messages
@@ -103,7 +103,8 @@ bool isLeaseReason(const std::string& reason)
 
 } // namespace
 
-class TestStress final : public QObject {
+class TestStress final : public QObject
+{
     Q_OBJECT
 
 private slots:
@@ -134,7 +135,8 @@ private slots:
             const int left = std::max(1000, kWorkloadTimeoutMs - static_cast<int>(timer.elapsed()));
             RunResult r = finish(*workers[static_cast<std::size_t>(w)], left);
             QVERIFY2(r.exitCode == 0,
-                     ("worker " + std::to_string(w) + " exited " + std::to_string(r.exitCode) + ": " + r.err).c_str());
+                     ("worker " + std::to_string(w) + " exited " + std::to_string(r.exitCode) + ": " + r.err)
+                         .c_str());
             // A worker complains on stderr only about exit codes the protocol
             // does not allow; those are asserted below with the line at fault,
             // this shows relctl's own message.
@@ -173,14 +175,16 @@ private slots:
         for (const Record& r : m_releases)
             QVERIFY2(r.rc() == 0, ("release of the worker's own lease failed: " + r.text).c_str());
         for (const Record& r : m_rounds)
-            QVERIFY2(r.get("result") != "error", ("round went wrong (see the worker's stderr): " + r.text).c_str());
+            QVERIFY2(r.get("result") != "error",
+                     ("round went wrong (see the worker's stderr): " + r.text).c_str());
     }
 
     // (1) Per environment, the manifest history ordered by id has strictly
     // increasing tokens and strictly increasing generations.
     void historyIsMonotonic()
     {
-        const auto rows = m_db->rows("SELECT env, id, token, generation, op_id FROM relctl.manifests ORDER BY env, id");
+        const auto rows =
+            m_db->rows("SELECT env, id, token, generation, op_id FROM relctl.manifests ORDER BY env, id");
         for (std::size_t i = 1; i < rows.size(); ++i) {
             const auto& prev = rows[i - 1];
             const auto& cur = rows[i];
@@ -189,7 +193,8 @@ private slots:
             const std::string where = "on " + cur[0] + ", manifest " + join(cur) + " follows " + join(prev) +
                                       " (env | id | token | generation | op_id)";
             QVERIFY2(std::stoll(cur[2]) > std::stoll(prev[2]), ("token did not increase " + where).c_str());
-            QVERIFY2(std::stoll(cur[3]) > std::stoll(prev[3]), ("generation did not increase " + where).c_str());
+            QVERIFY2(std::stoll(cur[3]) > std::stoll(prev[3]),
+                     ("generation did not increase " + where).c_str());
         }
     }
 
@@ -197,7 +202,8 @@ private slots:
     // the worker's own lease, and the history holds nothing else.
     void acknowledgedPublishesAreExactlyTheHistory()
     {
-        const auto byOp = byFirstColumn(m_db->rows("SELECT op_id, env, token, job, id FROM relctl.manifests ORDER BY id"));
+        const auto byOp =
+            byFirstColumn(m_db->rows("SELECT op_id, env, token, job, id FROM relctl.manifests ORDER BY id"));
 
         long long acknowledged = 0;
         std::set<std::string> acknowledgedOps;
@@ -205,19 +211,20 @@ private slots:
             const std::string op = r.get("op");
             const Rows& found = group(byOp, op);
             if (r.rc() != 0) {
-                QVERIFY2(found.empty(), ("refused publish is in the history: " + r.text + describe(found)).c_str());
+                QVERIFY2(found.empty(),
+                         ("refused publish is in the history: " + r.text + describe(found)).c_str());
                 continue;
             }
             ++acknowledged;
             acknowledgedOps.insert(op);
-            QVERIFY2(found.size() == 1, ("acknowledged publish is in the history " + std::to_string(found.size()) +
-                                         " times: " + r.text + describe(found))
+            QVERIFY2(found.size() == 1, ("acknowledged publish is in the history " +
+                                         std::to_string(found.size()) + " times: " + r.text + describe(found))
                                             .c_str());
             const auto& m = found.front();
             const std::string job = "stress-w" + r.get("worker") + "-r" + r.get("round");
             QVERIFY2(m[1] == r.get("env") && m[2] == r.get("token") && m[3] == job,
-                     ("manifest is not the publishing worker's (env | token | job " + job + "): " + r.text + " vs " +
-                      join(m))
+                     ("manifest is not the publishing worker's (env | token | job " + job + "): " + r.text +
+                      " vs " + join(m))
                          .c_str());
         }
         for (const auto& [op, found] : byOp)
@@ -231,20 +238,22 @@ private slots:
     // a LEASE_* reason for exit 5 (and the reason the worker was told).
     void everyPublishHasItsEvent()
     {
-        const auto byOp = byFirstColumn(m_db->rows("SELECT op_id, outcome, coalesce(reason, '-'), env, token, id "
-                                                   "FROM relctl.events WHERE operation = 'publish' ORDER BY id"));
+        const auto byOp =
+            byFirstColumn(m_db->rows("SELECT op_id, outcome, coalesce(reason, '-'), env, token, id "
+                                     "FROM relctl.events WHERE operation = 'publish' ORDER BY id"));
         for (const Record& r : m_publishes) {
             const Rows& found = group(byOp, r.get("op"));
             QVERIFY2(found.size() == 1, ("publish has " + std::to_string(found.size()) +
-                                         " publish events (op_id | outcome | reason | env | token | id): " + r.text +
-                                         describe(found))
+                                         " publish events (op_id | outcome | reason | env | token | id): " +
+                                         r.text + describe(found))
                                             .c_str());
             const std::string outcome = found.front()[1];
             const std::string reason = found.front()[2];
             const std::string what = r.text + " vs event " + join(found.front());
             switch (r.rc()) {
             case 0:
-                QVERIFY2(outcome == "accepted", ("acknowledged publish has no accepted event: " + what).c_str());
+                QVERIFY2(outcome == "accepted",
+                         ("acknowledged publish has no accepted event: " + what).c_str());
                 break;
             case 4:
                 QVERIFY2(outcome == "rejected" && reason == "STALE_GENERATION",
@@ -268,14 +277,16 @@ private slots:
     // and each such refusal is recorded once, whatever the busy retries before.
     void staleAcquiresAreRecorded()
     {
-        const auto byOp = byFirstColumn(m_db->rows("SELECT op_id, outcome, coalesce(reason, '-'), env, generation, id "
-                                                   "FROM relctl.events WHERE operation = 'acquire' ORDER BY id"));
+        const auto byOp =
+            byFirstColumn(m_db->rows("SELECT op_id, outcome, coalesce(reason, '-'), env, generation, id "
+                                     "FROM relctl.events WHERE operation = 'acquire' ORDER BY id"));
         for (const Record& r : m_acquires) {
             if (r.rc() != 4)
                 continue;
             const Rows& found = group(byOp, r.get("op"));
-            QVERIFY2(found.size() == 1 && found.front()[1] == "rejected" && found.front()[2] == "STALE_GENERATION" &&
-                         found.front()[3] == r.get("env") && found.front()[4] == r.get("gen"),
+            QVERIFY2(found.size() == 1 && found.front()[1] == "rejected" &&
+                         found.front()[2] == "STALE_GENERATION" && found.front()[3] == r.get("env") &&
+                         found.front()[4] == r.get("gen"),
                      ("stale acquire without exactly one STALE_GENERATION event "
                       "(op_id | outcome | reason | env | generation | id): " +
                       r.text + describe(found))
@@ -290,10 +301,11 @@ private slots:
         for (const std::string& env : kEnvironments) {
             const long long last =
                 m_db->count("SELECT last_token FROM relctl.environments WHERE name = " + sqlString(env));
-            const auto tokens =
-                m_db->rows("SELECT token FROM relctl.leases WHERE env = " + sqlString(env) + " ORDER BY token");
+            const auto tokens = m_db->rows("SELECT token FROM relctl.leases WHERE env = " + sqlString(env) +
+                                           " ORDER BY token");
             QVERIFY2(static_cast<long long>(tokens.size()) == last,
-                     (env + ": " + std::to_string(tokens.size()) + " leases but last_token " + std::to_string(last))
+                     (env + ": " + std::to_string(tokens.size()) + " leases but last_token " +
+                      std::to_string(last))
                          .c_str());
             for (std::size_t i = 0; i < tokens.size(); ++i)
                 QVERIFY2(std::stoll(tokens[i][0]) == static_cast<long long>(i + 1),
@@ -304,7 +316,8 @@ private slots:
             "SELECT env, token, count(*), string_agg(op_id, ',') FROM relctl.events "
             "WHERE operation = 'acquire' AND outcome = 'accepted' GROUP BY env, token HAVING count(*) > 1");
         QVERIFY2(duplicated.empty(),
-                 ("tokens granted by several accepted acquires (env | token | count | op_ids):" + describe(duplicated))
+                 ("tokens granted by several accepted acquires (env | token | count | op_ids):" +
+                  describe(duplicated))
                      .c_str());
         const auto unmatched = m_db->rows(
             "SELECT e.id, e.env, e.token, e.op_id, l.op_id FROM relctl.events e "
@@ -319,8 +332,10 @@ private slots:
         for (const Record& r : m_acquires)
             granted += r.rc() == 0 ? 1 : 0;
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.leases"), granted);
-        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'acquire' AND outcome = 'accepted'"),
-                 granted);
+        QCOMPARE(
+            m_db->count(
+                "SELECT count(*) FROM relctl.events WHERE operation = 'acquire' AND outcome = 'accepted'"),
+            granted);
     }
 
     // (5) Mutual exclusion: ordered by token, each lease was acquired no
@@ -337,11 +352,10 @@ private slots:
                 WINDOW w AS (PARTITION BY env ORDER BY token)) s
             WHERE acquired_at < prev_live_until
             ORDER BY env, token)");
-        QVERIFY2(overlapping.empty(),
-                 ("leases acquired while the previous one was live "
-                  "(env | token | acquired_at | previous token | previous live until):" +
-                  describe(overlapping))
-                     .c_str());
+        QVERIFY2(overlapping.empty(), ("leases acquired while the previous one was live "
+                                       "(env | token | acquired_at | previous token | previous live until):" +
+                                       describe(overlapping))
+                                          .c_str());
     }
 
     // (5b) Fencing: every manifest was written while its lease was the
@@ -389,7 +403,8 @@ private slots:
         QVERIFY2(static_cast<int>(m_rounds.size()) >= kWorkers * kRounds, "fewer rounds than planned");
         QVERIFY2(m_accepted > 0, "no publish was accepted");
         QVERIFY2(m_stale + m_lost > 0, "no publish was refused");
-        QVERIFY2(m_db->count("SELECT count(*) FROM relctl.leases") > static_cast<long long>(kEnvironments.size()),
+        QVERIFY2(m_db->count("SELECT count(*) FROM relctl.leases") >
+                     static_cast<long long>(kEnvironments.size()),
                  "too few leases to compare successive leases");
         // Wanted, but not guaranteed by any timing: say so rather than fail.
         if (m_stale == 0)
@@ -416,7 +431,8 @@ private:
                 QVERIFY2(eq != std::string::npos, ("malformed worker line: " + line).c_str());
                 r.fields[word.substr(0, eq)] = word.substr(eq + 1);
             }
-            QVERIFY2(r.kind == "round" || r.fields.count("rc") == 1, ("worker line without rc: " + line).c_str());
+            QVERIFY2(r.kind == "round" || r.fields.count("rc") == 1,
+                     ("worker line without rc: " + line).c_str());
             m_records.push_back(std::move(r));
         }
     }
@@ -447,8 +463,10 @@ private:
         std::string refusals;
         for (const auto& [reason, n] : reasons)
             refusals += " " + reason + "=" + std::to_string(n);
-        qInfo("%d workers x %d rounds in %lld ms; rounds:%s", kWorkers, kRounds, m_elapsedMs, summary.c_str());
-        qInfo("acquire attempts %zu (busy %d); publishes %zu: accepted %d, refused %d (stale %d, lease lost %d):%s",
+        qInfo("%d workers x %d rounds in %lld ms; rounds:%s", kWorkers, kRounds, m_elapsedMs,
+              summary.c_str());
+        qInfo("acquire attempts %zu (busy %d); publishes %zu: accepted %d, refused %d (stale %d, lease lost "
+              "%d):%s",
               m_acquires.size(), busy, m_publishes.size(), m_accepted, m_stale + m_lost, m_stale, m_lost,
               refusals.c_str());
     }

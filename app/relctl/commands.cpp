@@ -1,13 +1,12 @@
 #include "commands.h"
 
 #include "options.h"
-#include "render.h"
-
 #include "relctl/database.h"
 #include "relctl/error.h"
 #include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
+#include "render.h"
 
 #include <cstdlib>
 #include <functional>
@@ -45,7 +44,8 @@ Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 9 database unavailable.
 )";
 
-struct Globals {
+struct Globals
+{
     std::optional<std::string> dsn;
     bool json = false;
     std::string jobUrl;
@@ -53,12 +53,10 @@ struct Globals {
 
 // Writes replies: the JSON object itself with --json, a plain rendering
 // otherwise; failures as one line on stderr (and an error object with --json).
-class Output {
+class Output
+{
 public:
-    explicit Output(bool json)
-        : m_json(json)
-    {
-    }
+    explicit Output(bool json) : m_json(json) {}
 
     int success(const json& body, const std::string& plain) const
     {
@@ -69,7 +67,8 @@ public:
         return 0;
     }
 
-    int failure(ExitCode code, const std::string& error, const std::string& message, json extra = json::object()) const
+    int failure(ExitCode code, const std::string& error, const std::string& message,
+                json extra = json::object()) const
     {
         std::cerr << "relctl: " << message << '\n';
         if (m_json) {
@@ -101,12 +100,11 @@ private:
     bool m_json;
 };
 
-class Cli {
+class Cli
+{
 public:
     Cli(Globals globals, std::vector<std::string> words)
-        : m_globals(std::move(globals))
-        , m_words(std::move(words))
-        , m_out(m_globals.json)
+        : m_globals(std::move(globals)), m_words(std::move(words)), m_out(m_globals.json)
     {
     }
 
@@ -126,7 +124,8 @@ public:
             Options o("manifest show", rest(2), {{"env"}, {"history", false}});
             const std::string env = requireEnvironmentName(o.required("env"));
             json reply = db().showManifest(env, o.has("history"));
-            return m_out.success(reply, o.has("history") ? render::manifestHistory(reply) : render::manifest(reply));
+            return m_out.success(reply,
+                                 o.has("history") ? render::manifestHistory(reply) : render::manifest(reply));
         }
         if (command == "audit")
             return audit();
@@ -157,7 +156,7 @@ private:
     std::vector<std::string> rest(std::size_t from) const
     {
         return from >= m_words.size() ? std::vector<std::string>{}
-                                       : std::vector<std::string>(m_words.begin() + from, m_words.end());
+                                      : std::vector<std::string>(m_words.begin() + from, m_words.end());
     }
 
     void expectSubcommand(const std::string& command, std::initializer_list<const char*> allowed) const
@@ -195,7 +194,8 @@ private:
             throwUsage("no lease given: pass --lease HANDLE or set RELCTL_LEASE");
         auto h = parseHandle(*text);
         if (!h)
-            throwUsage("malformed lease handle \"" + *text + "\": expected ENV:TOKEN:LEASE_ID (32 hex digits)");
+            throwUsage("malformed lease handle \"" + *text +
+                       "\": expected ENV:TOKEN:LEASE_ID (32 hex digits)");
         return *h;
     }
 
@@ -237,8 +237,9 @@ private:
             EnvironmentSpec spec{requireEnvironmentName(o.positional(0, "an environment name")),
                                  o.duration("default-ttl", true), o.duration("max-ttl", true)};
             json reply = db().addEnvironment(spec);
-            return m_out.success(reply, "environment " + spec.name +
-                                            (render::text(reply, "created") == "true" ? " created\n" : " already exists\n"));
+            return m_out.success(
+                reply, "environment " + spec.name +
+                           (render::text(reply, "created") == "true" ? " created\n" : " already exists\n"));
         }
         if (sub == "list") {
             Options o("env list", rest(2), {});
@@ -310,9 +311,9 @@ private:
         Outcome outcome = db().publish(r);
         return m_out.outcome(outcome, [&] {
             const json& b = outcome.body;
-            return "published " + render::text(b, "release") + " (generation " + render::text(b, "generation") +
-                   ") on " + r.lease.env + " with token " + std::to_string(r.lease.token) +
-                   (outcome.replayed() ? " (replayed)" : "") + "\n";
+            return "published " + render::text(b, "release") + " (generation " +
+                   render::text(b, "generation") + ") on " + r.lease.env + " with token " +
+                   std::to_string(r.lease.token) + (outcome.replayed() ? " (replayed)" : "") + "\n";
         });
     }
 
@@ -387,7 +388,8 @@ int run(int argc, char** argv)
         }
         if (i == words.size())
             throwUsage("missing a command (see relctl --help)");
-        Cli cli(globals, std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(i), words.end()));
+        Cli cli(globals,
+                std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(i), words.end()));
         try {
             return cli.dispatch();
         } catch (const Error& e) {

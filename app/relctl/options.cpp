@@ -7,8 +7,8 @@
 
 namespace relctl::cli {
 
-Options::Options(std::string command, const std::vector<std::string>& words, const std::vector<OptionSpec>& specs,
-                 std::size_t maxPositionals)
+Options::Options(std::string command, const std::vector<std::string>& words,
+                 const std::vector<OptionSpec>& specs, std::size_t maxPositionals)
     : m_command(std::move(command))
 {
     for (std::size_t i = 0; i < words.size(); ++i) {
@@ -25,7 +25,8 @@ Options::Options(std::string command, const std::vector<std::string>& words, con
             inlineValue = name.substr(eq + 1);
             name.erase(eq);
         }
-        auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; });
+        auto spec =
+            std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; });
         if (spec == specs.end())
             throwUsage("unknown option --" + name + " for '" + m_command + "'");
         if (m_values.count(name))

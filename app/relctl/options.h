@@ -11,14 +11,16 @@ namespace relctl::cli {
 
 // The options one command accepts: "--name VALUE" (or "--name=VALUE") when it
 // takes a value, "--name" alone when it is a flag.
-struct OptionSpec {
+struct OptionSpec
+{
     std::string name;
     bool takesValue = true;
 };
 
 // A command's parsed words. Anything not in the spec is a usage error (exit 2),
 // so a typo never silently changes what a CI job asked for.
-class Options {
+class Options
+{
 public:
     Options(std::string command, const std::vector<std::string>& words, const std::vector<OptionSpec>& specs,
             std::size_t maxPositionals = 0);

@@ -35,8 +35,8 @@ std::string manifestLine(const json& m)
 {
     if (m.is_null() || text(m, "release") == "-")
         return "nothing published";
-    return text(m, "release") + " (generation " + text(m, "generation") + ") published by job " + text(m, "job") +
-           " with token " + text(m, "token") + " at " + text(m, "published_at");
+    return text(m, "release") + " (generation " + text(m, "generation") + ") published by job " +
+           text(m, "job") + " with token " + text(m, "token") + " at " + text(m, "published_at");
 }
 
 std::string leaseLine(const json& l)
@@ -90,14 +90,14 @@ std::string audit(const json& reply)
 {
     std::ostringstream out;
     for (const json& e : field(reply, "events")) {
-        out << '#' << text(e, "id") << ' ' << text(e, "at") << ' ' << text(e, "env") << ' ' << text(e, "operation")
-            << ' ' << text(e, "outcome");
+        out << '#' << text(e, "id") << ' ' << text(e, "at") << ' ' << text(e, "env") << ' '
+            << text(e, "operation") << ' ' << text(e, "outcome");
         if (!field(e, "reason").is_null())
             out << ' ' << text(e, "reason");
-        out << " job=" << text(e, "job") << " release=" << text(e, "release") << " generation="
-            << text(e, "generation") << " token=" << text(e, "token") << " current=" << text(e, "current_release")
-            << '/' << text(e, "current_generation") << '/' << text(e, "current_token") << " host=" << text(e, "host")
-            << " pid=" << text(e, "pid");
+        out << " job=" << text(e, "job") << " release=" << text(e, "release")
+            << " generation=" << text(e, "generation") << " token=" << text(e, "token")
+            << " current=" << text(e, "current_release") << '/' << text(e, "current_generation") << '/'
+            << text(e, "current_token") << " host=" << text(e, "host") << " pid=" << text(e, "pid");
         if (!field(e, "job_url").is_null())
             out << ' ' << text(e, "job_url");
         out << '\n';
@@ -127,8 +127,8 @@ std::string trace(const json& reply)
         const json& b = field(r, "superseded_by");
         if (!b.is_null())
             out << "  newest lease:     token " << text(b, "token") << " held by job " << text(b, "job")
-                << " (release " << text(b, "release") << ", generation " << text(b, "generation") << "), acquired "
-                << text(b, "acquired_at") << '\n';
+                << " (release " << text(b, "release") << ", generation " << text(b, "generation")
+                << "), acquired " << text(b, "acquired_at") << '\n';
         const json& m = field(r, "current_manifest");
         out << "  current manifest: ";
         if (m.is_null())
@@ -142,13 +142,14 @@ std::string trace(const json& reply)
 std::string operation(const json& reply)
 {
     if (text(reply, "status") == "not-found")
-        return "operation " + text(reply, "op_id") + ": not found (the database never saw it; a retry is safe)\n";
+        return "operation " + text(reply, "op_id") +
+               ": not found (the database never saw it; a retry is safe)\n";
     const json& outcome = field(reply, "outcome");
     std::string result = text(outcome, "status");
     if (!field(outcome, "reason").is_null())
         result += " " + text(outcome, "reason");
-    return "operation " + text(reply, "op_id") + ": " + text(reply, "operation") + " " + result + ", recorded at " +
-           text(reply, "recorded_at") + "\n";
+    return "operation " + text(reply, "op_id") + ": " + text(reply, "operation") + " " + result +
+           ", recorded at " + text(reply, "recorded_at") + "\n";
 }
 
 } // namespace relctl::cli::render

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 // Plain-text renderings of the JSON replies, for people reading a CI log.

@@ -112,8 +112,7 @@ Outcome Database::acquire(const AcquireRequest& r)
 {
     return Outcome::fromReply(d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb)", r.env,
                                       r.job, r.release, r.generation, toMillis(r.ttl),
-                                      r.opId.empty() ? newOperationId() : r.opId,
-                                      d->client.toJson().dump()));
+                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
 
 Outcome Database::renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl)
@@ -140,8 +139,7 @@ Outcome Database::publish(const PublishRequest& r)
     }
     return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
                                       r.lease.env, r.lease.token, r.lease.leaseId, manifest,
-                                      r.opId.empty() ? newOperationId() : r.opId,
-                                      d->client.toJson().dump()));
+                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
 
 nlohmann::json Database::showLease(const std::string& env)

@@ -4,30 +4,25 @@
 
 #include "relctl/database.h"
 
+#include <chrono>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
-
-#include <chrono>
 #include <utility>
 
 namespace relctl {
 
-struct Database::Impl {
+struct Database::Impl
+{
     pqxx::connection conn;
     ClientContext client;
 
-    Impl(const std::string& conninfo, ClientContext c)
-        : conn(conninfo)
-        , client(std::move(c))
-    {
-    }
+    Impl(const std::string& conninfo, ClientContext c) : conn(conninfo), client(std::move(c)) {}
 
     // Runs one statement returning one jsonb value in its own transaction,
     // retrying transient serialisation failures (the transaction rolled back,
     // so nothing was applied and the retry is safe). Every other database
     // failure is translated into an Error.
-    template <typename... Args>
-    nlohmann::json call(bool write, const std::string& sql, Args&&... args)
+    template <typename... Args> nlohmann::json call(bool write, const std::string& sql, Args&&... args)
     {
         for (int attempt = 1;; ++attempt) {
             const auto start = std::chrono::steady_clock::now();
@@ -43,9 +38,10 @@ struct Database::Impl {
                     pqxx::row row = tx.exec_params1(sql, args...);
                     reply = nlohmann::json::parse(row[0].c_str());
                 }
-                spdlog::debug("{} ({:.1f} ms)", sql,
-                              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                                  .count());
+                spdlog::debug(
+                    "{} ({:.1f} ms)", sql,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                        .count());
                 return reply;
             } catch (const pqxx::transaction_rollback& e) {
                 spdlog::warn("transaction rolled back (attempt {} of 3): {}", attempt, e.what());

@@ -20,25 +20,34 @@ ExitCode exitCodeForReason(std::string_view reason)
 std::string_view errorCodeName(ExitCode code)
 {
     switch (code) {
-    case ExitCode::Ok: return "ok";
-    case ExitCode::Internal: return "internal";
-    case ExitCode::Usage: return "usage";
-    case ExitCode::Busy: return "busy";
-    case ExitCode::Stale: return "stale";
-    case ExitCode::LeaseLost: return "lease_lost";
-    case ExitCode::Frozen: return "frozen";
-    case ExitCode::BadCredentials: return "bad_credentials";
-    case ExitCode::OpConflict: return "op_id_conflict";
-    case ExitCode::Unavailable: return "unavailable";
+    case ExitCode::Ok:
+        return "ok";
+    case ExitCode::Internal:
+        return "internal";
+    case ExitCode::Usage:
+        return "usage";
+    case ExitCode::Busy:
+        return "busy";
+    case ExitCode::Stale:
+        return "stale";
+    case ExitCode::LeaseLost:
+        return "lease_lost";
+    case ExitCode::Frozen:
+        return "frozen";
+    case ExitCode::BadCredentials:
+        return "bad_credentials";
+    case ExitCode::OpConflict:
+        return "op_id_conflict";
+    case ExitCode::Unavailable:
+        return "unavailable";
     }
     return "internal";
 }
 
 Error::Error(ExitCode code, std::string message, std::string reason, nlohmann::json detail)
-    : std::runtime_error(std::move(message))
-    , m_code(code)
-    , m_reason(reason.empty() ? std::string(errorCodeName(code)) : std::move(reason))
-    , m_detail(std::move(detail))
+    : std::runtime_error(std::move(message)), m_code(code),
+      m_reason(reason.empty() ? std::string(errorCodeName(code)) : std::move(reason)),
+      m_detail(std::move(detail))
 {
 }
 

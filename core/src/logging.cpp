@@ -1,9 +1,8 @@
 #include "relctl/logging.h"
 
+#include <cstdlib>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-
-#include <cstdlib>
 
 namespace relctl {
 

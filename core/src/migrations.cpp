@@ -1,7 +1,7 @@
-#include "relctl/database.h"
 #include "relctl/migrations.h"
 
 #include "database_impl.h"
+#include "relctl/database.h"
 
 #include <map>
 
@@ -22,7 +22,8 @@ std::vector<MigrationState> readStates(pqxx::connection& conn, const std::vector
         MigrationState s;
         s.version = m.version;
         s.name = m.name;
-        s.checksum = tx.exec_params1("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", m.sql)[0].c_str();
+        s.checksum =
+            tx.exec_params1("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", m.sql)[0].c_str();
         s.state = "pending";
         byVersion[m.version] = s;
     }
@@ -30,8 +31,8 @@ std::vector<MigrationState> readStates(pqxx::connection& conn, const std::vector
     // Before the first migration there is no table: everything is pending.
     if (tx.exec1("SELECT to_regclass('relctl.schema_migrations') IS NOT NULL")[0].as<bool>())
         applied = tx.exec("SELECT version, name, checksum, "
-                                   "to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
-                                   "FROM relctl.schema_migrations ORDER BY version");
+                          "to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+                          "FROM relctl.schema_migrations ORDER BY version");
     for (const pqxx::row& row : applied) {
         const int version = row[0].as<int>();
         MigrationState& s = byVersion[version];
@@ -69,7 +70,8 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations)
         pqxx::nontransaction(d->conn).exec(kLockSql);
         // The session lock is released on every exit path; a broken connection
         // releases it on the server by itself.
-        struct Unlock {
+        struct Unlock
+        {
             pqxx::connection& conn;
             ~Unlock()
             {
@@ -102,7 +104,8 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations)
 
         for (const Migration& m : migrations) {
             pqxx::work tx(d->conn);
-            if (!tx.exec_params("SELECT 1 FROM relctl.schema_migrations WHERE version = $1", m.version).empty())
+            if (!tx.exec_params("SELECT 1 FROM relctl.schema_migrations WHERE version = $1", m.version)
+                     .empty())
                 continue;
             tx.exec(m.sql);
             tx.exec_params("INSERT INTO relctl.schema_migrations (version, name, checksum) "

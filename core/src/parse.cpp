@@ -7,8 +7,14 @@ namespace relctl {
 
 namespace {
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isLowerHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f'); }
+bool isDigit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+bool isLowerHex(char c)
+{
+    return isDigit(c) || (c >= 'a' && c <= 'f');
+}
 
 // Plain decimal digits only: from_chars alone would accept a leading '-'.
 std::optional<std::int64_t> parseDigits(std::string_view text)

@@ -1,7 +1,5 @@
 #include "relctl/protocol.h"
 
-#include <unistd.h>
-
 #include <array>
 #include <climits>
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <iterator>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 namespace relctl {
 

@@ -26,7 +26,8 @@ QProcessEnvironment environmentFor(const std::string& dsn, const Env& extra)
     return env;
 }
 
-RunResult run(const std::string& program, const Args& args, const QProcessEnvironment& env, const std::string& input)
+RunResult run(const std::string& program, const Args& args, const QProcessEnvironment& env,
+              const std::string& input)
 {
     QProcess p;
     QStringList list;

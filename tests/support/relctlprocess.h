@@ -1,19 +1,18 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <QByteArray>
 #include <QProcess>
-
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 class TestDatabase;
 
 // One finished relctl (or helper script) process.
-struct RunResult {
+struct RunResult
+{
     int exitCode = -1;
     std::string out;
     std::string err;
@@ -28,9 +27,11 @@ using Env = std::map<std::string, std::string>;
 
 // Runs relctl as a separate OS process against the given database
 // (RELCTL_DSN), waits for it and returns what it did.
-RunResult runRelctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {});
+RunResult runRelctl(const TestDatabase& db, const Args& args, const std::string& input = {},
+                    const Env& env = {});
 #ifndef RELCTL_TEST_NO_SHORT_NAME
-inline RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {})
+inline RunResult relctl(const TestDatabase& db, const Args& args, const std::string& input = {},
+                        const Env& env = {})
 {
     return runRelctl(db, args, input, env);
 }

@@ -2,10 +2,9 @@
 
 #include "relctl/database.h"
 
-#include <pqxx/pqxx>
-
 #include <atomic>
 #include <cstdlib>
+#include <pqxx/pqxx>
 #include <random>
 #include <stdexcept>
 #include <unistd.h>

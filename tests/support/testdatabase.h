@@ -1,7 +1,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -9,7 +8,8 @@
 // and dropped afterwards, so tests never see each other's rows. The queries
 // here are the tests' own window on the database, for asserting what was
 // written; the code under test reaches it only through relctl.
-class TestDatabase final {
+class TestDatabase final
+{
 public:
     enum class Schema { Migrated, Empty };
 
@@ -25,7 +25,7 @@ public:
     long long count(const std::string& sql) const; // the first column of the first row, as a number
     std::string scalar(const std::string& sql) const;
     std::vector<std::vector<std::string>> rows(const std::string& sql) const; // NULL as "<null>"
-    nlohmann::json json(const std::string& sql) const;                       // one json value
+    nlohmann::json json(const std::string& sql) const;                        // one json value
 
     // Row counts of every table relctl writes, to prove that bad input wrote nothing.
     std::vector<long long> footprint() const;

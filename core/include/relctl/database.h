@@ -3,9 +3,8 @@
 #include "relctl/migrations.h"
 #include "relctl/protocol.h"
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace relctl {
@@ -13,7 +12,8 @@ namespace relctl {
 // The typed client of a relctl database. Every protocol operation is one call
 // of a SQL function (see migrations/): one round trip, one transaction, all
 // decisions on the server. One Database belongs to one thread.
-class Database final {
+class Database final
+{
 public:
     // Connects with a libpq connection string (keyword/value or URI; empty:
     // libpq's PG* environment). Throws Error(Usage) for a malformed string and
@@ -26,7 +26,8 @@ public:
     // Schema. Migrations run one per transaction under a session advisory lock,
     // so concurrent runs wait for each other and the later one finds nothing to do.
     MigrationReport migrate(const std::vector<Migration>& migrations = bundledMigrations());
-    std::vector<MigrationState> migrationStatus(const std::vector<Migration>& migrations = bundledMigrations());
+    std::vector<MigrationState>
+    migrationStatus(const std::vector<Migration>& migrations = bundledMigrations());
 
     // Environments
     nlohmann::json addEnvironment(const EnvironmentSpec& spec);

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -33,7 +32,8 @@ std::string_view errorCodeName(ExitCode code);
 // A failure that stops an operation before it has an outcome: invalid input,
 // an unreachable database, an op-id conflict. Thrown inside core and the CLI,
 // caught at the edge and turned into an exit code.
-class Error : public std::runtime_error {
+class Error : public std::runtime_error
+{
 public:
     Error(ExitCode code, std::string message, std::string reason = {}, nlohmann::json detail = nullptr);
 

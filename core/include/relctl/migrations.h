@@ -6,7 +6,8 @@
 
 namespace relctl {
 
-struct Migration {
+struct Migration
+{
     int version = 0;
     std::string name; // file name without the .sql suffix, e.g. "0001_lease_protocol"
     std::string sql;
@@ -15,7 +16,8 @@ struct Migration {
 // The migrations/ directory as compiled into this build, ordered by version.
 const std::vector<Migration>& bundledMigrations();
 
-struct MigrationState {
+struct MigrationState
+{
     int version = 0;
     std::string name;
     std::string checksum;                 // SHA-256 of the file, hex
@@ -25,7 +27,8 @@ struct MigrationState {
     std::string state;
 };
 
-struct MigrationReport {
+struct MigrationReport
+{
     std::vector<std::string> applied; // names applied by this run, in order
     std::vector<MigrationState> states;
 };

@@ -20,7 +20,8 @@ std::optional<std::int64_t> parsePositiveInt(std::string_view text);
 bool isValidEnvironmentName(std::string_view name);
 
 // A lease handle, ENV:TOKEN:LEASE_ID with the lease id as 32 lowercase hex digits.
-struct Handle {
+struct Handle
+{
     std::string env;
     std::int64_t token = 0;
     std::string leaseId;

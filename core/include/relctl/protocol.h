@@ -3,10 +3,9 @@
 #include "relctl/error.h"
 #include "relctl/parse.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -14,7 +13,8 @@ namespace relctl {
 
 // Who is calling: recorded with every event so a refusal can be traced to the
 // job, host and process that attempted it.
-struct ClientContext {
+struct ClientContext
+{
     std::string host;
     int pid = 0;
     std::string jobUrl;
@@ -23,13 +23,15 @@ struct ClientContext {
     nlohmann::json toJson() const;
 };
 
-struct EnvironmentSpec {
+struct EnvironmentSpec
+{
     std::string name;
     std::optional<std::chrono::milliseconds> defaultTtl;
     std::optional<std::chrono::milliseconds> maxTtl;
 };
 
-struct AcquireRequest {
+struct AcquireRequest
+{
     std::string env;
     std::string job;
     std::string release;
@@ -38,13 +40,15 @@ struct AcquireRequest {
     std::string opId;                             // generated when empty
 };
 
-struct PublishRequest {
+struct PublishRequest
+{
     Handle lease;
     std::optional<nlohmann::json> manifest; // a JSON object of at most kMaxManifestBytes
     std::string opId;                       // generated when empty
 };
 
-struct AuditQuery {
+struct AuditQuery
+{
     std::optional<std::string> env;
     std::optional<std::string> job;
     std::optional<std::string> reason;
@@ -60,7 +64,8 @@ inline constexpr std::size_t kMaxManifestBytes = 64 * 1024;
 
 // The answer to a protocol operation. Refusals and busy are outcomes, not
 // errors: they carry the reason and everything the database said about it.
-struct Outcome {
+struct Outcome
+{
     ExitCode code = ExitCode::Ok;
     std::string reason; // empty when accepted; "busy" or a refusal reason code otherwise
     nlohmann::json body;
