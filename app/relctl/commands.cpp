@@ -1,12 +1,16 @@
 #include "commands.h"
 
+#include "dbcommand.h"
 #include "options.h"
+#include "output.h"
 #include "relctl/database.h"
+#include "relctl/embedded.h"
 #include "relctl/error.h"
 #include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
 #include "render.h"
+#include "run.h"
 
 #include <cstdlib>
 #include <functional>
@@ -25,13 +29,26 @@ Release control: leases with fencing tokens and write-time freshness checks.
 commands:
   migrate [--status]
   env add NAME [--default-ttl D] [--max-ttl D]
+  env set NAME [--policy ordered|newest] [--supersede auto|approval]
+               [--serialization enforced|off]
   env list
   env show NAME
-  lease acquire --env E --job J --release R --generation N [--ttl D] [--op-id ID]
+  lease acquire --env E --job J --release R --generation N [--ttl D] [--wait D] [--op-id ID]
   lease renew [--lease H] [--ttl D]
   lease release [--lease H]
   lease show --env E
+  lease revoke --env E --by NAME --reason TEXT
   publish [--lease H] [--manifest FILE|-] [--op-id ID]
+  publish --env E --job J --release R --generation N [--manifest FILE|-] [--op-id ID]
+          (without a lease: only while the environment's serialization is off)
+  run --env E --job J --release R --generation N [--ttl D] [--wait D] [--manifest FILE]
+      [--op-id ID] [--grace D] -- CMD [ARGS...]
+  freeze --env E --by NAME --reason TEXT
+  unfreeze --env E --by NAME
+  approvals list [--env E] [--all]
+  approve ID --by NAME [--reason TEXT]
+  deny ID --by NAME --reason TEXT
+  db status|start|stop|path
   manifest show --env E [--history]
   audit [--env E] [--job J] [--reason CODE] [--operation OP] [--since TIME] [--limit N]
   trace --job J
@@ -49,55 +66,6 @@ struct Globals
     std::optional<std::string> dsn;
     bool json = false;
     std::string jobUrl;
-};
-
-// Writes replies: the JSON object itself with --json, a plain rendering
-// otherwise; failures as one line on stderr (and an error object with --json).
-class Output
-{
-public:
-    explicit Output(bool json) : m_json(json) {}
-
-    int success(const json& body, const std::string& plain) const
-    {
-        if (m_json)
-            std::cout << body.dump() << '\n';
-        else
-            std::cout << plain;
-        return 0;
-    }
-
-    int failure(ExitCode code, const std::string& error, const std::string& message,
-                json extra = json::object()) const
-    {
-        std::cerr << "relctl: " << message << '\n';
-        if (m_json) {
-            json out{{"error", error}, {"message", message}};
-            if (extra.is_object()) {
-                extra.erase("status");
-                extra.erase("message");
-                for (auto& [key, value] : extra.items())
-                    out[key] = value;
-            }
-            std::cout << out.dump() << '\n';
-        }
-        return static_cast<int>(code);
-    }
-
-    // A protocol outcome; the plain text is rendered only for an accepted one
-    // (a refusal's reply lacks the fields it would name).
-    int outcome(const Outcome& o, const std::function<std::string()>& plain) const
-    {
-        if (o.accepted()) {
-            json body = o.body;
-            body.erase("status"); // implied by the exit code
-            return success(body, m_json ? std::string() : plain());
-        }
-        return failure(o.code, o.reason, o.message().empty() ? o.reason : o.message(), o.body);
-    }
-
-private:
-    bool m_json;
 };
 
 class Cli
@@ -118,26 +86,35 @@ public:
         if (command == "lease")
             return lease();
         if (command == "publish")
-            return publish(Options("publish", rest(1), {{"lease"}, {"manifest"}, {"op-id"}}));
+            return publish(Options("publish", rest(1),
+                                   {{"lease"}, {"manifest"}, {"op-id"}, {"env"}, {"job"}, {"release"}, {"generation"}}));
         if (command == "manifest") {
             expectSubcommand("manifest", {"show"});
             Options o("manifest show", rest(2), {{"env"}, {"history", false}});
             const std::string env = requireEnvironmentName(o.required("env"));
-            json reply = db().showManifest(env, o.has("history"));
+            json reply = database().showManifest(env, o.has("history"));
             return m_out.success(reply,
                                  o.has("history") ? render::manifestHistory(reply) : render::manifest(reply));
         }
         if (command == "audit")
             return audit();
+        if (command == "freeze" || command == "unfreeze")
+            return freeze(command == "freeze");
+        if (command == "approvals" || command == "approve" || command == "deny")
+            return approvals();
+        if (command == "run")
+            return runCommand(RunContext{rest(1), m_out, m_globals.jobUrl, [this] { return connect(); }});
+        if (command == "db")
+            return dbCommand(rest(1), m_out);
         if (command == "trace") {
             Options o("trace", rest(1), {{"job"}});
-            json reply = db().trace(o.required("job"));
+            json reply = database().trace(o.required("job"));
             return m_out.success(reply, render::trace(reply));
         }
         if (command == "op") {
             expectSubcommand("op", {"show"});
             Options o("op show", rest(2), {}, 1);
-            json reply = db().showOperation(o.positional(0, "an operation id"));
+            json reply = database().showOperation(o.positional(0, "an operation id"));
             return m_out.success(reply, render::operation(reply));
         }
         throwUsage("unknown command \"" + command + "\" (see relctl --help)");
@@ -170,17 +147,40 @@ private:
 
     // Connects on first use, after the arguments were checked: invalid input
     // is reported without touching the database.
-    Database& db()
+    Database& database()
     {
-        if (!m_db) {
-            std::string dsn;
-            if (m_globals.dsn)
-                dsn = *m_globals.dsn;
-            else if (const char* env = std::getenv("RELCTL_DSN"))
-                dsn = env;
-            m_db.emplace(dsn, ClientContext::current(m_globals.jobUrl));
-        }
+        if (!m_db)
+            m_db.emplace(connect());
         return *m_db;
+    }
+
+    // --dsn, else $RELCTL_DSN, else libpq's PG* variables when they name a
+    // server, else the embedded default database (started on first use).
+    Database connect() const
+    {
+        std::string dsn;
+        if (m_globals.dsn)
+            dsn = *m_globals.dsn;
+        else if (const char* env = std::getenv("RELCTL_DSN"))
+            dsn = env;
+        else if (embeddedIsDefault())
+            dsn = EmbeddedCluster::forCurrentUser().ensureRunning();
+        return Database(dsn, ClientContext::current(m_globals.jobUrl));
+    }
+
+    static std::optional<std::string> oneOf(const Options& o, const std::string& name,
+                                            std::initializer_list<const char*> allowed)
+    {
+        auto value = o.get(name);
+        if (!value)
+            return value;
+        std::string list;
+        for (const char* a : allowed) {
+            if (*value == a)
+                return value;
+            list += list.empty() ? a : std::string(" or ") + a;
+        }
+        throwUsage("invalid --" + name + " \"" + *value + "\": expected " + list);
     }
 
     Handle handle(const Options& o) const
@@ -206,9 +206,9 @@ private:
         std::string plain;
         json reply = json::object();
         if (o.has("status")) {
-            states = db().migrationStatus();
+            states = database().migrationStatus();
         } else {
-            MigrationReport report = db().migrate();
+            MigrationReport report = database().migrate();
             states = report.states;
             reply["applied"] = report.applied;
             for (const std::string& name : report.applied)
@@ -231,24 +231,35 @@ private:
 
     int env()
     {
-        const std::string sub = word(1, "a subcommand of 'env' (add, list, show)");
+        const std::string sub = word(1, "a subcommand of 'env' (add, set, list, show)");
         if (sub == "add") {
             Options o("env add", rest(2), {{"default-ttl"}, {"max-ttl"}}, 1);
             EnvironmentSpec spec{requireEnvironmentName(o.positional(0, "an environment name")),
                                  o.duration("default-ttl", true), o.duration("max-ttl", true)};
-            json reply = db().addEnvironment(spec);
+            json reply = database().addEnvironment(spec);
             return m_out.success(
                 reply, "environment " + spec.name +
                            (render::text(reply, "created") == "true" ? " created\n" : " already exists\n"));
         }
+        if (sub == "set") {
+            Options o("env set", rest(2), {{"policy"}, {"supersede"}, {"serialization"}}, 1);
+            EnvironmentSettings settings{requireEnvironmentName(o.positional(0, "an environment name")),
+                                         oneOf(o, "policy", {"ordered", "newest"}),
+                                         oneOf(o, "supersede", {"auto", "approval"}),
+                                         oneOf(o, "serialization", {"enforced", "off"})};
+            if (!settings.policy && !settings.supersede && !settings.serialization)
+                throwUsage("'env set' needs --policy, --supersede or --serialization");
+            json reply = database().setEnvironment(settings);
+            return m_out.success(reply, render::environment(reply));
+        }
         if (sub == "list") {
             Options o("env list", rest(2), {});
-            json reply = db().listEnvironments();
+            json reply = database().listEnvironments();
             return m_out.success(reply, render::environmentList(reply));
         }
         if (sub == "show") {
             Options o("env show", rest(2), {}, 1);
-            json reply = db().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
+            json reply = database().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
             return m_out.success(reply, render::environment(reply));
         }
         throwUsage("unknown subcommand 'env " + sub + "'");
@@ -256,10 +267,19 @@ private:
 
     int lease()
     {
-        const std::string sub = word(1, "a subcommand of 'lease' (acquire, renew, release, show)");
+        const std::string sub = word(1, "a subcommand of 'lease' (acquire, renew, release, show, revoke)");
+        if (sub == "revoke") {
+            Options o("lease revoke", rest(2), {{"env"}, {"by"}, {"reason"}});
+            const std::string env = requireEnvironmentName(o.required("env"));
+            json reply = database().revoke(env, o.required("by"), o.required("reason"));
+            const json& l = render::field(reply, "lease");
+            return m_out.success(reply, l.is_null() ? render::text(reply, "message") + "\n"
+                                                    : "revoked lease " + render::text(l, "token") + " of job " +
+                                                          render::text(l, "job") + " on " + env + "\n");
+        }
         if (sub == "acquire") {
             Options o("lease acquire", rest(2),
-                      {{"env"}, {"job"}, {"release"}, {"generation"}, {"ttl"}, {"op-id"}});
+                      {{"env"}, {"job"}, {"release"}, {"generation"}, {"ttl"}, {"op-id"}, {"wait"}});
             AcquireRequest r;
             r.env = requireEnvironmentName(o.required("env"));
             r.job = o.required("job");
@@ -268,15 +288,16 @@ private:
                 throwUsage("'lease acquire' needs --generation");
             r.generation = *o.positiveInt("generation");
             r.ttl = o.duration("ttl", true);
+            r.wait = o.duration("wait", false);
             r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
-            Outcome outcome = db().acquire(r);
+            Outcome outcome = database().acquire(r);
             return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
             Options o("lease renew", rest(2), {{"lease"}, {"ttl"}});
             Handle h = handle(o);
             auto ttl = o.duration("ttl", true);
-            Outcome outcome = db().renew(h, ttl);
+            Outcome outcome = database().renew(h, ttl);
             return m_out.outcome(outcome, [&] {
                 return "renewed lease " + std::to_string(h.token) + " on " + h.env + " until " +
                        render::text(outcome.body, "expires_at") + "\n";
@@ -285,7 +306,7 @@ private:
         if (sub == "release") {
             Options o("lease release", rest(2), {{"lease"}});
             Handle h = handle(o);
-            Outcome outcome = db().release(h);
+            Outcome outcome = database().release(h);
             return m_out.outcome(outcome, [&] {
                 const std::string state = render::text(outcome.body, "state");
                 const std::string lease = "lease " + std::to_string(h.token) + " on " + h.env;
@@ -295,7 +316,7 @@ private:
         }
         if (sub == "show") {
             Options o("lease show", rest(2), {{"env"}});
-            json reply = db().showLease(requireEnvironmentName(o.required("env")));
+            json reply = database().showLease(requireEnvironmentName(o.required("env")));
             return m_out.success(reply, render::lease(reply));
         }
         throwUsage("unknown subcommand 'lease " + sub + "'");
@@ -303,18 +324,77 @@ private:
 
     int publish(const Options& o)
     {
+        if (o.has("env"))
+            return publishUnserialized(o);
+        for (const char* name : {"job", "release", "generation"})
+            if (o.has(name))
+                throwUsage(std::string("--") + name + " goes with --env (a publish without a lease)");
         PublishRequest r;
         r.lease = handle(o);
         if (auto path = o.get("manifest"))
             r.manifest = readManifest(*path);
         r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
-        Outcome outcome = db().publish(r);
+        Outcome outcome = database().publish(r);
         return m_out.outcome(outcome, [&] {
             const json& b = outcome.body;
             return "published " + render::text(b, "release") + " (generation " +
                    render::text(b, "generation") + ") on " + r.lease.env + " with token " +
                    std::to_string(r.lease.token) + (outcome.replayed() ? " (replayed)" : "") + "\n";
         });
+    }
+
+    // While an environment's serialization is off (staged rollout), a job may
+    // publish without a lease; freshness is still checked by the server.
+    int publishUnserialized(const Options& o)
+    {
+        if (o.has("lease"))
+            throwUsage("give either --lease or --env (a publish without a lease), not both");
+        UnserializedPublishRequest r;
+        r.env = requireEnvironmentName(o.required("env"));
+        r.job = o.required("job");
+        r.release = o.required("release");
+        if (!o.has("generation"))
+            throwUsage("'publish --env' needs --generation");
+        r.generation = *o.positiveInt("generation");
+        if (auto path = o.get("manifest"))
+            r.manifest = readManifest(*path);
+        r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
+        Outcome outcome = database().publishUnserialized(r);
+        return m_out.outcome(outcome, [&] {
+            return "published " + r.release + " (generation " + std::to_string(r.generation) + ") on " + r.env +
+                   " without a lease (serialization off)" + (outcome.replayed() ? " (replayed)" : "") + "\n";
+        });
+    }
+
+    int freeze(bool frozen)
+    {
+        const std::string command = frozen ? "freeze" : "unfreeze";
+        Options o(command, rest(1), frozen ? std::vector<OptionSpec>{{"env"}, {"by"}, {"reason"}}
+                                           : std::vector<OptionSpec>{{"env"}, {"by"}});
+        const std::string env = requireEnvironmentName(o.required("env"));
+        json reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
+                            : database().unfreeze(env, o.required("by"));
+        return m_out.success(reply, render::environment(reply));
+    }
+
+    int approvals()
+    {
+        const std::string command = word(0, "a command");
+        if (command == "approvals") {
+            expectSubcommand("approvals", {"list"});
+            Options o("approvals list", rest(2), {{"env"}, {"all", false}});
+            json reply = database().approvals(o.environment("env"), o.has("all"));
+            return m_out.success(reply, render::approvals(reply));
+        }
+        const bool approve = command == "approve";
+        Options o(command, rest(1), {{"by"}, {"reason"}}, 1);
+        const std::string idText = o.positional(0, "a supersession request id");
+        auto id = parsePositiveInt(idText);
+        if (!id)
+            throwUsage("invalid request id \"" + idText + "\": expected a positive integer");
+        std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
+        json reply = database().decide(*id, approve, o.required("by"), reason);
+        return m_out.success(reply, render::approvals(json{{"approvals", json::array({reply})}}));
     }
 
     int audit()
@@ -337,7 +417,7 @@ private:
                 throwUsage("--limit may not exceed 1000000");
             q.limit = static_cast<int>(*limit);
         }
-        json reply = db().audit(q);
+        json reply = database().audit(q);
         return m_out.success(reply, render::audit(reply));
     }
 

@@ -8,8 +8,8 @@ namespace {
 
 using nlohmann::json;
 
-// The member, or null when absent (operator[] on a const json must not be
-// given a missing key).
+} // namespace
+
 const json& field(const json& j, const char* key)
 {
     static const json null;
@@ -18,8 +18,6 @@ const json& field(const json& j, const char* key)
     auto it = j.find(key);
     return it == j.end() ? null : *it;
 }
-
-} // namespace
 
 std::string text(const json& j, const char* key)
 {
@@ -53,10 +51,21 @@ std::string leaseLine(const json& l)
 std::string environment(const json& env)
 {
     std::ostringstream out;
-    out << env.value("name", "") << ": default ttl " << text(env, "default_ttl_ms") << " ms, max ttl "
-        << text(env, "max_ttl_ms") << " ms, last token " << text(env, "last_token") << "\n"
+    out << text(env, "name") << ": default ttl " << text(env, "default_ttl_ms") << " ms, max ttl "
+        << text(env, "max_ttl_ms") << " ms, last token " << text(env, "last_token") << ", policy "
+        << text(env, "policy") << " (supersede " << text(env, "supersede") << "), serialization "
+        << text(env, "serialization") << "\n"
         << "  current: " << manifestLine(field(env, "current")) << "\n"
         << "  lease:   " << leaseLine(field(env, "lease")) << "\n";
+    const json& frozen = field(env, "frozen");
+    if (!frozen.is_null())
+        out << "  frozen:  since " << text(frozen, "at") << " by " << text(frozen, "by") << ": "
+            << text(frozen, "reason") << "\n";
+    for (const json& c : field(env, "queue"))
+        out << "  queued:  job " << text(c, "job") << " (release " << text(c, "release") << ", generation "
+            << text(c, "generation") << ") since " << text(c, "queued_at") << "\n";
+    if (text(env, "pending_supersessions") != "0" && text(env, "pending_supersessions") != "-")
+        out << "  " << text(env, "pending_supersessions") << " supersession request(s) await approval\n";
     return out.str();
 }
 
@@ -150,6 +159,29 @@ std::string operation(const json& reply)
         result += " " + text(outcome, "reason");
     return "operation " + text(reply, "op_id") + ": " + text(reply, "operation") + " " + result +
            ", recorded at " + text(reply, "recorded_at") + "\n";
+}
+
+std::string approvals(const json& reply)
+{
+    std::ostringstream out;
+    const json& list = field(reply, "approvals");
+    if (list.empty())
+        return "no supersession requests\n";
+    for (const json& a : list) {
+        const json& w = field(a, "winner");
+        out << "request " << text(a, "id") << " on " << text(a, "env") << " (" << text(a, "state") << "): job "
+            << text(w, "job") << " (release " << text(w, "release") << ", generation " << text(w, "generation")
+            << ") would skip";
+        for (const json& c : field(a, "skipped"))
+            out << " " << text(c, "job") << " (generation " << text(c, "generation") << ")";
+        out << ", opened " << text(a, "opened_at");
+        if (!field(a, "decided_by").is_null())
+            out << ", decided by " << text(a, "decided_by") << " at " << text(a, "decided_at");
+        if (!field(a, "reason").is_null())
+            out << ": " << text(a, "reason");
+        out << "\n";
+    }
+    return out.str();
 }
 
 } // namespace relctl::cli::render

@@ -11,6 +11,10 @@ namespace relctl::cli::render {
 // "-" when absent or null.
 std::string text(const nlohmann::json& j, const char* key);
 
+// The member, or null when absent (operator[] on a const json must not be
+// given a missing key).
+const nlohmann::json& field(const nlohmann::json& j, const char* key);
+
 std::string environment(const nlohmann::json& env);
 std::string environmentList(const nlohmann::json& reply);
 std::string lease(const nlohmann::json& reply);
@@ -19,5 +23,6 @@ std::string manifestHistory(const nlohmann::json& reply);
 std::string audit(const nlohmann::json& reply);
 std::string trace(const nlohmann::json& reply);
 std::string operation(const nlohmann::json& reply);
+std::string approvals(const nlohmann::json& reply);
 
 } // namespace relctl::cli::render

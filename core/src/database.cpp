@@ -110,9 +110,20 @@ nlohmann::json Database::showEnvironment(const std::string& name)
 
 Outcome Database::acquire(const AcquireRequest& r)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb)", r.env,
-                                      r.job, r.release, r.generation, toMillis(r.ttl),
-                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
+    const bool wait = r.wait && r.wait->count() > 0;
+    const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
+    const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
+    // LISTEN before the first evaluation: a handover committed between that
+    // evaluation and a later LISTEN would otherwise be missed.
+    std::optional<QueueListener> listener;
+    if (wait)
+        listener.emplace(d->conn, r.env);
+    nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8)", r.env,
+                                   r.job, r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(),
+                                   wait);
+    if (!wait)
+        return Outcome::fromReply(std::move(reply));
+    return d->waitInQueue(*listener, std::move(reply), deadline);
 }
 
 Outcome Database::renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl)
@@ -121,22 +132,33 @@ Outcome Database::renew(const Handle& lease, std::optional<std::chrono::millisec
                                       lease.token, lease.leaseId, toMillis(ttl), d->client.toJson().dump()));
 }
 
-Outcome Database::release(const Handle& lease)
+Outcome Database::release(const Handle& lease, const std::string& note)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb)", lease.env,
-                                      lease.token, lease.leaseId, d->client.toJson().dump()));
+    return Outcome::fromReply(d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5)", lease.env,
+                                      lease.token, lease.leaseId, d->client.toJson().dump(),
+                                      note.empty() ? std::nullopt : std::optional<std::string>(note)));
 }
+
+namespace {
+
+// The manifest as the text sent to the server (which re-checks both rules).
+std::optional<std::string> manifestText(const std::optional<nlohmann::json>& manifest)
+{
+    if (!manifest)
+        return std::nullopt;
+    if (!manifest->is_object())
+        throwUsage("a manifest must be a JSON object");
+    std::string text = manifest->dump();
+    if (text.size() > kMaxManifestBytes)
+        throwUsage("a manifest may not exceed 64 KiB");
+    return text;
+}
+
+} // namespace
 
 Outcome Database::publish(const PublishRequest& r)
 {
-    std::optional<std::string> manifest;
-    if (r.manifest) {
-        if (!r.manifest->is_object())
-            throwUsage("a manifest must be a JSON object");
-        manifest = r.manifest->dump();
-        if (manifest->size() > kMaxManifestBytes)
-            throwUsage("a manifest may not exceed 64 KiB");
-    }
+    const std::optional<std::string> manifest = manifestText(r.manifest);
     return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
                                       r.lease.env, r.lease.token, r.lease.leaseId, manifest,
                                       r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
@@ -168,6 +190,46 @@ nlohmann::json Database::trace(const std::string& job)
 nlohmann::json Database::showOperation(const std::string& opId)
 {
     return d->call(false, "SELECT relctl.op_show($1)", opId);
+}
+
+Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
+{
+    return Outcome::fromReply(d->call(true, "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)",
+                                      r.env, r.job, r.release, r.generation, manifestText(r.manifest),
+                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
+}
+
+nlohmann::json Database::setEnvironment(const EnvironmentSettings& s)
+{
+    return d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb)", s.name, s.policy, s.supersede,
+                   s.serialization, d->client.toJson().dump());
+}
+
+nlohmann::json Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
+{
+    return d->call(true, "SELECT relctl.revoke($1, $2, $3, $4::jsonb)", env, by, reason, d->client.toJson().dump());
+}
+
+nlohmann::json Database::freeze(const std::string& env, const std::string& by, const std::string& reason)
+{
+    return d->call(true, "SELECT relctl.freeze($1, $2, $3, $4::jsonb)", env, by, reason, d->client.toJson().dump());
+}
+
+nlohmann::json Database::unfreeze(const std::string& env, const std::string& by)
+{
+    return d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb)", env, by, d->client.toJson().dump());
+}
+
+nlohmann::json Database::approvals(const std::optional<std::string>& env, bool all)
+{
+    return d->call(false, "SELECT relctl.approvals($1, $2)", env, all);
+}
+
+nlohmann::json Database::decide(std::int64_t request, bool approve, const std::string& by,
+                                const std::optional<std::string>& reason)
+{
+    return d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request, approve, by, reason,
+                   d->client.toJson().dump());
 }
 
 } // namespace relctl

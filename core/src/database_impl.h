@@ -11,6 +11,21 @@
 
 namespace relctl {
 
+// LISTENs on the protocol's channel and notes whether an event for one
+// environment arrived. Every recorded event (release, revoke, publish,
+// unfreeze, approvals, a waiter leaving) notifies; waiters re-evaluate then.
+class QueueListener final : public pqxx::notification_receiver
+{
+public:
+    QueueListener(pqxx::connection_base& conn, std::string env);
+    void operator()(const std::string& payload, int backendPid) override;
+
+    bool woken = false;
+
+private:
+    std::string m_env;
+};
+
 struct Database::Impl
 {
     pqxx::connection conn;
@@ -52,6 +67,12 @@ struct Database::Impl
             }
         }
     }
+
+    // Waits in the environment's queue until the queued candidate of `reply`
+    // is granted or refused, or the deadline passes (then it leaves the queue
+    // and the outcome is busy). See queue.cpp.
+    Outcome waitInQueue(QueueListener& listener, nlohmann::json reply,
+                        std::chrono::steady_clock::time_point deadline);
 
     // Rethrows the exception in flight as a relctl::Error.
     [[noreturn]] static void translateCurrentException();

@@ -80,6 +80,20 @@ RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env
     return run(relctlBinary(), args, environmentFor(dsn, env), {});
 }
 
+std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args)
+{
+    auto p = std::make_unique<QProcess>();
+    QStringList list;
+    for (const std::string& a : args)
+        list << q(a);
+    p->setProcessEnvironment(environmentFor(db.dsn(), {}));
+    p->start(q(relctlBinary()), list);
+    if (!p->waitForStarted())
+        qFatal("cannot start relctl");
+    p->closeWriteChannel();
+    return p;
+}
+
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args)
 {
     auto p = std::make_unique<QProcess>();
@@ -97,7 +111,8 @@ std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string&
 RunResult finish(QProcess& p, int timeoutMs)
 {
     RunResult r;
-    if (!p.waitForFinished(timeoutMs)) {
+    // waitForFinished() is false for a process that has already finished.
+    if (p.state() != QProcess::NotRunning && !p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
         qFatal("process did not finish within %d ms: %s", timeoutMs,

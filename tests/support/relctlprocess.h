@@ -40,6 +40,9 @@ RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env
 
 // Starts a helper script from tests/scripts without waiting, with RELCTL
 // (the binary) and RELCTL_DSN in its environment; collect with finish().
+// Starts relctl without waiting (e.g. a waiter in a queue); collect with finish().
+std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args);
+
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args);
 RunResult finish(QProcess& process, int timeoutMs = 300000);
 

@@ -33,12 +33,25 @@ public:
     nlohmann::json addEnvironment(const EnvironmentSpec& spec);
     nlohmann::json listEnvironments();
     nlohmann::json showEnvironment(const std::string& name);
+    nlohmann::json setEnvironment(const EnvironmentSettings& settings);
 
-    // The lease protocol
+    // The lease protocol. With request.wait, a busy environment queues the
+    // request as a candidate and waits (LISTEN/NOTIFY, plus a timer at the
+    // holder's expiry) until it is granted, refused, or the wait runs out.
     Outcome acquire(const AcquireRequest& request);
     Outcome renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl = {});
-    Outcome release(const Handle& lease);
+    // The note (e.g. why a wrapper gave the lease up) is recorded with the event.
+    Outcome release(const Handle& lease, const std::string& note = {});
     Outcome publish(const PublishRequest& request);
+    Outcome publishUnserialized(const UnserializedPublishRequest& request);
+
+    // Operator controls, recorded with who and why.
+    nlohmann::json revoke(const std::string& env, const std::string& by, const std::string& reason);
+    nlohmann::json freeze(const std::string& env, const std::string& by, const std::string& reason);
+    nlohmann::json unfreeze(const std::string& env, const std::string& by);
+    nlohmann::json approvals(const std::optional<std::string>& env, bool all);
+    nlohmann::json decide(std::int64_t request, bool approve, const std::string& by,
+                          const std::optional<std::string>& reason);
 
     // Reading
     nlohmann::json showLease(const std::string& env);

@@ -38,6 +38,9 @@ struct AcquireRequest
     std::int64_t generation = 0;
     std::optional<std::chrono::milliseconds> ttl; // the environment's default when empty
     std::string opId;                             // generated when empty
+    // How long to wait in the environment's queue when it is busy; empty or
+    // zero: answer busy at once.
+    std::optional<std::chrono::milliseconds> wait;
 };
 
 struct PublishRequest
@@ -45,6 +48,27 @@ struct PublishRequest
     Handle lease;
     std::optional<nlohmann::json> manifest; // a JSON object of at most kMaxManifestBytes
     std::string opId;                       // generated when empty
+};
+
+// A publish without a lease, accepted only while the environment's
+// serialization is off (staged rollout); freshness is still checked.
+struct UnserializedPublishRequest
+{
+    std::string env;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    std::optional<nlohmann::json> manifest;
+    std::string opId; // generated when empty
+};
+
+// Changes to an environment's queue policy and serialization; empty: unchanged.
+struct EnvironmentSettings
+{
+    std::string name;
+    std::optional<std::string> policy;        // ordered | newest
+    std::optional<std::string> supersede;     // auto | approval
+    std::optional<std::string> serialization; // enforced | off
 };
 
 struct AuditQuery

@@ -1,0 +1,366 @@
+// The waiting queue and its policies, supersession approvals, revoke, dispatch
+// freeze and serialization rollout: every job a separate relctl process, the
+// waiters really blocked in `lease acquire --wait` while the test acts.
+
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QElapsedTimer>
+#include <QtTest>
+
+#include <thread>
+
+using nlohmann::json;
+
+namespace {
+
+// A candidate waiting in `relctl --json lease acquire --wait`.
+struct Waiter {
+    std::string job;
+    std::unique_ptr<QProcess> process;
+};
+
+Waiter wait(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+            const std::string& patience = "60s")
+{
+    return {job, startRelctl(db, {"--json", "lease", "acquire", "--env", env, "--job", job, "--release",
+                                  "r" + std::to_string(generation), "--generation", std::to_string(generation),
+                                  "--wait", patience, "--op-id", job + "-acquire"})};
+}
+
+// Polls until the environment shows `count` live queued candidates.
+void awaitQueueLength(const TestDatabase& db, const std::string& env, std::size_t count)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 20000) {
+        json shown = relctl(db, {"--json", "env", "show", env}).json();
+        if (shown["queue"].size() == count)
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    qFatal("the queue of %s never reached %zu candidates", env.c_str(), count);
+}
+
+bool finishedWithin(QProcess& p, int ms)
+{
+    return p.state() == QProcess::NotRunning || p.waitForFinished(ms);
+}
+
+std::string holder(const TestDatabase& db, const std::string& env)
+{
+    json lease = relctl(db, {"--json", "lease", "show", "--env", env}).json()["lease"];
+    return lease.is_null() ? std::string("-") : lease["job"].get<std::string>();
+}
+
+std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation)
+{
+    RunResult r = relctl(db, {"lease", "acquire", "--env", env, "--job", job, "--release",
+                              "r" + std::to_string(generation), "--generation", std::to_string(generation)});
+    if (r.exitCode != 0)
+        qFatal("acquire %s failed (%d): %s", job.c_str(), r.exitCode, r.err.c_str());
+    return r.line();
+}
+
+// The handle a granted waiter printed.
+std::string granted(Waiter& w)
+{
+    RunResult r = finish(*w.process, 30000);
+    if (r.exitCode != 0)
+        qFatal("waiter %s exited %d: %s", w.job.c_str(), r.exitCode, r.err.c_str());
+    return r.json()["handle"].get<std::string>();
+}
+
+} // namespace
+
+class TestQueue final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void orderedServesTheLowestGenerationFirst()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        std::string h = acquire(db, "prod", "holder", 1);
+        std::vector<Waiter> waiters;
+        for (int g : {4, 2, 3}) {
+            waiters.push_back(wait(db, "prod", "job-" + std::to_string(g), g));
+            awaitQueueLength(db, "prod", waiters.size());
+        }
+        // A job that does not wait cannot jump the queue.
+        RunResult direct = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "direct", "--release", "r9",
+                                       "--generation", "9"});
+        QCOMPARE(direct.exitCode, 3);
+
+        for (int expected : {2, 3, 4}) {
+            QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+            Waiter& w = waiters[expected == 4 ? 0 : expected == 2 ? 1 : 2];
+            h = granted(w);
+            QCOMPARE(holder(db, "prod"), "job-" + std::to_string(expected));
+        }
+        QCOMPARE(db.scalar("SELECT string_agg(job, ',' ORDER BY token) FROM relctl.leases"),
+                 std::string("holder,job-2,job-3,job-4"));
+    }
+
+    void newestWithAutoSupersedesLowerWaiters()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "web"});
+        QCOMPARE(relctl(db, {"env", "set", "web", "--policy", "newest", "--supersede", "auto"}).exitCode, 0);
+        std::string h = acquire(db, "web", "holder", 1);
+        Waiter w2 = wait(db, "web", "job-2", 2);
+        awaitQueueLength(db, "web", 1);
+        Waiter w4 = wait(db, "web", "job-4", 4);
+        // job-2 is skipped at once, while the holder still runs.
+        QVERIFY(finishedWithin(*w2.process, 10000));
+        RunResult r2 = finish(*w2.process);
+        QCOMPARE(r2.exitCode, 4);
+        QCOMPARE(r2.json()["error"].get<std::string>(), std::string("SUPERSEDED"));
+        QCOMPARE(r2.json()["superseded_by"]["job"].get<std::string>(), std::string("job-4"));
+        Waiter w3 = wait(db, "web", "job-3", 3);
+        RunResult r3 = finish(*w3.process, 10000);
+        QCOMPARE(r3.exitCode, 4);
+
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        granted(w4);
+        QCOMPARE(holder(db, "web"), std::string("job-4"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'SUPERSEDED' AND operation = 'acquire' "
+                          "AND job IN ('job-2', 'job-3')"),
+                 2LL);
+    }
+
+    void newestWithApprovalWaitsForTheReleaseManager()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "web"});
+        relctl(db, {"env", "set", "web", "--policy", "newest", "--supersede", "approval"});
+        std::string h = acquire(db, "web", "holder", 1);
+        Waiter w2 = wait(db, "web", "job-2", 2);
+        awaitQueueLength(db, "web", 1);
+        Waiter w3 = wait(db, "web", "job-3", 3);
+        awaitQueueLength(db, "web", 2);
+        Waiter w4 = wait(db, "web", "job-4", 4);
+        awaitQueueLength(db, "web", 3);
+
+        json pending = relctl(db, {"--json", "approvals", "list", "--env", "web"}).json()["approvals"];
+        QCOMPARE(pending.size(), std::size_t(1));
+        QCOMPARE(pending[0]["winner"]["job"].get<std::string>(), std::string("job-4"));
+        QCOMPARE(pending[0]["skipped"].size(), std::size_t(2));
+
+        // Unapproved, the environment keeps serving in ordered order.
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        h = granted(w2);
+        QCOMPARE(holder(db, "web"), std::string("job-2"));
+
+        // job-2 left the queue: the request is renewed naming only job-3.
+        pending = relctl(db, {"--json", "approvals", "list", "--env", "web"}).json()["approvals"];
+        QCOMPARE(pending.size(), std::size_t(1));
+        QCOMPARE(pending[0]["skipped"].size(), std::size_t(1));
+        QCOMPARE(pending[0]["skipped"][0]["job"].get<std::string>(), std::string("job-3"));
+        const std::string id = std::to_string(pending[0]["id"].get<long long>());
+
+        RunResult approved = relctl(db, {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
+        QCOMPARE(approved.exitCode, 0);
+        QCOMPARE(approved.json()["state"].get<std::string>(), std::string("approved"));
+        RunResult r3 = finish(*w3.process, 10000);
+        QCOMPARE(r3.exitCode, 4);
+        QCOMPARE(r3.json()["error"].get<std::string>(), std::string("SUPERSEDED"));
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        granted(w4);
+        QCOMPARE(holder(db, "web"), std::string("job-4"));
+
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'approve' AND actor = 'alice' "
+                          "AND detail->>'reason' = 'hotfix first' AND job = 'job-4'"),
+                 1LL);
+        QCOMPARE(relctl(db, {"approve", id, "--by", "alice"}).exitCode, 2); // no longer pending
+    }
+
+    void denialKeepsTheQueueInOrder()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "web"});
+        relctl(db, {"env", "set", "web", "--policy", "newest", "--supersede", "approval"});
+        std::string h = acquire(db, "web", "holder", 1);
+        std::vector<Waiter> waiters;
+        for (int g : {2, 3, 4}) {
+            waiters.push_back(wait(db, "web", "job-" + std::to_string(g), g));
+            awaitQueueLength(db, "web", waiters.size());
+        }
+        json pending = relctl(db, {"--json", "approvals", "list"}).json()["approvals"];
+        QCOMPARE(pending.size(), std::size_t(1));
+        const std::string id = std::to_string(pending[0]["id"].get<long long>());
+        QCOMPARE(relctl(db, {"deny", id, "--by", "bob"}).exitCode, 2); // a denial needs a reason
+        QCOMPARE(relctl(db, {"deny", id, "--by", "bob", "--reason", "every migration must run"}).exitCode, 0);
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+            h = granted(waiters[static_cast<std::size_t>(i)]);
+            QCOMPARE(holder(db, "web"), "job-" + std::to_string(i + 2));
+            // Denied means denied: no new request for the same winner.
+            QCOMPARE(relctl(db, {"--json", "approvals", "list"}).json()["approvals"].size(), std::size_t(0));
+        }
+        json all = relctl(db, {"--json", "approvals", "list", "--all"}).json()["approvals"];
+        auto denied = std::find_if(all.begin(), all.end(),
+                                   [&](const json& a) { return std::to_string(a["id"].get<long long>()) == id; });
+        QVERIFY(denied != all.end());
+        QCOMPARE((*denied)["state"].get<std::string>(), std::string("denied"));
+        QCOMPARE((*denied)["decided_by"].get<std::string>(), std::string("bob"));
+        QCOMPARE((*denied)["reason"].get<std::string>(), std::string("every migration must run"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'deny' AND actor = 'bob'"), 1LL);
+    }
+
+    void waitRunsOutAndTheCandidateLeaves()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        acquire(db, "prod", "holder", 1);
+        QElapsedTimer timer;
+        timer.start();
+        RunResult r = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "impatient", "--release",
+                                  "r2", "--generation", "2", "--wait", "1s"});
+        QCOMPARE(r.exitCode, 3);
+        QCOMPARE(r.json()["error"].get<std::string>(), std::string("busy"));
+        QVERIFY(timer.elapsed() >= 1000);
+        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'impatient'"), std::string("timeout"));
+        QCOMPARE(relctl(db, {"--json", "env", "show", "prod"}).json()["queue"].size(), std::size_t(0));
+    }
+
+    void aWaiterWhoseProcessDiesLeavesTheQueue()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        std::string h = acquire(db, "prod", "holder", 1);
+        Waiter doomed = wait(db, "prod", "doomed", 2);
+        awaitQueueLength(db, "prod", 1);
+        Waiter next = wait(db, "prod", "next", 3);
+        awaitQueueLength(db, "prod", 2);
+        doomed.process->kill(); // SIGKILL: no chance to clean up; its session ends
+        doomed.process->waitForFinished();
+        awaitQueueLength(db, "prod", 1);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        granted(next);
+        QCOMPARE(holder(db, "prod"), std::string("next"));
+        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'doomed'"), std::string("left"));
+    }
+
+    void aWaiterThatBecameStaleIsRefused()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        std::string h = acquire(db, "prod", "holder", 5);
+        Waiter old = wait(db, "prod", "old", 3);
+        awaitQueueLength(db, "prod", 1);
+        QCOMPARE(relctl(db, {"publish", "--lease", h}).exitCode, 0); // generation 5 is now current
+        RunResult r = finish(*old.process, 10000);
+        QCOMPARE(r.exitCode, 4);
+        QCOMPARE(r.json()["error"].get<std::string>(), std::string("STALE_GENERATION"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"), 1LL);
+        // Its op id remembers the outcome: a retry is answered, not queued again.
+        RunResult retry = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "old", "--release", "r3",
+                                      "--generation", "3", "--wait", "60s", "--op-id", "old-acquire"});
+        QCOMPARE(retry.exitCode, 4);
+        QCOMPARE(retry.json()["replayed"].get<bool>(), true);
+    }
+
+    void revokeEndsTheLeaseAndHandsOver()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        std::string h = acquire(db, "prod", "runaway", 1);
+        Waiter next = wait(db, "prod", "next", 2);
+        awaitQueueLength(db, "prod", 1);
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "carol"}).exitCode, 2); // reason required
+        RunResult revoked = relctl(db, {"--json", "lease", "revoke", "--env", "prod", "--by", "carol", "--reason",
+                                        "stuck deploy"});
+        QCOMPARE(revoked.exitCode, 0);
+        QCOMPARE(revoked.json()["revoked"].get<bool>(), true);
+        QCOMPARE(revoked.json()["lease"]["job"].get<std::string>(), std::string("runaway"));
+        granted(next);
+        for (const Args& args : {Args{"--json", "lease", "renew", "--lease", h}, Args{"--json", "publish", "--lease", h}}) {
+            RunResult r = relctl(db, args);
+            QCOMPARE(r.exitCode, 5);
+            QCOMPARE(r.json()["error"].get<std::string>(), std::string("LEASE_REVOKED"));
+        }
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'revoke' AND actor = 'carol' "
+                          "AND job = 'runaway' AND detail->>'reason' = 'stuck deploy'"),
+                 1LL);
+        QCOMPARE(db.scalar("SELECT ended_by || ':' || end_note FROM relctl.leases WHERE job = 'runaway'"),
+                 std::string("carol:stuck deploy"));
+    }
+
+    void freezeStopsDispatchUntilUnfrozen()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        std::string h = acquire(db, "prod", "holder", 1);
+        Waiter w3 = wait(db, "prod", "job-3", 3);
+        awaitQueueLength(db, "prod", 1);
+        Waiter w2 = wait(db, "prod", "job-2", 2);
+        awaitQueueLength(db, "prod", 2);
+        QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "dave", "--reason", "incident 42"}).exitCode, 0);
+
+        RunResult refused = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "late", "--release",
+                                        "r9", "--generation", "9"});
+        QCOMPARE(refused.exitCode, 6);
+        QCOMPARE(refused.json()["error"].get<std::string>(), std::string("DISPATCH_FROZEN"));
+        RunResult publish = relctl(db, {"--json", "publish", "--lease", h});
+        QCOMPARE(publish.exitCode, 6);
+        // Renew and release still work; the queue stays queued.
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", h}).exitCode, 0);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        QCOMPARE(holder(db, "prod"), std::string("-"));
+        QVERIFY(w2.process->state() != QProcess::NotRunning);
+
+        QCOMPARE(relctl(db, {"unfreeze", "--env", "prod", "--by", "dave"}).exitCode, 0);
+        h = granted(w2); // policy order: the lower generation first
+        QCOMPARE(holder(db, "prod"), std::string("job-2"));
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", granted(w3)}).exitCode, 0);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'DISPATCH_FROZEN'"), 2LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation IN ('freeze', 'unfreeze') "
+                          "AND actor = 'dave'"),
+                 2LL);
+        // A frozen refusal is not remembered: once unfrozen the same request goes through.
+        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "late", "--release", "r9", "--generation",
+                             "9", "--wait", "30s"})
+                     .exitCode,
+                 0);
+    }
+
+    void serializationRollout()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "test"});
+        const Args leaseless{"--json", "publish", "--env", "test", "--job", "legacy", "--release", "r5",
+                             "--generation", "5"};
+        RunResult enforced = relctl(db, leaseless);
+        QCOMPARE(enforced.exitCode, 5);
+        QCOMPARE(enforced.json()["error"].get<std::string>(), std::string("NO_LEASE"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 0LL);
+
+        QCOMPARE(relctl(db, {"env", "set", "test", "--serialization", "off"}).exitCode, 0);
+        RunResult off = relctl(db, leaseless);
+        QCOMPARE(off.exitCode, 0);
+        QCOMPARE(off.json()["serialized"].get<bool>(), false);
+        RunResult stale = relctl(db, {"--json", "publish", "--env", "test", "--job", "legacy", "--release", "r4",
+                                      "--generation", "4"});
+        QCOMPARE(stale.exitCode, 4);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests WHERE NOT serialized AND token IS NULL"), 1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted' "
+                          "AND detail->>'unserialized' = 'true'"),
+                 1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NO_LEASE' AND job = 'legacy'"), 1LL);
+
+        QCOMPARE(relctl(db, {"env", "set", "test", "--serialization", "enforced"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"publish", "--env", "test", "--job", "legacy", "--release", "r6", "--generation", "6"})
+                     .exitCode,
+                 5);
+        QCOMPARE(relctl(db, {"env", "set", "test", "--serialization", "sometimes"}).exitCode, 2);
+        QCOMPARE(relctl(db, {"--json", "env", "show", "test"}).json()["serialization"].get<std::string>(),
+                 std::string("enforced"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQueue)
+#include "test_queue.moc"
