@@ -12,18 +12,17 @@
 
 #include "relctl/database.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fcntl.h>
+#include <spawn.h>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 extern char** environ;
@@ -84,17 +83,15 @@ double percentile(std::vector<double> v, double p)
 
 void report(const char* what, const std::vector<double>& ms)
 {
-    std::printf("%-40s n=%-3zu p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms\n", what, ms.size(), percentile(ms, 0.5),
-                percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+    std::printf("%-40s n=%-3zu p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms\n", what, ms.size(),
+                percentile(ms, 0.5), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
     std::fflush(stdout);
 }
 
 class Bench
 {
 public:
-    Bench(const std::string& dsn)
-        : m_db(dsn)
-        , m_env("bench-" + std::to_string(getpid()))
+    Bench(const std::string& dsn) : m_db(dsn), m_env("bench-" + std::to_string(getpid()))
     {
         m_db.addEnvironment({m_env, 60s, 10min});
     }
@@ -137,8 +134,8 @@ public:
         std::vector<double> ms;
         for (int i = 0; i < rounds; ++i) {
             const auto start = Clock::now();
-            pid_t p = spawn({RELCTL_BIN, "run", "--env", m_env, "--job", "run", "--release", next(), "--generation",
-                             std::to_string(m_generation), "--", "true"});
+            pid_t p = spawn({RELCTL_BIN, "run", "--env", m_env, "--job", "run", "--release", next(),
+                             "--generation", std::to_string(m_generation), "--", "true"});
             if (reap(p) != 0)
                 fail("relctl run -- true failed");
             ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());

@@ -346,6 +346,45 @@ private slots:
     }
     void reads() { rejects(); }
 
+    // Queue policies and operator controls: the server or the CLI refuses
+    // before anything changes.
+    void operatorControls_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        row("env set: nothing to set", {"env", "set", "prod"});
+        row("env set: unknown policy", {"env", "set", "prod", "--policy", "fifo"});
+        row("env set: unknown supersede", {"env", "set", "prod", "--supersede", "sometimes"});
+        row("env set: unknown serialization", {"env", "set", "prod", "--serialization", "maybe"});
+        row("env set: unknown env (server)", {"env", "set", "nope", "--policy", "newest"});
+        row("acquire: --wait not a duration", concat(acquire("--wait", "soon"), {}));
+        row("acquire: --wait negative", concat(acquire("--wait", "-1s"), {}));
+        row("revoke: no --by", {"lease", "revoke", "--env", "prod", "--reason", "stuck"});
+        row("revoke: no --reason", {"lease", "revoke", "--env", "prod", "--by", "alice"});
+        row("revoke: blank reason (server)",
+            {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", " "});
+        row("revoke: unknown env (server)",
+            {"lease", "revoke", "--env", "nope", "--by", "a", "--reason", "r"});
+        row("freeze: no --reason", {"freeze", "--env", "prod", "--by", "alice"});
+        row("freeze: no --env", {"freeze", "--by", "alice", "--reason", "incident"});
+        row("unfreeze: no --by", {"unfreeze", "--env", "prod"});
+        row("unfreeze: a reason is not an option",
+            {"unfreeze", "--env", "prod", "--by", "a", "--reason", "r"});
+        row("approve: no id", {"approve", "--by", "alice"});
+        row("approve: id not a number", {"approve", "first", "--by", "alice"});
+        row("approve: unknown request (server)", {"approve", "999", "--by", "alice"});
+        row("deny: no reason", {"deny", "1", "--by", "alice"});
+        row("approvals: unknown subcommand", {"approvals", "show"});
+        row("approvals list: invalid env", {"approvals", "list", "--env", "Prod"});
+        row("publish: --env and --lease",
+            {"publish", "--env", "prod", "--lease", "prod:1:" + std::string(32, 'a'), "--job", "j",
+             "--release", "r", "--generation", "1"});
+        row("publish --env: no generation", {"publish", "--env", "prod", "--job", "j", "--release", "r"});
+        row("publish --env: bad generation",
+            {"publish", "--env", "prod", "--job", "j", "--release", "r", "--generation", "0"});
+        row("publish: --job without --env", {"publish", "--job", "j"});
+    }
+    void operatorControls() { rejects(); }
+
     void global_data()
     {
         QTest::addColumn<QStringList>("args");

@@ -7,7 +7,6 @@
 
 #include <QElapsedTimer>
 #include <QtTest>
-
 #include <thread>
 
 using nlohmann::json;
@@ -15,7 +14,8 @@ using nlohmann::json;
 namespace {
 
 // A candidate waiting in `relctl --json lease acquire --wait`.
-struct Waiter {
+struct Waiter
+{
     std::string job;
     std::unique_ptr<QProcess> process;
 };
@@ -23,9 +23,10 @@ struct Waiter {
 Waiter wait(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
             const std::string& patience = "60s")
 {
-    return {job, startRelctl(db, {"--json", "lease", "acquire", "--env", env, "--job", job, "--release",
-                                  "r" + std::to_string(generation), "--generation", std::to_string(generation),
-                                  "--wait", patience, "--op-id", job + "-acquire"})};
+    return {job,
+            startRelctl(db, {"--json", "lease", "acquire", "--env", env, "--job", job, "--release",
+                             "r" + std::to_string(generation), "--generation", std::to_string(generation),
+                             "--wait", patience, "--op-id", job + "-acquire"})};
 }
 
 // Polls until the environment shows `count` live queued candidates.
@@ -89,8 +90,8 @@ private slots:
             awaitQueueLength(db, "prod", waiters.size());
         }
         // A job that does not wait cannot jump the queue.
-        RunResult direct = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "direct", "--release", "r9",
-                                       "--generation", "9"});
+        RunResult direct = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "direct", "--release",
+                                       "r9", "--generation", "9"});
         QCOMPARE(direct.exitCode, 3);
 
         for (int expected : {2, 3, 4}) {
@@ -125,9 +126,11 @@ private slots:
         QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
         granted(w4);
         QCOMPARE(holder(db, "web"), std::string("job-4"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'SUPERSEDED' AND operation = 'acquire' "
-                          "AND job IN ('job-2', 'job-3')"),
-                 2LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE reason = 'SUPERSEDED' AND operation = 'acquire' "
+                "AND job IN ('job-2', 'job-3')"),
+            2LL);
     }
 
     void newestWithApprovalWaitsForTheReleaseManager()
@@ -160,7 +163,8 @@ private slots:
         QCOMPARE(pending[0]["skipped"][0]["job"].get<std::string>(), std::string("job-3"));
         const std::string id = std::to_string(pending[0]["id"].get<long long>());
 
-        RunResult approved = relctl(db, {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
+        RunResult approved =
+            relctl(db, {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
         QCOMPARE(approved.exitCode, 0);
         QCOMPARE(approved.json()["state"].get<std::string>(), std::string("approved"));
         RunResult r3 = finish(*w3.process, 10000);
@@ -170,9 +174,10 @@ private slots:
         granted(w4);
         QCOMPARE(holder(db, "web"), std::string("job-4"));
 
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'approve' AND actor = 'alice' "
-                          "AND detail->>'reason' = 'hotfix first' AND job = 'job-4'"),
-                 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE operation = 'approve' AND actor = 'alice' "
+                     "AND detail->>'reason' = 'hotfix first' AND job = 'job-4'"),
+            1LL);
         QCOMPARE(relctl(db, {"approve", id, "--by", "alice"}).exitCode, 2); // no longer pending
     }
 
@@ -200,13 +205,15 @@ private slots:
             QCOMPARE(relctl(db, {"--json", "approvals", "list"}).json()["approvals"].size(), std::size_t(0));
         }
         json all = relctl(db, {"--json", "approvals", "list", "--all"}).json()["approvals"];
-        auto denied = std::find_if(all.begin(), all.end(),
-                                   [&](const json& a) { return std::to_string(a["id"].get<long long>()) == id; });
+        auto denied = std::find_if(all.begin(), all.end(), [&](const json& a) {
+            return std::to_string(a["id"].get<long long>()) == id;
+        });
         QVERIFY(denied != all.end());
         QCOMPARE((*denied)["state"].get<std::string>(), std::string("denied"));
         QCOMPARE((*denied)["decided_by"].get<std::string>(), std::string("bob"));
         QCOMPARE((*denied)["reason"].get<std::string>(), std::string("every migration must run"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'deny' AND actor = 'bob'"), 1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'deny' AND actor = 'bob'"),
+                 1LL);
     }
 
     void waitRunsOutAndTheCandidateLeaves()
@@ -216,12 +223,13 @@ private slots:
         acquire(db, "prod", "holder", 1);
         QElapsedTimer timer;
         timer.start();
-        RunResult r = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "impatient", "--release",
-                                  "r2", "--generation", "2", "--wait", "1s"});
+        RunResult r = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "impatient",
+                                  "--release", "r2", "--generation", "2", "--wait", "1s"});
         QCOMPARE(r.exitCode, 3);
         QCOMPARE(r.json()["error"].get<std::string>(), std::string("busy"));
         QVERIFY(timer.elapsed() >= 1000);
-        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'impatient'"), std::string("timeout"));
+        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'impatient'"),
+                 std::string("timeout"));
         QCOMPARE(relctl(db, {"--json", "env", "show", "prod"}).json()["queue"].size(), std::size_t(0));
     }
 
@@ -254,10 +262,13 @@ private slots:
         RunResult r = finish(*old.process, 10000);
         QCOMPARE(r.exitCode, 4);
         QCOMPARE(r.json()["error"].get<std::string>(), std::string("STALE_GENERATION"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"), 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"),
+            1LL);
         // Its op id remembers the outcome: a retry is answered, not queued again.
-        RunResult retry = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "old", "--release", "r3",
-                                      "--generation", "3", "--wait", "60s", "--op-id", "old-acquire"});
+        RunResult retry =
+            relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "old", "--release", "r3",
+                        "--generation", "3", "--wait", "60s", "--op-id", "old-acquire"});
         QCOMPARE(retry.exitCode, 4);
         QCOMPARE(retry.json()["replayed"].get<bool>(), true);
     }
@@ -269,14 +280,16 @@ private slots:
         std::string h = acquire(db, "prod", "runaway", 1);
         Waiter next = wait(db, "prod", "next", 2);
         awaitQueueLength(db, "prod", 1);
-        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "carol"}).exitCode, 2); // reason required
-        RunResult revoked = relctl(db, {"--json", "lease", "revoke", "--env", "prod", "--by", "carol", "--reason",
-                                        "stuck deploy"});
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "carol"}).exitCode,
+                 2); // reason required
+        RunResult revoked = relctl(
+            db, {"--json", "lease", "revoke", "--env", "prod", "--by", "carol", "--reason", "stuck deploy"});
         QCOMPARE(revoked.exitCode, 0);
         QCOMPARE(revoked.json()["revoked"].get<bool>(), true);
         QCOMPARE(revoked.json()["lease"]["job"].get<std::string>(), std::string("runaway"));
         granted(next);
-        for (const Args& args : {Args{"--json", "lease", "renew", "--lease", h}, Args{"--json", "publish", "--lease", h}}) {
+        for (const Args& args :
+             {Args{"--json", "lease", "renew", "--lease", h}, Args{"--json", "publish", "--lease", h}}) {
             RunResult r = relctl(db, args);
             QCOMPARE(r.exitCode, 5);
             QCOMPARE(r.json()["error"].get<std::string>(), std::string("LEASE_REVOKED"));
@@ -297,10 +310,11 @@ private slots:
         awaitQueueLength(db, "prod", 1);
         Waiter w2 = wait(db, "prod", "job-2", 2);
         awaitQueueLength(db, "prod", 2);
-        QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "dave", "--reason", "incident 42"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "dave", "--reason", "incident 42"}).exitCode,
+                 0);
 
-        RunResult refused = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "late", "--release",
-                                        "r9", "--generation", "9"});
+        RunResult refused = relctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "late",
+                                        "--release", "r9", "--generation", "9"});
         QCOMPARE(refused.exitCode, 6);
         QCOMPARE(refused.json()["error"].get<std::string>(), std::string("DISPATCH_FROZEN"));
         RunResult publish = relctl(db, {"--json", "publish", "--lease", h});
@@ -322,8 +336,8 @@ private slots:
                           "AND actor = 'dave'"),
                  2LL);
         // A frozen refusal is not remembered: once unfrozen the same request goes through.
-        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "late", "--release", "r9", "--generation",
-                             "9", "--wait", "30s"})
+        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "late", "--release", "r9",
+                             "--generation", "9", "--wait", "30s"})
                      .exitCode,
                  0);
     }
@@ -332,8 +346,8 @@ private slots:
     {
         TestDatabase db;
         relctl(db, {"env", "add", "test"});
-        const Args leaseless{"--json", "publish", "--env", "test", "--job", "legacy", "--release", "r5",
-                             "--generation", "5"};
+        const Args leaseless{"--json", "publish",   "--env", "test",         "--job",
+                             "legacy", "--release", "r5",    "--generation", "5"};
         RunResult enforced = relctl(db, leaseless);
         QCOMPARE(enforced.exitCode, 5);
         QCOMPARE(enforced.json()["error"].get<std::string>(), std::string("NO_LEASE"));
@@ -343,17 +357,22 @@ private slots:
         RunResult off = relctl(db, leaseless);
         QCOMPARE(off.exitCode, 0);
         QCOMPARE(off.json()["serialized"].get<bool>(), false);
-        RunResult stale = relctl(db, {"--json", "publish", "--env", "test", "--job", "legacy", "--release", "r4",
-                                      "--generation", "4"});
+        RunResult stale = relctl(db, {"--json", "publish", "--env", "test", "--job", "legacy", "--release",
+                                      "r4", "--generation", "4"});
         QCOMPARE(stale.exitCode, 4);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests WHERE NOT serialized AND token IS NULL"), 1LL);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted' "
-                          "AND detail->>'unserialized' = 'true'"),
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests WHERE NOT serialized AND token IS NULL"),
                  1LL);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NO_LEASE' AND job = 'legacy'"), 1LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted' "
+                "AND detail->>'unserialized' = 'true'"),
+            1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NO_LEASE' AND job = 'legacy'"),
+                 1LL);
 
         QCOMPARE(relctl(db, {"env", "set", "test", "--serialization", "enforced"}).exitCode, 0);
-        QCOMPARE(relctl(db, {"publish", "--env", "test", "--job", "legacy", "--release", "r6", "--generation", "6"})
+        QCOMPARE(relctl(db, {"publish", "--env", "test", "--job", "legacy", "--release", "r6", "--generation",
+                             "6"})
                      .exitCode,
                  5);
         QCOMPARE(relctl(db, {"env", "set", "test", "--serialization", "sometimes"}).exitCode, 2);

@@ -54,7 +54,9 @@ commands:
   trace --job J
   op show ID
 
---dsn defaults to $RELCTL_DSN, else libpq's PG* variables; --lease to $RELCTL_LEASE.
+--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
+PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
+and started on first use). --lease defaults to $RELCTL_LEASE.
 Durations: an integer with ms, s, m or h (a bare integer means seconds).
 Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
@@ -86,8 +88,9 @@ public:
         if (command == "lease")
             return lease();
         if (command == "publish")
-            return publish(Options("publish", rest(1),
-                                   {{"lease"}, {"manifest"}, {"op-id"}, {"env"}, {"job"}, {"release"}, {"generation"}}));
+            return publish(
+                Options("publish", rest(1),
+                        {{"lease"}, {"manifest"}, {"op-id"}, {"env"}, {"job"}, {"release"}, {"generation"}}));
         if (command == "manifest") {
             expectSubcommand("manifest", {"show"});
             Options o("manifest show", rest(2), {{"env"}, {"history", false}});
@@ -161,7 +164,7 @@ private:
         std::string dsn;
         if (m_globals.dsn)
             dsn = *m_globals.dsn;
-        else if (const char* env = std::getenv("RELCTL_DSN"))
+        else if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
             dsn = env;
         else if (embeddedIsDefault())
             dsn = EmbeddedCluster::forCurrentUser().ensureRunning();
@@ -259,7 +262,8 @@ private:
         }
         if (sub == "show") {
             Options o("env show", rest(2), {}, 1);
-            json reply = database().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
+            json reply =
+                database().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
             return m_out.success(reply, render::environment(reply));
         }
         throwUsage("unknown subcommand 'env " + sub + "'");
@@ -273,9 +277,10 @@ private:
             const std::string env = requireEnvironmentName(o.required("env"));
             json reply = database().revoke(env, o.required("by"), o.required("reason"));
             const json& l = render::field(reply, "lease");
-            return m_out.success(reply, l.is_null() ? render::text(reply, "message") + "\n"
-                                                    : "revoked lease " + render::text(l, "token") + " of job " +
-                                                          render::text(l, "job") + " on " + env + "\n");
+            return m_out.success(reply, l.is_null()
+                                            ? render::text(reply, "message") + "\n"
+                                            : "revoked lease " + render::text(l, "token") + " of job " +
+                                                  render::text(l, "job") + " on " + env + "\n");
         }
         if (sub == "acquire") {
             Options o("lease acquire", rest(2),
@@ -361,16 +366,18 @@ private:
         r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
         Outcome outcome = database().publishUnserialized(r);
         return m_out.outcome(outcome, [&] {
-            return "published " + r.release + " (generation " + std::to_string(r.generation) + ") on " + r.env +
-                   " without a lease (serialization off)" + (outcome.replayed() ? " (replayed)" : "") + "\n";
+            return "published " + r.release + " (generation " + std::to_string(r.generation) + ") on " +
+                   r.env + " without a lease (serialization off)" +
+                   (outcome.replayed() ? " (replayed)" : "") + "\n";
         });
     }
 
     int freeze(bool frozen)
     {
         const std::string command = frozen ? "freeze" : "unfreeze";
-        Options o(command, rest(1), frozen ? std::vector<OptionSpec>{{"env"}, {"by"}, {"reason"}}
-                                           : std::vector<OptionSpec>{{"env"}, {"by"}});
+        Options o(command, rest(1),
+                  frozen ? std::vector<OptionSpec>{{"env"}, {"by"}, {"reason"}}
+                         : std::vector<OptionSpec>{{"env"}, {"by"}});
         const std::string env = requireEnvironmentName(o.required("env"));
         json reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
                             : database().unfreeze(env, o.required("by"));

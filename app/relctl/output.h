@@ -3,10 +3,9 @@
 #include "relctl/error.h"
 #include "relctl/protocol.h"
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace relctl::cli {

@@ -169,9 +169,9 @@ std::string approvals(const json& reply)
         return "no supersession requests\n";
     for (const json& a : list) {
         const json& w = field(a, "winner");
-        out << "request " << text(a, "id") << " on " << text(a, "env") << " (" << text(a, "state") << "): job "
-            << text(w, "job") << " (release " << text(w, "release") << ", generation " << text(w, "generation")
-            << ") would skip";
+        out << "request " << text(a, "id") << " on " << text(a, "env") << " (" << text(a, "state")
+            << "): job " << text(w, "job") << " (release " << text(w, "release") << ", generation "
+            << text(w, "generation") << ") would skip";
         for (const json& c : field(a, "skipped"))
             out << " " << text(c, "job") << " (generation " << text(c, "generation") << ")";
         out << ", opened " << text(a, "opened_at");

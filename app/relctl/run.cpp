@@ -1,10 +1,372 @@
+// relctl run: acquire, run the command under a renewed lease, publish on
+// success, release always. The lease is the command's licence to act: the
+// moment the wrapper can no longer prove it holds it (a refused renewal, or
+// its own boot clock passing the deadline), the command's process group is
+// stopped and nothing is published.
+
 #include "run.h"
+
+#include "options.h"
+#include "run_support.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <future>
+#include <iostream>
+#include <optional>
+#include <poll.h>
+#include <thread>
 
 namespace relctl::cli {
 
-int runCommand(const RunContext&)
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+struct RunSpec
 {
-    throw Error(ExitCode::Internal, "relctl run is not available in this build yet");
+    AcquireRequest acquire;
+    std::optional<json> manifest;
+    milliseconds grace = 10s;
+    std::vector<std::string> command;
+
+    std::string publishOpId() const { return acquire.opId + ".publish"; }
+};
+
+// Everything is checked before the database is touched: bad input writes nothing.
+RunSpec parseRun(const std::vector<std::string>& words)
+{
+    const auto separator = std::find(words.begin(), words.end(), "--");
+    if (separator == words.end())
+        throwUsage("'run' needs -- before the command: relctl run --env E ... -- CMD [ARGS...]");
+    Options o("run", std::vector<std::string>(words.begin(), separator),
+              {{"env"},
+               {"job"},
+               {"release"},
+               {"generation"},
+               {"ttl"},
+               {"wait"},
+               {"manifest"},
+               {"op-id"},
+               {"grace"}});
+    RunSpec spec;
+    AcquireRequest& r = spec.acquire;
+    r.env = requireEnvironmentName(o.required("env"));
+    r.job = o.required("job");
+    r.release = o.required("release");
+    if (!o.has("generation"))
+        throwUsage("'run' needs --generation");
+    r.generation = *o.positiveInt("generation");
+    r.ttl = o.duration("ttl", true);
+    r.wait = o.duration("wait", false);
+    if (auto grace = o.duration("grace", false))
+        spec.grace = *grace;
+    r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
+    // The publish uses "<op-id>.publish", which must fit the database's 200 characters too.
+    if (r.opId.size() > 192)
+        throwUsage(
+            "--op-id may have at most 192 characters for 'run' (\".publish\" is appended for its publish)");
+    spec.command.assign(separator + 1, words.end());
+    if (spec.command.empty() || spec.command.front().empty())
+        throwUsage("'run' needs a command after --");
+    if (auto path = o.get("manifest"))
+        spec.manifest = readManifest(*path);
+    return spec;
+}
+
+std::string signalName(int sig)
+{
+    switch (sig) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGKILL:
+        return "SIGKILL";
+    default:
+        return "signal " + std::to_string(sig);
+    }
+}
+
+// How supervision ended. At most one of lost and cancelledBy is set: the
+// first of the two decides the exit code.
+struct Ending
+{
+    int code = 0;        // the command's exit code (128 + signal when killed)
+    bool lost = false;   // the lease is gone by the wrapper's knowledge
+    int cancelledBy = 0; // SIGINT or SIGTERM received by the wrapper
+};
+
+// Waits for the command while watching the lease and the wrapper's signals.
+// Every wait is bounded by the lease deadline on the boot clock, so a wrapper
+// resumed after SIGSTOP or a VM freeze acts within one loop turn.
+Ending supervise(ChildGroup& child, Heartbeat& heartbeat, SignalWatch& signals, milliseconds grace)
+{
+    Ending end;
+    WakeTimer timer;
+    std::optional<BootClock::time_point> killAt; // when SIGKILL is due, once the group was told to stop
+    bool killed = false;
+    const auto stop = [&](int sig) {
+        child.signal(sig);
+        if (!killAt)
+            killAt = BootClock::now() + grace;
+    };
+    while (!child.exited()) {
+        const auto now = BootClock::now();
+        if (!end.lost && !end.cancelledBy && !heartbeat.held(now)) {
+            end.lost = true;
+            diagnostic(heartbeat.lostMessage() + "; stopping the command (SIGTERM to its process group)");
+            stop(SIGTERM);
+        }
+        if (killAt && !killed && now >= *killAt) {
+            diagnostic("the command is still running after the grace period of " + formatDuration(grace) +
+                       "; sending SIGKILL to its process group");
+            child.signal(SIGKILL);
+            killed = true;
+        }
+        // Wake at the lease deadline while it matters, else at the end of the
+        // grace. (Once the command is being stopped, the heartbeat's eventfd
+        // is left out: it stays readable once the lease is lost.)
+        const bool watching = !end.lost && !end.cancelledBy;
+        if (watching)
+            timer.arm(heartbeat.deadline());
+        else if (!killed)
+            timer.arm(*killAt);
+        pollfd fds[] = {
+            {signals.fd(), POLLIN, 0}, {watching ? heartbeat.fd() : -1, POLLIN, 0}, {timer.fd(), POLLIN, 0}};
+        poll(fds, std::size(fds), -1); // EINTR needs nothing: the loop looks at everything again
+        timer.drain();
+        for (int sig : signals.take()) {
+            if (sig == SIGCHLD)
+                continue;
+            if (!end.lost && !end.cancelledBy) {
+                end.cancelledBy = sig;
+                diagnostic("received " + signalName(sig) + "; forwarding it to the command's process group");
+            }
+            stop(sig); // a repeated signal is forwarded as well
+        }
+    }
+    end.code = child.finish();
+    return end;
+}
+
+class Runner
+{
+public:
+    Runner(const RunContext& context, RunSpec spec)
+        : m_context(context), m_out(context.output), m_spec(std::move(spec))
+    {
+    }
+
+    int run()
+    {
+        // Before the lease exists and before any thread: from here on SIGINT
+        // and SIGTERM are seen (and answered by releasing the lease), never fatal.
+        SignalWatch signals;
+        m_db.emplace(m_context.connect());
+        const auto sent = BootClock::now();
+        const Outcome acquired = acquire(signals);
+        const auto answered = BootClock::now();
+        if (!acquired.accepted())
+            return m_out.outcome(acquired, [] { return std::string(); });
+        auto handle = parseHandle(acquired.body.value("handle", std::string()));
+        if (!handle)
+            throw Error(ExitCode::Internal, "unexpected acquire reply: " + acquired.body.dump());
+        m_handle = *handle;
+        m_ttl = milliseconds(acquired.body.at("ttl_ms").get<std::int64_t>());
+        try {
+            return runHolding(signals, acquired, sent, answered);
+        } catch (...) {
+            release("relctl run failed");
+            throw;
+        }
+    }
+
+private:
+    // Queued (--wait), the acquire may block for long in libpq, which cannot
+    // be interrupted: it runs on a helper thread while this one watches for a
+    // cancellation, which then ends the process at once. The queue entry dies
+    // with the connection; a grant racing with the signal lasts until its TTL.
+    Outcome acquire(SignalWatch& signals)
+    {
+        if (!m_spec.acquire.wait || m_spec.acquire.wait->count() == 0)
+            return m_db->acquire(m_spec.acquire);
+        std::packaged_task<Outcome()> task([this] { return m_db->acquire(m_spec.acquire); });
+        std::future<Outcome> result = task.get_future();
+        std::thread worker(std::move(task));
+        while (result.wait_for(50ms) != std::future_status::ready) {
+            if (int sig = pendingCancel(signals)) {
+                m_out.failure(static_cast<ExitCode>(128 + sig), "cancelled",
+                              "cancelled by " + signalName(sig) + " while waiting for the lease");
+                std::cout.flush();
+                std::_Exit(128 + sig);
+            }
+        }
+        worker.join();
+        return result.get();
+    }
+
+    int runHolding(SignalWatch& signals, const Outcome& acquired, BootClock::time_point sent,
+                   BootClock::time_point answered)
+    {
+        auto lastSend = sent;
+        if (acquired.replayed()) {
+            // A retried run with the same --op-id. If the first attempt got as
+            // far as its publish, answer with that recorded outcome.
+            const json op = m_db->showOperation(m_spec.publishOpId());
+            if (op.value("status", std::string()) == "recorded") {
+                diagnostic("op id " + m_spec.acquire.opId +
+                           " already reached its publish; replaying it without running the command");
+                return publishAndRelease();
+            }
+        }
+        if (acquired.replayed() || answered - sent > m_ttl / 3) {
+            // The send time bounds when the lease was granted only for a fresh,
+            // prompt grant; a replayed or long-queued one is confirmed by a
+            // renewal first. Nothing runs under the lease yet, so this is safe.
+            lastSend = BootClock::now();
+            const Outcome renewed = m_db->renew(m_handle, m_ttl);
+            if (!renewed.accepted()) {
+                release("lease lost before the command started");
+                return m_out.outcome(renewed, [] { return std::string(); });
+            }
+        }
+        Heartbeat heartbeat(m_context.connect, m_handle, m_ttl, lastSend);
+        if (int sig = pendingCancel(signals))
+            return cancelled(sig, "before the command started");
+        if (!heartbeat.held(BootClock::now()))
+            return lost(heartbeat, "before the command started");
+        diagnostic("holding lease " + std::to_string(m_handle.token) + " on " + m_handle.env + " (ttl " +
+                   formatDuration(m_ttl) + "); running " + m_spec.command.front());
+        heartbeat.start();
+        ChildGroup child(m_spec.command, childEnvironment());
+        Ending end = supervise(child, heartbeat, signals, m_spec.grace);
+        heartbeat.stop();
+        // The command may have finished while the wrapper was stopped past the
+        // deadline, or a cancellation may have arrived just now: both win over
+        // publishing.
+        if (!end.lost && !end.cancelledBy)
+            end.cancelledBy = pendingCancel(signals);
+        if (!end.lost && !end.cancelledBy && !heartbeat.held(BootClock::now()))
+            return lost(heartbeat, "the command exited with " + std::to_string(end.code) + " meanwhile");
+        if (end.lost)
+            return lost(heartbeat, "the command was stopped");
+        if (end.cancelledBy)
+            return cancelled(end.cancelledBy, "the command was stopped");
+        if (end.code != 0) {
+            const std::string text = end.code > 128 && end.code < 128 + 65
+                                         ? "the command was killed by " + signalName(end.code - 128) +
+                                               " (exit " + std::to_string(end.code) + ")"
+                                         : "the command exited with " + std::to_string(end.code);
+            release("command exited with " + std::to_string(end.code));
+            return m_out.failure(static_cast<ExitCode>(end.code), "command_failed",
+                                 text + "; nothing was published and the lease was released",
+                                 {{"handle", m_handle.toString()}, {"exit_code", end.code}});
+        }
+        return publishAndRelease(&heartbeat);
+    }
+
+    // The lease's facts for the command, which may present the token to the
+    // deploy target or renew through `relctl lease renew` itself.
+    std::vector<std::string> childEnvironment() const
+    {
+        return {"RELCTL_LEASE=" + m_handle.toString(),
+                "RELCTL_FENCING_TOKEN=" + std::to_string(m_handle.token), "RELCTL_ENV=" + m_handle.env,
+                "RELCTL_RELEASE=" + m_spec.acquire.release,
+                "RELCTL_GENERATION=" + std::to_string(m_spec.acquire.generation)};
+    }
+
+    static int pendingCancel(SignalWatch& signals)
+    {
+        for (int sig : signals.take())
+            if (sig != SIGCHLD)
+                return sig;
+        return 0;
+    }
+
+    // heartbeat: the stopped heartbeat of a run that just ended; a failed
+    // publish is retried on a new connection only while it says the lease is held.
+    int publishAndRelease(Heartbeat* heartbeat = nullptr)
+    {
+        const PublishRequest request{m_handle, m_spec.manifest, m_spec.publishOpId()};
+        Outcome published;
+        try {
+            published = m_db->publish(request);
+        } catch (const Error& e) {
+            // The connection may have died during a long command; the op id
+            // makes a retry safe (a publish that did commit is replayed).
+            if (e.code() != ExitCode::Unavailable || (heartbeat && !heartbeat->held(BootClock::now())))
+                throw;
+            diagnostic(std::string(e.what()) + "; retrying the publish on a new connection");
+            m_db.emplace(m_context.connect());
+            published = m_db->publish(request);
+        }
+        const std::string state = release(published.accepted() ? "" : "publish refused: " + published.reason);
+        if (!published.accepted())
+            return m_out.outcome(published, [] { return std::string(); });
+        json body = published.body;
+        body["handle"] = m_handle.toString();
+        body["lease_state"] = state;
+        diagnostic("published " + m_spec.acquire.release + " (generation " +
+                   std::to_string(m_spec.acquire.generation) + ") on " + m_handle.env + " with token " +
+                   std::to_string(m_handle.token) + (published.replayed() ? " (replayed)" : "") + "; lease " +
+                   state);
+        return m_out.outcome(Outcome{ExitCode::Ok, {}, body}, [] { return std::string(); });
+    }
+
+    int lost(Heartbeat& heartbeat, const std::string& what)
+    {
+        const std::string reason = heartbeat.lostReason();
+        release("lease lost: " + reason);
+        return m_out.failure(ExitCode::LeaseLost, reason,
+                             heartbeat.lostMessage() + "; " + what + " and nothing was published",
+                             {{"handle", m_handle.toString()}, {"token", m_handle.token}});
+    }
+
+    int cancelled(int sig, const std::string& what)
+    {
+        release("cancelled by " + signalName(sig));
+        return m_out.failure(static_cast<ExitCode>(128 + sig), "cancelled",
+                             "cancelled by " + signalName(sig) + ": " + what +
+                                 ", nothing was published and the lease was released",
+                             {{"handle", m_handle.toString()}, {"token", m_handle.token}});
+    }
+
+    // Releases the wrapper's own lease (idempotent on the server) and returns
+    // its state. Never throws: a lease that cannot be released runs out by
+    // itself within its TTL, and the run's outcome is already decided.
+    std::string release(const std::string& note)
+    {
+        for (int attempt = 1; attempt <= 2; ++attempt) {
+            try {
+                if (attempt == 2 || !m_db)
+                    m_db.emplace(m_context.connect());
+                const Outcome o = m_db->release(m_handle, note);
+                return o.accepted() ? o.body.value("state", std::string("released")) : o.reason;
+            } catch (const std::exception& e) {
+                if (attempt == 2)
+                    diagnostic(std::string("could not release the lease (") + e.what() +
+                               "); it runs out by itself within " + formatDuration(m_ttl));
+            }
+        }
+        return "unreleased";
+    }
+
+    const RunContext& m_context;
+    const Output& m_out;
+    RunSpec m_spec;
+    std::optional<Database> m_db; // the main thread's connection
+    Handle m_handle;
+    milliseconds m_ttl{};
+};
+
+} // namespace
+
+int runCommand(const RunContext& context)
+{
+    return Runner(context, parseRun(context.words)).run();
 }
 
 } // namespace relctl::cli

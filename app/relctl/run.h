@@ -1,7 +1,6 @@
 #pragma once
 
 #include "output.h"
-
 #include "relctl/database.h"
 
 #include <functional>
@@ -11,7 +10,8 @@
 namespace relctl::cli {
 
 // What `relctl run` needs from the command line around it.
-struct RunContext {
+struct RunContext
+{
     std::vector<std::string> words; // the arguments after "run"
     const Output& output;
     std::string jobUrl;

@@ -118,9 +118,9 @@ Outcome Database::acquire(const AcquireRequest& r)
     std::optional<QueueListener> listener;
     if (wait)
         listener.emplace(d->conn, r.env);
-    nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8)", r.env,
-                                   r.job, r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(),
-                                   wait);
+    nlohmann::json reply =
+        d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8)", r.env, r.job, r.release,
+                r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait);
     if (!wait)
         return Outcome::fromReply(std::move(reply));
     return d->waitInQueue(*listener, std::move(reply), deadline);
@@ -134,8 +134,8 @@ Outcome Database::renew(const Handle& lease, std::optional<std::chrono::millisec
 
 Outcome Database::release(const Handle& lease, const std::string& note)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5)", lease.env,
-                                      lease.token, lease.leaseId, d->client.toJson().dump(),
+    return Outcome::fromReply(d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5)",
+                                      lease.env, lease.token, lease.leaseId, d->client.toJson().dump(),
                                       note.empty() ? std::nullopt : std::optional<std::string>(note)));
 }
 
@@ -194,7 +194,8 @@ nlohmann::json Database::showOperation(const std::string& opId)
 
 Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)",
+    return Outcome::fromReply(d->call(true,
+                                      "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)",
                                       r.env, r.job, r.release, r.generation, manifestText(r.manifest),
                                       r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
@@ -207,12 +208,14 @@ nlohmann::json Database::setEnvironment(const EnvironmentSettings& s)
 
 nlohmann::json Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
 {
-    return d->call(true, "SELECT relctl.revoke($1, $2, $3, $4::jsonb)", env, by, reason, d->client.toJson().dump());
+    return d->call(true, "SELECT relctl.revoke($1, $2, $3, $4::jsonb)", env, by, reason,
+                   d->client.toJson().dump());
 }
 
 nlohmann::json Database::freeze(const std::string& env, const std::string& by, const std::string& reason)
 {
-    return d->call(true, "SELECT relctl.freeze($1, $2, $3, $4::jsonb)", env, by, reason, d->client.toJson().dump());
+    return d->call(true, "SELECT relctl.freeze($1, $2, $3, $4::jsonb)", env, by, reason,
+                   d->client.toJson().dump());
 }
 
 nlohmann::json Database::unfreeze(const std::string& env, const std::string& by)

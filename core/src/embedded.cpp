@@ -1,45 +1,600 @@
 #include "relctl/embedded.h"
 
+#include "relctl/database.h"
 #include "relctl/error.h"
+#include "relctl/migrations.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <fstream>
+#include <grp.h>
+#include <libpq-fe.h>
+#include <optional>
+#include <pqxx/pqxx>
+#include <pwd.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
 
 namespace relctl {
 
-EmbeddedCluster::EmbeddedCluster(std::filesystem::path directory)
-    : m_directory(std::move(directory))
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string environment(const char* name)
 {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+}
+
+[[noreturn]] void unavailable(const std::string& message)
+{
+    throw Error(ExitCode::Unavailable, "embedded database: " + message);
+}
+
+std::string systemError(const std::string& what, int error = errno)
+{
+    return what + ": " + std::strerror(error);
+}
+
+long long millisSince(Clock::time_point start)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+// A descriptor closed when it goes out of scope (close(-1) is a harmless EBADF).
+struct Fd
+{
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd() { close(fd); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+};
+
+struct Account
+{
+    std::string name;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string home;
+};
+
+// getpw*_r: the console may call this from a worker thread.
+std::optional<Account> lookupAccount(const char* name)
+{
+    std::vector<char> buffer(16384);
+    passwd entry{};
+    passwd* found = nullptr;
+    const int rc = name ? getpwnam_r(name, &entry, buffer.data(), buffer.size(), &found)
+                        : getpwuid_r(geteuid(), &entry, buffer.data(), buffer.size(), &found);
+    if (rc != 0 || found == nullptr)
+        return std::nullopt;
+    return Account{entry.pw_name, entry.pw_uid, entry.pw_gid, entry.pw_dir ? entry.pw_dir : ""};
+}
+
+bool asRoot()
+{
+    return geteuid() == 0;
+}
+
+// The role relctl connects as: the OS user's own name, so that peer
+// authentication on the socket admits exactly that user. As root that is the
+// role "root" although the server runs as postgres: peer checks the client.
+std::string clientRole()
+{
+    auto self = lookupAccount(nullptr);
+    if (!self)
+        unavailable("user id " + std::to_string(geteuid()) + " has no name, which peer authentication needs");
+    return self->name;
+}
+
+// initdb, pg_ctl and postgres refuse to run as root: then the server runs as
+// the postgres system user, which the Debian package creates.
+Account serverAccount()
+{
+    auto account = lookupAccount(asRoot() ? "postgres" : nullptr);
+    if (!account)
+        unavailable(asRoot() ? "as root, relctl runs the server as the postgres system user, and there is "
+                               "none: install the Debian package postgresql"
+                             : "user id " + std::to_string(geteuid()) + " has no passwd entry");
+    return *account;
+}
+
+// Where the cluster keeps what. The socket goes into the directory itself
+// unless that path is too long for a unix socket (sun_path: 107 bytes and a
+// NUL) or needs quoting in a conninfo or unix_socket_directories (a list);
+// then into a short directory under /tmp named by a stable hash of the path,
+// so that every relctl process derives the same one.
+struct Layout
+{
+    fs::path dir, data, log, lock, stamp, socket;
+
+    explicit Layout(const fs::path& d)
+        : dir(d), data(d / "data"), log(d / "server.log"), lock(d / "lock"), stamp(d / "migrated")
+    {
+        const std::string path = d.string();
+        const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._+@~-", c) != nullptr;
+        });
+        if (plain && path.size() + std::strlen("/.s.PGSQL.5432") < 107) {
+            socket = d;
+            return;
+        }
+        std::uint64_t hash = 14695981039346656037ULL; // FNV-1a: std::hash may differ between builds
+        for (unsigned char c : path)
+            hash = (hash ^ c) * 1099511628211ULL;
+        char name[64];
+        std::snprintf(name, sizeof name, "/tmp/relctl-%u-%016llx", static_cast<unsigned>(geteuid()),
+                      static_cast<unsigned long long>(hash));
+        socket = name;
+    }
+
+    std::string conninfo(const std::string& database) const
+    {
+        std::string role = "'";
+        for (char c : clientRole())
+            role += (c == '\'' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+        return "host=" + socket.string() + " port=5432 user=" + role + "' dbname=" + database;
+    }
+};
+
+std::string firstLine(const fs::path& file)
+{
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+// The postmaster's pid when its pid file names a live process.
+std::optional<pid_t> serverPid(const Layout& at)
+{
+    const long pid = std::strtol(firstLine(at.data / "postmaster.pid").c_str(), nullptr, 10);
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM))
+        return std::nullopt;
+    // kill() succeeds for a zombie too: a postmaster killed outright stays one
+    // until init reaps it (lazily, in some containers).
+    const std::string stat = firstLine("/proc/" + std::to_string(pid) + "/stat");
+    if (const auto end = stat.rfind(')'); end != std::string::npos && stat.compare(end, 3, ") Z") == 0)
+        return std::nullopt;
+    return static_cast<pid_t>(pid);
+}
+
+// The bundled migrations, recorded after a successful migrate: a relctl with
+// newer migrations sees a different stamp and migrates again.
+std::string schemaStamp()
+{
+    const auto& all = bundledMigrations();
+    return all.empty() ? std::string("none") : std::to_string(all.size()) + " " + all.back().name;
+}
+
+// Runs a program from an argv vector (no shell; looked up on PATH unless a
+// path is given) in cwd, stdin from /dev/null, stdout and stderr to outFd, and
+// waits for it. Returns what went wrong, or nothing.
+std::string spawnAndWait(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                         const fs::path& cwd, int outFd)
+{
+    std::vector<char*> args, envp;
+    for (const std::string& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& e : env)
+        envp.push_back(const_cast<char*>(e.c_str()));
+    args.push_back(nullptr);
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, outFd, 1);
+    posix_spawn_file_actions_adddup2(&actions, outFd, 2);
+    // The server's user may not be able to enter relctl's working directory (/root).
+    if (!cwd.empty())
+        posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    // A relctl that blocks or ignores signals (`relctl run` reads them from a
+    // signalfd) must not pass that on to initdb, pg_ctl and the server.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2})
+        sigaddset(&defaults, sig);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (rc != 0)
+        return systemError("could not start " + argv[0], rc);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return systemError("waitpid");
+    if (WIFSIGNALED(status))
+        return "killed by signal " + std::to_string(WTERMSIG(status));
+    return WEXITSTATUS(status) == 0 ? std::string() : "exit status " + std::to_string(WEXITSTATUS(status));
+}
+
+// relctl's environment without PG* variables, which would redirect initdb,
+// pg_ctl or the server (PGPORT moves the socket, PGDATA the cluster).
+std::vector<std::string> serverEnvironment(const Layout& at)
+{
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e)
+        if (std::strncmp(*e, "PG", 2) != 0)
+            env.emplace_back(*e);
+    env.push_back("PGDATA=" + at.data.string());
+    return env;
+}
+
+bool hasServer(const fs::path& bin)
+{
+    for (const char* program : {"initdb", "pg_ctl", "postgres"})
+        if (access((bin / program).c_str(), X_OK) != 0)
+            return false;
+    return true;
+}
+
+// RELCTL_PG_BINDIR alone when set; else the version that created the cluster,
+// `pg_config --bindir`, then /usr/lib/postgresql/*/bin, highest version first.
+fs::path findBinaries(const Layout& at)
+{
+    if (const std::string forced = environment("RELCTL_PG_BINDIR"); !forced.empty()) {
+        if (hasServer(forced))
+            return forced;
+        unavailable("no PostgreSQL server binaries (initdb, pg_ctl, postgres) in RELCTL_PG_BINDIR=" + forced +
+                    ": install the Debian package postgresql, or unset RELCTL_PG_BINDIR");
+    }
+    std::vector<fs::path> candidates;
+    if (const std::string version = firstLine(at.data / "PG_VERSION"); !version.empty())
+        candidates.emplace_back("/usr/lib/postgresql/" + version + "/bin"); // a cluster needs its own major
+    // pg_config prints one short line: it fits in the pipe, so it is read after the wait.
+    if (int fds[2]; pipe2(fds, O_CLOEXEC) == 0) {
+        Fd readEnd(fds[0]), writeEnd(fds[1]);
+        char out[4096];
+        ssize_t n = 0;
+        if (spawnAndWait({"pg_config", "--bindir"}, serverEnvironment(at), {}, writeEnd.fd).empty() &&
+            (n = read(readEnd.fd, out, sizeof out)) > 0) {
+            const std::string text(out, static_cast<std::size_t>(n));
+            candidates.emplace_back(text.substr(0, text.find('\n')));
+        }
+    }
+    std::vector<std::pair<int, fs::path>> installed;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec))
+        installed.emplace_back(std::atoi(entry.path().filename().c_str()), entry.path() / "bin");
+    std::sort(installed.begin(), installed.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    for (const auto& [version, bin] : installed)
+        candidates.push_back(bin);
+    for (const fs::path& bin : candidates)
+        if (hasServer(bin))
+            return bin;
+    unavailable("the PostgreSQL server binaries (initdb, pg_ctl, postgres) were found neither by `pg_config "
+                "--bindir` nor in /usr/lib/postgresql/*/bin: install the Debian package postgresql (apt-get "
+                "install postgresql), or name a database with --dsn or RELCTL_DSN");
+}
+
+// As root the server runs as postgres, which must traverse every ancestor of
+// the directory. Opening up someone's home directory is not relctl's call (and
+// /root is 0700 on purpose): say what blocks it and how to choose another.
+void checkReachable(const fs::path& dir, const Account& server)
+{
+    int count = 64;
+    std::vector<gid_t> groups(64);
+    if (getgrouplist(server.name.c_str(), server.gid, groups.data(), &count) < 0) {
+        groups.resize(static_cast<std::size_t>(count));
+        getgrouplist(server.name.c_str(), server.gid, groups.data(), &count);
+    }
+    groups.resize(static_cast<std::size_t>(count));
+    fs::path ancestor;
+    for (const fs::path& part : dir.parent_path()) {
+        ancestor /= part;
+        struct stat st;
+        if (stat(ancestor.c_str(), &st) != 0)
+            return; // not created yet: checked again once it exists
+        const bool inGroup = std::find(groups.begin(), groups.end(), st.st_gid) != groups.end();
+        const mode_t bit = st.st_uid == server.uid ? S_IXUSR : inGroup ? S_IXGRP : S_IXOTH;
+        if ((st.st_mode & bit) != 0)
+            continue;
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        unavailable("as root, relctl runs the server as the postgres system user, which cannot reach " +
+                    dir.string() + ": " + ancestor.string() + " (mode " + mode +
+                    ") is not searchable by postgres. Set XDG_DATA_HOME to a directory postgres can reach "
+                    "(for example XDG_DATA_HOME=/var/lib), or name a database with --dsn or RELCTL_DSN");
+    }
+}
+
+void prepareDirectory(const fs::path& dir, const Account& server)
+{
+    if (asRoot())
+        checkReachable(dir, server);
+    std::error_code ec;
+    fs::create_directories(dir.parent_path(), ec);
+    if (ec || (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST))
+        unavailable("cannot create " + dir.string() + ": " + (ec ? ec.message() : std::strerror(errno)));
+    if (!asRoot())
+        return;
+    checkReachable(dir, server); // ancestors just created under a restrictive umask
+    // The server writes its data, socket and log here, so the directory is
+    // postgres's; only one that root made is handed over, though.
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0 || (st.st_uid == 0 && chown(dir.c_str(), server.uid, server.gid) != 0))
+        unavailable(systemError("cannot hand " + dir.string() + " to postgres"));
+    if (st.st_uid != 0 && st.st_uid != server.uid)
+        unavailable(dir.string() + " belongs to user id " + std::to_string(st.st_uid) +
+                    ", but the server runs as postgres");
+}
+
+// An exclusive flock() serialises initdb, start, migrate and stop between
+// relctl processes; the kernel drops it when a process dies. O_CLOEXEC: pg_ctl
+// (and the postmaster it forks) must not inherit the lock and hold it for as
+// long as the server runs. Closing the returned descriptor releases it.
+int lockDirectory(const Layout& at)
+{
+    const int fd = open(at.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        unavailable(systemError("cannot open " + at.lock.string()));
+    const auto deadline = Clock::now() + std::chrono::minutes(2);
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int error = errno;
+        if ((error == EWOULDBLOCK || error == EINTR) && Clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+            continue;
+        }
+        close(fd);
+        unavailable(error != EWOULDBLOCK && error != EINTR
+                        ? systemError("cannot lock " + at.lock.string(), error)
+                        : "another relctl has held " + at.lock.string() + " for two minutes; see " +
+                              at.log.string());
+    }
+    return fd;
+}
+
+// A file relctl writes and the server reads or appends to (pg_ctl's shell
+// appends to the log as the server's user): as root it must belong to postgres.
+int openServerFile(const fs::path& file, int flags, const Account& server)
+{
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0600);
+    if (fd < 0 || (asRoot() && fchown(fd, server.uid, server.gid) != 0)) {
+        const int error = errno;
+        close(fd);
+        unavailable(systemError("cannot write " + file.string(), error));
+    }
+    return fd;
+}
+
+// What a failed step left in the log: its last FATAL/ERROR/error line, else
+// its last line.
+std::string logExcerpt(const Layout& at)
+{
+    std::ifstream in(at.log);
+    std::string line, last, error;
+    while (std::getline(in, line)) {
+        if (line.rfind("== relctl ", 0) == 0) { // a new step begins
+            last.clear();
+            error.clear();
+        } else if (!line.empty()) {
+            last = line;
+        }
+        for (const char* mark : {"FATAL:", "ERROR:", "PANIC:", "error:"})
+            if (line.find(mark) != std::string::npos)
+                error = line;
+    }
+    return error.empty() ? last : error;
+}
+
+// Runs one step as the server's user, its output appended to the log.
+void runStep(const std::string& step, std::vector<std::string> argv, const Layout& at, int logFd)
+{
+    if (asRoot())
+        argv.insert(argv.begin(),
+                    {access("/usr/sbin/runuser", X_OK) == 0 ? "/usr/sbin/runuser" : "/sbin/runuser", "-u",
+                     "postgres", "--"});
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&now, &utc));
+    const std::string marker = "== relctl " + std::string(stamp) + ": " + step + " ==\n";
+    if (write(logFd, marker.data(), marker.size()) < 0)
+        spdlog::debug("cannot write to {}: {}", at.log.string(), std::strerror(errno));
+    const auto started = Clock::now();
+    const std::string failure = spawnAndWait(argv, serverEnvironment(at), at.dir, logFd);
+    spdlog::debug("embedded database: {} took {} ms", step, millisSince(started));
+    if (!failure.empty())
+        unavailable(step + " failed (" + failure + "): " + logExcerpt(at) + " (see " + at.log.string() + ")");
+}
+
+void initialize(const Layout& at, const fs::path& bin, int logFd)
+{
+    // initdb works in a staging directory renamed into place when complete, so
+    // an interrupted initdb never leaves a half-made cluster behind as "data".
+    const fs::path staging = at.dir / "data.initdb";
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    fs::remove(at.stamp, ec);
+    runStep("initdb",
+            {(bin / "initdb").string(), "-D", staging.string(), "-U", clientRole(), "--auth-local=peer",
+             "--auth-host=reject", "-E", "UTF8", "--locale=C.UTF-8"},
+            at, logFd);
+    // `include`, not include_if_exists: without relctl.conf the server would
+    // rather not start than listen on TCP with the defaults.
+    std::ofstream conf(staging / "postgresql.conf", std::ios::app);
+    conf << "\n# Settings relctl rewrites before every start.\ninclude 'relctl.conf'\n";
+    conf.close();
+    if (!conf || rename(staging.c_str(), at.data.c_str()) != 0)
+        unavailable(systemError("cannot complete the cluster in " + staging.string()));
+}
+
+void start(const Layout& at, const fs::path& bin, const Account& server, int logFd)
+{
+    // Rewritten on every start, so that the socket follows the directory if it moves.
+    const std::string conf = "listen_addresses = ''\nport = 5432\nunix_socket_directories = '" +
+                             at.socket.string() + "'\nunix_socket_permissions = 0700\n";
+    Fd file(openServerFile(at.data / "relctl.conf", O_TRUNC, server));
+    if (write(file.fd, conf.data(), conf.size()) != static_cast<ssize_t>(conf.size()))
+        unavailable(systemError("cannot write " + (at.data / "relctl.conf").string()));
+    if (at.socket != at.dir) {
+        if (mkdir(at.socket.c_str(), 0700) == 0 && asRoot() &&
+            chown(at.socket.c_str(), server.uid, server.gid) != 0)
+            unavailable(systemError("cannot hand " + at.socket.string() + " to postgres"));
+        // Anyone may have created it first in /tmp: use it only if it is private to the server's user.
+        struct stat st;
+        if (lstat(at.socket.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != server.uid ||
+            (st.st_mode & 077) != 0)
+            unavailable("the socket directory " + at.socket.string() + " is not a private directory of " +
+                        server.name + ": remove it");
+    }
+    // pg_ctl starts the postmaster through /bin/sh with -D and -l pasted into
+    // its command line; PGDATA in the environment and a log path relative to
+    // the working directory keep the user's path out of that shell string.
+    runStep("pg_ctl start", {(bin / "pg_ctl").string(), "start", "-w", "-t", "60", "-l", "server.log"}, at,
+            logFd);
+}
+
+void createDatabaseAndMigrate(const Layout& at)
+{
+    try {
+        pqxx::connection conn(at.conninfo("postgres"));
+        pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
+        if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'relctl'").empty())
+            tx.exec("CREATE DATABASE relctl");
+    } catch (const std::exception& e) {
+        unavailable("creating the database relctl failed: " + std::string(e.what()) + " (see " +
+                    at.log.string() + ")");
+    }
+    try {
+        Database(at.conninfo("relctl")).migrate();
+    } catch (const Error& e) {
+        throw Error(e.code(), "embedded database: migrating failed: " + std::string(e.what()));
+    }
+    std::ofstream(at.stamp) << schemaStamp() << '\n';
+}
+
+} // namespace
+
+EmbeddedCluster::EmbeddedCluster(std::filesystem::path directory)
+    : m_directory(fs::absolute(directory).lexically_normal())
+{
+    if (!m_directory.has_filename())
+        m_directory = m_directory.parent_path(); // "/a/b/" -> "/a/b"
 }
 
 EmbeddedCluster EmbeddedCluster::forCurrentUser()
 {
-    return EmbeddedCluster(std::filesystem::path());
+    // A relative XDG_DATA_HOME is invalid by the XDG spec and ignored.
+    if (const std::string xdg = environment("XDG_DATA_HOME"); !xdg.empty() && xdg.front() == '/')
+        return EmbeddedCluster(fs::path(xdg) / "relctl");
+    std::string home = environment("HOME");
+    if (auto self = home.empty() ? lookupAccount(nullptr) : std::nullopt)
+        home = self->home;
+    if (home.empty())
+        unavailable("no data directory: neither XDG_DATA_HOME nor HOME is set");
+    return EmbeddedCluster(fs::path(home) / ".local" / "share" / "relctl");
 }
 
 std::string EmbeddedCluster::conninfo() const
 {
-    return {};
+    return Layout(m_directory).conninfo("relctl");
 }
 
 std::string EmbeddedCluster::ensureRunning()
 {
-    throw Error(ExitCode::Unavailable, "the embedded database is not available in this build yet");
+    const Layout at(m_directory);
+    // The common case costs a stat, one ping and a small read: no lock, no pg_ctl.
+    const bool up = running();
+    if (up && firstLine(at.stamp) == schemaStamp())
+        return conninfo();
+
+    const auto started = Clock::now();
+    // Binaries first: on a new machine their absence is the likeliest failure,
+    // and it should not leave directories behind.
+    std::optional<fs::path> bin;
+    if (!up)
+        bin = findBinaries(at);
+    const Account server = serverAccount();
+    prepareDirectory(at.dir, server);
+    Fd lock(lockDirectory(at)); // a concurrent relctl waits here, then finds the server running
+    if (!running()) {
+        if (!bin)
+            bin = findBinaries(at);
+        Fd log(openServerFile(at.log, O_APPEND, server));
+        if (!fs::exists(at.data / "PG_VERSION"))
+            initialize(at, *bin, log.fd);
+        start(at, *bin, server, log.fd);
+    }
+    if (firstLine(at.stamp) != schemaStamp())
+        createDatabaseAndMigrate(at);
+    spdlog::debug("embedded database: ready in {} ms", millisSince(started));
+    return conninfo();
 }
 
 bool EmbeddedCluster::running() const
 {
-    return false;
+    const Layout at(m_directory);
+    // A pid file survives a crash; only an answer on the socket proves a server.
+    return fs::exists(at.data / "postmaster.pid") && PQping(at.conninfo("postgres").c_str()) == PQPING_OK;
 }
 
 nlohmann::json EmbeddedCluster::status() const
 {
-    return nlohmann::json::object();
+    const Layout at(m_directory);
+    nlohmann::json s{{"path", at.dir.string()},
+                     {"initialized", fs::exists(at.data / "PG_VERSION")},
+                     {"running", running()},
+                     {"conninfo", conninfo()},
+                     {"data_directory", at.data.string()},
+                     {"socket_directory", at.socket.string()},
+                     {"log", at.log.string()},
+                     {"server_user", asRoot() ? std::string("postgres") : clientRole()}};
+    if (s["initialized"].get<bool>())
+        s["version"] = firstLine(at.data / "PG_VERSION");
+    if (auto pid = serverPid(at); pid && s["running"].get<bool>())
+        s["pid"] = *pid;
+    return s;
 }
 
-void EmbeddedCluster::stop() {}
+void EmbeddedCluster::stop()
+{
+    const Layout at(m_directory);
+    if (!fs::exists(at.data / "postmaster.pid"))
+        return;
+    const Account server = serverAccount();
+    Fd lock(lockDirectory(at));
+    if (!serverPid(at))
+        return; // a stale pid file: the server is gone already
+    const fs::path bin = findBinaries(at);
+    Fd log(openServerFile(at.log, O_APPEND, server));
+    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at, log.fd);
+    // The server removed its socket; a directory made for it under /tmp goes too.
+    if (at.socket != at.dir)
+        rmdir(at.socket.c_str());
+}
 
 bool embeddedIsDefault()
 {
-    // Until the embedded cluster exists, libpq's defaults apply.
-    return false;
+    for (const char* name : {"RELCTL_DSN", "PGHOST", "PGSERVICE", "PGDATABASE"})
+        if (!environment(name).empty())
+            return false;
+    return true;
 }
 
 } // namespace relctl

@@ -8,7 +8,7 @@ namespace relctl {
 
 void configureLogging()
 {
-    auto logger = spdlog::stderr_logger_st("relctl");
+    auto logger = spdlog::stderr_logger_mt("relctl");
     logger->set_pattern("relctl: [%l] %v");
     const char* level = std::getenv("RELCTL_LOG");
     logger->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);

@@ -20,8 +20,7 @@ constexpr milliseconds kExpiryMargin{5};
 } // namespace
 
 QueueListener::QueueListener(pqxx::connection_base& conn, std::string env)
-    : pqxx::notification_receiver(conn, "relctl")
-    , m_env(std::move(env))
+    : pqxx::notification_receiver(conn, "relctl"), m_env(std::move(env))
 {
 }
 
@@ -43,7 +42,8 @@ Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json repl
             auto due = std::min(deadline, Clock::now() + kSafetyNet);
             const auto holder = reply.find("holder");
             if (holder != reply.end() && holder->is_object())
-                due = std::min(due, Clock::now() + milliseconds(holder->value("remaining_ms", 0)) + kExpiryMargin);
+                due = std::min(due,
+                               Clock::now() + milliseconds(holder->value("remaining_ms", 0)) + kExpiryMargin);
             listener.woken = false;
             while (!listener.woken && Clock::now() < due) {
                 auto left = std::chrono::duration_cast<std::chrono::microseconds>(due - Clock::now());
@@ -53,10 +53,12 @@ Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json repl
             if (!listener.woken && Clock::now() >= deadline) {
                 call(true, "SELECT relctl.leave_queue($1)", candidate);
                 reply["status"] = "busy";
-                reply["message"] = "still waiting when --wait ran out: " + reply.value("message", std::string());
+                reply["message"] =
+                    "still waiting when --wait ran out: " + reply.value("message", std::string());
                 return Outcome::fromReply(std::move(reply));
             }
-            reply = call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb)", candidate, client.toJson().dump());
+            reply = call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb)", candidate,
+                         client.toJson().dump());
         }
         return Outcome::fromReply(std::move(reply));
     } catch (...) {

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace relctl {
@@ -12,7 +11,8 @@ namespace relctl {
 // in the user's data directory ($XDG_DATA_HOME/relctl, else
 // ~/.local/share/relctl), on a unix socket in that directory, with no TCP
 // listener, and migrated automatically.
-class EmbeddedCluster final {
+class EmbeddedCluster final
+{
 public:
     explicit EmbeddedCluster(std::filesystem::path directory);
 

@@ -1,0 +1,315 @@
+// The embedded default database: with no DSN and no PG* variable, relctl
+// creates, starts and migrates a private cluster in the user's data directory
+// (a unix socket only), serialises concurrent first uses, restarts it after
+// `db stop`, and says what to install when the server binaries are missing.
+// Every relctl here is a separate process with an empty HOME of its own.
+
+#define RELCTL_TEST_NO_SHORT_NAME
+#include "relctlprocess.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QProcessEnvironment>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using nlohmann::json;
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+// A fresh user as relctl sees it: an empty HOME, no XDG_DATA_HOME, no DSN and
+// no PG* variable (relctlprocess's helpers always set RELCTL_DSN, so processes
+// are started here). HOME is under /tmp and searchable by others, since as
+// root the server runs as postgres, which must reach it. The destructor stops
+// the cluster, so no server outlives its test.
+class Home final
+{
+public:
+    Home() : m_dir(QStringLiteral("/tmp/relctl-home-XXXXXX"))
+    {
+        if (!m_dir.isValid())
+            qFatal("cannot create a temporary HOME");
+        QFile::setPermissions(m_dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                QFileDevice::ExeOwner | QFileDevice::ReadGroup |
+                                                QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                                                QFileDevice::ExeOther);
+        m_env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"RELCTL_DSN", "RELCTL_LEASE", "RELCTL_PG_BINDIR", "XDG_DATA_HOME", "PGHOST",
+                                 "PGHOSTADDR", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE"})
+            m_env.remove(QLatin1String(name));
+        m_env.insert(QStringLiteral("HOME"), m_dir.path());
+    }
+    ~Home() { run({"db", "stop"}); }
+    Home(const Home&) = delete;
+    Home& operator=(const Home&) = delete;
+
+    std::string path() const { return m_dir.path().toStdString(); }
+    std::string defaultDirectory() const { return path() + "/.local/share/relctl"; }
+    void set(const char* name, const std::string& value) { m_env.insert(QLatin1String(name), q(value)); }
+
+    std::unique_ptr<QProcess> start(const Args& args) const
+    {
+        auto p = std::make_unique<QProcess>();
+        QStringList list;
+        for (const std::string& a : args)
+            list << q(a);
+        p->setProcessEnvironment(m_env);
+        p->start(q(relctlBinary()), list);
+        if (!p->waitForStarted())
+            qFatal("cannot start relctl");
+        p->closeWriteChannel();
+        return p;
+    }
+
+    RunResult run(const Args& args) const
+    {
+        QElapsedTimer timer;
+        timer.start();
+        auto p = start(args);
+        RunResult r = finish(*p, 120000);
+        r.elapsedMs = timer.elapsed();
+        return r;
+    }
+
+    json status() const
+    {
+        RunResult r = run({"--json", "db", "status"});
+        if (r.exitCode != 0)
+            qFatal("db status failed: %s", r.err.c_str());
+        return r.json();
+    }
+
+    // One SQL statement through the cluster's socket, with psql as the tests'
+    // own window on it; the output without the trailing newline.
+    std::string psql(const std::string& sql) const
+    {
+        const QString program = QStandardPaths::findExecutable(QStringLiteral("psql"));
+        if (program.isEmpty())
+            qFatal("psql is not installed (Debian package postgresql-client)");
+        QProcess p;
+        p.setProcessEnvironment(m_env);
+        p.start(program, {QStringLiteral("-X"), QStringLiteral("-At"), QStringLiteral("-d"),
+                          q(status()["conninfo"].get<std::string>()), QStringLiteral("-c"), q(sql)});
+        p.waitForStarted();
+        RunResult r = finish(p, 60000);
+        if (r.exitCode != 0)
+            qFatal("psql failed: %s", r.err.c_str());
+        return r.line();
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QProcessEnvironment m_env;
+};
+
+std::vector<std::string> environmentNames(const Home& home)
+{
+    RunResult r = home.run({"--json", "env", "list"});
+    if (r.exitCode != 0)
+        qFatal("env list failed: %s", r.err.c_str());
+    const json reply = r.json(); // kept alive: a range-for does not extend a temporary's member
+    std::vector<std::string> names;
+    for (const json& e : reply["environments"])
+        names.push_back(e["name"].get<std::string>());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+long long fileSize(const std::string& path)
+{
+    return QFileInfo(q(path)).size();
+}
+
+} // namespace
+
+class TestEmbedded final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void firstUseCreatesStartsAndMigrates()
+    {
+        Home home;
+        RunResult first = home.run({"env", "add", "prod"});
+        QVERIFY2(first.exitCode == 0, first.err.c_str());
+        qInfo("first use (initdb, start, migrate, env add): %lld ms", first.elapsedMs);
+        QCOMPARE(environmentNames(home), std::vector<std::string>{"prod"});
+
+        json s = home.status();
+        QCOMPARE(s["running"].get<bool>(), true);
+        QCOMPARE(s["initialized"].get<bool>(), true);
+        QCOMPARE(s["path"].get<std::string>(), home.defaultDirectory());
+        QCOMPARE(s["socket_directory"].get<std::string>(), home.defaultDirectory());
+        QVERIFY(QFileInfo::exists(q(home.defaultDirectory() + "/data/PG_VERSION")));
+        if (geteuid() == 0) {
+            // The server runs as postgres; relctl connects as root through peer authentication.
+            QCOMPARE(QFileInfo(q(home.defaultDirectory())).owner(), QStringLiteral("postgres"));
+            QCOMPARE(s["server_user"].get<std::string>(), std::string("postgres"));
+        }
+
+        // No TCP listener: the server listens on its socket only.
+        QCOMPARE(home.psql("SHOW listen_addresses"), std::string());
+        QCOMPARE(home.psql("SELECT inet_server_addr() IS NULL"), std::string("t"));
+        QCOMPARE(home.psql("SELECT count(*) > 0 FROM relctl.schema_migrations"), std::string("t"));
+
+        // Already running: returns at once, without pg_ctl (which would write to the log).
+        const long long logSize = fileSize(s["log"].get<std::string>());
+        RunResult again = home.run({"db", "start"});
+        QVERIFY2(again.exitCode == 0, again.err.c_str());
+        qInfo("db start when already running: %lld ms", again.elapsedMs);
+        QCOMPARE(fileSize(s["log"].get<std::string>()), logSize);
+        QVERIFY(contains(again.out, "dbname=relctl"));
+    }
+
+    void xdgDataHomeIsHonoured()
+    {
+        Home home;
+        const std::string xdg = home.path() + "/xdg";
+        home.set("XDG_DATA_HOME", xdg);
+        RunResult r = home.run({"env", "add", "staging"});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QCOMPARE(home.status()["path"].get<std::string>(), xdg + "/relctl");
+        QCOMPARE(home.run({"db", "path"}).line(), xdg + "/relctl");
+        QVERIFY(QFileInfo::exists(q(xdg + "/relctl/data/PG_VERSION")));
+        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+    }
+
+    void aLongPathPutsTheSocketInAShortDirectory()
+    {
+        // A unix socket path must stay under 107 bytes.
+        Home home;
+        const std::string xdg = home.path() + "/" + std::string(90, 'x');
+        home.set("XDG_DATA_HOME", xdg);
+        RunResult r = home.run({"env", "add", "test"});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        json s = home.status();
+        const std::string socket = s["socket_directory"].get<std::string>();
+        QVERIFY2(socket.rfind("/tmp/relctl-", 0) == 0, socket.c_str());
+        QVERIFY(socket.size() < 64);
+        QVERIFY(contains(s["conninfo"].get<std::string>(), "host=" + socket));
+        QCOMPARE(QFileInfo(q(socket)).permissions() & (QFileDevice::ReadOther | QFileDevice::ExeOther |
+                                                       QFileDevice::ReadGroup | QFileDevice::ExeGroup),
+                 QFileDevice::Permissions());
+        QCOMPARE(environmentNames(home), std::vector<std::string>{"test"});
+        QCOMPARE(home.run({"db", "stop"}).exitCode, 0);
+        QVERIFY(!QFileInfo::exists(q(socket))); // removed with the server
+    }
+
+    void concurrentFirstUsesAreSerialised()
+    {
+        Home home;
+        const std::vector<std::string> names{"a", "b", "c", "d"};
+        std::vector<std::unique_ptr<QProcess>> runs;
+        for (const std::string& name : names)
+            runs.push_back(home.start({"env", "add", name}));
+        for (auto& p : runs) {
+            RunResult r = finish(*p, 120000);
+            QVERIFY2(r.exitCode == 0, r.err.c_str());
+        }
+        QCOMPARE(environmentNames(home), names);
+        // One initdb and one start: the others waited for the lock, then found it running.
+        QFile log(q(home.status()["log"].get<std::string>()));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QByteArray text = log.readAll();
+        QCOMPARE(text.count(": initdb =="), 1);
+        QCOMPARE(text.count(": pg_ctl start =="), 1);
+    }
+
+    void stopThenAnyCommandRestartsIt()
+    {
+        Home home;
+        QCOMPARE(home.run({"env", "add", "prod"}).exitCode, 0);
+        RunResult stop = home.run({"--json", "db", "stop"});
+        QVERIFY2(stop.exitCode == 0, stop.err.c_str());
+        QCOMPARE(stop.json()["stopped"].get<bool>(), true);
+        QCOMPARE(home.status()["running"].get<bool>(), false);
+        QCOMPARE(home.run({"--json", "db", "stop"}).json()["stopped"].get<bool>(), false);
+
+        QCOMPARE(environmentNames(home), std::vector<std::string>{"prod"});
+        QCOMPARE(home.status()["running"].get<bool>(), true);
+
+        RunResult path = home.run({"db", "path"});
+        QCOMPARE(path.exitCode, 0);
+        QCOMPARE(path.line(), home.defaultDirectory());
+        RunResult plain = home.run({"db", "status"});
+        QCOMPARE(plain.exitCode, 0);
+        QVERIFY(contains(plain.out, "running: yes"));
+    }
+
+    void dbUsageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addRow("unknown subcommand") << QStringList{QStringLiteral("db"), QStringLiteral("restart")};
+        QTest::addRow("no subcommand") << QStringList{QStringLiteral("db")};
+        QTest::addRow("stray argument")
+            << QStringList{QStringLiteral("db"), QStringLiteral("status"), QStringLiteral("now")};
+    }
+
+    void dbUsageErrors()
+    {
+        QFETCH(QStringList, args);
+        Home home;
+        Args words;
+        for (const QString& a : args)
+            words.push_back(a.toStdString());
+        QCOMPARE(home.run(words).exitCode, 2);
+        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+    }
+
+    void missingBinariesNameThePackage()
+    {
+        Home home;
+        QTemporaryDir emptyPath;
+        home.set("PATH", emptyPath.path().toStdString());
+        home.set("RELCTL_PG_BINDIR", "/nonexistent");
+        RunResult r = home.run({"--json", "env", "list"});
+        QCOMPARE(r.exitCode, 9);
+        QVERIFY2(contains(r.err, "postgresql"), r.err.c_str());
+        QCOMPARE(r.json()["error"].get<std::string>(), std::string("unavailable"));
+        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory()))); // nothing was created
+    }
+
+    void aNamedServerDisablesTheDefault()
+    {
+        // PGHOST names a server: relctl goes there (and fails) instead of starting its own.
+        Home home;
+        home.set("PGHOST", home.path() + "/nowhere");
+        RunResult r = home.run({"env", "list"});
+        QCOMPARE(r.exitCode, 9);
+        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+    }
+
+    void asRootAnUnreachableHomeIsExplained()
+    {
+        if (geteuid() != 0)
+            QSKIP("only root hands the server to the postgres user");
+        Home home;
+        QVERIFY(chmod(home.path().c_str(), 0700) == 0); // like /root
+        RunResult r = home.run({"env", "list"});
+        QCOMPARE(r.exitCode, 9);
+        QVERIFY2(contains(r.err, "XDG_DATA_HOME") && contains(r.err, home.path() + " (mode 0700)"),
+                 r.err.c_str());
+        struct stat st
+        {
+        };
+        QCOMPARE(stat(home.path().c_str(), &st), 0);
+        QCOMPARE(st.st_mode & 07777, mode_t(0700)); // not opened up behind the user's back
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEmbedded)
+#include "test_embedded.moc"
