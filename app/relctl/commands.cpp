@@ -285,17 +285,7 @@ private:
         if (sub == "acquire") {
             Options o("lease acquire", rest(2),
                       {{"env"}, {"job"}, {"release"}, {"generation"}, {"ttl"}, {"op-id"}, {"wait"}});
-            AcquireRequest r;
-            r.env = requireEnvironmentName(o.required("env"));
-            r.job = o.required("job");
-            r.release = o.required("release");
-            if (!o.has("generation"))
-                throwUsage("'lease acquire' needs --generation");
-            r.generation = *o.positiveInt("generation");
-            r.ttl = o.duration("ttl", true);
-            r.wait = o.duration("wait", false);
-            r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
-            Outcome outcome = database().acquire(r);
+            Outcome outcome = database().acquire(acquireRequest(o));
             return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
@@ -338,7 +328,7 @@ private:
         r.lease = handle(o);
         if (auto path = o.get("manifest"))
             r.manifest = readManifest(*path);
-        r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
+        r.opId = o.opIdOrNew();
         Outcome outcome = database().publish(r);
         return m_out.outcome(outcome, [&] {
             const json& b = outcome.body;
@@ -358,12 +348,10 @@ private:
         r.env = requireEnvironmentName(o.required("env"));
         r.job = o.required("job");
         r.release = o.required("release");
-        if (!o.has("generation"))
-            throwUsage("'publish --env' needs --generation");
-        r.generation = *o.positiveInt("generation");
+        r.generation = o.requiredPositiveInt("generation");
         if (auto path = o.get("manifest"))
             r.manifest = readManifest(*path);
-        r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
+        r.opId = o.opIdOrNew();
         Outcome outcome = database().publishUnserialized(r);
         return m_out.outcome(outcome, [&] {
             return "published " + r.release + " (generation " + std::to_string(r.generation) + ") on " +

@@ -103,6 +103,31 @@ std::optional<std::string> Options::environment(const std::string& name) const
     return requireEnvironmentName(*text);
 }
 
+std::int64_t Options::requiredPositiveInt(const std::string& name) const
+{
+    if (!has(name))
+        throwUsage("'" + m_command + "' needs --" + name);
+    return *positiveInt(name);
+}
+
+std::string Options::opIdOrNew() const
+{
+    return has("op-id") ? required("op-id") : newOperationId();
+}
+
+AcquireRequest acquireRequest(const Options& o)
+{
+    AcquireRequest r;
+    r.env = requireEnvironmentName(o.required("env"));
+    r.job = o.required("job");
+    r.release = o.required("release");
+    r.generation = o.requiredPositiveInt("generation");
+    r.ttl = o.duration("ttl", true);
+    r.wait = o.duration("wait", false);
+    r.opId = o.opIdOrNew();
+    return r;
+}
+
 std::string requireEnvironmentName(const std::string& text)
 {
     if (!isValidEnvironmentName(text))

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "relctl/protocol.h"
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -35,6 +37,9 @@ public:
     std::optional<std::chrono::milliseconds> duration(const std::string& name, bool positive) const;
     std::optional<std::int64_t> positiveInt(const std::string& name) const;
     std::optional<std::string> environment(const std::string& name) const;
+    std::int64_t requiredPositiveInt(const std::string& name) const;
+    // --op-id, or a new random one when it is not given.
+    std::string opIdOrNew() const;
 
 private:
     std::string m_command;
@@ -43,5 +48,9 @@ private:
 };
 
 std::string requireEnvironmentName(const std::string& text);
+
+// What every candidate declares: --env, --job, --release, --generation, and
+// the optional --ttl, --wait and --op-id (lease acquire, run).
+AcquireRequest acquireRequest(const Options& o);
 
 } // namespace relctl::cli

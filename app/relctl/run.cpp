@@ -52,18 +52,10 @@ RunSpec parseRun(const std::vector<std::string>& words)
                {"op-id"},
                {"grace"}});
     RunSpec spec;
+    spec.acquire = acquireRequest(o);
     AcquireRequest& r = spec.acquire;
-    r.env = requireEnvironmentName(o.required("env"));
-    r.job = o.required("job");
-    r.release = o.required("release");
-    if (!o.has("generation"))
-        throwUsage("'run' needs --generation");
-    r.generation = *o.positiveInt("generation");
-    r.ttl = o.duration("ttl", true);
-    r.wait = o.duration("wait", false);
     if (auto grace = o.duration("grace", false))
         spec.grace = *grace;
-    r.opId = o.has("op-id") ? o.required("op-id") : newOperationId();
     // The publish uses "<op-id>.publish", which must fit the database's 200 characters too.
     if (r.opId.size() > 192)
         throwUsage(
