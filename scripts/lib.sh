@@ -14,7 +14,7 @@ relctl_as_root() {
 RELCTL_PACKAGES=(
     build-essential cmake pkg-config
     libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev
-    qt6-base-dev
+    qt6-base-dev libgl-dev
     postgresql postgresql-client
     faketime
 )

@@ -164,6 +164,18 @@ Outcome Database::publish(const PublishRequest& r)
                                       r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
 
+nlohmann::json Database::serverInfo()
+{
+    return d->call(false, "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
+                          "'database', current_database(), 'now', clock_timestamp(), 'schema_version', "
+                          "(SELECT max(version) FROM relctl.schema_migrations))");
+}
+
+void Database::sleepOnServer(double seconds)
+{
+    d->call(false, "SELECT to_jsonb(pg_sleep($1))", seconds);
+}
+
 nlohmann::json Database::showLease(const std::string& env)
 {
     return d->call(false, "SELECT relctl.lease_show($1)", env);

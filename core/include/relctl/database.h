@@ -53,6 +53,14 @@ public:
     nlohmann::json decide(std::int64_t request, bool approve, const std::string& by,
                           const std::optional<std::string>& reason);
 
+    // The server and schema: {"server_version", "database", "now", "schema_version"}.
+    // Cheap; the console times it as its round trip.
+    nlohmann::json serverInfo();
+
+    // Keeps this connection busy on the server (pg_sleep): a stand-in for a
+    // slow query, for diagnostics and the console's responsiveness tests.
+    void sleepOnServer(double seconds);
+
     // Reading
     nlohmann::json showLease(const std::string& env);
     nlohmann::json showManifest(const std::string& env, bool history);
@@ -61,6 +69,7 @@ public:
     nlohmann::json showOperation(const std::string& opId);
 
 private:
+    friend class ConsoleQueries; // the console's read queries share the connection
     struct Impl;
     std::unique_ptr<Impl> d;
 };

@@ -1,0 +1,67 @@
+// release-console: the Qt Widgets application for release managers and
+// incident reviewers, over the same core as relctl.
+
+#include "consolesession.h"
+#include "mainwindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QSettings>
+#include <QTimer>
+#include <cstdlib>
+
+int main(int argc, char** argv)
+{
+    // Bounded connection attempts, as in relctl.
+    setenv("PGCONNECT_TIMEOUT", "5", 0);
+    setenv("PGAPPNAME", "release-console", 0);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("relctl"));
+    QApplication::setApplicationName(QStringLiteral("release-console"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("relctl release console"));
+    parser.addHelpOption();
+    const QCommandLineOption dsn(QStringLiteral("dsn"),
+                                 QStringLiteral("libpq connection string or URI (default: the settings, "
+                                                "$RELCTL_DSN, else the embedded database)"),
+                                 QStringLiteral("conninfo"));
+    const QCommandLineOption demo(
+        QStringLiteral("demo"),
+        QStringLiteral("Seed a demo history first (only into a database without environments)"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
+        QStringLiteral("file"));
+    parser.addOptions({dsn, demo, screenshot});
+    parser.process(app);
+
+    const QString conninfo = parser.isSet(dsn)
+                                 ? parser.value(dsn)
+                                 : QSettings().value(QStringLiteral("connection/dsn")).toString();
+    relctl::ui::ConsoleSession session(conninfo, parser.isSet(demo));
+    relctl::ui::MainWindow window(&session);
+    window.show();
+    session.start();
+
+    if (parser.isSet(screenshot)) {
+        // Render once the first environments and timeline slice are in (or
+        // after a bound, showing whatever state the console is in).
+        const QString file = parser.value(screenshot);
+        auto shoot = [&window, file] {
+            const bool saved = window.grab().save(file, "PNG");
+            QCoreApplication::exit(saved ? 0 : 1);
+        };
+        int loaded = 0;
+        auto progress = [&loaded, shoot] {
+            if (++loaded == 2)
+                QTimer::singleShot(500, shoot);
+        };
+        QObject::connect(&session, &relctl::ui::ConsoleSession::environmentsLoaded, &window, progress,
+                         Qt::SingleShotConnection);
+        QObject::connect(&session, &relctl::ui::ConsoleSession::timelineReady, &window, progress,
+                         Qt::SingleShotConnection);
+        QTimer::singleShot(60000, &window, shoot);
+    }
+    return QApplication::exec();
+}

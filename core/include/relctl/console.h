@@ -1,0 +1,159 @@
+#pragma once
+
+// What the release console reads, as plain value types (no Qt, no libpqxx):
+// core runs the queries on a worker's connection, the UI's models are fed
+// with these values.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relctl {
+
+class Database;
+
+// Times are milliseconds since the Unix epoch, UTC, as the server wrote them.
+using EpochMs = std::int64_t;
+
+struct EnvironmentRow
+{
+    std::string name;
+    std::string policy;        // ordered | newest
+    std::string supersede;     // auto | approval
+    std::string serialization; // enforced | off
+    std::optional<std::string> currentRelease;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> publishedBy; // the publishing job
+    std::optional<EpochMs> publishedAt;
+    // The live lease, if any.
+    std::optional<std::string> holderJob;
+    std::optional<std::string> holderRelease;
+    std::optional<std::int64_t> holderToken;
+    std::optional<EpochMs> leaseExpiresAt;
+    std::int64_t queueLength = 0;
+    std::int64_t pendingSupersessions = 0;
+    bool frozen = false;
+    std::optional<std::string> frozenBy;
+    std::optional<std::string> frozenReason;
+    EpochMs serverNow = 0; // the server's clock when read: countdowns start from it
+};
+
+struct AuditEvent
+{
+    std::int64_t id = 0;
+    EpochMs at = 0;
+    std::string env;
+    std::string operation;
+    std::string outcome; // accepted | rejected
+    std::optional<std::string> reason;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::int64_t> currentToken;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> currentRelease;
+    std::optional<std::string> opId;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    std::optional<std::string> actor;
+};
+
+// Filters for the audit browser; every one is applied by the server.
+struct AuditFilter
+{
+    std::optional<std::string> env;
+    std::optional<std::string> job;
+    std::optional<std::string> operation;
+    std::optional<std::string> reason;
+    std::optional<EpochMs> from;
+    std::optional<EpochMs> to;
+    std::optional<std::string>
+        text; // free text: matched against job, release, op id, host, reason, actor, job url
+};
+
+// Keyset pagination, newest first: the next page holds events with id < beforeId.
+struct AuditPageRequest
+{
+    AuditFilter filter;
+    std::optional<std::int64_t> beforeId;
+    int limit = 500;
+};
+
+struct AuditPage
+{
+    std::vector<AuditEvent> events; // newest first
+    bool more = false;              // another page exists
+};
+
+// One lease on the timeline: from acquisition to release, revoke or expiry.
+struct LeaseSpan
+{
+    std::string env;
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    EpochMs acquiredAt = 0;
+    EpochMs endsAt = 0; // ended_at, else expires_at (for a live lease: its current expiry)
+    std::string ending; // released | revoked | expired | live
+};
+
+// A point on the timeline: publishes, refusals, supersessions and other events.
+struct TimelineMarker
+{
+    std::int64_t eventId = 0;
+    std::string env;
+    EpochMs at = 0;
+    std::string kind; // publish | refusal | superseded | queued | operator
+    std::string label;
+};
+
+struct TimelineSlice
+{
+    std::vector<std::string> environments; // lanes, in name order
+    std::vector<LeaseSpan> leases;         // overlapping [from, to], by env then acquiredAt
+    std::vector<TimelineMarker> markers;   // within [from, to], by env then at
+    EpochMs serverNow = 0;
+};
+
+// The full story of one refusal, for the trace panel.
+struct RefusalTrace
+{
+    AuditEvent event;
+    std::optional<LeaseSpan> lease;        // the refused job's own lease
+    std::optional<LeaseSpan> supersededBy; // the lease that beat it
+    std::optional<std::string> supersedingHost;
+    std::optional<std::int64_t> supersedingPid;
+    std::optional<std::string> supersedingJobUrl;
+    // The manifest current at the moment of the refusal, and who published it.
+    std::optional<std::string> currentRelease;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> currentJob;
+    std::optional<EpochMs> currentPublishedAt;
+    std::optional<std::int64_t> publishedBeforeMs; // time from that publish to the refusal
+};
+
+// The console's queries. Each is one round trip on the given connection;
+// call them on the thread that owns it.
+class ConsoleQueries final
+{
+public:
+    explicit ConsoleQueries(Database& db);
+
+    std::vector<EnvironmentRow> environments();
+    AuditPage auditPage(const AuditPageRequest& request);
+    TimelineSlice timeline(EpochMs from, EpochMs to);
+    std::optional<RefusalTrace> trace(std::int64_t eventId); // empty: no such event, or not a refusal
+    // Distinct values for the filter drop-downs.
+    std::vector<std::string> operations();
+    std::vector<std::string> reasons();
+
+private:
+    Database& m_db;
+};
+
+} // namespace relctl

@@ -1,0 +1,220 @@
+// The release console's queries. Each is one call of a relctl.console_*
+// function (migrations/0003_console_queries.sql) in a read-only transaction:
+// the filtering, paging and joining happen on the server, and times arrive as
+// epoch milliseconds, so nothing here parses a timestamp.
+//
+// The timeline is capped on the server to the newest 20,000 leases and 50,000
+// markers of the window, so that a window over years of history cannot exhaust
+// memory; a console that needs more zooms in.
+
+#include "relctl/console.h"
+
+#include "database_impl.h"
+
+#include <string>
+#include <utility>
+
+namespace relctl {
+
+namespace {
+
+using nlohmann::json;
+
+// Absent and JSON null both mean "no value": the server writes null for
+// columns that are NULL, and leaves nothing out.
+template <typename T> std::optional<T> optional(const json& j, const char* key)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return std::nullopt;
+    return it->get<T>();
+}
+
+template <typename T> T value(const json& j, const char* key, T fallback = T())
+{
+    return optional<T>(j, key).value_or(std::move(fallback));
+}
+
+std::vector<std::string> strings(const json& array)
+{
+    std::vector<std::string> out;
+    out.reserve(array.size());
+    for (const json& s : array)
+        out.push_back(s.get<std::string>());
+    return out;
+}
+
+AuditEvent toEvent(const json& j)
+{
+    AuditEvent e;
+    e.id = value<std::int64_t>(j, "id");
+    e.at = value<EpochMs>(j, "at");
+    e.env = value<std::string>(j, "env");
+    e.operation = value<std::string>(j, "operation");
+    e.outcome = value<std::string>(j, "outcome");
+    e.reason = optional<std::string>(j, "reason");
+    e.job = optional<std::string>(j, "job");
+    e.release = optional<std::string>(j, "release");
+    e.generation = optional<std::int64_t>(j, "generation");
+    e.token = optional<std::int64_t>(j, "token");
+    e.currentToken = optional<std::int64_t>(j, "current_token");
+    e.currentGeneration = optional<std::int64_t>(j, "current_generation");
+    e.currentRelease = optional<std::string>(j, "current_release");
+    e.opId = optional<std::string>(j, "op_id");
+    e.host = optional<std::string>(j, "host");
+    e.pid = optional<std::int64_t>(j, "pid");
+    e.jobUrl = optional<std::string>(j, "job_url");
+    e.actor = optional<std::string>(j, "actor");
+    return e;
+}
+
+LeaseSpan toLease(const json& j)
+{
+    LeaseSpan l;
+    l.env = value<std::string>(j, "env");
+    l.token = value<std::int64_t>(j, "token");
+    l.job = value<std::string>(j, "job");
+    l.release = value<std::string>(j, "release");
+    l.generation = value<std::int64_t>(j, "generation");
+    l.acquiredAt = value<EpochMs>(j, "acquired_at");
+    l.endsAt = value<EpochMs>(j, "ends_at");
+    l.ending = value<std::string>(j, "ending");
+    return l;
+}
+
+std::optional<LeaseSpan> toOptionalLease(const json& j, const char* key)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return std::nullopt;
+    return toLease(*it);
+}
+
+// A reply of an unexpected shape is the database's fault (an older schema,
+// say), not the caller's: report it as internal, like an unreadable reply.
+template <typename F> auto convert(F&& f) -> decltype(f())
+{
+    try {
+        return f();
+    } catch (const json::exception& e) {
+        throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
+    }
+}
+
+} // namespace
+
+ConsoleQueries::ConsoleQueries(Database& db) : m_db(db) {}
+
+std::vector<EnvironmentRow> ConsoleQueries::environments()
+{
+    const json reply = m_db.d->call(false, "SELECT relctl.console_environments()");
+    return convert([&] {
+        const EpochMs now = value<EpochMs>(reply, "server_now");
+        std::vector<EnvironmentRow> rows;
+        for (const json& j : reply.at("environments")) {
+            EnvironmentRow r;
+            r.name = value<std::string>(j, "name");
+            r.policy = value<std::string>(j, "policy");
+            r.supersede = value<std::string>(j, "supersede");
+            r.serialization = value<std::string>(j, "serialization");
+            r.currentRelease = optional<std::string>(j, "current_release");
+            r.currentGeneration = optional<std::int64_t>(j, "current_generation");
+            r.publishedBy = optional<std::string>(j, "published_by");
+            r.publishedAt = optional<EpochMs>(j, "published_at");
+            r.holderJob = optional<std::string>(j, "holder_job");
+            r.holderRelease = optional<std::string>(j, "holder_release");
+            r.holderToken = optional<std::int64_t>(j, "holder_token");
+            r.leaseExpiresAt = optional<EpochMs>(j, "lease_expires_at");
+            r.queueLength = value<std::int64_t>(j, "queue_length");
+            r.pendingSupersessions = value<std::int64_t>(j, "pending_supersessions");
+            r.frozen = value<bool>(j, "frozen");
+            r.frozenBy = optional<std::string>(j, "frozen_by");
+            r.frozenReason = optional<std::string>(j, "frozen_reason");
+            r.serverNow = now;
+            rows.push_back(std::move(r));
+        }
+        return rows;
+    });
+}
+
+AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
+{
+    // Checked here too, so a bad limit is refused before a round trip; the
+    // server checks it again for any other client.
+    if (request.limit < 1 || request.limit > 5000)
+        throwUsage("an audit page holds 1 to 5000 events, not " + std::to_string(request.limit));
+    const AuditFilter& f = request.filter;
+    const json reply =
+        m_db.d->call(false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9)", f.env, f.job,
+                     f.operation, f.reason, f.from, f.to, f.text, request.beforeId, request.limit);
+    return convert([&] {
+        AuditPage page;
+        for (const json& j : reply.at("events"))
+            page.events.push_back(toEvent(j));
+        page.more = value<bool>(reply, "more");
+        return page;
+    });
+}
+
+TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
+{
+    const json reply = m_db.d->call(false, "SELECT relctl.console_timeline($1, $2)", from, to);
+    return convert([&] {
+        TimelineSlice slice;
+        slice.environments = strings(reply.at("environments"));
+        for (const json& j : reply.at("leases"))
+            slice.leases.push_back(toLease(j));
+        for (const json& j : reply.at("markers")) {
+            TimelineMarker m;
+            m.eventId = value<std::int64_t>(j, "event");
+            m.env = value<std::string>(j, "env");
+            m.at = value<EpochMs>(j, "at");
+            m.kind = value<std::string>(j, "kind");
+            m.label = value<std::string>(j, "label");
+            slice.markers.push_back(std::move(m));
+        }
+        slice.serverNow = value<EpochMs>(reply, "server_now");
+        return slice;
+    });
+}
+
+std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
+{
+    const json reply = m_db.d->call(false, "SELECT relctl.console_trace($1)", eventId);
+    if (reply.is_null())
+        return std::nullopt; // no such event, or it was accepted
+    return convert([&] {
+        RefusalTrace t;
+        t.event = toEvent(reply.at("event"));
+        t.lease = toOptionalLease(reply, "lease");
+        t.supersededBy = toOptionalLease(reply, "superseded_by");
+        if (t.supersededBy) {
+            const json& beat = reply.at("superseded_by");
+            t.supersedingHost = optional<std::string>(beat, "host");
+            t.supersedingPid = optional<std::int64_t>(beat, "pid");
+            t.supersedingJobUrl = optional<std::string>(beat, "job_url");
+        }
+        if (const auto it = reply.find("current"); it != reply.end() && !it->is_null()) {
+            t.currentRelease = optional<std::string>(*it, "release");
+            t.currentGeneration = optional<std::int64_t>(*it, "generation");
+            t.currentJob = optional<std::string>(*it, "job");
+            t.currentPublishedAt = optional<EpochMs>(*it, "published_at");
+            t.publishedBeforeMs = optional<std::int64_t>(*it, "published_before_ms");
+        }
+        return std::optional<RefusalTrace>(std::move(t));
+    });
+}
+
+std::vector<std::string> ConsoleQueries::operations()
+{
+    const json reply = m_db.d->call(false, "SELECT relctl.console_operations()");
+    return convert([&] { return strings(reply); });
+}
+
+std::vector<std::string> ConsoleQueries::reasons()
+{
+    const json reply = m_db.d->call(false, "SELECT relctl.console_reasons()");
+    return convert([&] { return strings(reply); });
+}
+
+} // namespace relctl

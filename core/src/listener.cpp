@@ -1,0 +1,78 @@
+#include "relctl/listener.h"
+
+#include "relctl/error.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+namespace relctl {
+
+namespace {
+
+class Receiver final : public pqxx::notification_receiver
+{
+public:
+    Receiver(pqxx::connection_base& conn, std::vector<std::string>& sink)
+        : pqxx::notification_receiver(conn, "relctl"), m_sink(sink)
+    {
+    }
+
+    void operator()(const std::string& payload, int) override
+    {
+        auto event = nlohmann::json::parse(payload, nullptr, false);
+        std::string env;
+        if (event.is_object() && event.contains("env") && event["env"].is_string())
+            env = event["env"].get<std::string>();
+        if (std::find(m_sink.begin(), m_sink.end(), env) == m_sink.end())
+            m_sink.push_back(env);
+    }
+
+private:
+    std::vector<std::string>& m_sink;
+};
+
+} // namespace
+
+struct EventListener::Impl
+{
+    pqxx::connection conn;
+    std::vector<std::string> pending;
+    Receiver receiver{conn, pending};
+
+    explicit Impl(const std::string& conninfo) : conn(conninfo) {}
+};
+
+EventListener::EventListener(const std::string& conninfo)
+{
+    try {
+        d = std::make_unique<Impl>(conninfo);
+    } catch (const pqxx::broken_connection& e) {
+        throw Error(ExitCode::Unavailable, std::string("database unavailable: ") + e.what());
+    } catch (const pqxx::failure& e) {
+        throw Error(ExitCode::Unavailable, std::string("cannot listen for events: ") + e.what());
+    }
+}
+
+EventListener::~EventListener() = default;
+
+int EventListener::socket() const
+{
+    return d->conn.sock();
+}
+
+std::vector<std::string> EventListener::take()
+{
+    try {
+        d->conn.get_notifs();
+        if (!d->conn.is_open())
+            throw Error(ExitCode::Unavailable, "the event connection was closed");
+    } catch (const pqxx::broken_connection& e) {
+        throw Error(ExitCode::Unavailable, std::string("the event connection was lost: ") + e.what());
+    }
+    std::vector<std::string> envs;
+    envs.swap(d->pending);
+    return envs;
+}
+
+} // namespace relctl

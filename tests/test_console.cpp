@@ -1,0 +1,508 @@
+// The release console's queries (relctl::ConsoleQueries) against a real
+// PostgreSQL: the data is made by separate relctl processes, as CI jobs would
+// make it, and read back through core the way the console reads it. Volume is
+// seeded with one INSERT, since the trail's triggers forbid only changes.
+
+// The short name relctl() would collide with namespace relctl.
+#define RELCTL_TEST_NO_SHORT_NAME
+#include "relctl/console.h"
+#include "relctl/database.h"
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QElapsedTimer>
+#include <QtTest>
+#include <algorithm>
+#include <set>
+#include <thread>
+
+using namespace relctl;
+
+// Requests and filters name only the fields a case sets, with designated
+// initializers; the rest keep their defaults, which is the point.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace {
+
+RunResult cli(const TestDatabase& db, const Args& args)
+{
+    return runRelctl(db, args);
+}
+
+std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+                    const std::string& ttl = "30s")
+{
+    RunResult r =
+        cli(db, {"lease", "acquire", "--env", env, "--job", job, "--release",
+                 "r" + std::to_string(generation), "--generation", std::to_string(generation), "--ttl", ttl});
+    if (r.exitCode != 0)
+        qFatal("acquire failed (%d): %s", r.exitCode, r.err.c_str());
+    return r.line();
+}
+
+std::unique_ptr<QProcess> waiter(const TestDatabase& db, const std::string& env, const std::string& job,
+                                 int generation)
+{
+    return startRelctl(db, {"lease", "acquire", "--env", env, "--job", job, "--release",
+                            "r" + std::to_string(generation), "--generation", std::to_string(generation),
+                            "--wait", "30s", "--op-id", job + "-acquire"});
+}
+
+void stop(QProcess& p)
+{
+    p.kill();
+    p.waitForFinished();
+}
+
+const EnvironmentRow& row(const std::vector<EnvironmentRow>& rows, const std::string& name)
+{
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const EnvironmentRow& r) { return r.name == name; });
+    if (it == rows.end())
+        qFatal("no environment %s", name.c_str());
+    return *it;
+}
+
+// Polls until the environment's row satisfies `done` (a waiter queues, a
+// supersession request opens), failing the test after 20 s.
+template <typename F> EnvironmentRow awaitRow(ConsoleQueries& q, const std::string& env, F done)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 20000) {
+        EnvironmentRow r = row(q.environments(), env);
+        if (done(r))
+            return r;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    qFatal("environment %s never reached the awaited state", env.c_str());
+}
+
+// n events over five environments, 10 ms apart, one in 37 refused with one
+// of four reasons; ids and times increase together.
+void seedEvents(const TestDatabase& db, long long n)
+{
+    db.exec(
+        "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
+        "op_id, host, pid, job_url) "
+        "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
+        "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
+        "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
+        "CASE WHEN i % 37 = 0 THEN 'rejected' ELSE 'accepted' END, "
+        "CASE WHEN i % 37 = 0 THEN (ARRAY['STALE_GENERATION', 'LEASE_EXPIRED', 'BAD_LEASE_ID', "
+        "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
+        "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, 'runner-' || (i % 13), "
+        "1000 + i % 50000, 'https://ci.example/jobs/' || (i / 10) "
+        "FROM generate_series(1, " +
+        std::to_string(n) + ") AS i");
+    db.exec("ANALYZE relctl.events");
+}
+
+std::vector<std::int64_t> ids(const std::vector<AuditEvent>& events)
+{
+    std::vector<std::int64_t> out;
+    for (const AuditEvent& e : events)
+        out.push_back(e.id);
+    return out;
+}
+
+std::vector<std::int64_t> idsWhere(const TestDatabase& db, const std::string& predicate)
+{
+    std::vector<std::int64_t> out;
+    for (const auto& r : db.rows("SELECT id FROM relctl.events WHERE " + predicate + " ORDER BY id DESC"))
+        out.push_back(std::stoll(r[0]));
+    return out;
+}
+
+// Every page of a filter, following `more` and the keyset.
+std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limit, int* pages = nullptr)
+{
+    std::vector<AuditEvent> all;
+    AuditPageRequest request{std::move(filter), std::nullopt, limit};
+    for (int n = 1;; ++n) {
+        AuditPage page = q.auditPage(request);
+        all.insert(all.end(), page.events.begin(), page.events.end());
+        if (pages)
+            *pages = n;
+        if (!page.more || page.events.empty())
+            return all;
+        request.beforeId = page.events.back().id;
+    }
+}
+
+template <typename F> ExitCode errorOf(F f)
+{
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.code();
+    }
+    return ExitCode::Ok;
+}
+
+} // namespace
+
+class TestConsole final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void environmentsShowManifestLeaseQueueAndFreeze()
+    {
+        TestDatabase db;
+        for (const char* env : {"test", "prod", "staging"})
+            QCOMPARE(cli(db, {"env", "add", env}).exitCode, 0);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const std::string h1 = acquire(db, "prod", "job-1", 1);
+        QCOMPARE(cli(db, {"publish", "--lease", h1}).exitCode, 0);
+        auto queued = waiter(db, "prod", "job-2", 2);
+        awaitRow(q, "prod", [](const EnvironmentRow& r) { return r.queueLength == 1; });
+        QCOMPARE(cli(db, {"freeze", "--env", "prod", "--by", "alice", "--reason", "incident 42"}).exitCode,
+                 0);
+        // Under approval, two waiters below a holder open one supersession request.
+        QCOMPARE(cli(db, {"env", "set", "staging", "--policy", "newest", "--supersede", "approval"}).exitCode,
+                 0);
+        acquire(db, "staging", "holder", 1);
+        auto low = waiter(db, "staging", "low", 2);
+        auto high = waiter(db, "staging", "high", 3);
+        awaitRow(q, "staging", [](const EnvironmentRow& r) { return r.pendingSupersessions == 1; });
+
+        const std::vector<EnvironmentRow> rows = q.environments();
+        QCOMPARE(rows.size(), std::size_t(3));
+        QCOMPARE(rows[0].name, std::string("prod")); // lanes and rows in name order
+        QCOMPARE(rows[1].name, std::string("staging"));
+        QCOMPARE(rows[2].name, std::string("test"));
+        const EnvironmentRow& prod = rows[0];
+        QCOMPARE(prod.policy, std::string("ordered"));
+        QCOMPARE(prod.supersede, std::string("auto"));
+        QCOMPARE(prod.serialization, std::string("enforced"));
+        QCOMPARE(prod.currentRelease.value_or("-"), std::string("r1"));
+        QCOMPARE(prod.currentGeneration.value_or(0), std::int64_t(1));
+        QCOMPARE(prod.publishedBy.value_or("-"), std::string("job-1"));
+        QVERIFY(prod.publishedAt && *prod.publishedAt <= prod.serverNow &&
+                *prod.publishedAt > prod.serverNow - 60000);
+        QCOMPARE(prod.holderJob.value_or("-"), std::string("job-1"));
+        QCOMPARE(prod.holderRelease.value_or("-"), std::string("r1"));
+        QCOMPARE(prod.holderToken.value_or(0), std::int64_t(1));
+        QVERIFY(prod.leaseExpiresAt);
+        QVERIFY(*prod.leaseExpiresAt > prod.serverNow && *prod.leaseExpiresAt <= prod.serverNow + 30000);
+        QCOMPARE(prod.queueLength, std::int64_t(1));
+        QCOMPARE(prod.pendingSupersessions, std::int64_t(0));
+        QVERIFY(prod.frozen);
+        QCOMPARE(prod.frozenBy.value_or("-"), std::string("alice"));
+        QCOMPARE(prod.frozenReason.value_or("-"), std::string("incident 42"));
+        // The server's clock, not the test's: the same reading the database used.
+        QVERIFY(std::abs(prod.serverNow -
+                         std::stoll(db.scalar("SELECT relctl.epoch_ms(clock_timestamp())"))) < 10000);
+
+        const EnvironmentRow& staging = rows[1];
+        QCOMPARE(staging.policy, std::string("newest"));
+        QCOMPARE(staging.supersede, std::string("approval"));
+        QCOMPARE(staging.queueLength, std::int64_t(2));
+        QCOMPARE(staging.pendingSupersessions, std::int64_t(1));
+        QVERIFY(!staging.frozen);
+
+        const EnvironmentRow& test = rows[2];
+        QVERIFY(!test.currentRelease && !test.currentGeneration && !test.publishedBy && !test.publishedAt);
+        QVERIFY(!test.holderJob && !test.holderToken && !test.leaseExpiresAt);
+        QCOMPARE(test.queueLength, std::int64_t(0));
+        QVERIFY(!test.frozen && !test.frozenBy && !test.frozenReason);
+
+        // A killed waiter's session ends and it stops counting, before any write notices.
+        stop(*queued);
+        awaitRow(q, "prod", [](const EnvironmentRow& r) { return r.queueLength == 0; });
+        stop(*low);
+        stop(*high);
+    }
+
+    void auditFiltersEachNarrowTheTrail()
+    {
+        TestDatabase db;
+        cli(db, {"env", "add", "prod"});
+        cli(db, {"env", "add", "staging"});
+        const std::string h1 = acquire(db, "prod", "deploy_1", 1);
+        QCOMPARE(cli(db, {"--job-url", "https://ci.example/Pipelines/77", "publish", "--lease", h1}).exitCode,
+                 0);
+        cli(db, {"lease", "release", "--lease", h1});
+        QCOMPARE(cli(db, {"lease", "acquire", "--env", "prod", "--job", "deployx1", "--release", "r1",
+                          "--generation", "1"})
+                     .exitCode,
+                 4); // not newer than the published generation: refused at once
+        const std::string s1 = acquire(db, "staging", "stage-9", 9);
+        QCOMPARE(cli(db, {"freeze", "--env", "staging", "--by", "Alice", "--reason", "audit"}).exitCode, 0);
+        QCOMPARE(cli(db, {"publish", "--lease", s1}).exitCode, 6);
+        QCOMPARE(cli(db, {"unfreeze", "--env", "staging", "--by", "bob"}).exitCode, 0);
+        const long long total = db.count("SELECT count(*) FROM relctl.events");
+        QVERIFY(total >= 10);
+
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const auto check = [&](const char* what, const AuditFilter& filter, const std::string& predicate) {
+            const std::vector<std::int64_t> expected = idsWhere(db, predicate);
+            const std::vector<std::int64_t> got = ids(allPages(q, filter, 5000));
+            QVERIFY2(!expected.empty(), what);
+            QVERIFY2(expected.size() < std::size_t(total) || predicate == "true", what); // it narrows
+            QVERIFY2(got == expected, what);
+        };
+        check("none", {}, "true");
+        check("env", {.env = "staging"}, "env = 'staging'");
+        check("job", {.job = "deploy_1"}, "job = 'deploy_1'");
+        check("operation", {.operation = "publish"}, "operation = 'publish'");
+        check("reason", {.reason = "STALE_GENERATION"}, "reason = 'STALE_GENERATION'");
+        check("env and reason", {.env = "staging", .reason = "DISPATCH_FROZEN"},
+              "env = 'staging' AND reason = 'DISPATCH_FROZEN'");
+        // Free text: case-insensitive, over job, release, op id, host, reason, actor and job url.
+        check("text actor", {.text = "ALICE"}, "actor = 'Alice'");
+        check("text url", {.text = "pipelines/77"}, "job_url LIKE '%Pipelines/77'");
+        check("text reason", {.text = "frozen"}, "reason = 'DISPATCH_FROZEN'");
+        check("text job", {.text = "stage-"}, "job = 'stage-9'");
+        // _ and % are literal characters, not wildcards.
+        check("text underscore", {.text = "y_1"}, "job = 'deploy_1'");
+        QVERIFY(q.auditPage({.filter = {.text = "%"}}).events.empty());
+        QCOMPARE(q.auditPage({.filter = {.text = ""}}).events.size(), std::size_t(total)); // empty: no filter
+
+        // A time window, at millisecond precision and inclusive at both ends.
+        const auto times = db.rows("SELECT relctl.epoch_ms(at) FROM relctl.events ORDER BY id");
+        const std::int64_t from = std::stoll(times[2][0]);
+        const std::int64_t to = std::stoll(times[times.size() - 3][0]);
+        const std::string window =
+            "relctl.epoch_ms(at) BETWEEN " + std::to_string(from) + " AND " + std::to_string(to);
+        check("from/to", {.from = from, .to = to}, window);
+        check("from", {.from = to}, "relctl.epoch_ms(at) >= " + std::to_string(to));
+        check("to", {.to = from}, "relctl.epoch_ms(at) <= " + std::to_string(from));
+
+        for (const AuditEvent& e :
+             q.auditPage({.filter = {.env = "staging", .reason = "DISPATCH_FROZEN"}}).events) {
+            QCOMPARE(e.outcome, std::string("rejected"));
+            QCOMPARE(e.job.value_or("-"), std::string("stage-9"));
+            QCOMPARE(e.operation, std::string("publish"));
+        }
+        const AuditEvent frozen = q.auditPage({.filter = {.operation = "freeze"}}).events.at(0);
+        QCOMPARE(frozen.actor.value_or("-"), std::string("Alice"));
+        QVERIFY(frozen.host && frozen.pid);
+
+        // The drop-downs list what the trail holds, sorted.
+        std::vector<std::string> operations, reasons;
+        for (const auto& r : db.rows("SELECT DISTINCT operation FROM relctl.events ORDER BY 1"))
+            operations.push_back(r[0]);
+        for (const auto& r :
+             db.rows("SELECT DISTINCT reason FROM relctl.events WHERE reason IS NOT NULL ORDER BY 1"))
+            reasons.push_back(r[0]);
+        QCOMPARE(q.operations(), operations);
+        QCOMPARE(q.reasons(), reasons);
+        QCOMPARE(reasons, (std::vector<std::string>{"DISPATCH_FROZEN", "STALE_GENERATION"}));
+
+        // Invalid input is refused as such.
+        QCOMPARE(errorOf([&] { q.auditPage({.limit = 0}); }), ExitCode::Usage);
+        QCOMPARE(errorOf([&] { q.auditPage({.limit = 5001}); }), ExitCode::Usage);
+        QCOMPARE(errorOf([&] { q.auditPage({.filter = {.from = to, .to = from}}); }), ExitCode::Usage);
+        QCOMPARE(q.auditPage({.limit = 5000}).events.size(), std::size_t(total));
+    }
+
+    void keysetPagesConcatenateWithoutGapsOrDuplicates()
+    {
+        TestDatabase db;
+        seedEvents(db, 5000);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const std::vector<std::int64_t> expected = idsWhere(db, "env = 'prod'");
+        QCOMPARE(expected.size(), std::size_t(1000));
+        int pages = 0;
+        const std::vector<std::int64_t> got = ids(allPages(q, {.env = "prod"}, 97, &pages));
+        QCOMPARE(pages, 11); // 10 full pages and 30 events
+        QCOMPARE(got, expected);
+        QCOMPARE(std::set<std::int64_t>(got.begin(), got.end()).size(), got.size());
+
+        // `more` at the boundary: exactly a page left is the last page.
+        AuditPage exact = q.auditPage({.filter = {.env = "prod"}, .limit = 1000});
+        QCOMPARE(exact.events.size(), std::size_t(1000));
+        QVERIFY(!exact.more);
+        AuditPage oneShort = q.auditPage({.filter = {.env = "prod"}, .limit = 999});
+        QVERIFY(oneShort.more);
+        AuditPage rest =
+            q.auditPage({.filter = {.env = "prod"}, .beforeId = oneShort.events.back().id, .limit = 1});
+        QCOMPARE(rest.events.size(), std::size_t(1));
+        QCOMPARE(rest.events[0].id, expected.back());
+        QVERIFY(!rest.more);
+        QVERIFY(q.auditPage({.filter = {.env = "prod"}, .beforeId = expected.back()}).events.empty());
+    }
+
+    void aPageIsFastOnAVolumeOfEvents()
+    {
+        // RELCTL_CONSOLE_EVENTS=1000000 measures at production scale.
+        const long long n = qEnvironmentVariableIsSet("RELCTL_CONSOLE_EVENTS")
+                                ? qEnvironmentVariableIntValue("RELCTL_CONSOLE_EVENTS")
+                                : 100000;
+        TestDatabase db;
+        seedEvents(db, n);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        q.operations(); // the connection and the catalogue are warm, as in a running console
+        // Each page holds what the same filter finds in SQL, up to the limit of 500.
+        // (QCOMPARE returns from the lambda: the page is handed out through `page`.)
+        const auto timed = [&](const char* what, const AuditPageRequest& request,
+                               const std::string& predicate, AuditPage& page) {
+            // The first read of freshly inserted rows also sets their hint bits
+            // (a write); repeats show the steady state of an aged trail.
+            qint64 ms[3];
+            for (qint64& t : ms) {
+                QElapsedTimer timer;
+                timer.start();
+                page = q.auditPage(request);
+                t = timer.elapsed();
+            }
+            qInfo("%lld events, %s: %zu events in %lld ms, then %lld and %lld ms", n, what,
+                  page.events.size(), static_cast<long long>(ms[0]), static_cast<long long>(ms[1]),
+                  static_cast<long long>(ms[2]));
+            const long long matching = db.count("SELECT count(*) FROM relctl.events WHERE " + predicate);
+            QCOMPARE(page.events.size(), std::size_t(std::min(matching, 500LL)));
+            QCOMPARE(page.more, matching > 500);
+            QVERIFY2(ms[0] < 2000, what); // a sanity bound only; see the figures printed
+        };
+        AuditPage first, filtered, other;
+        timed("first page", {}, "true", first);
+        QCOMPARE(first.events.at(0).id, std::int64_t(n));
+        timed("env + reason", {.filter = {.env = "prod", .reason = "STALE_GENERATION"}},
+              "env = 'prod' AND reason = 'STALE_GENERATION'", filtered);
+        for (const AuditEvent& e : filtered.events)
+            QVERIFY(e.env == "prod" && e.reason == "STALE_GENERATION");
+        timed("env + reason, from the middle",
+              {.filter = {.env = "prod", .reason = "STALE_GENERATION"}, .beforeId = n / 2},
+              "env = 'prod' AND reason = 'STALE_GENERATION' AND id < " + std::to_string(n / 2), other);
+        timed("operation", {.filter = {.operation = "publish"}}, "operation = 'publish'", other);
+        QElapsedTimer timer;
+        timer.start();
+        QCOMPARE(q.reasons().size(), std::size_t(4));
+        qInfo("%lld events, reasons(): %lld ms", n, static_cast<long long>(timer.elapsed()));
+    }
+
+    void timelineShowsOverlappingLeasesAndMarkers()
+    {
+        TestDatabase db;
+        cli(db, {"env", "add", "prod"});
+        cli(db, {"env", "add", "staging"});
+        cli(db, {"env", "add", "test"});
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const EpochMs start = q.environments().at(0).serverNow;
+        const std::string released = acquire(db, "prod", "job-a", 1);
+        cli(db, {"lease", "release", "--lease", released});
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const EpochMs afterFirst = q.environments().at(0).serverNow;
+        const std::string expired = acquire(db, "prod", "job-b", 2, "1s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        acquire(db, "prod", "job-c", 3);
+        QCOMPARE(cli(db, {"lease", "revoke", "--env", "prod", "--by", "ops", "--reason", "stuck"}).exitCode,
+                 0);
+        QCOMPARE(cli(db, {"publish", "--lease", expired}).exitCode, 5); // LEASE_SUPERSEDED
+        const std::string live = acquire(db, "prod", "job-d", 4);
+        QCOMPARE(cli(db, {"publish", "--lease", live}).exitCode, 0);
+        // Policy newest: of two waiters, the lower is superseded at once.
+        cli(db, {"env", "set", "staging", "--policy", "newest"});
+        acquire(db, "staging", "holder", 1);
+        auto low = waiter(db, "staging", "low", 2);
+        awaitRow(q, "staging", [](const EnvironmentRow& r) { return r.queueLength == 1; });
+        auto high = waiter(db, "staging", "high", 3);
+        QVERIFY(low->waitForFinished(20000));
+        QCOMPARE(low->exitCode(), 4);
+        const EpochMs end = q.environments().at(0).serverNow;
+
+        TimelineSlice all = q.timeline(start, end);
+        QCOMPARE(all.environments, (std::vector<std::string>{"prod", "staging", "test"}));
+        QVERIFY(all.serverNow >= end);
+        std::vector<std::string> endings;
+        for (const LeaseSpan& l : all.leases)
+            endings.push_back(l.env + ":" + l.job + ":" + l.ending);
+        QCOMPARE(endings,
+                 (std::vector<std::string>{"prod:job-a:released", "prod:job-b:expired", "prod:job-c:revoked",
+                                           "prod:job-d:live", "staging:holder:live"}));
+        const LeaseSpan& b = all.leases[1];
+        QCOMPARE(b.token, std::int64_t(2));
+        QCOMPARE(b.generation, std::int64_t(2));
+        QCOMPARE(b.release, std::string("r2"));
+        QVERIFY(b.endsAt - b.acquiredAt >= 999 && b.endsAt - b.acquiredAt <= 1001); // its expiry: a 1 s TTL
+
+        std::set<std::string> kinds;
+        std::string previous;
+        EpochMs previousAt = 0;
+        for (const TimelineMarker& m : all.markers) {
+            kinds.insert(m.kind);
+            QVERIFY(m.at >= start && m.at <= end);
+            QVERIFY(m.env > previous || (m.env == previous && m.at >= previousAt)); // by env, then at
+            previous = m.env;
+            previousAt = m.at;
+            QVERIFY((m.kind == "queued") == (m.eventId == 0));
+        }
+        QCOMPARE(kinds, (std::set<std::string>{"operator", "publish", "queued", "refusal", "superseded"}));
+        const auto has = [&](const std::string& kind, const std::string& label) {
+            return std::any_of(all.markers.begin(), all.markers.end(), [&](const TimelineMarker& m) {
+                return m.kind == kind && m.label.find(label) != std::string::npos;
+            });
+        };
+        QVERIFY(has("refusal", "LEASE_SUPERSEDED job-b"));
+        QVERIFY(has("publish", "r4 job-d"));
+        QVERIFY(has("operator", "revoke ops"));
+        QVERIFY(has("operator", "env-set"));
+        QVERIFY(has("superseded", "SUPERSEDED low"));
+        QVERIFY(has("queued", "high"));
+        QVERIFY(has("queued", "low"));
+
+        // A window after the first lease ended leaves it out; one before everything holds nothing.
+        TimelineSlice later = q.timeline(afterFirst, end);
+        QCOMPARE(later.leases.size(), std::size_t(4));
+        QCOMPARE(later.leases[0].job, std::string("job-b"));
+        TimelineSlice before = q.timeline(start - 60000, start - 1000);
+        QVERIFY(before.leases.empty() && before.markers.empty());
+        QCOMPARE(before.environments.size(), std::size_t(3));
+        QCOMPARE(errorOf([&] { q.timeline(end, start); }), ExitCode::Usage);
+        stop(*high);
+    }
+
+    void traceNamesTheLeaseThatBeatAStaleWrite()
+    {
+        TestDatabase db;
+        cli(db, {"env", "add", "prod"});
+        const std::string h8 = acquire(db, "prod", "job-8", 8, "1s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        const std::string h9 = acquire(db, "prod", "job-9", 9);
+        QCOMPARE(cli(db, {"--job-url", "https://ci.example/9", "publish", "--lease", h9}).exitCode, 0);
+        QCOMPARE(cli(db, {"publish", "--lease", h8}).exitCode, 4);
+
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const std::vector<AuditEvent> refusals =
+            q.auditPage({.filter = {.reason = "STALE_GENERATION"}}).events;
+        QCOMPARE(refusals.size(), std::size_t(1));
+        const std::optional<RefusalTrace> t = q.trace(refusals[0].id);
+        QVERIFY(t);
+        QCOMPARE(t->event.id, refusals[0].id);
+        QCOMPARE(t->event.job.value_or("-"), std::string("job-8"));
+        QVERIFY(t->lease);
+        QCOMPARE(t->lease->token, std::int64_t(1));
+        QCOMPARE(t->lease->job, std::string("job-8"));
+        QCOMPARE(t->lease->ending, std::string("expired"));
+        QVERIFY(t->supersededBy);
+        QCOMPARE(t->supersededBy->token, std::int64_t(2));
+        QCOMPARE(t->supersededBy->job, std::string("job-9"));
+        QCOMPARE(t->supersededBy->ending, std::string("live"));
+        QCOMPARE(t->supersedingHost.value_or("-"),
+                 db.scalar("SELECT host FROM relctl.leases WHERE token = 2"));
+        QCOMPARE(t->supersedingPid.value_or(0),
+                 std::stoll(db.scalar("SELECT pid FROM relctl.leases WHERE token = 2")));
+        QVERIFY(!t->supersedingJobUrl); // the acquire ran without --job-url
+        QCOMPARE(t->currentRelease.value_or("-"), std::string("r9"));
+        QCOMPARE(t->currentGeneration.value_or(0), std::int64_t(9));
+        QCOMPARE(t->currentJob.value_or("-"), std::string("job-9"));
+        QVERIFY(t->publishedBeforeMs && *t->publishedBeforeMs >= 0);
+        QVERIFY(t->currentPublishedAt && *t->currentPublishedAt <= t->event.at);
+
+        const std::vector<AuditEvent> accepted =
+            q.auditPage({.filter = {.job = "job-9", .operation = "publish"}}).events;
+        QCOMPARE(accepted.size(), std::size_t(1));
+        QVERIFY(!q.trace(accepted[0].id));
+        QVERIFY(!q.trace(999999));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConsole)
+#include "test_console.moc"

@@ -1,0 +1,687 @@
+// Unit tests for the console's item models, fed with synthetic values: no
+// database. Every model is watched by QAbstractItemModelTester.
+
+#include "auditmodel.h"
+#include "environmentsmodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QBrush>
+#include <QBuffer>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QtTest>
+
+using relctl::ui::AuditModel;
+using relctl::ui::EnvironmentsModel;
+using EnvColumn = EnvironmentsModel::Column;
+using AuditColumn = AuditModel::Column;
+
+namespace {
+
+constexpr relctl::EpochMs serverNow = 1'700'000'000'000; // 2023-11-14T22:13:20Z
+
+relctl::EnvironmentRow environment(const std::string& name)
+{
+    relctl::EnvironmentRow r;
+    r.name = name;
+    r.policy = "ordered";
+    r.supersede = "auto";
+    r.serialization = "enforced";
+    r.serverNow = serverNow;
+    return r;
+}
+
+// prod: published, leased (90 s left), queued, frozen. staging: nothing yet.
+std::vector<relctl::EnvironmentRow> twoEnvironments()
+{
+    auto prod = environment("prod");
+    prod.currentRelease = "1.4.2";
+    prod.currentGeneration = 7;
+    prod.publishedBy = "deploy-41";
+    prod.publishedAt = serverNow - 60'000;
+    prod.holderJob = "deploy-42";
+    prod.holderRelease = "1.4.3";
+    prod.holderToken = 12;
+    prod.leaseExpiresAt = serverNow + 90'000;
+    prod.queueLength = 3;
+    prod.pendingSupersessions = 1;
+    prod.frozen = true;
+    prod.frozenBy = "alice";
+    prod.frozenReason = "change freeze";
+    return {prod, environment("staging")};
+}
+
+std::vector<relctl::EnvironmentRow> named(std::initializer_list<const char*> names)
+{
+    std::vector<relctl::EnvironmentRow> rows;
+    for (const char* n : names)
+        rows.push_back(environment(n));
+    return rows;
+}
+
+QString cell(const QAbstractItemModel& m, int row, EnvColumn column, int role = Qt::DisplayRole)
+{
+    return m.data(m.index(row, int(column)), role).toString();
+}
+
+relctl::AuditEvent syntheticEvent(std::int64_t id)
+{
+    relctl::AuditEvent e;
+    e.id = id;
+    e.at = serverNow + id;
+    e.env = "prod";
+    e.operation = "publish";
+    e.outcome = id % 10 == 0 ? "rejected" : "accepted";
+    if (id % 10 == 0) {
+        e.reason = "stale_generation";
+        e.currentRelease = "1.4.2";
+        e.currentGeneration = 7;
+        e.currentToken = 12;
+    }
+    e.job = "deploy-" + std::to_string(id);
+    e.release = "1.4." + std::to_string(id % 100);
+    e.generation = id;
+    e.token = id;
+    return e;
+}
+
+// Events firstId, firstId - 1, ...: newest first, like the server's pages.
+relctl::AuditPage page(std::int64_t firstId, int count, bool more)
+{
+    relctl::AuditPage p;
+    for (int i = 0; i < count; ++i)
+        p.events.push_back(syntheticEvent(firstId - i));
+    p.more = more;
+    return p;
+}
+
+struct Request
+{
+    quint64 serial;
+    relctl::AuditPageRequest request;
+};
+
+// Records fetchRequested without QSignalSpy, which would need the value type
+// registered as a metatype just to copy it into a QVariant.
+std::vector<Request>& record(AuditModel& model, std::vector<Request>& requests)
+{
+    QObject::connect(&model, &AuditModel::fetchRequested, &model,
+                     [&requests](quint64 serial, const relctl::AuditPageRequest& r) {
+                         requests.push_back({serial, r});
+                     });
+    return requests;
+}
+
+QByteArray exportCsv(const AuditModel& model)
+{
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
+    if (!model.exportCsv(buffer))
+        return {};
+    return buffer.data();
+}
+
+constexpr auto fatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
+
+} // namespace
+
+class TestModels final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void environmentsDisplay()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(twoEnvironments());
+
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), 10);
+        QCOMPARE(model.headerData(int(EnvColumn::ExpiresIn), Qt::Horizontal).toString(),
+                 QStringLiteral("Expires in"));
+        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("prod"));
+        QCOMPARE(cell(model, 0, EnvColumn::CurrentRelease), QStringLiteral("1.4.2"));
+        QCOMPARE(model.data(model.index(0, int(EnvColumn::Generation))).toLongLong(), 7);
+        QCOMPARE(cell(model, 0, EnvColumn::PublishedBy), QStringLiteral("deploy-41"));
+        QCOMPARE(cell(model, 0, EnvColumn::PublishedAt),
+                 QDateTime::fromMSecsSinceEpoch(serverNow - 60'000)
+                     .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+        QCOMPARE(cell(model, 0, EnvColumn::LeaseHolder), QStringLiteral("deploy-42"));
+        QCOMPARE(cell(model, 0, EnvColumn::ExpiresIn), QStringLiteral("1m 30s"));
+        QCOMPARE(model.data(model.index(0, int(EnvColumn::Queue))).toLongLong(), 3);
+        QCOMPARE(cell(model, 0, EnvColumn::Policy), QStringLiteral("ordered"));
+        QCOMPARE(cell(model, 0, EnvColumn::Frozen), QStringLiteral("frozen"));
+
+        // Nothing published, no lease: blank cells, not zeros.
+        QVERIFY(!model.data(model.index(1, int(EnvColumn::CurrentRelease))).isValid());
+        QVERIFY(!model.data(model.index(1, int(EnvColumn::Generation))).isValid());
+        QVERIFY(!model.data(model.index(1, int(EnvColumn::ExpiresIn))).isValid());
+        QCOMPARE(cell(model, 1, EnvColumn::Frozen), QString());
+
+        const QModelIndex anyCell = model.index(0, int(EnvColumn::Queue));
+        QCOMPARE(model.data(anyCell, EnvironmentsModel::Roles::EnvironmentName).toString(),
+                 QStringLiteral("prod"));
+        QCOMPARE(model.data(anyCell, EnvironmentsModel::Roles::Frozen).toBool(), true);
+        QCOMPARE(model.data(anyCell, EnvironmentsModel::Roles::ExpiresAtMs).toLongLong(), serverNow + 90'000);
+        QCOMPARE(model.data(anyCell, EnvironmentsModel::Roles::HolderToken).toLongLong(), 12);
+        QVERIFY(!model.data(model.index(1, 0), EnvironmentsModel::Roles::ExpiresAtMs).isValid());
+    }
+
+    void environmentsToolTips()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(twoEnvironments());
+
+        QCOMPARE(cell(model, 0, EnvColumn::Frozen, Qt::ToolTipRole),
+                 QStringLiteral("Frozen by alice: change freeze"));
+        const QString holder = cell(model, 0, EnvColumn::LeaseHolder, Qt::ToolTipRole);
+        QVERIFY2(holder.contains(QLatin1String("release 1.4.3")) &&
+                     holder.contains(QLatin1String("token 12")),
+                 qPrintable(holder));
+        QVERIFY(cell(model, 0, EnvColumn::Queue, Qt::ToolTipRole).contains(QLatin1String("1 supersession")));
+        QVERIFY(cell(model, 0, EnvColumn::Policy, Qt::ToolTipRole)
+                    .contains(QLatin1String("Serialization: enforced")));
+        QCOMPARE(cell(model, 1, EnvColumn::LeaseHolder, Qt::ToolTipRole), QStringLiteral("No live lease"));
+        QCOMPARE(cell(model, 1, EnvColumn::Frozen, Qt::ToolTipRole), QStringLiteral("Not frozen"));
+    }
+
+    void environmentsUpdateInPlace()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(twoEnvironments());
+        const QPersistentModelIndex selected = model.index(1, 0);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removes(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+
+        auto rows = twoEnvironments();
+        rows[1].currentRelease = "2.0.0";
+        rows[0].frozen = false;
+        model.setEnvironments(rows);
+
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(inserts.count(), 0);
+        QCOMPARE(removes.count(), 0);
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(cell(model, 1, EnvColumn::CurrentRelease), QStringLiteral("2.0.0"));
+        QCOMPARE(cell(model, 0, EnvColumn::Frozen), QString());
+        QVERIFY(selected.isValid());
+        QCOMPARE(selected.row(), 1);
+    }
+
+    void environmentsAddAndRemove()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(named({"a", "b", "c"}));
+        const QPersistentModelIndex c = model.index(2, 0);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removes(&model, &QAbstractItemModel::rowsRemoved);
+
+        model.setEnvironments(named({"a", "c", "d"}));
+
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(removes.count(), 1);
+        QCOMPARE(removes.at(0).at(1).toInt(), 1); // b
+        QCOMPARE(inserts.count(), 1);
+        QCOMPARE(inserts.at(0).at(1).toInt(), 2); // d
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(cell(model, 2, EnvColumn::Environment), QStringLiteral("d"));
+        QVERIFY(c.isValid()); // the selection follows its environment
+        QCOMPARE(c.row(), 1);
+        QCOMPARE(c.data().toString(), QStringLiteral("c"));
+
+        // New first row, emptied table.
+        model.setEnvironments(named({"0", "a", "c", "d"}));
+        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("0"));
+        QCOMPARE(c.row(), 2);
+        model.setEnvironments({});
+        QCOMPARE(model.rowCount(), 0);
+        QCOMPARE(resets.count(), 0);
+
+        // The same names in another order: only a reset says that honestly.
+        model.setEnvironments(named({"a", "c"}));
+        model.setEnvironments(named({"c", "a"}));
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("c"));
+    }
+
+    void countdownTicks()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        auto rows = twoEnvironments();
+        rows[0].leaseExpiresAt = serverNow + 1'200;
+        model.setEnvironments(rows);
+        const QModelIndex expires = model.index(0, int(EnvColumn::ExpiresIn));
+        QCOMPARE(expires.data().toString(), QStringLiteral("2s"));
+        const qint64 before = expires.data(EnvironmentsModel::Roles::RemainingMs).toLongLong();
+        QCOMPARE(before, 1'200);
+
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        QTest::qSleep(300); // tick() follows the local steady clock
+        model.tick();
+        QCOMPARE(changes.count(), 1);
+        const auto topLeft = changes.at(0).at(0).value<QModelIndex>();
+        const auto bottomRight = changes.at(0).at(1).value<QModelIndex>();
+        QCOMPARE(topLeft.column(), int(EnvColumn::ExpiresIn));
+        QCOMPARE(bottomRight.column(), int(EnvColumn::ExpiresIn));
+        QCOMPARE(topLeft.row(), 0);
+        QCOMPARE(bottomRight.row(), 1);
+        QVERIFY(expires.data(EnvironmentsModel::Roles::RemainingMs).toLongLong() <= before - 300);
+        QCOMPARE(expires.data().toString(), QStringLiteral("1s"));
+
+        model.setNow(serverNow + 1'200);
+        QCOMPARE(expires.data().toString(), QStringLiteral("expired"));
+        model.setNow(serverNow + 60'000);
+        QCOMPARE(expires.data().toString(), QStringLiteral("expired"));
+        QVERIFY(!model.index(1, int(EnvColumn::ExpiresIn)).data().isValid()); // no lease: blank
+        QCOMPARE(changes.count(), 3);
+    }
+
+    void countdownFormat_data()
+    {
+        QTest::addColumn<qint64>("remainingMs");
+        QTest::addColumn<QString>("text");
+        QTest::addRow("past") << qint64(-5'000) << QStringLiteral("expired");
+        QTest::addRow("zero") << qint64(0) << QStringLiteral("expired");
+        QTest::addRow("1 ms rounds up") << qint64(1) << QStringLiteral("1s");
+        QTest::addRow("59 s") << qint64(59'000) << QStringLiteral("59s");
+        QTest::addRow("just over 59 s") << qint64(59'001) << QStringLiteral("1m 00s");
+        QTest::addRow("61 s") << qint64(61'000) << QStringLiteral("1m 01s");
+        QTest::addRow("one hour") << qint64(3'600'000) << QStringLiteral("1h 00m");
+        QTest::addRow("over an hour") << qint64(3'725'000) << QStringLiteral("1h 02m"); // minutes truncate
+    }
+
+    void countdownFormat()
+    {
+        QFETCH(qint64, remainingMs);
+        QFETCH(QString, text);
+        QCOMPARE(EnvironmentsModel::formatCountdown(remainingMs), text);
+    }
+
+    void auditIdleUntilFiltered()
+    {
+        AuditModel model;
+        std::vector<Request> requests;
+        record(model, requests);
+        QAbstractItemModelTester tester(&model, fatal); // calls fetchMore() itself
+        QVERIFY(!model.canFetchMore({}));
+        model.fetchMore({});
+        QVERIFY(requests.empty());
+    }
+
+    void auditFirstPageRequest()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        relctl::AuditFilter filter;
+        filter.env = "prod";
+        filter.reason = "stale_generation";
+        model.setFilter(filter);
+        QVERIFY(model.canFetchMore({}));
+        model.fetchMore({});
+        model.fetchMore({});
+
+        QCOMPARE(requests.size(), std::size_t(1));
+        QCOMPARE(requests[0].request.filter.env, std::optional<std::string>("prod"));
+        QCOMPARE(requests[0].request.filter.reason, std::optional<std::string>("stale_generation"));
+        QVERIFY(!requests[0].request.filter.job);
+        QVERIFY(!requests[0].request.beforeId);
+        QCOMPARE(requests[0].request.limit, 500);
+    }
+
+    void auditRequestQueued()
+    {
+        // The worker lives on another thread: the request must survive a queued connection.
+        AuditModel model;
+        std::vector<Request> requests;
+        QObject::connect(
+            &model, &AuditModel::fetchRequested, &model,
+            [&requests](quint64 serial, const relctl::AuditPageRequest& r) {
+                requests.push_back({serial, r});
+            },
+            Qt::QueuedConnection);
+        relctl::AuditFilter filter;
+        filter.text = "deploy";
+        model.setFilter(filter);
+        QVERIFY(requests.empty());
+        QTRY_COMPARE(requests.size(), std::size_t(1));
+        QCOMPARE(requests[0].request.filter.text, std::optional<std::string>("deploy"));
+    }
+
+    void auditAppendAndNextPage()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+
+        QVERIFY(model.appendPage(requests.back().serial, page(10'000, 500, true)));
+        QCOMPARE(model.rowCount(), 500);
+        QCOMPARE(inserts.count(), 1);
+        QCOMPARE(inserts.at(0).at(1).toInt(), 0);
+        QCOMPARE(inserts.at(0).at(2).toInt(), 499);
+        QVERIFY(model.canFetchMore({}));
+
+        model.fetchMore({});
+        model.fetchMore({});
+        QCOMPARE(requests.size(), std::size_t(2));
+        QCOMPARE(requests[1].request.beforeId, std::optional<std::int64_t>(9'501));
+        QVERIFY(requests[1].serial != requests[0].serial);
+        QVERIFY(!model.appendPage(requests[0].serial, page(9'500, 10, true))); // answered already
+        QVERIFY(model.appendPage(requests[1].serial, page(9'500, 500, true)));
+        QCOMPARE(model.rowCount(), 1'000);
+    }
+
+    void auditStalePageDropped()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        relctl::AuditFilter prod;
+        prod.env = "prod";
+        model.setFilter(prod);
+        model.setFilter({});
+        QCOMPARE(requests.size(), std::size_t(2));
+        QVERIFY(!requests[1].request.filter.env);
+
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        QVERIFY(!model.appendPage(requests[0].serial, page(100, 50, true))); // answers the prod filter
+        QCOMPARE(model.rowCount(), 0);
+        QCOMPARE(inserts.count(), 0);
+        QVERIFY(model.hasPendingRequest());
+        QVERIFY(model.appendPage(requests[1].serial, page(100, 50, true)));
+        QCOMPARE(model.rowCount(), 50);
+    }
+
+    void auditEndOfList()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, page(100, 40, false)));
+        QVERIFY(!model.canFetchMore({}));
+        model.fetchMore({});
+        QCOMPARE(requests.size(), std::size_t(1));
+
+        // An empty page ends the list even if it claims more, or views would loop.
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{{}, true}));
+        QVERIFY(!model.canFetchMore({}));
+    }
+
+    void auditOutOfOrderEventsDropped()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, page(100, 10, true)));
+        model.fetchMore({});
+        auto overlapping = page(91, 10, false); // 91 is loaded already
+        overlapping.events.insert(overlapping.events.begin() + 5, syntheticEvent(99));
+        QTest::ignoreMessage(QtWarningMsg, "AuditModel: dropped 2 out-of-order audit event(s)");
+        QVERIFY(model.appendPage(requests.back().serial, overlapping));
+        QCOMPARE(model.rowCount(), 19);
+        QCOMPARE(model.eventAt(10)->id, 90);
+        QCOMPARE(model.rowForEvent(82), std::optional<int>(18));
+        QCOMPARE(model.rowForEvent(99), std::optional<int>(1));
+    }
+
+    void auditRequestFailedAllowsRetry()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        model.fetchMore({});
+        QCOMPARE(requests.size(), std::size_t(1));
+        model.requestFailed(requests[0].serial);
+        QVERIFY(!model.hasPendingRequest());
+        model.fetchMore({});
+        QCOMPARE(requests.size(), std::size_t(2));
+        QVERIFY(!requests[1].request.beforeId);
+        QVERIFY(!model.appendPage(requests[0].serial, page(10, 10, false)));
+    }
+
+    void auditAccessorsAndRoles()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        auto p = page(100, 20, true);
+        p.events.erase(p.events.begin() + 5); // a gap: id 95 does not exist
+        QVERIFY(model.appendPage(requests.back().serial, p));
+
+        QCOMPARE(model.rowForEvent(100), std::optional<int>(0));
+        QCOMPARE(model.rowForEvent(94), std::optional<int>(5));
+        QCOMPARE(model.rowForEvent(81), std::optional<int>(18));
+        QVERIFY(!model.rowForEvent(95));
+        QVERIFY(!model.rowForEvent(101));
+        QVERIFY(!model.rowForEvent(80));
+        QCOMPARE(model.eventAt(5)->id, 94);
+        QVERIFY(!model.eventAt(-1));
+        QVERIFY(!model.eventAt(19));
+
+        const int refusal = *model.rowForEvent(90);
+        const int accepted = *model.rowForEvent(91);
+        const auto at = [&](int row, AuditColumn c) { return model.index(row, int(c)); };
+        QCOMPARE(at(refusal, AuditColumn::Job).data(AuditModel::Roles::EventId).toLongLong(), 90);
+        QCOMPARE(at(refusal, AuditColumn::Job).data(AuditModel::Roles::Rejected).toBool(), true);
+        QCOMPARE(at(accepted, AuditColumn::Job).data(AuditModel::Roles::Rejected).toBool(), false);
+        QVERIFY(at(refusal, AuditColumn::Outcome).data(Qt::ForegroundRole).canConvert<QBrush>());
+        QVERIFY(at(refusal, AuditColumn::Reason).data(Qt::ForegroundRole).isValid());
+        QVERIFY(!at(refusal, AuditColumn::Job).data(Qt::ForegroundRole).isValid());
+        QVERIFY(!at(accepted, AuditColumn::Outcome).data(Qt::ForegroundRole).isValid());
+        QCOMPARE(at(refusal, AuditColumn::Current).data().toString(),
+                 QStringLiteral("release 1.4.2, generation 7, token 12"));
+        QCOMPARE(at(accepted, AuditColumn::Current).data().toString(), QString());
+        QCOMPARE(at(refusal, AuditColumn::Time).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("Event 90 at 2023-11-14T22:13:20.090Z (UTC)"));
+        QVERIFY(at(refusal, AuditColumn::Reason)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QLatin1String("stale_generation")));
+        QCOMPARE(model.headerData(int(AuditColumn::OpId), Qt::Horizontal).toString(),
+                 QStringLiteral("Op id"));
+    }
+
+    void auditHundredThousandEvents()
+    {
+        AuditModel model;
+        std::vector<Request> requests;
+        record(model, requests);
+        constexpr int total = 100'000;
+        constexpr int pageSize = 500;
+        QElapsedTimer timer;
+        qint64 loadNs = 0; // the model's share only: building the synthetic pages is not timed
+        model.setFilter({});
+        // The worker's part: answer each request with the page below beforeId.
+        while (model.canFetchMore({})) {
+            const Request r = requests.back();
+            const std::int64_t first = r.request.beforeId.value_or(total + 1) - 1;
+            const int count = int(std::min<std::int64_t>(pageSize, first));
+            auto next = page(first, count, first - count > 0);
+            timer.start();
+            const bool appended = model.appendPage(r.serial, std::move(next));
+            model.fetchMore({});
+            loadNs += timer.nsecsElapsed();
+            QVERIFY(appended);
+        }
+        const qint64 loadMs = loadNs / 1'000'000;
+        QCOMPARE(model.rowCount(), total);
+        QCOMPARE(requests.size(), std::size_t(total / pageSize));
+
+        timer.start();
+        for (std::int64_t id = 1; id <= total; id += 997) {
+            const auto row = model.rowForEvent(id);
+            QVERIFY(row);
+            QCOMPARE(*row, int(total - id));
+            QCOMPARE(model.eventAt(*row)->id, id);
+        }
+        QCOMPARE(model.rowForEvent(total), std::optional<int>(0));
+        QCOMPARE(model.rowForEvent(1), std::optional<int>(total - 1));
+        QVERIFY(!model.rowForEvent(total + 1));
+        const qint64 lookupMs = timer.elapsed();
+
+        // The tester walks every cell on every change; attached during the load
+        // it would make the load quadratic. It checks the loaded state instead.
+        timer.restart();
+        QAbstractItemModelTester tester(&model, fatal);
+        const qint64 testerMs = timer.elapsed();
+
+        timer.restart();
+        QBuffer sink;
+        sink.open(QIODevice::WriteOnly);
+        QVERIFY(model.exportCsv(sink));
+        const qint64 csvMs = timer.elapsed();
+        timer.restart();
+        sink.seek(0);
+        QVERIFY(model.exportJson(sink));
+        const qint64 jsonMs = timer.elapsed();
+        qInfo("%d events in %d pages: load %lld ms, %d lookups %lld ms, model tester pass %lld ms, "
+              "CSV export %lld ms, JSON export %lld ms",
+              total, total / pageSize, loadMs, total / 997 + 1, lookupMs, testerMs, csvMs, jsonMs);
+
+        model.setFilter({}); // a reset with the tester attached
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void csvQuoting_data()
+    {
+        QTest::addColumn<QString>("reason");
+        QTest::addColumn<QByteArray>("field");
+        QTest::addRow("plain") << QStringLiteral("stale_generation") << QByteArray("stale_generation");
+        QTest::addRow("comma") << QStringLiteral("a,b") << QByteArray("\"a,b\"");
+        QTest::addRow("quote") << QStringLiteral("say \"no\"") << QByteArray("\"say \"\"no\"\"\"");
+        QTest::addRow("newline") << QStringLiteral("two\nlines") << QByteArray("\"two\nlines\"");
+        QTest::addRow("carriage return") << QStringLiteral("a\r\nb") << QByteArray("\"a\r\nb\"");
+        QTest::addRow("non-ASCII") << QStringLiteral("gel\u00f6scht") << QByteArray("gel\xc3\xb6scht");
+    }
+
+    void csvQuoting()
+    {
+        QFETCH(QString, reason);
+        QFETCH(QByteArray, field);
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        relctl::AuditEvent e;
+        e.id = 7;
+        e.at = serverNow;
+        e.env = "prod";
+        e.operation = "publish";
+        e.outcome = "rejected";
+        e.reason = reason.toStdString();
+        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{{e}, false}));
+
+        const QByteArray header =
+            "id,at,env,operation,outcome,reason,job,release,generation,token,current_token,"
+            "current_generation,current_release,op_id,host,pid,job_url,actor\r\n";
+        // Absent values are empty fields: the 12 after the reason.
+        const QByteArray row =
+            "7,2023-11-14T22:13:20.000Z,prod,publish,rejected," + field + ",,,,,,,,,,,,\r\n";
+        QCOMPARE(exportCsv(model), header + row);
+    }
+
+    void jsonExport()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        auto full = syntheticEvent(20); // a refusal: every current_* present
+        full.opId = "0b6f7c1e-2f4e-4c1e-9d55-1d2b0c7c9a10";
+        full.host = "ci-runner-3";
+        full.pid = 4242;
+        full.jobUrl = "https://ci.example/jobs/20";
+        full.actor = "alice";
+        full.token = 9'007'199'254'740'993; // above 2^53: must not pass through a double
+        auto sparse = syntheticEvent(19);
+        sparse.job.reset();
+        sparse.release.reset();
+        sparse.generation.reset();
+        sparse.token.reset();
+        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{{full, sparse}, false}));
+
+        QBuffer buffer;
+        buffer.open(QIODevice::WriteOnly);
+        QVERIFY(model.exportJson(buffer));
+        QVERIFY(buffer.data().contains("\"token\":9007199254740993"));
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(buffer.data(), &error);
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        QVERIFY(doc.isArray());
+        const QJsonArray events = doc.array();
+        QCOMPARE(events.size(), 2);
+
+        QStringList expected{QStringLiteral("id"),
+                             QStringLiteral("at"),
+                             QStringLiteral("env"),
+                             QStringLiteral("operation"),
+                             QStringLiteral("outcome"),
+                             QStringLiteral("reason"),
+                             QStringLiteral("job"),
+                             QStringLiteral("release"),
+                             QStringLiteral("generation"),
+                             QStringLiteral("token"),
+                             QStringLiteral("current_token"),
+                             QStringLiteral("current_generation"),
+                             QStringLiteral("current_release"),
+                             QStringLiteral("op_id"),
+                             QStringLiteral("host"),
+                             QStringLiteral("pid"),
+                             QStringLiteral("job_url"),
+                             QStringLiteral("actor")};
+        expected.sort();
+        for (const auto& v : events)
+            QCOMPARE(v.toObject().keys(), expected); // keys() is sorted
+
+        const QJsonObject a = events[0].toObject();
+        QCOMPARE(a[QLatin1String("id")].toInteger(), 20);
+        QCOMPARE(a[QLatin1String("at")].toString(), QStringLiteral("2023-11-14T22:13:20.020Z"));
+        QCOMPARE(a[QLatin1String("outcome")].toString(), QStringLiteral("rejected"));
+        QCOMPARE(a[QLatin1String("reason")].toString(), QStringLiteral("stale_generation"));
+        QCOMPARE(a[QLatin1String("current_release")].toString(), QStringLiteral("1.4.2"));
+        QCOMPARE(a[QLatin1String("current_generation")].toInteger(), 7);
+        QCOMPARE(a[QLatin1String("current_token")].toInteger(), 12);
+        QCOMPARE(a[QLatin1String("op_id")].toString(),
+                 QStringLiteral("0b6f7c1e-2f4e-4c1e-9d55-1d2b0c7c9a10"));
+        QCOMPARE(a[QLatin1String("pid")].toInteger(), 4242);
+        QCOMPARE(a[QLatin1String("job_url")].toString(), QStringLiteral("https://ci.example/jobs/20"));
+        QCOMPARE(a[QLatin1String("actor")].toString(), QStringLiteral("alice"));
+
+        const QJsonObject b = events[1].toObject();
+        QCOMPARE(b[QLatin1String("id")].toInteger(), 19);
+        for (const char* name :
+             {"reason", "job", "release", "generation", "token", "current_token", "current_generation",
+              "current_release", "op_id", "host", "pid", "job_url", "actor"})
+            QVERIFY2(b[QLatin1String(name)].isNull(), name);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "test_models.moc"

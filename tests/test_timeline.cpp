@@ -1,0 +1,496 @@
+// Unit tests for the lease timeline: the geometry (time <-> pixels, zoom,
+// pan, ticks, lanes) on its own, then the widget's hit-testing, selection,
+// interaction and painting. No database: the widget is fed a TimelineSlice.
+// With RELCTL_BENCH=1, benchmarkPaint() reports how long a full paint takes.
+
+#include "timelinegeometry.h"
+#include "timelinewidget.h"
+
+#include <QImage>
+#include <QSignalSpy>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using relctl::ui::TimelineGeometry;
+using relctl::ui::TimelineWidget;
+
+namespace {
+
+constexpr double kDay = 24.0 * 3600 * 1000;
+constexpr relctl::EpochMs kBase = 1'700'000'123'456; // 2023-11-14, an arbitrary odd time
+
+TimelineGeometry geometry(double start, double span, double width)
+{
+    TimelineGeometry g;
+    g.setPlotWidth(width);
+    g.setRange(start, start + span);
+    return g;
+}
+
+relctl::LeaseSpan lease(const std::string& env, std::int64_t token, relctl::EpochMs from, relctl::EpochMs to,
+                        const char* ending = "released")
+{
+    return {env, token, "deploy-" + std::to_string(token), "v1." + std::to_string(token), token, from,
+            to,  ending};
+}
+
+relctl::TimelineMarker marker(std::int64_t id, const std::string& env, relctl::EpochMs at, const char* kind)
+{
+    return {id, env, at, kind, "stale generation"};
+}
+
+// `lanes` environments, each with `leasesPerLane` back-to-back leases and
+// `markersPerLane` markers of every kind spread over [from, from + span].
+relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane, relctl::EpochMs from,
+                               relctl::EpochMs span)
+{
+    static const char* endings[] = {"released", "released", "released", "expired", "revoked"};
+    static const char* kinds[] = {"publish", "refusal", "superseded", "queued", "operator"};
+    std::mt19937 random(42);
+    relctl::TimelineSlice slice;
+    slice.serverNow = from + span;
+    std::int64_t token = 1;
+    std::int64_t eventId = 1;
+    for (int l = 0; l < lanes; ++l) {
+        const std::string env = "env-" + std::to_string(100 + l);
+        slice.environments.push_back(env);
+        const relctl::EpochMs slot = span / leasesPerLane;
+        for (int i = 0; i < leasesPerLane; ++i) {
+            const relctl::EpochMs start =
+                from + i * slot + static_cast<relctl::EpochMs>(random() % (slot / 4 + 1));
+            const relctl::EpochMs length = slot / 2 + static_cast<relctl::EpochMs>(random() % (slot / 2 + 1));
+            const bool last = i == leasesPerLane - 1;
+            slice.leases.push_back(
+                lease(env, token++, start, start + length, last ? "live" : endings[random() % 5]));
+        }
+        for (int i = 0; i < markersPerLane; ++i) {
+            const relctl::EpochMs at =
+                from + static_cast<relctl::EpochMs>(random() % static_cast<unsigned>(span));
+            slice.markers.push_back(marker(eventId++, env, at, kinds[random() % 5]));
+        }
+        // As the query delivers them: by env, then time.
+        std::sort(slice.markers.end() - markersPerLane, slice.markers.end(),
+                  [](const auto& x, const auto& y) { return x.at < y.at; });
+    }
+    return slice;
+}
+
+} // namespace
+
+class TestTimeline final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void mapping_data()
+    {
+        QTest::addColumn<double>("span");
+        QTest::addColumn<double>("width");
+        QTest::addColumn<double>("time");
+        QTest::addRow("1 s over 800 px, start") << 1000.0 << 800.0 << 0.0;
+        QTest::addRow("1 s over 800 px, inside") << 1000.0 << 800.0 << 123.456;
+        QTest::addRow("1 h over 1600 px, end") << 3600e3 << 1600.0 << 3600e3;
+        QTest::addRow("1 h, left of the view") << 3600e3 << 1600.0 << -7200e3;
+        QTest::addRow("30 d over 333 px") << 30 * kDay << 333.0 << 17 * kDay + 1;
+        QTest::addRow("1 y over 1 px") << 365 * kDay << 1.0 << 200 * kDay;
+    }
+
+    void mapping()
+    {
+        QFETCH(double, span);
+        QFETCH(double, width);
+        QFETCH(double, time);
+        const auto g = geometry(static_cast<double>(kBase), span, width);
+        const double t = static_cast<double>(kBase) + time;
+        QCOMPARE(g.xForTime(g.startMs()), 0.0);
+        QVERIFY(std::abs(g.xForTime(g.endMs()) - width) < 1e-9 * width);
+        QVERIFY(std::abs(g.timeForX(g.xForTime(t)) - t) < 1e-3); // well below a millisecond
+        const double x = width * 0.37;
+        QVERIFY(std::abs(g.xForTime(g.timeForX(x)) - x) < 1e-6);
+    }
+
+    void zoomKeepsTimeUnderCursor_data()
+    {
+        QTest::addColumn<double>("fraction");
+        QTest::addColumn<double>("factor");
+        for (double fraction : {0.0, 0.25, 0.5, 0.9, 1.0})
+            for (double factor : {0.1, 0.8, 1.25, 2.0, 50.0})
+                QTest::addRow("x=%.2f factor=%.2f", fraction, factor) << fraction << factor;
+    }
+
+    void zoomKeepsTimeUnderCursor()
+    {
+        QFETCH(double, fraction);
+        QFETCH(double, factor);
+        auto g = geometry(static_cast<double>(kBase), kDay, 1200);
+        const double x = fraction * g.plotWidth();
+        const double before = g.timeForX(x);
+        g.zoomAround(x, factor);
+        QVERIFY(std::abs(g.spanMs() - kDay / factor) < 1e-6 * kDay);
+        QVERIFY2(std::abs(g.timeForX(x) - before) <= 1e-6 * g.spanMs(),
+                 qPrintable(QStringLiteral("moved by %1 ms").arg(g.timeForX(x) - before)));
+    }
+
+    void zoomStopsAtSpanLimits()
+    {
+        auto g = geometry(static_cast<double>(kBase), 60e3, 1000);
+        const double anchor = g.timeForX(250);
+        g.zoomAround(250, 1e6);
+        QCOMPARE(g.spanMs(), TimelineGeometry::kMinSpanMs);
+        QVERIFY(std::abs(g.timeForX(250) - anchor) < 1e-6 * g.spanMs());
+        g.zoomAround(250, 1e-9);
+        QCOMPARE(g.spanMs(), TimelineGeometry::kMaxSpanMs);
+    }
+
+    void panShiftsBothEnds()
+    {
+        auto g = geometry(static_cast<double>(kBase), 3600e3, 1200);
+        const double start = g.startMs(), end = g.endMs(), msPerPx = g.msPerPixel();
+        g.panByPixels(120); // dragging right shows earlier times
+        QCOMPARE(g.startMs() - start, -120 * msPerPx);
+        QCOMPARE(g.endMs() - end, -120 * msPerPx);
+        g.panByPixels(-300);
+        QCOMPARE(g.startMs() - start, 180 * msPerPx);
+        QCOMPARE(g.endMs() - end, 180 * msPerPx);
+    }
+
+    void ticks_data()
+    {
+        QTest::addColumn<double>("span");
+        QTest::addColumn<double>("width");
+        QTest::addColumn<QString>("sample"); // a character the labels must contain at this zoom
+        const double width = 1000;
+        QTest::addRow("2 s") << 2e3 << width << QStringLiteral(".");
+        QTest::addRow("15 s") << 15e3 << width << QStringLiteral(":");
+        QTest::addRow("2 min") << 120e3 << width << QStringLiteral(":");
+        QTest::addRow("45 min") << 2700e3 << width << QStringLiteral(":");
+        QTest::addRow("6 h") << 6 * 3600e3 << width << QStringLiteral(":");
+        QTest::addRow("1 d") << kDay << width << QStringLiteral(":");
+        QTest::addRow("3 d, narrow") << 3 * kDay << 400.0 << QStringLiteral(" ");
+        QTest::addRow("10 d") << 10 * kDay << width << QStringLiteral(" ");
+        QTest::addRow("60 d") << 60 * kDay << width << QStringLiteral(" ");
+        QTest::addRow("60 d, narrow (months)") << 60 * kDay << 200.0 << QString();
+        QTest::addRow("1 y") << 365 * kDay << width << QString();
+    }
+
+    void ticks()
+    {
+        QFETCH(double, span);
+        QFETCH(double, width);
+        QFETCH(QString, sample);
+        const auto g = geometry(static_cast<double>(kBase), span, width);
+        const auto ticks = g.niceTicks(80);
+        QVERIFY(!ticks.empty());
+        QVERIFY(ticks.size() <= static_cast<std::size_t>(width / 80) + 1);
+        QVERIFY2(ticks.front().major && !ticks.front().context.isEmpty(), "the first tick names the date");
+        for (std::size_t i = 0; i < ticks.size(); ++i) {
+            const auto& tick = ticks[i];
+            QVERIFY(tick.ms >= g.startMs() && tick.ms <= g.endMs());
+            QCOMPARE(tick.ms, std::round(tick.ms));
+            QVERIFY(!tick.label.isEmpty());
+            QVERIFY2(tick.label.contains(sample), qPrintable(tick.label));
+            if (i > 0) {
+                QVERIFY(tick.ms > ticks[i - 1].ms);
+                QVERIFY2(tick.x - ticks[i - 1].x >= 80 - 1e-6,
+                         qPrintable(QStringLiteral("%1 px apart").arg(tick.x - ticks[i - 1].x)));
+            }
+        }
+    }
+
+    void ticksMarkDayChanges()
+    {
+        // 23:00 to 01:00 UTC: the midnight tick carries the new date.
+        const double midnight = std::floor(static_cast<double>(kBase) / kDay) * kDay + kDay;
+        const auto g = geometry(midnight - 3600e3, 7200e3, 1000);
+        const auto ticks = g.niceTicks(80);
+        const auto atMidnight =
+            std::find_if(ticks.begin(), ticks.end(), [&](const auto& t) { return t.ms == midnight; });
+        QVERIFY(atMidnight != ticks.end());
+        QVERIFY(atMidnight->major);
+        QCOMPARE(atMidnight->context, QStringLiteral("2023-11-15"));
+        QCOMPARE(atMidnight->label, QStringLiteral("00:00"));
+        QVERIFY(!(atMidnight - 1)->major);
+    }
+
+    void lanes()
+    {
+        TimelineGeometry g;
+        g.setLaneCount(3);
+        g.setViewportHeight(1000);
+        QCOMPARE(g.laneAt(g.plotTop() - 1), -1);
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(g.laneAt(g.laneTop(i)), i);
+            QCOMPARE(g.laneAt(g.laneTop(i) + g.laneHeight() - 0.5), i);
+            QCOMPARE(g.laneAt(g.markerY(i)), i);
+        }
+        QCOMPARE(g.laneAt(g.laneTop(3)), -1);
+        // Too many lanes for the viewport: scrolling moves them, clamped.
+        g.setLaneCount(50);
+        g.setViewportHeight(300);
+        g.ensureLaneVisible(40);
+        QVERIFY(g.laneTop(40) >= g.plotTop() && g.laneTop(40) + g.laneHeight() <= 300);
+        QCOMPARE(g.laneAt(g.laneTop(40) + 1), 40);
+        g.scrollLanesBy(-1e9);
+        QCOMPARE(g.laneScroll(), 0.0);
+    }
+
+    void hitTesting()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const auto at = g(w).timeForX(400);
+        // "prod" is the second lane; a refusal and a lease in it.
+        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(at)));
+        const auto pos = w.markerPosition(7);
+        QVERIFY(pos);
+        QCOMPARE(w.itemAt(pos->toPoint()).eventId(), qint64(7));
+        QCOMPARE(w.itemAt(pos->toPoint() + QPoint(3, 2)).eventId(), qint64(7)); // a few px off still hits
+        QVERIFY(w.itemAt(pos->toPoint() + QPoint(20, 0)).eventId() != 7);
+        QVERIFY(w.itemAt(pos->toPoint() + QPoint(-20, 0)).eventId() != 7);
+        QVERIFY(!w.itemAt(pos->toPoint() + QPoint(0, 20)).isMarker());
+
+        const int lane = g(w).laneAt(pos->y());
+        const QPoint onBar(static_cast<int>(g(w).plotLeft() + 200), static_cast<int>(g(w).barTop(lane) + 5));
+        const auto hit = w.itemAt(onBar);
+        QVERIFY(hit.isLease());
+        QCOMPARE(hit.lease->token, std::int64_t(11));
+        QCOMPARE(hit.lane, 1);
+        QVERIFY(!w.itemAt(QPoint(5, onBar.y())).isLease()); // the gutter holds names, not items
+    }
+
+    void tooltipsDescribeTheItem()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        const QPoint onMarker = w.markerPosition(7)->toPoint();
+        QHelpEvent markerHelp(QEvent::ToolTip, onMarker, w.mapToGlobal(onMarker));
+        QApplication::sendEvent(&w, &markerHelp);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("Refusal")), qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("stale generation")));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("event #7")));
+
+        const QPoint onBar(static_cast<int>(g(w).plotLeft() + 200), static_cast<int>(g(w).barTop(1) + 5));
+        QHelpEvent leaseHelp(QEvent::ToolTip, onBar, w.mapToGlobal(onBar));
+        QApplication::sendEvent(&w, &leaseHelp);
+        QTRY_VERIFY(QToolTip::text().contains(QStringLiteral("deploy-11")));
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("generation 11 \u00b7 token #11")),
+                 qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("live")));
+    }
+
+    void unorderedSliceStillHits()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
+        std::reverse(slice.markers.begin(), slice.markers.end());
+        std::reverse(slice.leases.begin(), slice.leases.end());
+        slice.environments.clear(); // lanes then come in order of appearance
+        w.setSlice(slice);
+        for (qint64 id : {5, 6, 7, 8})
+            QCOMPARE(w.itemAt(w.markerPosition(id)->toPoint()).eventId(), id);
+        const QPoint onBar(static_cast<int>(g(w).plotLeft() + 200), static_cast<int>(g(w).barTop(0) + 5));
+        QCOMPARE(w.itemAt(onBar).lease->token, std::int64_t(11)); // "prod" appeared first
+    }
+
+    void clickOnMarkerEmitsEventSelected()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        QSignalSpy selected(&w, &TimelineWidget::eventSelected);
+        QTest::mouseClick(&w, Qt::LeftButton, {}, w.markerPosition(7)->toPoint());
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected.at(0).at(0).toLongLong(), qint64(7));
+        QCOMPARE(w.selectedEvent(), qint64(7));
+        // A click on empty space selects nothing.
+        QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(w.width() - 5, w.height() - 5));
+        QCOMPARE(selected.count(), 1);
+    }
+
+    void selectEventScrollsIntoView()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        auto slice = smallSlice(kBase + 1800 * 1000);
+        const relctl::EpochMs later = kBase + 5 * 3600 * 1000;
+        slice.markers.push_back(marker(99, "staging", later, "publish"));
+        w.setSlice(slice);
+        QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
+        QSignalSpy selected(&w, &TimelineWidget::eventSelected);
+        w.selectEvent(99);
+        QCOMPARE(w.selectedEvent(), qint64(99));
+        QVERIFY(w.visibleFrom() < later && later < w.visibleTo());
+        QVERIFY(std::abs(g(w).xForTime(static_cast<double>(later)) - g(w).plotWidth() / 2) < 1);
+        QCOMPARE(range.count(), 1);
+        QCOMPARE(selected.count(), 0); // no echo back to the audit browser
+        QCOMPARE(w.itemAt(w.markerPosition(99)->toPoint()).eventId(), qint64(99));
+
+        // Not in the slice yet: centre on the time given, reveal when it arrives.
+        const relctl::EpochMs earlier = kBase - 10 * 3600 * 1000;
+        w.selectEvent(123, earlier);
+        QVERIFY(w.visibleFrom() < earlier && earlier < w.visibleTo());
+        slice.markers.push_back(marker(123, "prod", earlier, "refusal"));
+        w.setSlice(slice);
+        QVERIFY(w.markerPosition(123));
+    }
+
+    void wheelZoomsAroundCursor()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const double x = 250;
+        const double before = g(w).timeForX(x);
+        const double span = g(w).spanMs();
+        const QPointF pos(g(w).plotLeft() + x, 60);
+        QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
+        QWheelEvent wheel(pos, w.mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&w, &wheel);
+        QVERIFY(g(w).spanMs() < span);
+        QVERIFY(std::abs(g(w).timeForX(x) - before) <= 1e-6 * g(w).spanMs());
+        QCOMPARE(range.count(), 1);
+    }
+
+    void manualPanLeavesFollowNow()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        auto slice = smallSlice(kBase);
+        slice.serverNow = kBase + 60 * 1000;
+        w.setSlice(slice);
+        QSignalSpy follow(&w, &TimelineWidget::followNowChanged);
+        w.setFollowNow(true);
+        QVERIFY(w.followNow());
+        QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
+        QVERIFY(w.visibleTo() - slice.serverNow < g(w).spanMs() * 0.1); // now sits at the right edge
+        const auto to = w.visibleTo();
+
+        QTest::mousePress(&w, Qt::LeftButton, {}, QPoint(500, 80));
+        QTest::mouseMove(&w, QPoint(560, 80));
+        QTest::mouseMove(&w, QPoint(600, 80));
+        QTest::mouseRelease(&w, Qt::LeftButton, {}, QPoint(600, 80));
+        QVERIFY(!w.followNow());
+        QCOMPARE(follow.count(), 2);
+        QCOMPARE(follow.at(1).at(0).toBool(), false);
+        QVERIFY(w.visibleTo() < to); // dragged right: earlier times
+
+        QTest::keyClick(&w, Qt::Key_Home); // Home = follow now again
+        QVERIFY(w.followNow());
+        QTest::keyClick(&w, Qt::Key_Minus);
+        QVERIFY(!w.followNow());
+        QCOMPARE(follow.count(), 4);
+    }
+
+    void keyboard()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const double span = g(w).spanMs();
+        const double centre = g(w).timeForX(g(w).plotWidth() / 2);
+        QTest::keyClick(&w, Qt::Key_Plus);
+        QVERIFY(std::abs(g(w).spanMs() - span / 1.5) < 1e-6 * span);
+        QVERIFY(std::abs(g(w).timeForX(g(w).plotWidth() / 2) - centre) < 1e-6 * span);
+        const double start = g(w).startMs();
+        QTest::keyClick(&w, Qt::Key_Right);
+        QVERIFY(g(w).startMs() > start);
+        QTest::keyClick(&w, Qt::Key_Left);
+        QVERIFY(std::abs(g(w).startMs() - start) < 1e-6 * span);
+        QCOMPARE(w.focusPolicy(), Qt::StrongFocus);
+    }
+
+    void paintsTenThousandLeases()
+    {
+        TimelineWidget w;
+        w.resize(1600, 900);
+        const relctl::EpochMs span = 6 * 3600 * 1000;
+        w.setVisibleRange(kBase, kBase + span);
+        w.setSlice(bigSlice(10, 1000, 2000, kBase, span));
+        QImage image(1600, 900, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::transparent);
+        w.render(&image);
+        const QRgb first = image.pixel(0, 0);
+        bool varied = false;
+        for (int y = 0; y < image.height() && !varied; y += 3)
+            for (int x = 0; x < image.width() && !varied; x += 3)
+                varied = image.pixel(x, y) != first;
+        QVERIFY(varied);
+        // A live lease's color (the palette's highlight) made it into a lane.
+        const QRgb live = w.palette().color(QPalette::Highlight).rgb();
+        bool liveSeen = false;
+        for (int x = 120; x < image.width() && !liveSeen; ++x)
+            liveSeen = image.pixel(x, static_cast<int>(g(w).barTop(0) + 5)) == live;
+        QVERIFY(liveSeen);
+    }
+
+    void benchmarkPaint()
+    {
+        if (qEnvironmentVariable("RELCTL_BENCH") != QStringLiteral("1"))
+            QSKIP("set RELCTL_BENCH=1 to measure paint time");
+        TimelineWidget w;
+        w.resize(1600, 900);
+        const relctl::EpochMs span = 6 * 3600 * 1000;
+        auto slice = bigSlice(10, 1000, 2000, kBase, span);
+        QElapsedTimer arranging;
+        arranging.start();
+        w.setSlice(std::move(slice));
+        qInfo("setSlice (10,000 leases + 20,000 markers): %.2f ms",
+              static_cast<double>(arranging.nsecsElapsed()) / 1e6);
+        QImage image(1600, 900, QImage::Format_ARGB32_Premultiplied);
+        int saved = 0;
+        auto measure = [&](const char* what) {
+            std::vector<double> ms;
+            for (int i = 0; i < 30; ++i) {
+                QElapsedTimer timer;
+                timer.start();
+                w.render(&image);
+                ms.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
+            }
+            std::sort(ms.begin(), ms.end());
+            qInfo("%s: median %.2f ms, min %.2f ms, max %.2f ms (30 renders, 1600x900)", what,
+                  ms[ms.size() / 2], ms.front(), ms.back());
+            // To look at what was measured: RELCTL_BENCH_PNG=prefix saves it.
+            if (const QString prefix = qEnvironmentVariable("RELCTL_BENCH_PNG"); !prefix.isEmpty())
+                image.save(prefix + QString::number(++saved) + QStringLiteral(".png"));
+        };
+        w.setVisibleRange(kBase, kBase + span);
+        measure("10,000 leases + 20,000 markers in view");
+        w.setVisibleRange(kBase + span / 2, kBase + span / 2 + span / 50);
+        measure("zoomed in (labels drawn)");
+    }
+
+private:
+    static const TimelineGeometry& g(const TimelineWidget& w) { return w.timelineGeometry(); }
+
+    static void showSmall(TimelineWidget& w)
+    {
+        w.resize(1000, 300);
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+    }
+
+    // Three lanes; in "prod" a refusal (event 7) at `at`, and a lease around
+    // it that starts well before, with other markers more than 20 px away.
+    static relctl::TimelineSlice smallSlice(relctl::EpochMs at)
+    {
+        relctl::TimelineSlice slice;
+        slice.environments = {"dev", "prod", "staging"};
+        slice.serverNow = at;
+        slice.leases = {lease("dev", 10, at - 600000, at - 500000),
+                        lease("prod", 11, at - 3 * 3600 * 1000, at + 60000, "live")};
+        slice.markers = {marker(5, "dev", at, "publish"), marker(6, "prod", at - 300000, "publish"),
+                         marker(7, "prod", at, "refusal"), marker(8, "prod", at + 300000, "queued")};
+        return slice;
+    }
+};
+
+QTEST_MAIN(TestTimeline)
+#include "test_timeline.moc"

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "consoleworker.h"
+
+#include <QDialog>
+
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace relctl::ui {
+
+// The confirmation every operator action goes through: it names the action
+// and the environment, and requires the operator's name and (except for
+// approve and unfreeze) a reason, which the audit trail records.
+class ActionDialog final : public QDialog
+{
+    Q_OBJECT
+
+public:
+    ActionDialog(ConsoleAction action, const QString& description, QWidget* parent = nullptr);
+
+    ConsoleAction action() const;
+    static bool reasonRequired(ConsoleAction::Kind kind);
+
+private:
+    void validate();
+
+    ConsoleAction m_action;
+    QLineEdit* m_operator;
+    QPlainTextEdit* m_reason;
+    QPushButton* m_confirm;
+};
+
+// The operator's name: from the settings, defaulting to the OS user.
+QString operatorName();
+void setOperatorName(const QString& name);
+
+} // namespace relctl::ui

@@ -1,0 +1,74 @@
+#include "approvalsview.h"
+
+#include "actiondialog.h"
+
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace relctl::ui {
+
+ApprovalsView::ApprovalsView(QWidget* parent)
+    : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
+      m_deny(new QPushButton(tr("&Deny…"), this))
+{
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_approve);
+    buttons->addWidget(m_deny);
+    buttons->addStretch();
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_list);
+    layout->addLayout(buttons);
+    connect(m_approve, &QPushButton::clicked, this, [this] { decide(true); });
+    connect(m_deny, &QPushButton::clicked, this, [this] { decide(false); });
+    connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
+        m_approve->setEnabled(row >= 0);
+        m_deny->setEnabled(row >= 0);
+    });
+    setApprovals({});
+}
+
+void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
+{
+    m_rows = approvals;
+    m_list->clear();
+    for (const ApprovalRow& a : approvals)
+        m_list->addItem(tr("#%1 %2: %3 (%4, generation %5) would skip %6")
+                            .arg(a.id)
+                            .arg(a.env, a.winnerJob, a.winnerRelease)
+                            .arg(a.winnerGeneration)
+                            .arg(a.skipped.join(QStringLiteral(", "))));
+    if (approvals.isEmpty())
+        m_list->addItem(tr("No supersession request awaits a decision."));
+    m_list->setEnabled(!approvals.isEmpty());
+    m_approve->setEnabled(false);
+    m_deny->setEnabled(false);
+}
+
+int ApprovalsView::count() const
+{
+    return static_cast<int>(m_rows.size());
+}
+
+void ApprovalsView::decide(bool approve)
+{
+    const int row = m_list->currentRow();
+    if (row < 0 || row >= m_rows.size())
+        return;
+    const ApprovalRow& a = m_rows[row];
+    ConsoleAction action;
+    action.kind = approve ? ConsoleAction::Kind::Approve : ConsoleAction::Kind::Deny;
+    action.env = a.env;
+    action.request = a.id;
+    ActionDialog dialog(
+        action, approve ? tr("Approve supersession #%1").arg(a.id) : tr("Deny supersession #%1").arg(a.id),
+        this);
+    if (dialog.exec() == QDialog::Accepted) {
+        setOperatorName(dialog.action().by);
+        emit actionRequested(dialog.action());
+    }
+}
+
+} // namespace relctl::ui

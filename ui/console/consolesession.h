@@ -1,0 +1,61 @@
+#pragma once
+
+#include "consoleworker.h"
+#include "requesttracker.h"
+
+#include <QObject>
+#include <QThread>
+#include <QTimer>
+
+namespace relctl::ui {
+
+class AuditModel;
+class EnvironmentsModel;
+
+// Wires the worker (on its own thread) to the models and views (on the GUI
+// thread): every request carries a serial, and only the newest answer for a
+// view is applied. Events from the database trigger a debounced reload of
+// what is on screen; nothing is reloaded periodically.
+class ConsoleSession final : public QObject
+{
+    Q_OBJECT
+
+public:
+    ConsoleSession(const QString& conninfo, bool seedDemo, QObject* parent = nullptr);
+    ~ConsoleSession() override;
+
+    EnvironmentsModel* environments() const { return m_environments; }
+    AuditModel* audit() const { return m_audit; }
+    const ConnectionState& connection() const { return m_connection; }
+
+    void start();
+    void requestTimeline(qint64 fromMs, qint64 toMs);
+    void requestTrace(qint64 eventId);
+    void runAction(const ConsoleAction& action);
+    void reload();
+
+signals:
+    void connectionChanged(const ConnectionState& state);
+    void timelineReady(const relctl::TimelineSlice& slice);
+    void traceReady(const std::optional<relctl::RefusalTrace>& trace);
+    void approvalsReady(const QList<ApprovalRow>& approvals);
+    void actionFinished(bool ok, const QString& message);
+    void environmentsLoaded();
+    void failed(const QString& message);
+
+private:
+    void scheduleReload();
+
+    QThread m_thread;
+    ConsoleWorker* m_worker;
+    EnvironmentsModel* m_environments;
+    AuditModel* m_audit;
+    RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_approvalRequests,
+        m_actionRequests;
+    qint64 m_timelineFrom = 0, m_timelineTo = 0;
+    QTimer m_reload;
+    QTimer m_countdown;
+    ConnectionState m_connection;
+};
+
+} // namespace relctl::ui

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "consoleworker.h"
+
+#include <QWidget>
+
+class QTableView;
+class QToolButton;
+
+namespace relctl::ui {
+
+class EnvironmentsModel;
+
+// Every environment with its current release, lease holder (counting down),
+// queue and freeze, plus the operator actions on the selected one.
+class EnvironmentsView final : public QWidget
+{
+    Q_OBJECT
+
+public:
+    EnvironmentsView(EnvironmentsModel* model, QWidget* parent = nullptr);
+
+    // Actions need protocol version 2 (queue, revoke, freeze) in the database.
+    void setSchemaVersion(int version);
+    QTableView* table() const { return m_table; }
+
+signals:
+    void actionRequested(const ConsoleAction& action);
+
+private:
+    void updateActions();
+    QString selectedEnvironment() const;
+    void ask(ConsoleAction::Kind kind, const QString& description);
+
+    EnvironmentsModel* m_model;
+    QTableView* m_table;
+    QToolButton* m_freeze;
+    QToolButton* m_unfreeze;
+    QToolButton* m_revoke;
+    int m_schemaVersion = 0;
+};
+
+} // namespace relctl::ui

@@ -1,0 +1,236 @@
+#include "consoleworker.h"
+
+#include "demo.h"
+#include "relctl/database.h"
+#include "relctl/embedded.h"
+#include "relctl/error.h"
+#include "relctl/listener.h"
+
+#include <QElapsedTimer>
+#include <QSocketNotifier>
+#include <QTimer>
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+std::string s(const QString& q)
+{
+    return q.toStdString();
+}
+
+} // namespace
+
+ConsoleWorker::ConsoleWorker(QString conninfo, QObject* parent)
+    : QObject(parent), m_conninfo(std::move(conninfo)), m_retry(new QTimer(this))
+{
+    // A child: it moves to the worker's thread with the worker. Requests may
+    // arrive before start(); whichever comes first connects.
+    m_retry->setInterval(2000);
+    connect(m_retry, &QTimer::timeout, this, &ConsoleWorker::connectNow);
+    qRegisterMetaType<relctl::AuditPageRequest>();
+    qRegisterMetaType<relctl::AuditPage>();
+    qRegisterMetaType<relctl::TimelineSlice>();
+    qRegisterMetaType<std::vector<relctl::EnvironmentRow>>();
+    qRegisterMetaType<std::optional<relctl::RefusalTrace>>();
+    qRegisterMetaType<ConsoleAction>();
+    qRegisterMetaType<ConnectionState>();
+    qRegisterMetaType<QList<ApprovalRow>>();
+}
+
+ConsoleWorker::~ConsoleWorker() = default;
+
+void ConsoleWorker::start()
+{
+    if (!m_db)
+        connectNow();
+}
+
+void ConsoleWorker::connectNow()
+{
+    try {
+        if (m_conninfo.isEmpty()) {
+            if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
+                m_conninfo = QString::fromLocal8Bit(env);
+            else if (relctl::embeddedIsDefault())
+                m_conninfo = q(relctl::EmbeddedCluster::forCurrentUser().ensureRunning());
+        }
+        auto db = std::make_unique<relctl::Database>(s(m_conninfo));
+        if (m_seedDemo) {
+            seedDemoHistory(*db);
+            m_seedDemo = false;
+        }
+        QElapsedTimer timer;
+        timer.start();
+        const nlohmann::json info = db->serverInfo();
+        m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+        m_listener = std::make_unique<relctl::EventListener>(s(m_conninfo));
+        m_db = std::move(db);
+        m_notifier =
+            new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);
+        connect(m_notifier, &QSocketNotifier::activated, this, &ConsoleWorker::readEvents);
+        m_state.connected = true;
+        m_state.live = true;
+        m_state.message.clear();
+        m_state.server = QStringLiteral("PostgreSQL %1, database %2")
+                             .arg(q(info.value("server_version", std::string())),
+                                  q(info.value("database", std::string())));
+        m_state.schemaVersion = info.value("schema_version", nlohmann::json()).is_number()
+                                    ? info["schema_version"].get<int>()
+                                    : 0;
+        m_retry->stop();
+        emit connectionChanged(m_state);
+        // Nothing is kept for a disconnected listener: everything is re-read.
+        emit eventsArrived({});
+    } catch (const std::exception& e) {
+        dropConnection(q(e.what()));
+    }
+}
+
+void ConsoleWorker::dropConnection(const QString& why)
+{
+    delete m_notifier;
+    m_notifier = nullptr;
+    m_listener.reset();
+    m_db.reset();
+    const bool changed = m_state.connected || m_state.message != why;
+    m_state.connected = false;
+    m_state.live = false;
+    m_state.message = why;
+    if (changed)
+        emit connectionChanged(m_state);
+    if (!m_retry->isActive())
+        m_retry->start();
+}
+
+bool ConsoleWorker::ensureConnected()
+{
+    if (!m_db)
+        connectNow();
+    return m_db != nullptr;
+}
+
+void ConsoleWorker::readEvents()
+{
+    if (!m_listener)
+        return;
+    try {
+        const std::vector<std::string> envs = m_listener->take();
+        QStringList names;
+        for (const std::string& env : envs)
+            names << q(env);
+        if (!names.isEmpty())
+            emit eventsArrived(names);
+    } catch (const std::exception& e) {
+        dropConnection(q(e.what()));
+    }
+}
+
+template <typename F> void ConsoleWorker::guarded(quint64 serial, F&& body)
+{
+    if (!ensureConnected()) {
+        emit requestFailed(serial, m_state.message);
+        return;
+    }
+    QElapsedTimer timer;
+    timer.start();
+    try {
+        body();
+        m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    } catch (const relctl::Error& e) {
+        if (e.code() == relctl::ExitCode::Unavailable)
+            dropConnection(q(e.what()));
+        emit requestFailed(serial, q(e.what()));
+    } catch (const std::exception& e) {
+        emit requestFailed(serial, q(e.what()));
+    }
+}
+
+void ConsoleWorker::loadEnvironments(quint64 serial)
+{
+    guarded(serial, [&] { emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments()); });
+}
+
+void ConsoleWorker::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
+{
+    guarded(serial, [&] { emit auditPageLoaded(serial, relctl::ConsoleQueries(*m_db).auditPage(request)); });
+}
+
+void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+{
+    guarded(serial,
+            [&] { emit timelineLoaded(serial, relctl::ConsoleQueries(*m_db).timeline(fromMs, toMs)); });
+}
+
+void ConsoleWorker::loadTrace(quint64 serial, qint64 eventId)
+{
+    guarded(serial, [&] { emit traceLoaded(serial, relctl::ConsoleQueries(*m_db).trace(eventId)); });
+}
+
+void ConsoleWorker::loadApprovals(quint64 serial)
+{
+    guarded(serial, [&] {
+        const nlohmann::json reply = m_db->approvals(std::nullopt, false);
+        QList<ApprovalRow> rows;
+        for (const nlohmann::json& a : reply.at("approvals")) {
+            const nlohmann::json& w = a.at("winner");
+            ApprovalRow row;
+            row.id = a.at("id").get<qint64>();
+            row.env = q(a.at("env").get<std::string>());
+            row.winnerJob = q(w.value("job", std::string()));
+            row.winnerRelease = q(w.value("release", std::string()));
+            row.winnerGeneration = w.value("generation", qint64(0));
+            for (const nlohmann::json& c : a.at("skipped"))
+                row.skipped << QStringLiteral("%1 (generation %2)")
+                                   .arg(q(c.value("job", std::string())))
+                                   .arg(c.value("generation", qint64(0)));
+            row.openedAt = q(a.value("opened_at", std::string()));
+            rows << row;
+        }
+        emit approvalsLoaded(serial, rows);
+    });
+}
+
+void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
+{
+    if (!ensureConnected()) {
+        emit actionFinished(serial, false, m_state.message);
+        return;
+    }
+    try {
+        const std::string env = s(a.env), by = s(a.by), reason = s(a.reason);
+        switch (a.kind) {
+        case ConsoleAction::Kind::Approve:
+            m_db->decide(a.request, true, by, reason.empty() ? std::nullopt : std::optional(reason));
+            break;
+        case ConsoleAction::Kind::Deny:
+            m_db->decide(a.request, false, by, reason);
+            break;
+        case ConsoleAction::Kind::Revoke:
+            m_db->revoke(env, by, reason);
+            break;
+        case ConsoleAction::Kind::Freeze:
+            m_db->freeze(env, by, reason);
+            break;
+        case ConsoleAction::Kind::Unfreeze:
+            m_db->unfreeze(env, by);
+            break;
+        }
+        emit actionFinished(serial, true, QString());
+    } catch (const relctl::Error& e) {
+        if (e.code() == relctl::ExitCode::Unavailable)
+            dropConnection(q(e.what()));
+        emit actionFinished(serial, false, q(e.what()));
+    }
+}
+
+void ConsoleWorker::sleepOnServer(quint64 serial, double seconds)
+{
+    guarded(serial, [&] {
+        m_db->sleepOnServer(seconds);
+        emit slept(serial);
+    });
+}

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "metatypes.h"
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <memory>
+
+class QSocketNotifier;
+class QTimer;
+
+namespace relctl {
+class Database;
+class EventListener;
+} // namespace relctl
+
+// What an operator asks for; the worker turns it into one protocol call.
+struct ConsoleAction
+{
+    enum class Kind { Approve, Deny, Revoke, Freeze, Unfreeze };
+    Kind kind = Kind::Approve;
+    QString env;
+    qint64 request = 0; // the supersession request, for Approve/Deny
+    QString by;
+    QString reason;
+};
+Q_DECLARE_METATYPE(ConsoleAction)
+
+// A pending supersession request, as the approvals list shows it.
+struct ApprovalRow
+{
+    qint64 id = 0;
+    QString env;
+    QString winnerJob;
+    QString winnerRelease;
+    qint64 winnerGeneration = 0;
+    QStringList skipped; // "job (generation N)"
+    QString openedAt;
+};
+Q_DECLARE_METATYPE(ApprovalRow)
+Q_DECLARE_METATYPE(QList<ApprovalRow>)
+
+struct ConnectionState
+{
+    bool connected = false;
+    QString server;    // "PostgreSQL 15.x, database relctl"
+    double rttMs = 0;  // the last round trip
+    bool live = false; // listening for events
+    int schemaVersion = 0;
+    QString message; // why not connected
+};
+Q_DECLARE_METATYPE(ConnectionState)
+
+// Owns the console's database connections and runs every query, off the GUI
+// thread: create it, move it to a QThread, then invoke start() there. Results
+// come back as values through queued signals, tagged with the caller's serial
+// (see RequestTracker). Live updates: the event connection's socket is
+// watched by a QSocketNotifier created in this thread; a lost connection is
+// retried every two seconds and, once back, announced so views reload.
+class ConsoleWorker final : public QObject
+{
+    Q_OBJECT
+
+public:
+    // An empty conninfo means relctl's default: $RELCTL_DSN, libpq's PG*
+    // variables, else the embedded database (started by the worker).
+    explicit ConsoleWorker(QString conninfo, QObject* parent = nullptr);
+    ~ConsoleWorker() override;
+
+    // Seed the demo history after connecting (call before start()).
+    void setSeedDemo(bool seed) { m_seedDemo = seed; }
+
+public slots:
+    void start();
+    void loadEnvironments(quint64 serial);
+    void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request);
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs);
+    void loadTrace(quint64 serial, qint64 eventId);
+    void loadApprovals(quint64 serial);
+    void runAction(quint64 serial, const ConsoleAction& action);
+    // Runs pg_sleep on the worker's connection: lets tests prove the GUI
+    // thread is never blocked by a slow query.
+    void sleepOnServer(quint64 serial, double seconds);
+
+signals:
+    void connectionChanged(const ConnectionState& state);
+    void environmentsLoaded(quint64 serial, const std::vector<relctl::EnvironmentRow>& rows);
+    void auditPageLoaded(quint64 serial, const relctl::AuditPage& page);
+    void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
+    void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
+    void approvalsLoaded(quint64 serial, const QList<ApprovalRow>& approvals);
+    void actionFinished(quint64 serial, bool ok, const QString& message);
+    void requestFailed(quint64 serial, const QString& message);
+    void slept(quint64 serial);
+    // Events arrived for these environments (empty name: unknown).
+    void eventsArrived(const QStringList& environments);
+
+private:
+    bool ensureConnected();
+    void connectNow();
+    void dropConnection(const QString& why);
+    void readEvents();
+    template <typename F> void guarded(quint64 serial, F&& body);
+
+    QString m_conninfo;
+    bool m_seedDemo = false;
+    std::unique_ptr<relctl::Database> m_db;
+    std::unique_ptr<relctl::EventListener> m_listener;
+    QSocketNotifier* m_notifier = nullptr;
+    QTimer* m_retry = nullptr;
+    ConnectionState m_state;
+};

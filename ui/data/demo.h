@@ -1,0 +1,12 @@
+#pragma once
+
+namespace relctl {
+class Database;
+}
+
+// Seeds a demo history through the protocol itself (no SQL): environments
+// with different policies, releases racing, a stale write refused, an expired
+// lease superseded, a revoke, a freeze, waiting candidates. Idempotent: does
+// nothing when the database already has environments. Takes a few seconds
+// (it lets one lease expire); run it on the worker's thread.
+void seedDemoHistory(relctl::Database& db);

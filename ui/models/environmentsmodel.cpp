@@ -1,0 +1,314 @@
+#include "environmentsmodel.h"
+
+#include <QDateTime>
+#include <algorithm>
+#include <unordered_set>
+
+namespace relctl::ui {
+
+namespace {
+
+using Column = EnvironmentsModel::Column;
+
+QString text(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QVariant optionalText(const std::optional<std::string>& s)
+{
+    return s ? QVariant(text(*s)) : QVariant();
+}
+
+QString localTime(relctl::EpochMs ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+QVariant optionalTime(const std::optional<relctl::EpochMs>& ms)
+{
+    return ms ? QVariant(localTime(*ms)) : QVariant();
+}
+
+QVariant optionalNumber(const std::optional<std::int64_t>& n)
+{
+    return n ? QVariant(qint64(*n)) : QVariant();
+}
+
+QString orDash(const std::optional<std::string>& s)
+{
+    return s ? text(*s) : QStringLiteral("-");
+}
+
+QString toolTip(const relctl::EnvironmentRow& r, Column column)
+{
+    switch (column) {
+    case Column::Environment:
+    case Column::Policy:
+        return EnvironmentsModel::tr("Queue policy: %1\nSupersession: %2\nSerialization: %3")
+            .arg(text(r.policy), text(r.supersede), text(r.serialization));
+    case Column::CurrentRelease:
+    case Column::Generation:
+    case Column::PublishedBy:
+    case Column::PublishedAt:
+        if (!r.currentRelease)
+            return EnvironmentsModel::tr("Nothing published yet");
+        return EnvironmentsModel::tr("Release %1, generation %2\nPublished by %3 at %4")
+            .arg(text(*r.currentRelease),
+                 r.currentGeneration ? QString::number(*r.currentGeneration) : QStringLiteral("-"),
+                 orDash(r.publishedBy), r.publishedAt ? localTime(*r.publishedAt) : QStringLiteral("-"));
+    case Column::LeaseHolder:
+    case Column::ExpiresIn:
+        if (!r.holderJob)
+            return EnvironmentsModel::tr("No live lease");
+        return EnvironmentsModel::tr("Job %1, release %2\nFencing token %3\nExpires at %4")
+            .arg(text(*r.holderJob), orDash(r.holderRelease),
+                 r.holderToken ? QString::number(*r.holderToken) : QStringLiteral("-"),
+                 r.leaseExpiresAt ? localTime(*r.leaseExpiresAt) : QStringLiteral("-"));
+    case Column::Queue:
+        return EnvironmentsModel::tr("%1 job(s) waiting\n%2 supersession(s) awaiting approval")
+            .arg(r.queueLength)
+            .arg(r.pendingSupersessions);
+    case Column::Frozen:
+        if (!r.frozen)
+            return EnvironmentsModel::tr("Not frozen");
+        return EnvironmentsModel::tr("Frozen by %1: %2").arg(orDash(r.frozenBy), orDash(r.frozenReason));
+    case Column::Count:
+        break;
+    }
+    return {};
+}
+
+} // namespace
+
+EnvironmentsModel::EnvironmentsModel(QObject* parent)
+    : QAbstractTableModel(parent), m_steadyAtUpdate(std::chrono::steady_clock::now())
+{
+}
+
+void EnvironmentsModel::setEnvironments(std::vector<relctl::EnvironmentRow> rows)
+{
+    // Every row of one read carries the same serverNow; take the newest in case
+    // a caller merged reads. An empty read keeps the clock it had.
+    if (!rows.empty()) {
+        m_serverNowAtUpdate = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                                  return a.serverNow < b.serverNow;
+                              })->serverNow;
+        m_steadyAtUpdate = std::chrono::steady_clock::now();
+        m_now = m_serverNowAtUpdate;
+    }
+
+    if (sameNames(rows)) {
+        m_rows = std::move(rows);
+    } else if (!mergeByName(rows)) {
+        beginResetModel();
+        m_rows = std::move(rows);
+        endResetModel();
+        return;
+    }
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
+}
+
+bool EnvironmentsModel::sameNames(const std::vector<relctl::EnvironmentRow>& rows) const
+{
+    return std::equal(m_rows.begin(), m_rows.end(), rows.begin(), rows.end(),
+                      [](const auto& a, const auto& b) { return a.name == b.name; });
+}
+
+// Removes vanished names and inserts new ones row by row, so persistent
+// indexes (selection, current row) of the surviving environments follow them.
+// Gives up (returns false, nothing changed) when the surviving names changed
+// order or a name repeats: then only a reset describes the change honestly.
+bool EnvironmentsModel::mergeByName(std::vector<relctl::EnvironmentRow>& rows)
+{
+    std::unordered_set<std::string> incoming;
+    for (const auto& r : rows) {
+        if (!incoming.insert(r.name).second)
+            return false;
+    }
+    std::unordered_set<std::string> existing;
+    for (const auto& r : m_rows) {
+        if (!existing.insert(r.name).second)
+            return false;
+    }
+    std::vector<std::string> keptOld;
+    std::vector<std::string> keptNew;
+    for (const auto& r : m_rows) {
+        if (incoming.count(r.name))
+            keptOld.push_back(r.name);
+    }
+    for (const auto& r : rows) {
+        if (existing.count(r.name))
+            keptNew.push_back(r.name);
+    }
+    if (keptOld != keptNew)
+        return false;
+
+    for (int i = rowCount() - 1; i >= 0; --i) {
+        if (incoming.count(m_rows[std::size_t(i)].name))
+            continue;
+        beginRemoveRows({}, i, i);
+        m_rows.erase(m_rows.begin() + i);
+        endRemoveRows();
+    }
+    // The survivors are now in the incoming order; every gap is a new name.
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (i < m_rows.size() && m_rows[i].name == rows[i].name) {
+            m_rows[i] = std::move(rows[i]);
+            continue;
+        }
+        beginInsertRows({}, int(i), int(i));
+        m_rows.insert(m_rows.begin() + std::ptrdiff_t(i), std::move(rows[i]));
+        endInsertRows();
+    }
+    return true;
+}
+
+void EnvironmentsModel::tick()
+{
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - m_steadyAtUpdate);
+    // The local steady clock, not the wall clock: only the server's clock
+    // decides expiry, and the local wall clock may be off or jump.
+    m_now = m_serverNowAtUpdate + elapsed.count();
+    emitCountdownChanged();
+}
+
+void EnvironmentsModel::setNow(relctl::EpochMs serverNowEstimate)
+{
+    m_now = serverNowEstimate;
+    emitCountdownChanged();
+}
+
+void EnvironmentsModel::emitCountdownChanged()
+{
+    if (m_rows.empty())
+        return;
+    const int column = int(Column::ExpiresIn);
+    emit dataChanged(index(0, column), index(rowCount() - 1, column), {Qt::DisplayRole, Roles::RemainingMs});
+}
+
+int EnvironmentsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int EnvironmentsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(Column::Count);
+}
+
+QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto& r = m_rows[std::size_t(index.row())];
+    const auto column = Column(index.column());
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (column) {
+        case Column::Environment:
+            return text(r.name);
+        case Column::CurrentRelease:
+            return optionalText(r.currentRelease);
+        case Column::Generation:
+            return optionalNumber(r.currentGeneration);
+        case Column::PublishedBy:
+            return optionalText(r.publishedBy);
+        case Column::PublishedAt:
+            return optionalTime(r.publishedAt);
+        case Column::LeaseHolder:
+            return optionalText(r.holderJob);
+        case Column::ExpiresIn:
+            return r.leaseExpiresAt ? QVariant(formatCountdown(*r.leaseExpiresAt - m_now)) : QVariant();
+        case Column::Queue:
+            return qint64(r.queueLength);
+        case Column::Policy:
+            return text(r.policy);
+        case Column::Frozen:
+            return r.frozen ? tr("frozen") : QString();
+        case Column::Count:
+            break;
+        }
+        return {};
+    case Qt::ToolTipRole:
+        return toolTip(r, column);
+    case Qt::TextAlignmentRole:
+        if (column == Column::Generation || column == Column::ExpiresIn || column == Column::Queue)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        return {};
+    case Roles::EnvironmentName:
+        return text(r.name);
+    case Roles::Frozen:
+        return r.frozen;
+    case Roles::ExpiresAtMs:
+        return optionalNumber(r.leaseExpiresAt);
+    case Roles::RemainingMs:
+        return r.leaseExpiresAt ? QVariant(qint64(*r.leaseExpiresAt - m_now)) : QVariant();
+    case Roles::HolderToken:
+        return optionalNumber(r.holderToken);
+    case Roles::CurrentGeneration:
+        return optionalNumber(r.currentGeneration);
+    default:
+        return {};
+    }
+}
+
+QVariant EnvironmentsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (Column(section)) {
+    case Column::Environment:
+        return tr("Environment");
+    case Column::CurrentRelease:
+        return tr("Current release");
+    case Column::Generation:
+        return tr("Generation");
+    case Column::PublishedBy:
+        return tr("Published by");
+    case Column::PublishedAt:
+        return tr("Published at");
+    case Column::LeaseHolder:
+        return tr("Lease holder");
+    case Column::ExpiresIn:
+        return tr("Expires in");
+    case Column::Queue:
+        return tr("Queue");
+    case Column::Policy:
+        return tr("Policy");
+    case Column::Frozen:
+        return tr("Frozen");
+    case Column::Count:
+        break;
+    }
+    return {};
+}
+
+QHash<int, QByteArray> EnvironmentsModel::roleNames() const
+{
+    auto names = QAbstractTableModel::roleNames();
+    names.insert(Roles::EnvironmentName, QByteArrayLiteral("environmentName"));
+    names.insert(Roles::Frozen, QByteArrayLiteral("frozen"));
+    names.insert(Roles::ExpiresAtMs, QByteArrayLiteral("expiresAtMs"));
+    names.insert(Roles::RemainingMs, QByteArrayLiteral("remainingMs"));
+    names.insert(Roles::HolderToken, QByteArrayLiteral("holderToken"));
+    names.insert(Roles::CurrentGeneration, QByteArrayLiteral("currentGeneration"));
+    return names;
+}
+
+QString EnvironmentsModel::formatCountdown(std::int64_t remainingMs)
+{
+    if (remainingMs <= 0)
+        return tr("expired");
+    // Rounded up: "0s" while the lease is still live would read as expired.
+    const std::int64_t s = (remainingMs + 999) / 1000;
+    if (s < 60)
+        return tr("%1s").arg(s);
+    if (s < 3600)
+        return tr("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return tr("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace relctl::ui

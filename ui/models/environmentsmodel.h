@@ -1,0 +1,80 @@
+#pragma once
+
+// The environments table of the release console: one row per environment,
+// fed with the rows a worker read (relctl::ConsoleQueries::environments()).
+
+#include "relctl/console.h"
+
+#include <QAbstractTableModel>
+#include <chrono>
+#include <vector>
+
+namespace relctl::ui {
+
+class EnvironmentsModel final : public QAbstractTableModel
+{
+    Q_OBJECT
+
+public:
+    enum class Column : int {
+        Environment,
+        CurrentRelease,
+        Generation,
+        PublishedBy,
+        PublishedAt,
+        LeaseHolder,
+        ExpiresIn,
+        Queue,
+        Policy,
+        Frozen,
+        Count
+    };
+
+    // Unscoped so views can pass them straight to data(); qualify them as Roles::X.
+    enum Roles : int {
+        EnvironmentName = Qt::UserRole + 1, // QString, on every column
+        Frozen,                             // bool
+        ExpiresAtMs,                        // qint64 on the server's clock, or invalid without a lease
+        RemainingMs,                        // qint64 until expiry at the current estimate (may be < 0)
+        HolderToken,                        // qint64 fencing token, or invalid
+        CurrentGeneration,                  // qint64, or invalid before the first publish
+    };
+
+    explicit EnvironmentsModel(QObject* parent = nullptr);
+
+    // Replaces the rows. The same names in the same order update in place
+    // (dataChanged only), so selections and scroll positions survive live
+    // updates; added and removed names are inserted and removed row by row.
+    // Also restarts the countdown clock from the rows' serverNow.
+    void setEnvironments(std::vector<relctl::EnvironmentRow> rows);
+    const std::vector<relctl::EnvironmentRow>& environments() const { return m_rows; }
+
+    // The server's "now" the countdowns are computed against. tick() derives it
+    // from the serverNow of the last setEnvironments plus the local steady
+    // clock's progress since; setNow() takes the caller's own estimate. Both
+    // emit dataChanged for the "Expires in" column only.
+    void tick();
+    void setNow(relctl::EpochMs serverNowEstimate);
+    relctl::EpochMs now() const { return m_now; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    // "45s", "2m 05s", "1h 02m" (rounded up to the second), "expired" at or past zero.
+    static QString formatCountdown(std::int64_t remainingMs);
+
+private:
+    bool sameNames(const std::vector<relctl::EnvironmentRow>& rows) const;
+    bool mergeByName(std::vector<relctl::EnvironmentRow>& rows);
+    void emitCountdownChanged();
+
+    std::vector<relctl::EnvironmentRow> m_rows;
+    relctl::EpochMs m_serverNowAtUpdate = 0;
+    std::chrono::steady_clock::time_point m_steadyAtUpdate;
+    relctl::EpochMs m_now = 0;
+};
+
+} // namespace relctl::ui

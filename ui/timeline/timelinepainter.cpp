@@ -1,0 +1,362 @@
+#include "timelinepainter.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPalette>
+#include <QPolygonF>
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace relctl::ui {
+
+namespace {
+
+QColor mix(const QColor& a, const QColor& b, double t)
+{
+    return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                            static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
+// A hue at a lightness that stands out on the base color: darker on light
+// themes, lighter on dark ones.
+QColor hue(int h, int s, bool dark)
+{
+    return QColor::fromHsl(h, s, dark ? 150 : 105);
+}
+
+QColor readableOn(const QColor& background)
+{
+    return background.lightness() > 140 ? QColor(Qt::black) : QColor(Qt::white);
+}
+
+} // namespace
+
+LeaseEnding leaseEnding(const std::string& ending)
+{
+    if (ending == "live")
+        return LeaseEnding::Live;
+    if (ending == "expired")
+        return LeaseEnding::Expired;
+    if (ending == "revoked")
+        return LeaseEnding::Revoked;
+    return LeaseEnding::Released;
+}
+
+MarkerKind markerKind(const std::string& kind)
+{
+    if (kind == "publish")
+        return MarkerKind::Publish;
+    if (kind == "refusal")
+        return MarkerKind::Refusal;
+    if (kind == "superseded")
+        return MarkerKind::Superseded;
+    if (kind == "queued")
+        return MarkerKind::Queued;
+    return MarkerKind::Operator;
+}
+
+QString leaseLabel(const relctl::LeaseSpan& lease)
+{
+    return QString::fromStdString(lease.job) + QStringLiteral(" \u00b7 ") +
+           QString::fromStdString(lease.release) + QStringLiteral(" \u00b7 #") + QString::number(lease.token);
+}
+
+TimelineColors TimelineColors::fromPalette(const QPalette& palette)
+{
+    TimelineColors c;
+    c.base = palette.color(QPalette::Base);
+    c.alternateBase = palette.color(QPalette::AlternateBase);
+    c.window = palette.color(QPalette::Window);
+    c.text = palette.color(QPalette::Text);
+    c.dimText = mix(c.base, c.text, 0.6);
+    c.grid = mix(c.base, c.text, 0.12);
+    c.selection = palette.color(QPalette::Highlight);
+    c.now = palette.color(QPalette::Highlight);
+    const bool dark = c.base.lightness() < 128;
+    c.endings = {
+        palette.color(QPalette::Highlight), // live: the one that matters now
+        mix(c.base, c.text, 0.38),          // released: the normal case, quiet
+        hue(38, 200, dark),                 // expired: amber, a holder went silent
+        hue(285, 110, dark),                // revoked: an operator stepped in
+    };
+    // Red is kept for refusals alone, so they can be found at a glance.
+    c.markers = {
+        hue(135, 150, dark),       // publish
+        hue(0, 220, dark),         // refusal
+        mix(c.base, c.text, 0.75), // superseded
+        mix(c.base, c.text, 0.5),  // queued
+        hue(210, 170, dark),       // operator
+    };
+    return c;
+}
+
+void TimelinePainter::setColors(const TimelineColors& colors)
+{
+    m_colors = colors;
+    m_stampDpr = 0; // re-render the stamps in the new colors
+}
+
+const QPixmap& TimelinePainter::stamp(MarkerKind kind, qreal dpr, double r)
+{
+    if (m_stampDpr != dpr) {
+        m_stamps = {};
+        m_stampDpr = dpr;
+    }
+    QPixmap& pm = m_stamps[static_cast<std::size_t>(kind)];
+    if (!pm.isNull())
+        return pm;
+    const int side = static_cast<int>(2 * r + 3);
+    pm = QPixmap(static_cast<int>(std::ceil(side * dpr)), static_cast<int>(std::ceil(side * dpr)));
+    pm.setDevicePixelRatio(dpr);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QPointF c(side / 2.0, side / 2.0);
+    const QColor color = m_colors.marker(kind);
+    p.setPen(QPen(m_colors.base, 1));
+    p.setBrush(color);
+    switch (kind) {
+    case MarkerKind::Publish:
+        p.drawPolygon(
+            QPolygonF{{c.x(), c.y() - r}, {c.x() + r, c.y()}, {c.x(), c.y() + r}, {c.x() - r, c.y()}});
+        break;
+    case MarkerKind::Refusal: // pointing down at the moment of the refusal
+        p.drawPolygon(
+            QPolygonF{{c.x() - r, c.y() - r * 0.8}, {c.x() + r, c.y() - r * 0.8}, {c.x(), c.y() + r}});
+        break;
+    case MarkerKind::Superseded:
+        p.setPen(QPen(color, 1.6));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(c.x() - r + 1, c.y() - r + 1, 2 * r - 2, 2 * r - 2));
+        break;
+    case MarkerKind::Queued:
+        p.setPen(QPen(color, 1.6));
+        p.setBrush(Qt::NoBrush);
+        p.drawEllipse(c, r - 1.5, r - 1.5);
+        break;
+    case MarkerKind::Operator:
+    case MarkerKind::Count:
+        p.drawEllipse(c, r - 0.5, r - 0.5);
+        break;
+    }
+    return pm;
+}
+
+void TimelinePainter::paint(QPainter& painter, const QRect& area, const TimelineGeometry& g,
+                            const TimelineLanes& data, const TimelinePaintState& state)
+{
+    painter.fillRect(area, m_colors.base);
+    const auto ticks = g.niceTicks();
+    const int left = static_cast<int>(g.plotLeft());
+    const int top = static_cast<int>(g.plotTop());
+    const QRect plot(left, top, area.width() - left, area.height() - top);
+    const int lanes = static_cast<int>(data.lanes.size());
+
+    painter.save();
+    painter.setClipRect(plot);
+    for (int i = 0; i < lanes; ++i) {
+        const double y = g.laneTop(i);
+        if (i % 2 == 1 && y + g.laneHeight() > top && y < area.height())
+            painter.fillRect(QRectF(left, y, plot.width(), g.laneHeight()), m_colors.alternateBase);
+    }
+    painter.setPen(m_colors.grid);
+    for (const auto& tick : ticks) {
+        const double x = std::round(left + tick.x) + 0.5;
+        painter.drawLine(QPointF(x, top), QPointF(x, area.height()));
+    }
+
+    painter.translate(left, 0);
+    const qreal dpr = painter.device() ? painter.device()->devicePixelRatioF() : 1.0;
+    for (int i = 0; i < lanes; ++i) {
+        const double y = g.laneTop(i);
+        if (y + g.laneHeight() <= top || y >= area.height())
+            continue; // scrolled out of view
+        paintLeases(painter, g, data.lanes[static_cast<std::size_t>(i)], i);
+        paintMarkers(painter, g, data.lanes[static_cast<std::size_t>(i)], i, dpr);
+    }
+    const double nowX = g.xForTime(state.nowMs);
+    if (state.nowMs > 0 && nowX >= 0 && nowX <= g.plotWidth()) {
+        painter.setPen(QPen(m_colors.now, 1, Qt::DashLine));
+        painter.drawLine(QPointF(nowX, top), QPointF(nowX, area.height()));
+    }
+    if (state.selectedEvent != 0)
+        paintSelection(painter, g, data, state.selectedEvent);
+    painter.restore();
+
+    paintAxis(painter, area, g, ticks);
+    paintGutter(painter, area, g, data);
+}
+
+void TimelinePainter::paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane,
+                                  int index)
+{
+    const double msPerPx = g.msPerPixel();
+    const double from = g.startMs() - msPerPx;
+    const double to = g.endMs() + msPerPx;
+    const auto [first, last] = leasesOverlapping(lane, from, to);
+    const double top = g.barTop(index);
+    const double height = g.barHeight();
+    const int itop = static_cast<int>(std::round(top));
+    const int iheight = static_cast<int>(height);
+    const QFontMetrics metrics(painter.font());
+
+    // Bars narrower than a few pixels are merged into runs of one color, so
+    // thousands of leases in a pixel column cost one fill, not thousands.
+    struct Run
+    {
+        int x0 = 0, x1 = 0;
+        LeaseEnding ending = LeaseEnding::Count;
+    } run;
+    auto flush = [&] {
+        if (run.ending != LeaseEnding::Count)
+            painter.fillRect(QRect(run.x0, itop, run.x1 - run.x0, iheight), m_colors.ending(run.ending));
+        run.ending = LeaseEnding::Count;
+    };
+
+    for (std::size_t i = first; i < last; ++i) {
+        const auto& lease = lane.leases[i];
+        if (static_cast<double>(lease.endsAt) < from)
+            continue; // ended before the window; only here because an earlier lease reaches into it
+        const LeaseEnding ending = leaseEnding(lease.ending);
+        const double x0 = std::max(-2.0, g.xForTime(static_cast<double>(lease.acquiredAt)));
+        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(static_cast<double>(lease.endsAt)));
+        if (x1 - x0 < 4) {
+            const int ix0 = static_cast<int>(std::floor(x0));
+            const int ix1 = std::max(ix0 + 1, static_cast<int>(std::ceil(x1)));
+            if (run.ending == ending && ix0 <= run.x1) {
+                run.x1 = std::max(run.x1, ix1);
+            } else {
+                flush();
+                run = {ix0, ix1, ending};
+            }
+            continue;
+        }
+        flush();
+        // A one-pixel gap keeps back-to-back leases of the same color apart.
+        const QRectF bar(x0, top, x1 - x0 - 1, height);
+        const QColor& color = m_colors.ending(ending);
+        painter.fillRect(bar, color);
+        if (bar.width() >= 40) {
+            const QString text =
+                metrics.elidedText(leaseLabel(lease), Qt::ElideRight, static_cast<int>(bar.width()) - 8);
+            // Two letters and an ellipsis say nothing; the tooltip has it all.
+            if (text.size() >= 4) {
+                painter.setPen(readableOn(color));
+                painter.drawText(bar.adjusted(4, 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+            }
+        }
+    }
+    flush();
+}
+
+void TimelinePainter::paintMarkers(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane,
+                                   int index, qreal dpr)
+{
+    const double r = g.markerRadius();
+    const double margin = (r + 2) * g.msPerPixel();
+    const auto [first, last] = markersWithin(lane, g.startMs() - margin, g.endMs() + margin);
+    const int y = static_cast<int>(std::round(g.markerY(index)));
+    // Refusals are drawn last so no other marker covers one. Within a kind,
+    // a marker on the same pixel as the previous one would paint the same
+    // pixels again: skip it.
+    for (const bool refusals : {false, true}) {
+        std::array<int, static_cast<int>(MarkerKind::Count)> lastX;
+        lastX.fill(INT_MIN);
+        for (std::size_t i = first; i < last; ++i) {
+            const auto& marker = lane.markers[i];
+            const MarkerKind kind = markerKind(marker.kind);
+            if ((kind == MarkerKind::Refusal) != refusals)
+                continue;
+            const int x = static_cast<int>(std::lround(g.xForTime(static_cast<double>(marker.at))));
+            int& previous = lastX[static_cast<std::size_t>(kind)];
+            if (x == previous)
+                continue;
+            previous = x;
+            const QPixmap& pm = stamp(kind, dpr, r);
+            const int half = static_cast<int>(std::lround(pm.width() / dpr / 2 - 0.5));
+            painter.drawPixmap(x - half, y - half, pm);
+        }
+    }
+}
+
+void TimelinePainter::paintSelection(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
+                                     qint64 eventId)
+{
+    const auto found = data.markerIndex.constFind(eventId);
+    if (found == data.markerIndex.cend())
+        return;
+    const auto [lane, index] = *found;
+    const auto& marker = data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
+    const double x = std::round(g.xForTime(static_cast<double>(marker.at)));
+    const double y = std::round(g.markerY(lane));
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing);
+    QColor guide = m_colors.selection;
+    guide.setAlphaF(0.5);
+    painter.setPen(QPen(guide, 1));
+    painter.drawLine(QPointF(x, g.laneTop(lane)), QPointF(x, y - g.markerRadius() - 3));
+    painter.setPen(QPen(m_colors.selection, 2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawEllipse(QPointF(x, y), g.markerRadius() + 4, g.markerRadius() + 4);
+    painter.restore();
+}
+
+void TimelinePainter::paintAxis(QPainter& painter, const QRect& area, const TimelineGeometry& g,
+                                const std::vector<TimelineGeometry::Tick>& ticks)
+{
+    const int left = static_cast<int>(g.plotLeft());
+    const int top = static_cast<int>(g.plotTop());
+    painter.fillRect(QRect(left, 0, area.width() - left, top), m_colors.window);
+    painter.save();
+    painter.setClipRect(QRect(left, 0, area.width() - left, top));
+    const int row = top / 2;
+    QFont bold = painter.font();
+    bold.setBold(true);
+    for (const auto& tick : ticks) {
+        const int x = static_cast<int>(std::round(left + tick.x));
+        painter.setPen(m_colors.dimText);
+        painter.drawLine(x, top - 5, x, top - 1);
+        painter.setPen(m_colors.text);
+        painter.drawText(QRect(x + 3, row, 200, top - row - 2), Qt::AlignLeft | Qt::AlignVCenter, tick.label);
+        if (!tick.context.isEmpty()) {
+            painter.save();
+            painter.setFont(bold);
+            painter.drawText(QRect(x + 3, 0, 200, row), Qt::AlignLeft | Qt::AlignBottom, tick.context);
+            painter.restore();
+        }
+    }
+    painter.restore();
+    painter.setPen(m_colors.grid);
+    painter.drawLine(left, top - 1, area.width(), top - 1);
+}
+
+void TimelinePainter::paintGutter(QPainter& painter, const QRect& area, const TimelineGeometry& g,
+                                  const TimelineLanes& data)
+{
+    const int left = static_cast<int>(g.plotLeft());
+    const int top = static_cast<int>(g.plotTop());
+    painter.fillRect(QRect(0, 0, left, area.height()), m_colors.window);
+    painter.setPen(m_colors.dimText);
+    // All times on the axis are UTC, as the server wrote them: say so once.
+    painter.drawText(QRect(8, 0, left - 16, top), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("UTC"));
+    painter.save();
+    painter.setClipRect(QRect(0, top, left, area.height() - top));
+    painter.setPen(m_colors.text);
+    const QFontMetrics metrics(painter.font());
+    for (int i = 0; i < static_cast<int>(data.lanes.size()); ++i) {
+        const QRectF rect(8, g.laneTop(i), left - 16, g.laneHeight());
+        if (rect.bottom() < top || rect.top() > area.height())
+            continue;
+        painter.drawText(rect, Qt::AlignLeft | Qt::AlignVCenter,
+                         metrics.elidedText(data.lanes[static_cast<std::size_t>(i)].name, Qt::ElideRight,
+                                            static_cast<int>(rect.width())));
+    }
+    painter.restore();
+    painter.setPen(m_colors.grid);
+    painter.drawLine(left - 1, 0, left - 1, area.height());
+}
+
+} // namespace relctl::ui

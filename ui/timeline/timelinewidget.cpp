@@ -1,0 +1,466 @@
+#include "timelinewidget.h"
+
+#include "timelinepainter.h"
+
+#include <QApplication>
+#include <QDateTime>
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace relctl::ui {
+
+namespace {
+
+// Hit-testing forgives a few pixels: markers are small and people aim roughly.
+constexpr double kHitTolerance = 4;
+// In follow-now mode, "now" sits this fraction of the span inside the right
+// edge, so a live lease's growing end stays visible.
+constexpr double kFollowMargin = 0.02;
+constexpr double kKeyZoom = 1.5;
+
+QString formatTime(relctl::EpochMs ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")) +
+           QStringLiteral(" UTC");
+}
+
+QString formatDuration(relctl::EpochMs ms)
+{
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    const qint64 s = ms / 1000;
+    if (s < 60)
+        return QStringLiteral("%1.%2 s").arg(s).arg((ms % 1000) / 100);
+    if (s < 3600)
+        return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h %2m").arg(s / 3600).arg((s / 60) % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString markerTitle(const std::string& kind)
+{
+    switch (markerKind(kind)) {
+    case MarkerKind::Publish:
+        return QStringLiteral("Publish");
+    case MarkerKind::Refusal:
+        return QStringLiteral("Refusal");
+    case MarkerKind::Superseded:
+        return QStringLiteral("Superseded");
+    case MarkerKind::Queued:
+        return QStringLiteral("Queued");
+    case MarkerKind::Operator:
+    case MarkerKind::Count:
+        break;
+    }
+    return QStringLiteral("Operator action");
+}
+
+} // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent)
+    : QWidget(parent), m_painter(std::make_unique<TimelinePainter>())
+{
+    setFocusPolicy(Qt::StrongFocus);
+    setAttribute(Qt::WA_OpaquePaintEvent); // the painter fills every pixel
+    m_painter->setColors(TimelineColors::fromPalette(palette()));
+    const auto now = static_cast<double>(QDateTime::currentMSecsSinceEpoch());
+    m_geometry.setRange(now - 3600.0 * 1000, now);
+    m_emittedFrom = visibleFrom();
+    m_emittedTo = visibleTo();
+    m_sinceSlice.start();
+    connect(&m_followTimer, &QTimer::timeout, this, &TimelineWidget::followTick);
+    updateFollowInterval();
+}
+
+TimelineWidget::~TimelineWidget() = default;
+
+void TimelineWidget::setSlice(relctl::TimelineSlice slice)
+{
+    m_serverNow = slice.serverNow;
+    m_sinceSlice.restart();
+    m_data = TimelineLanes::fromSlice(std::move(slice));
+    m_geometry.setLaneCount(static_cast<int>(m_data.lanes.size()));
+    updateGeometry();
+    if (m_revealPending && revealSelected())
+        m_revealPending = false;
+    if (m_followNow)
+        followTick();
+    update();
+}
+
+void TimelineWidget::setVisibleRange(relctl::EpochMs from, relctl::EpochMs to)
+{
+    // An explicit range is a decision about what to look at: following the
+    // clock would immediately override it.
+    viewMovedByUser();
+    m_geometry.setRange(static_cast<double>(from), static_cast<double>(to));
+    rangeChanged();
+}
+
+relctl::EpochMs TimelineWidget::visibleFrom() const
+{
+    return static_cast<relctl::EpochMs>(std::floor(m_geometry.startMs()));
+}
+
+relctl::EpochMs TimelineWidget::visibleTo() const
+{
+    return static_cast<relctl::EpochMs>(std::ceil(m_geometry.endMs()));
+}
+
+void TimelineWidget::setFollowNow(bool on)
+{
+    if (m_followNow == on)
+        return;
+    m_followNow = on;
+    if (on) {
+        followTick();
+        m_followTimer.start();
+    } else {
+        m_followTimer.stop();
+    }
+    emit followNowChanged(on);
+}
+
+double TimelineWidget::serverNowEstimate() const
+{
+    // Without a slice there is no server clock yet; the local one is the best guess.
+    if (m_serverNow == 0)
+        return static_cast<double>(QDateTime::currentMSecsSinceEpoch());
+    return static_cast<double>(m_serverNow + m_sinceSlice.elapsed());
+}
+
+void TimelineWidget::followTick()
+{
+    const double span = m_geometry.spanMs();
+    const double end = serverNowEstimate() + kFollowMargin * span;
+    m_geometry.setRange(end - span, end);
+    rangeChanged();
+}
+
+void TimelineWidget::updateFollowInterval()
+{
+    // About one pixel of movement per tick: smooth when zoomed in, and no
+    // pointless repaints when a pixel is an hour.
+    m_followTimer.setInterval(static_cast<int>(std::clamp(m_geometry.msPerPixel(), 40.0, 5000.0)));
+}
+
+void TimelineWidget::rangeChanged()
+{
+    updateFollowInterval();
+    update();
+    const relctl::EpochMs from = visibleFrom();
+    const relctl::EpochMs to = visibleTo();
+    if (from == m_emittedFrom && to == m_emittedTo)
+        return;
+    m_emittedFrom = from;
+    m_emittedTo = to;
+    emit visibleRangeChanged(from, to);
+}
+
+void TimelineWidget::viewMovedByUser()
+{
+    setFollowNow(false);
+}
+
+void TimelineWidget::zoomBy(double plotX, double factor)
+{
+    viewMovedByUser();
+    m_geometry.zoomAround(plotX, factor);
+    rangeChanged();
+}
+
+void TimelineWidget::panBy(double dx)
+{
+    viewMovedByUser();
+    m_geometry.panByPixels(dx);
+    rangeChanged();
+}
+
+void TimelineWidget::selectEvent(qint64 eventId, std::optional<relctl::EpochMs> at)
+{
+    m_selectedEvent = eventId;
+    m_revealPending = false;
+    if (eventId != 0 && !revealSelected()) {
+        m_revealPending = true;
+        if (at) {
+            viewMovedByUser();
+            const double span = m_geometry.spanMs();
+            m_geometry.setRange(static_cast<double>(*at) - span / 2, static_cast<double>(*at) + span / 2);
+            rangeChanged();
+        }
+    }
+    update();
+}
+
+bool TimelineWidget::revealSelected()
+{
+    const auto found = m_data.markerIndex.constFind(m_selectedEvent);
+    if (found == m_data.markerIndex.cend())
+        return false;
+    const auto [lane, index] = *found;
+    const auto at = static_cast<double>(
+        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at);
+    m_geometry.ensureLaneVisible(lane);
+    // Leave the view alone when the marker is already well inside it; a
+    // marker at the very edge is as good as hidden, so centre that too.
+    const double span = m_geometry.spanMs();
+    if (at < m_geometry.startMs() + 0.05 * span || at > m_geometry.endMs() - 0.05 * span) {
+        viewMovedByUser();
+        m_geometry.setRange(at - span / 2, at + span / 2);
+        rangeChanged();
+    }
+    update();
+    return true;
+}
+
+TimelineHit TimelineWidget::itemAt(QPoint pos) const
+{
+    const int lane = m_geometry.laneAt(pos.y());
+    if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft())
+        return {};
+    const auto& data = m_data.lanes[static_cast<std::size_t>(lane)];
+    const double t = m_geometry.timeForX(pos.x() - m_geometry.plotLeft());
+    const double msPerPx = m_geometry.msPerPixel();
+
+    // Markers first: they are drawn over the lane and are the smaller target.
+    const double reach = m_geometry.markerRadius() + kHitTolerance;
+    if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
+        const auto [first, last] = markersWithin(data, t - reach * msPerPx, t + reach * msPerPx);
+        const relctl::TimelineMarker* best = nullptr;
+        double bestDistance = std::numeric_limits<double>::max();
+        for (std::size_t i = first; i < last; ++i) {
+            const auto& marker = data.markers[i];
+            double distance = std::abs(static_cast<double>(marker.at) - t);
+            // Refusals are painted on top: at equal distance, they win.
+            if (markerKind(marker.kind) == MarkerKind::Refusal)
+                distance -= 0.5 * msPerPx;
+            if (distance < bestDistance) {
+                bestDistance = distance;
+                best = &marker;
+            }
+        }
+        if (best)
+            return {lane, nullptr, best};
+    }
+
+    const double top = m_geometry.barTop(lane);
+    if (pos.y() < top - kHitTolerance || pos.y() > top + m_geometry.barHeight() + kHitTolerance)
+        return {};
+    const double slack = kHitTolerance * msPerPx;
+    const auto [first, last] = leasesOverlapping(data, t - slack, t + slack);
+    const relctl::LeaseSpan* best = nullptr;
+    double bestDistance = std::numeric_limits<double>::max();
+    for (std::size_t i = first; i < last; ++i) {
+        const auto& lease = data.leases[i];
+        const double start = static_cast<double>(lease.acquiredAt);
+        const double end = static_cast<double>(lease.endsAt);
+        const double distance = t < start ? start - t : (t > end ? t - end : 0.0);
+        // "<=": the later lease is painted over the earlier one.
+        if (distance <= slack && distance <= bestDistance) {
+            bestDistance = distance;
+            best = &lease;
+        }
+    }
+    if (best)
+        return {lane, best, nullptr};
+    return {};
+}
+
+std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
+{
+    const auto found = m_data.markerIndex.constFind(eventId);
+    if (found == m_data.markerIndex.cend())
+        return std::nullopt;
+    const auto [lane, index] = *found;
+    const auto& marker =
+        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
+    // The painter draws markers on whole pixels: report the same position.
+    return QPointF(m_geometry.plotLeft() + std::round(m_geometry.xForTime(static_cast<double>(marker.at))),
+                   std::round(m_geometry.markerY(lane)));
+}
+
+QString TimelineWidget::describe(const TimelineHit& hit) const
+{
+    if (hit.marker) {
+        const auto& m = *hit.marker;
+        QString text = markerTitle(m.kind) + QStringLiteral(" \u00b7 ") + QString::fromStdString(m.env) +
+                       QLatin1Char('\n') + formatTime(m.at);
+        if (!m.label.empty())
+            text += QLatin1Char('\n') + QString::fromStdString(m.label);
+        return text + QStringLiteral("\nevent #%1").arg(m.eventId);
+    }
+    const auto& l = *hit.lease;
+    const bool live = leaseEnding(l.ending) == LeaseEnding::Live;
+    return QString::fromStdString(l.job) + QLatin1Char('\n') +
+           QStringLiteral("release %1 \u00b7 generation %2 \u00b7 token #%3")
+               .arg(QString::fromStdString(l.release))
+               .arg(l.generation)
+               .arg(l.token) +
+           QStringLiteral("\nacquired %1").arg(formatTime(l.acquiredAt)) +
+           (live ? QStringLiteral("\nexpires %1") : QStringLiteral("\nended %1")).arg(formatTime(l.endsAt)) +
+           QStringLiteral("\nheld %1 \u00b7 %2")
+               .arg(formatDuration(l.endsAt - l.acquiredAt), QString::fromStdString(l.ending));
+}
+
+QSize TimelineWidget::sizeHint() const
+{
+    const int lanes = std::max(3, static_cast<int>(m_data.lanes.size()));
+    return {900, static_cast<int>(m_geometry.plotTop() + lanes * m_geometry.laneHeight()) + 2};
+}
+
+QSize TimelineWidget::minimumSizeHint() const
+{
+    return {static_cast<int>(m_geometry.plotLeft()) + 200,
+            static_cast<int>(m_geometry.plotTop() + m_geometry.laneHeight())};
+}
+
+bool TimelineWidget::event(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const TimelineHit hit = itemAt(help->pos());
+        if (!hit.marker && !hit.lease) {
+            QToolTip::hideText();
+            event->ignore();
+        } else {
+            QToolTip::showText(help->globalPos(), describe(hit), this);
+        }
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+void TimelineWidget::paintEvent(QPaintEvent* /*event*/)
+{
+    QPainter painter(this);
+    m_painter->paint(painter, rect(), m_geometry, m_data, {serverNowEstimate(), m_selectedEvent});
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent* event)
+{
+    // A wider window shows the same time range in more detail, so the range
+    // (and thus the slice) stays as it is.
+    m_geometry.setPlotWidth(width() - m_geometry.plotLeft());
+    m_geometry.setViewportHeight(height());
+    updateFollowInterval();
+    QWidget::resizeEvent(event);
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* event)
+{
+    const QPointF pos = event->position();
+    const QPoint angle = event->angleDelta();
+    const double steps = angle.y() / 120.0;
+    if (pos.x() < m_geometry.plotLeft() || event->modifiers() & Qt::ShiftModifier) {
+        // Over the lane names (or with Shift): scroll the lanes, not time.
+        m_geometry.scrollLanesBy(-steps * m_geometry.laneHeight());
+        update();
+    } else if (angle.y() != 0) {
+        zoomBy(pos.x() - m_geometry.plotLeft(), std::pow(1.25, steps));
+    }
+    if (angle.x() != 0)
+        panBy(angle.x() / 120.0 * 60);
+    event->accept();
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton)
+        return QWidget::mousePressEvent(event);
+    m_pressed = true;
+    m_dragging = false;
+    m_pressPos = m_lastDragPos = event->position().toPoint();
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* event)
+{
+    if (!m_pressed)
+        return QWidget::mouseMoveEvent(event);
+    const QPoint pos = event->position().toPoint();
+    if (!m_dragging && (pos - m_pressPos).manhattanLength() >= QApplication::startDragDistance()) {
+        m_dragging = true;
+        setCursor(Qt::ClosedHandCursor);
+    }
+    if (!m_dragging)
+        return;
+    const QPoint delta = pos - m_lastDragPos;
+    m_lastDragPos = pos;
+    if (delta.y() != 0) {
+        m_geometry.scrollLanesBy(-delta.y());
+        update();
+    }
+    if (delta.x() != 0)
+        panBy(delta.x());
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton || !m_pressed)
+        return QWidget::mouseReleaseEvent(event);
+    const bool click = !m_dragging;
+    m_pressed = m_dragging = false;
+    unsetCursor();
+    if (!click)
+        return;
+    const TimelineHit hit = itemAt(event->position().toPoint());
+    if (hit.marker) {
+        m_selectedEvent = hit.eventId();
+        m_revealPending = false;
+        update();
+        emit eventSelected(m_selectedEvent);
+    }
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* event)
+{
+    const double centre = m_geometry.plotWidth() / 2;
+    const double step = m_geometry.plotWidth() / 8;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: // "+" without Shift on most layouts
+        zoomBy(centre, kKeyZoom);
+        break;
+    case Qt::Key_Minus:
+        zoomBy(centre, 1 / kKeyZoom);
+        break;
+    case Qt::Key_Left:
+        panBy(step);
+        break;
+    case Qt::Key_Right:
+        panBy(-step);
+        break;
+    case Qt::Key_Up:
+        m_geometry.scrollLanesBy(-m_geometry.laneHeight());
+        update();
+        break;
+    case Qt::Key_Down:
+        m_geometry.scrollLanesBy(m_geometry.laneHeight());
+        update();
+        break;
+    case Qt::Key_Home:
+        setFollowNow(true);
+        break;
+    case Qt::Key_Escape:
+        selectEvent(0);
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+    }
+}
+
+void TimelineWidget::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        m_painter->setColors(TimelineColors::fromPalette(palette()));
+        update();
+    }
+    QWidget::changeEvent(event);
+}
+
+} // namespace relctl::ui

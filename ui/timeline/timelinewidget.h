@@ -1,0 +1,117 @@
+#pragma once
+
+// The lease timeline of the release console: one lane per environment,
+// leases as bars, audit events as markers. It is fed a TimelineSlice and never
+// fetches anything itself; when the view moves it says so through
+// visibleRangeChanged(), and the owner decides when to ask for a new slice.
+
+#include "relctl/console.h"
+#include "timelinegeometry.h"
+#include "timelinelanes.h"
+
+#include <QElapsedTimer>
+#include <QPoint>
+#include <QTimer>
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+namespace relctl::ui {
+
+class TimelinePainter;
+
+// What lies under a point. The pointers stay valid until the next setSlice().
+struct TimelineHit
+{
+    int lane = -1;
+    const relctl::LeaseSpan* lease = nullptr;
+    const relctl::TimelineMarker* marker = nullptr;
+
+    bool isMarker() const { return marker != nullptr; }
+    bool isLease() const { return lease != nullptr; }
+    qint64 eventId() const { return marker ? marker->eventId : 0; }
+};
+
+class TimelineWidget final : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit TimelineWidget(QWidget* parent = nullptr);
+    ~TimelineWidget() override;
+
+    void setSlice(relctl::TimelineSlice slice);
+
+    void setVisibleRange(relctl::EpochMs from, relctl::EpochMs to);
+    relctl::EpochMs visibleFrom() const;
+    relctl::EpochMs visibleTo() const;
+    const TimelineGeometry& timelineGeometry() const { return m_geometry; }
+
+    // Follow now: the right edge tracks the server's clock, estimated as the
+    // slice's serverNow plus the time elapsed locally since it arrived.
+    bool followNow() const { return m_followNow; }
+    void setFollowNow(bool on);
+    double serverNowEstimate() const;
+
+    // Highlights the event's marker and scrolls it into view (used by the
+    // audit browser); 0 clears the selection. It does not emit
+    // eventSelected(), so a browser and the timeline can follow each other
+    // without echoing. When the event is not in the current slice, `at` (its
+    // time, which the browser knows) centres the view on it, so the owner
+    // fetches a slice holding it; the marker is revealed when that arrives.
+    void selectEvent(qint64 eventId, std::optional<relctl::EpochMs> at = std::nullopt);
+    qint64 selectedEvent() const { return m_selectedEvent; }
+
+    TimelineHit itemAt(QPoint pos) const;
+    // Where the event's marker is painted, in widget coordinates.
+    std::optional<QPointF> markerPosition(qint64 eventId) const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+signals:
+    void eventSelected(qint64 eventId);
+    void visibleRangeChanged(relctl::EpochMs from, relctl::EpochMs to);
+    void followNowChanged(bool on);
+
+protected:
+    bool event(QEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private:
+    void zoomBy(double plotX, double factor); // user zoom: leaves follow-now mode
+    void panBy(double dx);                    // user pan: leaves follow-now mode
+    void viewMovedByUser();
+    void rangeChanged();
+    void followTick();
+    bool revealSelected(); // false: the selected event is not in the slice
+    void updateFollowInterval();
+    QString describe(const TimelineHit& hit) const;
+
+    TimelineGeometry m_geometry;
+    TimelineLanes m_data;
+    std::unique_ptr<TimelinePainter> m_painter;
+    relctl::EpochMs m_serverNow = 0;
+    QElapsedTimer m_sinceSlice;
+    QTimer m_followTimer;
+    bool m_followNow = false;
+    qint64 m_selectedEvent = 0;
+    bool m_revealPending = false;
+    relctl::EpochMs m_emittedFrom = 0;
+    relctl::EpochMs m_emittedTo = 0;
+    // Left button state: a press becomes a drag once it moves past the
+    // platform's drag distance, otherwise its release is a click.
+    bool m_pressed = false;
+    bool m_dragging = false;
+    QPoint m_pressPos;
+    QPoint m_lastDragPos;
+};
+
+} // namespace relctl::ui
