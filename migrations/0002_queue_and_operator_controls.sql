@@ -424,6 +424,19 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION relctl.find_candidate(p_candidate bigint) RETURNS relctl.candidates
+LANGUAGE plpgsql AS $$
+DECLARE
+    c relctl.candidates;
+BEGIN
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF NOT FOUND THEN
+        PERFORM relctl.invalid(format('unknown candidate %s', p_candidate));
+    END IF;
+    RETURN c;
+END
+$$;
+
 -- A waiter's re-evaluation, called on every wake-up (a notification or its
 -- timer). Must run on the session that queued the candidate.
 CREATE FUNCTION relctl.acquire_candidate(p_candidate bigint, p_client jsonb) RETURNS jsonb
@@ -432,10 +445,7 @@ DECLARE
     c relctl.candidates;
     e relctl.environments;
 BEGIN
-    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
-    IF NOT FOUND THEN
-        PERFORM relctl.invalid(format('unknown candidate %s', p_candidate));
-    END IF;
+    c := relctl.find_candidate(p_candidate);
     PERFORM relctl.lock_operation(c.op_id);
     e := relctl.lock_environment(c.env);
     RETURN relctl.evaluate_candidate(c.id, e, p_client);
@@ -449,10 +459,7 @@ DECLARE
     c relctl.candidates;
     e relctl.environments;
 BEGIN
-    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
-    IF NOT FOUND THEN
-        PERFORM relctl.invalid(format('unknown candidate %s', p_candidate));
-    END IF;
+    c := relctl.find_candidate(p_candidate);
     e := relctl.lock_environment(c.env);
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';

@@ -6,10 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-relctl_install_deps
-relctl_build
-relctl_pg_start
-trap relctl_pg_stop EXIT
+relctl_prepare
 
 export RELCTL_DSN=$RELCTL_PG_DSN
 "$RELCTL_BUILD_DIR/app/relctl" migrate >/dev/null

@@ -83,3 +83,12 @@ relctl_pg_stop() {
         rm -rf "$RELCTL_PG_DIR"
     fi
 }
+
+# Everything a script needs before it runs relctl: packages, a build, and a
+# throwaway cluster removed when the script exits.
+relctl_prepare() {
+    relctl_install_deps
+    relctl_build
+    relctl_pg_start
+    trap relctl_pg_stop EXIT
+}

@@ -5,10 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-relctl_install_deps
-relctl_build
-relctl_pg_start
-trap relctl_pg_stop EXIT
+relctl_prepare
 
 # Tests create their own databases on this cluster, one per test, and drop them.
 export RELCTL_TEST_DSN=$RELCTL_PG_DSN
