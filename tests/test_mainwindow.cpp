@@ -18,6 +18,7 @@
 #include "tracepanel.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QImage>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -70,6 +71,15 @@ private slots:
                                                  QItemSelectionModel::ClearAndSelect |
                                                      QItemSelectionModel::Rows);
         QTRY_VERIFY_WITH_TIMEOUT(window.tracePanel()->text().contains(QStringLiteral("pipeline-109")), 10000);
+        // The time range narrows through the server: a window in the future is empty.
+        QComboBox* since = nullptr;
+        for (QComboBox* box : window.auditView()->findChildren<QComboBox*>())
+            if (box->toolTip() == QStringLiteral("Time range"))
+                since = box;
+        QVERIFY(since);
+        since->setCurrentIndex(1); // last 15 minutes: the seeded history is seconds old
+        QVERIFY(session.audit()->filter().from.has_value());
+        QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 10, 10000);
         const QString trace = window.tracePanel()->text();
         QVERIFY(trace.contains(QStringLiteral("pipeline-108")));
         QVERIFY(trace.contains(QStringLiteral("v1.9")));

@@ -3,6 +3,7 @@
 #include "auditmodel.h"
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -46,8 +47,15 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
                               QStringLiteral("LEASE_RELEASED"), QStringLiteral("LEASE_REVOKED"),
                               QStringLiteral("BAD_LEASE_ID"), QStringLiteral("UNKNOWN_LEASE"),
                               QStringLiteral("DISPATCH_FROZEN"), QStringLiteral("NO_LEASE")})),
-      m_text(new QLineEdit(this)), m_table(new QTableView(this))
+      m_text(new QLineEdit(this)), m_since(new QComboBox(this)), m_table(new QTableView(this))
 {
+    // The time range, as incident reviews ask for it: the last so much.
+    m_since->addItem(tr("any time"), QVariant());
+    m_since->addItem(tr("last 15 minutes"), 15 * 60);
+    m_since->addItem(tr("last hour"), 60 * 60);
+    m_since->addItem(tr("last 24 hours"), 24 * 60 * 60);
+    m_since->addItem(tr("last 7 days"), 7 * 24 * 60 * 60);
+    m_since->setToolTip(tr("Time range"));
     m_job->setPlaceholderText(tr("job"));
     m_text->setPlaceholderText(tr("search job, release, op id, host…"));
     m_env->setToolTip(tr("Environment"));
@@ -65,6 +73,7 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
     filters->addWidget(m_job);
     filters->addWidget(m_operation);
     filters->addWidget(m_reason);
+    filters->addWidget(m_since);
     filters->addWidget(m_text, 1);
     filters->addWidget(csv);
     filters->addWidget(json);
@@ -89,7 +98,7 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
     layout->addLayout(filters);
     layout->addWidget(m_table);
 
-    for (QComboBox* box : {m_env, m_operation, m_reason})
+    for (QComboBox* box : {m_env, m_operation, m_reason, m_since})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
     for (QLineEdit* edit : {m_job, m_text})
         connect(edit, &QLineEdit::editingFinished, this, &AuditView::applyFilter);
@@ -123,6 +132,8 @@ void AuditView::applyFilter()
     filter.operation = value(m_operation->currentText());
     filter.reason = value(m_reason->currentText());
     filter.text = value(m_text->text());
+    if (const QVariant seconds = m_since->currentData(); seconds.isValid())
+        filter.from = QDateTime::currentMSecsSinceEpoch() - seconds.toLongLong() * 1000;
     m_model->setFilter(filter);
 }
 

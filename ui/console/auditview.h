@@ -37,6 +37,7 @@ private:
     QComboBox* m_operation;
     QComboBox* m_reason;
     QLineEdit* m_text;
+    QComboBox* m_since;
     QTableView* m_table;
     bool m_sized = false;
 };
