@@ -5,6 +5,7 @@
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
 #include "actiondialog.h"
+#include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
 #include "consolesession.h"
@@ -20,7 +21,9 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QImage>
+#include <QListWidget>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -137,6 +140,59 @@ private slots:
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'revoke' AND env = 'test' "
                              "AND detail->>'reason' = 'stuck in the test'"),
                  1LL);
+    }
+
+    void aSupersessionIsApprovedFromTheConsole()
+    {
+        // A pending request needs live waiters: staging is newest/approval in the demo.
+        const std::string h = runRelctl(*m_db, {"lease", "acquire", "--env", "staging", "--job", "holder",
+                                                "--release", "v1.20", "--generation", "20"})
+                                  .line();
+        std::vector<std::unique_ptr<QProcess>> waiters;
+        for (int g : {21, 22}) {
+            waiters.push_back(
+                startRelctl(*m_db, {"lease", "acquire", "--env", "staging", "--job",
+                                    "waiter-" + std::to_string(g), "--release", "v1." + std::to_string(g),
+                                    "--generation", std::to_string(g), "--wait", "60s"}));
+            QTRY_COMPARE_WITH_TIMEOUT(
+                m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' "
+                            "AND job = 'waiter-" +
+                            std::to_string(g) + "'"),
+                1LL, 10000);
+        }
+        ConsoleSession session(QString::fromStdString(m_db->dsn()), false);
+        MainWindow window(&session);
+        window.show();
+        session.start();
+        QTRY_COMPARE_WITH_TIMEOUT(window.approvalsView()->count(), 1, 15000);
+        auto* list = window.approvalsView()->findChild<QListWidget*>();
+        list->setCurrentRow(0);
+        QPushButton* approve = nullptr;
+        for (QPushButton* b : window.approvalsView()->findChildren<QPushButton*>())
+            if (b->text().contains(QStringLiteral("Approve")))
+                approve = b;
+        QVERIFY(approve);
+        QTRY_VERIFY_WITH_TIMEOUT(approve->isEnabled(), 5000);
+        QSignalSpy finished(&session, &ConsoleSession::actionFinished);
+        QTimer::singleShot(200, this, [] {
+            for (QWidget* w : QApplication::topLevelWidgets())
+                if (auto* dialog = qobject_cast<ActionDialog*>(w); dialog && dialog->isVisible())
+                    dialog->accept(); // an approval's reason is optional
+        });
+        approve->click();
+        QVERIFY(finished.wait(10000));
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+        QCOMPARE(
+            m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'approve' AND env = 'staging'"),
+            1LL);
+        // The skipped waiter is refused at once; the winner waits for the holder.
+        QVERIFY(waiters[0]->waitForFinished(10000));
+        QCOMPARE(waiters[0]->exitCode(), 4);
+        QCOMPARE(runRelctl(*m_db, {"lease", "release", "--lease", h}).exitCode, 0);
+        QVERIFY(waiters[1]->waitForFinished(10000));
+        QCOMPARE(waiters[1]->exitCode(), 0);
+        // The waiter's lease is not ours to release: end it the operator's way.
+        runRelctl(*m_db, {"lease", "revoke", "--env", "staging", "--by", "test", "--reason", "clean up"});
     }
 
     void screenshotRendersTheWindow()

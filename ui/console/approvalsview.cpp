@@ -23,10 +23,7 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     layout->addLayout(buttons);
     connect(m_approve, &QPushButton::clicked, this, [this] { decide(true); });
     connect(m_deny, &QPushButton::clicked, this, [this] { decide(false); });
-    connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
-        m_approve->setEnabled(row >= 0);
-        m_deny->setEnabled(row >= 0);
-    });
+    connect(m_list, &QListWidget::currentRowChanged, this, &ApprovalsView::updateButtons);
     setApprovals({});
 }
 
@@ -43,8 +40,29 @@ void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
     if (approvals.isEmpty())
         m_list->addItem(tr("No supersession request awaits a decision."));
     m_list->setEnabled(!approvals.isEmpty());
-    m_approve->setEnabled(false);
-    m_deny->setEnabled(false);
+    updateButtons();
+}
+
+void ApprovalsView::setSchemaVersion(int version)
+{
+    m_schemaVersion = version;
+    updateButtons();
+}
+
+void ApprovalsView::updateButtons()
+{
+    const bool supported = m_schemaVersion >= 2;
+    const int row = m_list->currentRow();
+    const bool selected = row >= 0 && row < m_rows.size();
+    const QString why = !supported ? tr("The database's relctl schema (version %1) predates supersession "
+                                        "approvals: run relctl migrate.")
+                                         .arg(m_schemaVersion)
+                        : !selected ? tr("Select a request first.")
+                                    : QString();
+    for (QPushButton* b : {m_approve, m_deny}) {
+        b->setEnabled(supported && selected);
+        b->setToolTip(why);
+    }
 }
 
 int ApprovalsView::count() const

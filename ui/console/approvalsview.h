@@ -18,6 +18,8 @@ class ApprovalsView final : public QWidget
 public:
     explicit ApprovalsView(QWidget* parent = nullptr);
     void setApprovals(const QList<ApprovalRow>& approvals);
+    // Approvals need protocol version 2 (the queue) in the database.
+    void setSchemaVersion(int version);
     int count() const;
 
 signals:
@@ -29,7 +31,10 @@ private:
     QListWidget* m_list;
     QPushButton* m_approve;
     QPushButton* m_deny;
+    void updateButtons();
+
     QList<ApprovalRow> m_rows;
+    int m_schemaVersion = 0;
 };
 
 } // namespace relctl::ui

@@ -147,6 +147,7 @@ void MainWindow::showConnection(const ConnectionState& state)
     m_rtt->setText(state.connected ? tr("round trip %1 ms").arg(state.rttMs, 0, 'f', 1) : QString());
     m_live->setText(state.live ? tr("● live") : tr("○ not live"));
     m_environments->setSchemaVersion(state.connected ? state.schemaVersion : 0);
+    m_approvals->setSchemaVersion(state.connected ? state.schemaVersion : 0);
 }
 
 void MainWindow::editConnection()
