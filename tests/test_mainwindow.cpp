@@ -53,7 +53,7 @@ private slots:
 
     void viewsFillAndARefusalIsTraced()
     {
-        ConsoleSession session(QString::fromStdString(m_db->dsn()), false);
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
         MainWindow window(&session);
         window.show();
         session.start();
@@ -91,7 +91,7 @@ private slots:
 
     void liveEventsAppearWithoutReload()
     {
-        ConsoleSession session(QString::fromStdString(m_db->dsn()), false);
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
         MainWindow window(&session);
         window.show();
         session.start();
@@ -102,7 +102,7 @@ private slots:
 
     void anOperatorActionIsConfirmedAndRecorded()
     {
-        ConsoleSession session(QString::fromStdString(m_db->dsn()), false);
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
         MainWindow window(&session);
         window.show();
         session.start();
@@ -160,7 +160,7 @@ private slots:
                             std::to_string(g) + "'"),
                 1LL, 10000);
         }
-        ConsoleSession session(QString::fromStdString(m_db->dsn()), false);
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
         MainWindow window(&session);
         window.show();
         session.start();

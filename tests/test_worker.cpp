@@ -19,7 +19,8 @@ struct Running
     QThread thread;
     ConsoleWorker* worker;
 
-    explicit Running(const std::string& dsn) : worker(new ConsoleWorker(QString::fromStdString(dsn)))
+    explicit Running(const std::string& dsn)
+        : worker(new ConsoleWorker(ConnectionTarget::fromDsn(QString::fromStdString(dsn))))
     {
         worker->moveToThread(&thread);
         QObject::connect(&thread, &QThread::finished, worker, &QObject::deleteLater);

@@ -36,10 +36,9 @@ int main(int argc, char** argv)
     parser.addOptions({dsn, demo, screenshot});
     parser.process(app);
 
-    const QString conninfo = parser.isSet(dsn)
-                                 ? parser.value(dsn)
-                                 : QSettings().value(QStringLiteral("connection/dsn")).toString();
-    relctl::ui::ConsoleSession session(conninfo, parser.isSet(demo));
+    const ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
+                                                      : ConnectionTarget::load(QSettings());
+    relctl::ui::ConsoleSession session(target, parser.isSet(demo));
     relctl::ui::MainWindow window(&session);
     window.show();
     session.start();

@@ -5,8 +5,8 @@
 
 namespace relctl::ui {
 
-ConsoleSession::ConsoleSession(const QString& conninfo, bool seedDemo, QObject* parent)
-    : QObject(parent), m_worker(new ConsoleWorker(conninfo)), m_environments(new EnvironmentsModel(this)),
+ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent)
+    : QObject(parent), m_worker(new ConsoleWorker(target)), m_environments(new EnvironmentsModel(this)),
       m_audit(new AuditModel(this))
 {
     m_worker->setSeedDemo(seedDemo);
@@ -88,6 +88,11 @@ void ConsoleSession::reload()
         requestTimeline(m_timelineFrom, m_timelineTo);
     // The newest events are on top: re-read the first page under the same filter.
     m_audit->setFilter(m_audit->filter());
+}
+
+void ConsoleSession::setTarget(const ConnectionTarget& target)
+{
+    QMetaObject::invokeMethod(m_worker, "setTarget", Qt::QueuedConnection, Q_ARG(ConnectionTarget, target));
 }
 
 void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)

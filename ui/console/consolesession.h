@@ -21,7 +21,7 @@ class ConsoleSession final : public QObject
     Q_OBJECT
 
 public:
-    ConsoleSession(const QString& conninfo, bool seedDemo, QObject* parent = nullptr);
+    ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent = nullptr);
     ~ConsoleSession() override;
 
     EnvironmentsModel* environments() const { return m_environments; }
@@ -33,6 +33,8 @@ public:
     void requestTrace(qint64 eventId);
     void runAction(const ConsoleAction& action);
     void reload();
+    // Connects to another database now; the views reload once it answers.
+    void setTarget(const ConnectionTarget& target);
 
 signals:
     void connectionChanged(const ConnectionState& state);

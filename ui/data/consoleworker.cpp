@@ -2,7 +2,6 @@
 
 #include "demo.h"
 #include "relctl/database.h"
-#include "relctl/embedded.h"
 #include "relctl/error.h"
 #include "relctl/listener.h"
 
@@ -24,8 +23,8 @@ std::string s(const QString& q)
 
 } // namespace
 
-ConsoleWorker::ConsoleWorker(QString conninfo, QObject* parent)
-    : QObject(parent), m_conninfo(std::move(conninfo)), m_retry(new QTimer(this))
+ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
+    : QObject(parent), m_target(std::move(target)), m_retry(new QTimer(this))
 {
     // A child: it moves to the worker's thread with the worker. Requests may
     // arrive before start(); whichever comes first connects.
@@ -38,6 +37,7 @@ ConsoleWorker::ConsoleWorker(QString conninfo, QObject* parent)
     qRegisterMetaType<std::optional<relctl::RefusalTrace>>();
     qRegisterMetaType<ConsoleAction>();
     qRegisterMetaType<ConnectionState>();
+    qRegisterMetaType<ConnectionTarget>();
     qRegisterMetaType<QList<ApprovalRow>>();
 }
 
@@ -49,16 +49,24 @@ void ConsoleWorker::start()
         connectNow();
 }
 
+void ConsoleWorker::setTarget(const ConnectionTarget& target)
+{
+    m_target = target;
+    delete m_notifier;
+    m_notifier = nullptr;
+    m_listener.reset();
+    m_db.reset();
+    m_state = ConnectionState{};
+    connectNow();
+}
+
 void ConsoleWorker::connectNow()
 {
+    m_state.target = m_target.describe();
     try {
-        if (m_conninfo.isEmpty()) {
-            if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
-                m_conninfo = QString::fromLocal8Bit(env);
-            else if (relctl::embeddedIsDefault())
-                m_conninfo = q(relctl::EmbeddedCluster::forCurrentUser().ensureRunning());
-        }
-        auto db = std::make_unique<relctl::Database>(s(m_conninfo));
+        // Resolved on every attempt: an embedded cluster that stopped is started again.
+        const std::string conninfo = m_target.resolve();
+        auto db = std::make_unique<relctl::Database>(conninfo);
         if (m_seedDemo) {
             seedDemoHistory(*db);
             m_seedDemo = false;
@@ -67,7 +75,7 @@ void ConsoleWorker::connectNow()
         timer.start();
         const nlohmann::json info = db->serverInfo();
         m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-        m_listener = std::make_unique<relctl::EventListener>(s(m_conninfo));
+        m_listener = std::make_unique<relctl::EventListener>(conninfo);
         m_db = std::move(db);
         m_notifier =
             new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "connectiontarget.h"
 #include "metatypes.h"
 
 #include <QObject>
@@ -49,6 +50,7 @@ struct ConnectionState
     bool live = false; // listening for events
     int schemaVersion = 0;
     QString message; // why not connected
+    QString target;  // where it connects, as ConnectionTarget::describe() says
 };
 Q_DECLARE_METATYPE(ConnectionState)
 
@@ -63,9 +65,8 @@ class ConsoleWorker final : public QObject
     Q_OBJECT
 
 public:
-    // An empty conninfo means relctl's default: $RELCTL_DSN, libpq's PG*
-    // variables, else the embedded database (started by the worker).
-    explicit ConsoleWorker(QString conninfo, QObject* parent = nullptr);
+    // The embedded database, when the target names it, is started by the worker.
+    explicit ConsoleWorker(ConnectionTarget target, QObject* parent = nullptr);
     ~ConsoleWorker() override;
 
     // Seed the demo history after connecting (call before start()).
@@ -73,6 +74,9 @@ public:
 
 public slots:
     void start();
+    // Drops both connections and connects to the new target at once; views
+    // hear connectionChanged() and then eventsArrived() as on a reconnect.
+    void setTarget(const ConnectionTarget& target);
     void loadEnvironments(quint64 serial);
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request);
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs);
@@ -103,7 +107,7 @@ private:
     void readEvents();
     template <typename F> void guarded(quint64 serial, F&& body);
 
-    QString m_conninfo;
+    ConnectionTarget m_target;
     bool m_seedDemo = false;
     std::unique_ptr<relctl::Database> m_db;
     std::unique_ptr<relctl::EventListener> m_listener;

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <string>
+
+class QSettings;
+
+// Where the console connects. "Default" is relctl's own rule, the same as the
+// CLI's: $RELCTL_DSN, else libpq's PG* variables when they name a database,
+// else the embedded database. "Embedded" and "Dsn" name one place whatever
+// the environment says.
+struct ConnectionTarget
+{
+    enum class Kind { Default, Embedded, Dsn };
+    Kind kind = Kind::Default;
+    QString dsn; // for Kind::Dsn: a libpq connection string or URI
+
+    static ConnectionTarget fromDsn(const QString& dsn);
+    static ConnectionTarget embedded() { return {Kind::Embedded, {}}; }
+
+    // Stored under connection/mode (default | embedded | dsn) and connection/dsn.
+    static ConnectionTarget load(const QSettings& settings);
+    void save(QSettings& settings) const;
+
+    // One line for the status bar and dialogs; never shows a password.
+    QString describe() const;
+
+    // The libpq connection string to open. Starts the embedded cluster when
+    // the target is (or defaults to) it, so it may take seconds: call it off
+    // the GUI thread. Throws relctl::Error as the CLI's resolution does.
+    std::string resolve() const;
+
+    friend bool operator==(const ConnectionTarget&, const ConnectionTarget&) = default;
+};
+Q_DECLARE_METATYPE(ConnectionTarget)
