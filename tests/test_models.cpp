@@ -148,8 +148,9 @@ private slots:
         QCOMPARE(model.data(model.index(0, int(EnvColumn::Generation))).toLongLong(), 7);
         QCOMPARE(cell(model, 0, EnvColumn::PublishedBy), QStringLiteral("deploy-41"));
         QCOMPARE(cell(model, 0, EnvColumn::PublishedAt),
-                 QDateTime::fromMSecsSinceEpoch(serverNow - 60'000)
-                     .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+                 QDateTime::fromMSecsSinceEpoch(serverNow - 60'000, Qt::UTC)
+                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) +
+                     QStringLiteral(" UTC"));
         QCOMPARE(cell(model, 0, EnvColumn::LeaseHolder), QStringLiteral("deploy-42"));
         QCOMPARE(cell(model, 0, EnvColumn::ExpiresIn), QStringLiteral("1m 30s"));
         QCOMPARE(model.data(model.index(0, int(EnvColumn::Queue))).toLongLong(), 3);
@@ -496,8 +497,11 @@ private slots:
         QCOMPARE(at(refusal, AuditColumn::Current).data().toString(),
                  QStringLiteral("release 1.4.2, generation 7, token 12"));
         QCOMPARE(at(accepted, AuditColumn::Current).data().toString(), QString());
-        QCOMPARE(at(refusal, AuditColumn::Time).data(Qt::ToolTipRole).toString(),
-                 QStringLiteral("Event 90 at 2023-11-14T22:13:20.090Z (UTC)"));
+        QCOMPARE(at(refusal, AuditColumn::Time).data().toString(), QStringLiteral("2023-11-14 22:13:20 UTC"));
+        QVERIFY(at(refusal, AuditColumn::Time)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(QStringLiteral("Event 90 at 2023-11-14T22:13:20.090Z (UTC)\nLocal time: ")));
         QVERIFY(at(refusal, AuditColumn::Reason)
                     .data(Qt::ToolTipRole)
                     .toString()

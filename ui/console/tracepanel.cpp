@@ -1,5 +1,7 @@
 #include "tracepanel.h"
 
+#include "timeformat.h"
+
 #include <QDateTime>
 #include <QPushButton>
 #include <QTextBrowser>
@@ -26,7 +28,7 @@ QString num(const std::optional<std::int64_t>& n)
 
 QString when(relctl::EpochMs ms)
 {
-    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
+    return formatTime(ms, true);
 }
 
 QString lease(const relctl::LeaseSpan& l)

@@ -1,5 +1,7 @@
 #include "auditmodel.h"
 
+#include "timeformat.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
@@ -35,11 +37,6 @@ QVariant optionalNumber(const std::optional<std::int64_t>& n)
     return n ? QVariant(qint64(*n)) : QVariant();
 }
 
-QString localTime(relctl::EpochMs ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-}
-
 QString utcIso(relctl::EpochMs ms)
 {
     return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
@@ -67,7 +64,7 @@ QVariant display(const AuditEvent& e, Column column)
 {
     switch (column) {
     case Column::Time:
-        return localTime(e.at);
+        return formatTime(e.at);
     case Column::Environment:
         return text(e.env);
     case Column::Operation:
@@ -106,7 +103,9 @@ QVariant toolTip(const AuditEvent& e, Column column)
 {
     switch (column) {
     case Column::Time:
-        return AuditModel::tr("Event %1 at %2 (UTC)").arg(e.id).arg(utcIso(e.at));
+        return AuditModel::tr("Event %1 at %2 (UTC)\nLocal time: %3")
+            .arg(e.id)
+            .arg(utcIso(e.at), formatLocalTime(e.at));
     case Column::Outcome:
     case Column::Reason:
         if (!isRejected(e))

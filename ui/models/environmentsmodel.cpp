@@ -1,5 +1,7 @@
 #include "environmentsmodel.h"
 
+#include "timeformat.h"
+
 #include <QDateTime>
 #include <algorithm>
 #include <unordered_set>
@@ -20,14 +22,9 @@ QVariant optionalText(const std::optional<std::string>& s)
     return s ? QVariant(text(*s)) : QVariant();
 }
 
-QString localTime(relctl::EpochMs ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-}
-
 QVariant optionalTime(const std::optional<relctl::EpochMs>& ms)
 {
-    return ms ? QVariant(localTime(*ms)) : QVariant();
+    return ms ? QVariant(formatTime(*ms)) : QVariant();
 }
 
 QVariant optionalNumber(const std::optional<std::int64_t>& n)
@@ -56,7 +53,7 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
         return EnvironmentsModel::tr("Release %1, generation %2\nPublished by %3 at %4")
             .arg(text(*r.currentRelease),
                  r.currentGeneration ? QString::number(*r.currentGeneration) : QStringLiteral("-"),
-                 orDash(r.publishedBy), r.publishedAt ? localTime(*r.publishedAt) : QStringLiteral("-"));
+                 orDash(r.publishedBy), r.publishedAt ? formatTime(*r.publishedAt) : QStringLiteral("-"));
     case Column::LeaseHolder:
     case Column::ExpiresIn:
         if (!r.holderJob)
@@ -64,7 +61,7 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
         return EnvironmentsModel::tr("Job %1, release %2\nFencing token %3\nExpires at %4")
             .arg(text(*r.holderJob), orDash(r.holderRelease),
                  r.holderToken ? QString::number(*r.holderToken) : QStringLiteral("-"),
-                 r.leaseExpiresAt ? localTime(*r.leaseExpiresAt) : QStringLiteral("-"));
+                 r.leaseExpiresAt ? formatTime(*r.leaseExpiresAt) : QStringLiteral("-"));
     case Column::Queue:
         return EnvironmentsModel::tr("%1 job(s) waiting\n%2 supersession(s) awaiting approval")
             .arg(r.queueLength)
