@@ -368,6 +368,15 @@ private slots:
         // A click on empty space selects nothing.
         QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(w.width() - 5, w.height() - 5));
         QCOMPARE(selected.count(), 1);
+        // Nor does one on a queued candidate: it is not an event (its id is 0).
+        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
+        slice.markers = {marker(0, "staging", static_cast<relctl::EpochMs>(g(w).timeForX(600)), "queued")};
+        w.setSlice(slice);
+        const QPoint queued(static_cast<int>(g(w).plotLeft() + 600), static_cast<int>(g(w).markerY(2)));
+        QVERIFY(w.itemAt(queued).isMarker());
+        QTest::mouseClick(&w, Qt::LeftButton, {}, queued);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(w.selectedEvent(), qint64(7));
     }
 
     void selectEventScrollsIntoView()
