@@ -1,7 +1,9 @@
 // The release console as a whole, offscreen, against a real database seeded
 // through the protocol: the views fill from the worker, a refused write is
-// traced, a live event appears without a reload, an operator action reaches
-// the audit trail, and --screenshot renders the window.
+// traced, live events appear without a reload, operator actions (revoke,
+// approve, deny, freeze, unfreeze) go through their confirmation and reach
+// the audit trail, the timeline and the audit browser select each other, and
+// --screenshot renders the window.
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
 #include "actiondialog.h"
@@ -16,11 +18,14 @@
 #include "relctl/database.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
+#include "timelinewidget.h"
 #include "tracepanel.h"
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QImage>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -34,11 +39,130 @@
 
 using namespace relctl::ui;
 
+namespace {
+
+// A console on the test database, shown and started, as release-console runs it.
+struct Console
+{
+    explicit Console(const TestDatabase& db)
+        : session(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false), window(&session)
+    {
+        window.show();
+        session.start();
+    }
+
+    ConsoleSession session;
+    MainWindow window;
+};
+
+// A button of `parent` by its visible text (without the mnemonic's "&").
+template <typename Button> Button* button(QWidget* parent, const QString& text)
+{
+    for (Button* b : parent->findChildren<Button*>())
+        if (b->text().remove(QLatin1Char('&')).startsWith(text))
+            return b;
+    return nullptr;
+}
+
+// Answers the next confirmation (modal, exec()'d by the view) from inside
+// its event loop: fills in the operator and the reason, then clicks the
+// confirm button, so a confirmation that refuses to proceed (say, a reason
+// missing) is not answered. The result tells whether it was.
+// (Found among the top-level widgets: offscreen, no window is ever active.)
+std::shared_ptr<bool> confirmNextAction(const QString& by, const QString& reason)
+{
+    auto answered = std::make_shared<bool>(false);
+    auto* timer = new QTimer;
+    auto deadline = std::make_shared<QElapsedTimer>();
+    deadline->start();
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, answered, deadline, by, reason] {
+        for (QWidget* w : QApplication::topLevelWidgets()) {
+            auto* dialog = qobject_cast<ActionDialog*>(w);
+            if (!dialog || !dialog->isVisible())
+                continue;
+            if (!by.isEmpty())
+                dialog->findChild<QLineEdit*>()->setText(by);
+            dialog->findChild<QPlainTextEdit*>()->setPlainText(reason);
+            QPushButton* confirm = dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+            *answered = confirm->isEnabled();
+            if (*answered)
+                confirm->click();
+            else
+                dialog->reject();
+            timer->deleteLater();
+            return;
+        }
+        if (deadline->elapsed() > 10000)
+            timer->deleteLater();
+    });
+    timer->start(50);
+    return answered;
+}
+
+void selectEnvironment(Console& c, const QString& name)
+{
+    QTableView* table = c.window.environmentsView()->table();
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        if (table->model()->index(row, 0).data().toString() == name)
+            table->selectRow(row);
+}
+
+// The model row showing the event, if loaded.
+std::optional<int> auditRow(const AuditModel* model, qint64 eventId)
+{
+    for (int row = 0; row < model->rowCount(); ++row)
+        if (const relctl::AuditEvent* e = model->eventAt(row); e && e->id == eventId)
+            return row;
+    return std::nullopt;
+}
+
+qint64 selectedAuditEvent(Console& c)
+{
+    const QModelIndexList rows = c.window.auditView()->table()->selectionModel()->selectedRows();
+    if (rows.size() != 1)
+        return 0;
+    const relctl::AuditEvent* e = c.session.audit()->eventAt(rows.first().row());
+    return e ? e->id : 0;
+}
+
+} // namespace
+
 class TestMainWindow final : public QObject
 {
     Q_OBJECT
 
     std::unique_ptr<TestDatabase> m_db;
+
+    // A holder of env and, queued behind it, one waiter per generation, each
+    // (as relctl does) a live process holding its place. Under the approval
+    // policy (staging in the demo), the newest opens a supersession request.
+    std::vector<std::unique_ptr<QProcess>> holdAndQueue(const std::string& env, const std::string& prefix,
+                                                        std::int64_t holderGeneration,
+                                                        const std::vector<std::int64_t>& waiting,
+                                                        std::string& handle)
+    {
+        const RunResult held = runRelctl(*m_db, {"lease", "acquire", "--env", env, "--job", prefix + "holder",
+                                                 "--release", "v1." + std::to_string(holderGeneration),
+                                                 "--generation", std::to_string(holderGeneration)});
+        [&] { QCOMPARE(held.exitCode, 0); }();
+        handle = held.line();
+        std::vector<std::unique_ptr<QProcess>> waiters;
+        for (std::int64_t g : waiting) {
+            const std::string job = prefix + "waiter-" + std::to_string(g);
+            waiters.push_back(startRelctl(*m_db, {"lease", "acquire", "--env", env, "--job", job, "--release",
+                                                  "v1." + std::to_string(g), "--generation",
+                                                  std::to_string(g), "--wait", "60s"}));
+            [&] {
+                QTRY_COMPARE_WITH_TIMEOUT(
+                    m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND job = '" +
+                                job + "'"),
+                    1LL, 10000);
+            }();
+            if (QTest::currentTestFailed())
+                break;
+        }
+        return waiters;
+    }
 
 private slots:
     void initTestCase()
@@ -53,10 +177,9 @@ private slots:
 
     void viewsFillAndARefusalIsTraced()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
-        MainWindow window(&session);
-        window.show();
-        session.start();
+        Console c{*m_db};
+        ConsoleSession& session = c.session;
+        MainWindow& window = c.window;
         QTRY_COMPARE_WITH_TIMEOUT(session.environments()->rowCount(), 3, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 10, 15000);
 
@@ -91,50 +214,53 @@ private slots:
 
     void liveEventsAppearWithoutReload()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
-        MainWindow window(&session);
-        window.show();
-        session.start();
+        Console c{*m_db};
+        ConsoleSession& session = c.session;
+        MainWindow& window = c.window;
         QTRY_COMPARE_WITH_TIMEOUT(session.environments()->rowCount(), 3, 15000);
         QCOMPARE(runRelctl(*m_db, {"env", "add", "canary"}).exitCode, 0);
         QTRY_COMPARE_WITH_TIMEOUT(session.environments()->rowCount(), 4, 10000);
+
+        // Another process freezes canary, and a job's acquire is refused
+        // there: both reach the audit browser and the timeline by themselves.
+        QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->timelineGeometry().laneCount() == 4, 10000);
+        QCOMPARE(
+            runRelctl(*m_db, {"freeze", "--env", "canary", "--by", "cli-operator", "--reason", "elsewhere"})
+                .exitCode,
+            0);
+        QVERIFY(runRelctl(*m_db, {"lease", "acquire", "--env", "canary", "--job", "late-job", "--release",
+                                  "v2.1", "--generation", "1"})
+                    .exitCode != 0);
+        const qint64 freeze =
+            m_db->count("SELECT id FROM relctl.events WHERE env = 'canary' AND operation = 'freeze'");
+        const qint64 refusal = m_db->count("SELECT id FROM relctl.events WHERE env = 'canary' AND outcome = "
+                                           "'rejected' AND job = 'late-job'");
+        for (qint64 id : {freeze, refusal}) {
+            QTRY_VERIFY_WITH_TIMEOUT(auditRow(session.audit(), id).has_value(), 10000);
+            QTRY_VERIFY_WITH_TIMEOUT(window.timeline()->markerPosition(id).has_value(), 10000);
+        }
+        // Drawn as a refusal (red), on top of the freeze a moment earlier.
+        const TimelineHit hit =
+            window.timeline()->itemAt(window.timeline()->markerPosition(refusal)->toPoint());
+        QVERIFY(hit.isMarker());
+        QCOMPARE(hit.marker->kind, std::string("refusal"));
+        QCOMPARE(runRelctl(*m_db, {"unfreeze", "--env", "canary", "--by", "cli-operator"}).exitCode, 0);
     }
 
     void anOperatorActionIsConfirmedAndRecorded()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
-        MainWindow window(&session);
-        window.show();
-        session.start();
-        QTRY_VERIFY_WITH_TIMEOUT(session.environments()->rowCount() >= 3, 15000);
-        QTRY_VERIFY_WITH_TIMEOUT(session.connection().schemaVersion >= 2, 10000);
+        Console c{*m_db};
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 3, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= 2, 10000);
         // Select "test" (it holds a live lease) and click "Revoke lease…".
-        QTableView* table = window.environmentsView()->table();
-        for (int row = 0; row < session.environments()->rowCount(); ++row)
-            if (session.environments()->index(row, 0).data().toString() == QStringLiteral("test"))
-                table->selectRow(row);
-        QToolButton* revoke = nullptr;
-        for (QToolButton* b : window.environmentsView()->findChildren<QToolButton*>())
-            if (b->text().contains(QStringLiteral("Revoke")))
-                revoke = b;
+        selectEnvironment(c, QStringLiteral("test"));
+        auto* revoke = button<QToolButton>(c.window.environmentsView(), QStringLiteral("Revoke"));
         QVERIFY(revoke);
         QTRY_VERIFY_WITH_TIMEOUT(revoke->isEnabled(), 5000);
-        QSignalSpy finished(&session, &ConsoleSession::actionFinished);
-        // The confirmation is modal: answer it when it opens.
-        // (Found among the top-level widgets: offscreen, no window is ever active.)
-        bool answered = false;
-        QTimer::singleShot(200, this, [&answered] {
-            for (QWidget* w : QApplication::topLevelWidgets()) {
-                auto* dialog = qobject_cast<ActionDialog*>(w);
-                if (!dialog || !dialog->isVisible())
-                    continue;
-                dialog->findChild<QPlainTextEdit*>()->setPlainText(QStringLiteral("stuck in the test"));
-                dialog->accept();
-                answered = true;
-            }
-        });
+        QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
+        const auto answered = confirmNextAction({}, QStringLiteral("stuck in the test"));
         revoke->click();
-        QVERIFY(answered);
+        QVERIFY(*answered);
         QVERIFY(finished.wait(10000));
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'revoke' AND env = 'test' "
@@ -145,41 +271,20 @@ private slots:
     void aSupersessionIsApprovedFromTheConsole()
     {
         // A pending request needs live waiters: staging is newest/approval in the demo.
-        const std::string h = runRelctl(*m_db, {"lease", "acquire", "--env", "staging", "--job", "holder",
-                                                "--release", "v1.20", "--generation", "20"})
-                                  .line();
-        std::vector<std::unique_ptr<QProcess>> waiters;
-        for (int g : {21, 22}) {
-            waiters.push_back(
-                startRelctl(*m_db, {"lease", "acquire", "--env", "staging", "--job",
-                                    "waiter-" + std::to_string(g), "--release", "v1." + std::to_string(g),
-                                    "--generation", std::to_string(g), "--wait", "60s"}));
-            QTRY_COMPARE_WITH_TIMEOUT(
-                m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' "
-                            "AND job = 'waiter-" +
-                            std::to_string(g) + "'"),
-                1LL, 10000);
-        }
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
-        MainWindow window(&session);
-        window.show();
-        session.start();
-        QTRY_COMPARE_WITH_TIMEOUT(window.approvalsView()->count(), 1, 15000);
-        auto* list = window.approvalsView()->findChild<QListWidget*>();
-        list->setCurrentRow(0);
-        QPushButton* approve = nullptr;
-        for (QPushButton* b : window.approvalsView()->findChildren<QPushButton*>())
-            if (b->text().contains(QStringLiteral("Approve")))
-                approve = b;
+        std::string h;
+        auto waiters = holdAndQueue("staging", "", 20, {21, 22}, h);
+        if (QTest::currentTestFailed())
+            return;
+        Console c{*m_db};
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 1, 15000);
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto* approve = button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"));
         QVERIFY(approve);
         QTRY_VERIFY_WITH_TIMEOUT(approve->isEnabled(), 5000);
-        QSignalSpy finished(&session, &ConsoleSession::actionFinished);
-        QTimer::singleShot(200, this, [] {
-            for (QWidget* w : QApplication::topLevelWidgets())
-                if (auto* dialog = qobject_cast<ActionDialog*>(w); dialog && dialog->isVisible())
-                    dialog->accept(); // an approval's reason is optional
-        });
+        QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
+        const auto answered = confirmNextAction({}, {}); // an approval's reason is optional
         approve->click();
+        QVERIFY(*answered);
         QVERIFY(finished.wait(10000));
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
         QCOMPARE(
@@ -193,6 +298,173 @@ private slots:
         QCOMPARE(waiters[1]->exitCode(), 0);
         // The waiter's lease is not ours to release: end it the operator's way.
         runRelctl(*m_db, {"lease", "revoke", "--env", "staging", "--by", "test", "--reason", "clean up"});
+    }
+
+    void aSupersessionIsDeniedFromTheConsole()
+    {
+        std::string h;
+        auto waiters = holdAndQueue("staging", "deny-", 30, {31, 32}, h);
+        if (QTest::currentTestFailed())
+            return;
+        const std::string request =
+            m_db->scalar("SELECT id FROM relctl.supersessions WHERE env = 'staging' AND state = 'pending'");
+        Console c{*m_db};
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 1, 15000);
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto* deny = button<QPushButton>(c.window.approvalsView(), QStringLiteral("Deny"));
+        QVERIFY(deny);
+        QTRY_VERIFY_WITH_TIMEOUT(deny->isEnabled(), 5000);
+        QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
+        // A denial needs a reason: without one the confirmation does not proceed.
+        auto answered = confirmNextAction(QStringLiteral("rm-alice"), {});
+        deny->click();
+        QVERIFY(!*answered);
+        QCOMPARE(finished.count(), 0);
+        answered = confirmNextAction(QStringLiteral("rm-alice"), QStringLiteral("v1.31 ships first"));
+        deny->click();
+        QVERIFY(*answered);
+        QVERIFY(finished.wait(10000));
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+
+        QCOMPARE(m_db->scalar("SELECT concat_ws(' | ', state, decided_by, reason) FROM relctl.supersessions "
+                              "WHERE id = " +
+                              request),
+                 std::string("denied | rm-alice | v1.31 ships first"));
+        QCOMPARE(
+            m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'deny' AND env = 'staging' "
+                        "AND outcome = 'accepted' AND actor = 'rm-alice' AND job = 'deny-waiter-32' "
+                        "AND detail->>'reason' = 'v1.31 ships first' AND detail->>'request' = '" +
+                        request + "'"),
+            1LL);
+        // The decision is live in the console too: the request leaves the list.
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 0, 10000);
+        // The skipped candidate keeps its place: it is still waiting, first
+        // in line, and takes the lease when the holder lets go; the would-be
+        // winner keeps waiting behind it.
+        QCOMPARE(
+            m_db->count("SELECT count(*) FROM relctl.candidates WHERE env = 'staging' AND state = 'waiting' "
+                        "AND job = 'deny-waiter-31'"),
+            1LL);
+        QCOMPARE(m_db->scalar("SELECT job FROM relctl.queue_head('staging')"), std::string("deny-waiter-31"));
+        QCOMPARE(runRelctl(*m_db, {"lease", "release", "--lease", h}).exitCode, 0);
+        QVERIFY(waiters[0]->waitForFinished(10000));
+        QCOMPARE(waiters[0]->exitCode(), 0);
+        QCOMPARE(
+            m_db->scalar("SELECT job FROM relctl.leases WHERE env = 'staging' ORDER BY token DESC LIMIT 1"),
+            std::string("deny-waiter-31"));
+        QCOMPARE(waiters[1]->state(), QProcess::Running);
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' "
+                             "AND job = 'deny-waiter-32'"),
+                 1LL);
+        // Clean up the operator's way: the winner gets its turn, then ends too.
+        runRelctl(*m_db, {"lease", "revoke", "--env", "staging", "--by", "test", "--reason", "clean up"});
+        QVERIFY(waiters[1]->waitForFinished(10000));
+        QCOMPARE(waiters[1]->exitCode(), 0);
+        runRelctl(*m_db, {"lease", "revoke", "--env", "staging", "--by", "test", "--reason", "clean up"});
+    }
+
+    void dispatchIsFrozenAndUnfrozenFromTheConsole()
+    {
+        Console c{*m_db};
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 3, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= 2, 10000);
+        selectEnvironment(c, QStringLiteral("test"));
+        QAbstractItemModel* shown = c.window.environmentsView()->table()->model();
+        const auto frozenInView = [&] {
+            for (int row = 0; row < shown->rowCount(); ++row)
+                if (shown->index(row, 0).data().toString() == QStringLiteral("test"))
+                    return shown->index(row, 0).data(EnvironmentsModel::Frozen).toBool();
+            return false;
+        };
+        auto* freeze = button<QToolButton>(c.window.environmentsView(), QStringLiteral("Freeze"));
+        auto* unfreeze = button<QToolButton>(c.window.environmentsView(), QStringLiteral("Unfreeze"));
+        QVERIFY(freeze && unfreeze);
+        QTRY_VERIFY_WITH_TIMEOUT(freeze->isEnabled(), 5000);
+        QVERIFY(!unfreeze->isEnabled());
+        QVERIFY(!frozenInView());
+
+        QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
+        auto answered = confirmNextAction(QStringLiteral("rm-bob"), QStringLiteral("change window closed"));
+        freeze->click();
+        QVERIFY(*answered);
+        QVERIFY(finished.wait(10000));
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+        QCOMPARE(m_db->scalar("SELECT concat_ws(' | ', frozen_by, frozen_reason) FROM relctl.environments "
+                              "WHERE name = 'test' AND frozen_at IS NOT NULL"),
+                 std::string("rm-bob | change window closed"));
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'freeze' AND env = 'test' "
+                             "AND actor = 'rm-bob' AND detail->>'reason' = 'change window closed'"),
+                 1LL);
+        // The view follows the database's notification, not a reload.
+        QTRY_VERIFY_WITH_TIMEOUT(frozenInView(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(unfreeze->isEnabled(), 5000);
+        QVERIFY(!freeze->isEnabled());
+
+        finished.clear();
+        answered = confirmNextAction(QStringLiteral("rm-bob"), {}); // lifting a freeze needs no reason
+        unfreeze->click();
+        QVERIFY(*answered);
+        QVERIFY(finished.wait(10000));
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+        QCOMPARE(
+            m_db->count("SELECT count(*) FROM relctl.environments WHERE name = 'test' AND frozen_at IS NULL"),
+            1LL);
+        // The unfreeze names its operator and the freeze it lifted (who and why).
+        QCOMPARE(
+            m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'unfreeze' AND env = 'test' "
+                        "AND actor = 'rm-bob' AND detail->>'frozen_by' = 'rm-bob' "
+                        "AND detail->>'frozen_reason' = 'change window closed'"),
+            1LL);
+        QTRY_VERIFY_WITH_TIMEOUT(!frozenInView(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(freeze->isEnabled(), 5000);
+    }
+
+    void timelineAndAuditBrowserSelectEachOther()
+    {
+        Console c{*m_db};
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.audit()->rowCount() > 10, 15000);
+        // The seeded stale write (r8's late publish on prod) and one more refusal.
+        const qint64 stale = m_db->count("SELECT id FROM relctl.events WHERE reason = 'STALE_GENERATION' "
+                                         "AND operation = 'publish' ORDER BY id LIMIT 1");
+        const qint64 other =
+            m_db->count("SELECT id FROM relctl.events WHERE outcome = 'rejected' AND id <> " +
+                        std::to_string(stale) + " ORDER BY id LIMIT 1");
+        QVERIFY(stale > 0 && other > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), stale) && auditRow(c.session.audit(), other),
+                                 10000);
+        const relctl::AuditEvent event = *c.session.audit()->eventAt(*auditRow(c.session.audit(), stale));
+        QVERIFY(event.job && event.token);
+
+        // Zoomed in on it (the demo's writes are milliseconds apart), the
+        // marker is where the widget's geometry says: click it there.
+        TimelineWidget* timeline = c.window.timeline();
+        timeline->setVisibleRange(event.at - 500, event.at + 500);
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->markerPosition(stale).has_value(), 10000);
+        const TimelineGeometry& g = timeline->timelineGeometry();
+        const QPoint at(
+            static_cast<int>(std::lround(g.plotLeft() + g.xForTime(static_cast<double>(event.at)))),
+            static_cast<int>(std::lround(g.markerY(g.laneAt(timeline->markerPosition(stale)->y())))));
+        QCOMPARE(at, timeline->markerPosition(stale)->toPoint());
+        QCOMPARE(timeline->itemAt(at).eventId(), stale);
+        QSignalSpy clicked(timeline, &TimelineWidget::eventSelected);
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
+        QCOMPARE(clicked.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(selectedAuditEvent(c), stale, 10000);
+        // The trace tells its story: the job and the lease token it presented.
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QString::fromStdString(*event.job)),
+                                 10000);
+        const QString trace = c.window.tracePanel()->text();
+        QVERIFY2(trace.contains(QStringLiteral("token")) && trace.contains(QString::number(*event.token)),
+                 qPrintable(trace));
+
+        // And back: a refusal picked in the audit browser is selected on the timeline.
+        QTableView* table = c.window.auditView()->table();
+        table->selectionModel()->setCurrentIndex(
+            c.session.audit()->index(*auditRow(c.session.audit(), other), 0),
+            QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTRY_COMPARE_WITH_TIMEOUT(timeline->selectedEvent(), other, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->markerPosition(other).has_value(), 10000);
+        QCOMPARE(clicked.count(), 1); // no echo back from the timeline
     }
 
     void screenshotRendersTheWindow()

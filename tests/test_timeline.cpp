@@ -4,6 +4,7 @@
 // With RELCTL_BENCH=1, benchmarkPaint() reports how long a full paint takes.
 
 #include "timelinegeometry.h"
+#include "timelinepainter.h"
 #include "timelinewidget.h"
 
 #include <QImage>
@@ -15,6 +16,8 @@
 #include <cmath>
 #include <random>
 
+using relctl::ui::MarkerKind;
+using relctl::ui::TimelineColors;
 using relctl::ui::TimelineGeometry;
 using relctl::ui::TimelineWidget;
 
@@ -77,6 +80,59 @@ relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane,
                   [](const auto& x, const auto& y) { return x.at < y.at; });
     }
     return slice;
+}
+
+// A dark theme as a user's desktop would set it: every role the timeline reads.
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2b, 0x2b), base(0x1c, 0x1c, 0x1e), text(0xec, 0xec, 0xec);
+    for (auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+        p.setColor(group, QPalette::Window, window);
+        p.setColor(group, QPalette::WindowText, text);
+        p.setColor(group, QPalette::Base, base);
+        p.setColor(group, QPalette::AlternateBase, QColor(0x26, 0x26, 0x29));
+        p.setColor(group, QPalette::Text, text);
+        p.setColor(group, QPalette::Highlight, QColor(0x3d, 0x8e, 0xe6));
+        p.setColor(group, QPalette::HighlightedText, Qt::white);
+    }
+    return p;
+}
+
+QPalette lightPalette()
+{
+    QPalette p;
+    for (auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+        p.setColor(group, QPalette::Window, QColor(0xef, 0xef, 0xef));
+        p.setColor(group, QPalette::WindowText, Qt::black);
+        p.setColor(group, QPalette::Base, Qt::white);
+        p.setColor(group, QPalette::AlternateBase, QColor(0xf7, 0xf7, 0xf7));
+        p.setColor(group, QPalette::Text, Qt::black);
+        p.setColor(group, QPalette::Highlight, QColor(0x30, 0x8c, 0xc6));
+        p.setColor(group, QPalette::HighlightedText, Qt::white);
+    }
+    return p;
+}
+
+// Colors compared with a little slack: antialiasing and premultiplication
+// round by a unit or two.
+bool near(QRgb a, const QColor& b, int slack = 3)
+{
+    return std::abs(qRed(a) - b.red()) <= slack && std::abs(qGreen(a) - b.green()) <= slack &&
+           std::abs(qBlue(a) - b.blue()) <= slack;
+}
+
+int countNear(const QImage& image, const QRect& logical, const QColor& color, int slack = 3)
+{
+    const qreal dpr = image.devicePixelRatio();
+    int n = 0;
+    for (int y = static_cast<int>(logical.top() * dpr); y < static_cast<int>((logical.bottom() + 1) * dpr);
+         ++y)
+        for (int x = static_cast<int>(logical.left() * dpr);
+             x < static_cast<int>((logical.right() + 1) * dpr); ++x)
+            if (image.rect().contains(x, y) && near(image.pixel(x, y), color, slack))
+                ++n;
+    return n;
 }
 
 } // namespace
@@ -312,6 +368,15 @@ private slots:
         // A click on empty space selects nothing.
         QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(w.width() - 5, w.height() - 5));
         QCOMPARE(selected.count(), 1);
+        // Nor does one on a queued candidate: it is not an event (its id is 0).
+        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
+        slice.markers = {marker(0, "staging", static_cast<relctl::EpochMs>(g(w).timeForX(600)), "queued")};
+        w.setSlice(slice);
+        const QPoint queued(static_cast<int>(g(w).plotLeft() + 600), static_cast<int>(g(w).markerY(2)));
+        QVERIFY(w.itemAt(queued).isMarker());
+        QTest::mouseClick(&w, Qt::LeftButton, {}, queued);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(w.selectedEvent(), qint64(7));
     }
 
     void selectEventScrollsIntoView()
@@ -389,21 +454,366 @@ private slots:
         QCOMPARE(follow.count(), 4);
     }
 
+    void keyboard_data()
+    {
+        QTest::addColumn<int>("key");
+        QTest::addColumn<double>("spanFactor"); // span after / span before
+        QTest::addColumn<double>("shift");      // how far the centre moved, in spans before
+        QTest::addRow("Right pans later") << int(Qt::Key_Right) << 1.0 << 1.0 / 8;
+        QTest::addRow("Left pans earlier") << int(Qt::Key_Left) << 1.0 << -1.0 / 8;
+        QTest::addRow("+ zooms in around the centre") << int(Qt::Key_Plus) << 1 / 1.5 << 0.0;
+        QTest::addRow("= zooms in (+ without Shift)") << int(Qt::Key_Equal) << 1 / 1.5 << 0.0;
+        QTest::addRow("- zooms out around the centre") << int(Qt::Key_Minus) << 1.5 << 0.0;
+    }
+
     void keyboard()
+    {
+        QFETCH(int, key);
+        QFETCH(double, spanFactor);
+        QFETCH(double, shift);
+        TimelineWidget w;
+        showSmall(w);
+        QCOMPARE(w.focusPolicy(), Qt::StrongFocus);
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        w.setFollowNow(true);
+        const double span = g(w).spanMs();
+        const double centre = g(w).timeForX(g(w).plotWidth() / 2);
+        QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
+        QTest::keyClick(&w, static_cast<Qt::Key>(key));
+        QVERIFY2(std::abs(g(w).spanMs() - span * spanFactor) < 1e-6 * span,
+                 qPrintable(QStringLiteral("span %1 -> %2").arg(span).arg(g(w).spanMs())));
+        const double moved = g(w).timeForX(g(w).plotWidth() / 2) - centre;
+        QVERIFY2(std::abs(moved - shift * span) < 1e-6 * span,
+                 qPrintable(QStringLiteral("centre moved by %1 ms").arg(moved)));
+        QCOMPARE(range.count(), 1);
+        QVERIFY(!w.followNow()); // a decision about what to look at ends following
+        // With Ctrl the key is the window's (a shortcut), not navigation.
+        const double before = g(w).startMs();
+        QTest::keyClick(&w, static_cast<Qt::Key>(key), Qt::ControlModifier);
+        QCOMPARE(g(w).startMs(), before);
+    }
+
+    void homeFollowsNow()
     {
         TimelineWidget w;
         showSmall(w);
-        const double span = g(w).spanMs();
-        const double centre = g(w).timeForX(g(w).plotWidth() / 2);
-        QTest::keyClick(&w, Qt::Key_Plus);
-        QVERIFY(std::abs(g(w).spanMs() - span / 1.5) < 1e-6 * span);
-        QVERIFY(std::abs(g(w).timeForX(g(w).plotWidth() / 2) - centre) < 1e-6 * span);
-        const double start = g(w).startMs();
-        QTest::keyClick(&w, Qt::Key_Right);
-        QVERIFY(g(w).startMs() > start);
-        QTest::keyClick(&w, Qt::Key_Left);
-        QVERIFY(std::abs(g(w).startMs() - start) < 1e-6 * span);
-        QCOMPARE(w.focusPolicy(), Qt::StrongFocus);
+        auto slice = smallSlice(kBase + 600 * 1000);
+        slice.serverNow = kBase + 40 * 3600 * 1000; // far right of the view
+        w.setSlice(slice);
+        QVERIFY(!w.followNow());
+        QVERIFY(w.visibleTo() < slice.serverNow);
+        QSignalSpy follow(&w, &TimelineWidget::followNowChanged);
+        QTest::keyClick(&w, Qt::Key_Home);
+        QVERIFY(w.followNow());
+        QCOMPARE(follow.count(), 1);
+        QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
+    }
+
+    void homeWinsOverAWindowShortcut()
+    {
+        // The console's toolbar has a checkable "Follow now" on Home: pressed
+        // while it is checked, the shortcut would toggle following off. With
+        // the timeline focused, Home is the timeline's and turns it on.
+        QWidget window;
+        auto* follow = new QAction(QStringLiteral("Follow now"), &window);
+        follow->setCheckable(true);
+        follow->setShortcut(Qt::Key_Home);
+        window.addAction(follow);
+        auto* w = new TimelineWidget(&window);
+        window.resize(1000, 300);
+        w->resize(1000, 300);
+        QObject::connect(follow, &QAction::toggled, w, &TimelineWidget::setFollowNow);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        w->setFocus();
+        QVERIFY(w->hasFocus());
+        QTest::keyClick(w, Qt::Key_Home);
+        QVERIFY(w->followNow());
+        QVERIFY(!follow->isChecked()); // the shortcut never fired
+        // Elsewhere in the window, Home is still the shortcut's.
+        auto* other = new QWidget(&window);
+        other->setFocusPolicy(Qt::StrongFocus);
+        other->show();
+        other->setFocus();
+        QTest::keyClick(other, Qt::Key_Home);
+        QVERIFY(follow->isChecked());
+    }
+
+    void upDownMoveTheCurrentLane()
+    {
+        TimelineWidget w;
+        w.resize(1000, 36 + 3 * 34); // room for three lanes of ten
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setSlice(bigSlice(10, 2, 4, kBase, 3600 * 1000));
+        QCOMPARE(w.currentLane(), 0);
+        QTest::keyClick(&w, Qt::Key_Up);
+        QCOMPARE(w.currentLane(), 0); // clamped
+        for (int i = 1; i <= 9; ++i) {
+            QTest::keyClick(&w, Qt::Key_Down);
+            QCOMPARE(w.currentLane(), i);
+            // Scrolled into view.
+            QVERIFY(g(w).laneTop(i) >= g(w).plotTop() - 1e-9);
+            QVERIFY(g(w).laneTop(i) + g(w).laneHeight() <= w.height() + 1e-9);
+        }
+        QTest::keyClick(&w, Qt::Key_Down);
+        QCOMPARE(w.currentLane(), 9);
+        QVERIFY(g(w).laneScroll() > 0);
+        QTest::keyClick(&w, Qt::Key_Up);
+        QCOMPARE(w.currentLane(), 8);
+        // The lane is an environment: a new slice with a lane more before it keeps it.
+        auto slice = bigSlice(10, 2, 4, kBase, 3600 * 1000);
+        slice.environments.insert(slice.environments.begin(), "aaa");
+        w.setSlice(slice);
+        QCOMPARE(w.currentLane(), 9);
+    }
+
+    void markersAreSteppedInTime()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        // prod: 6 at t-5min, 7 and 10 at t (the same millisecond), a queued
+        // candidate (id 0) and 8 at t+5min; staging: 9 at t+1s; dev: 5 at t.
+        const auto at = static_cast<relctl::EpochMs>(g(w).timeForX(400));
+        auto slice = smallSlice(at);
+        slice.markers.push_back(marker(10, "prod", at, "publish"));
+        slice.markers.push_back(marker(0, "prod", at + 100000, "queued"));
+        slice.markers.push_back(marker(9, "staging", at + 1000, "operator"));
+        w.setSlice(slice);
+        QSignalSpy selected(&w, &TimelineWidget::eventSelected);
+        auto step = [&](Qt::Key key, Qt::KeyboardModifiers modifiers = {}) {
+            selected.clear();
+            QTest::keyClick(&w, key, modifiers);
+            return selected.isEmpty() ? qint64(-1) : selected.takeFirst().at(0).toLongLong();
+        };
+
+        QTest::keyClick(&w, Qt::Key_Down);
+        QCOMPARE(w.currentLane(), 1); // prod
+        // Nothing selected: from the view's centre (x = 440), the previous marker is at x = 400.
+        QCOMPARE(step(Qt::Key_Comma), qint64(10));
+        QCOMPARE(w.selectedEvent(), qint64(10));
+        QCOMPARE(step(Qt::Key_Comma), qint64(7)); // same millisecond, lower id
+        QCOMPARE(step(Qt::Key_Comma), qint64(6));
+        QCOMPARE(step(Qt::Key_Comma), qint64(-1)); // the first: nothing happens
+        QCOMPARE(w.selectedEvent(), qint64(6));
+        QCOMPARE(step(Qt::Key_Period), qint64(7));
+        QCOMPARE(step(Qt::Key_Period), qint64(10));
+        QCOMPARE(step(Qt::Key_Period), qint64(8)); // past the queued candidate
+        QCOMPARE(step(Qt::Key_Period), qint64(-1));
+        QCOMPARE(w.selectedEvent(), qint64(8));
+        QCOMPARE(w.currentLane(), 1);
+        // Enter selects the selected marker again.
+        QCOMPARE(step(Qt::Key_Return), qint64(8));
+        QCOMPARE(step(Qt::Key_Enter), qint64(8));
+
+        // Across all lanes ("<" and ">"), the current lane follows the marker.
+        QCOMPARE(step(Qt::Key_Less), qint64(9)); // staging, t+1s
+        QCOMPARE(w.currentLane(), 2);
+        QCOMPARE(step(Qt::Key_Less), qint64(10)); // prod, t
+        QCOMPARE(step(Qt::Key_Less), qint64(7));
+        QCOMPARE(step(Qt::Key_Less), qint64(5)); // dev, t
+        QCOMPARE(w.currentLane(), 0);
+        QCOMPARE(step(Qt::Key_Greater), qint64(7));
+        QCOMPARE(step(Qt::Key_Period, Qt::ShiftModifier), qint64(10)); // Shift+. is ">" too
+        QCOMPARE(step(Qt::Key_Greater), qint64(9));
+        // On the current lane only, staging has nothing later.
+        QCOMPARE(step(Qt::Key_Period), qint64(-1));
+        // A click selects, and the keyboard continues from there on its lane.
+        QTest::mouseClick(&w, Qt::LeftButton, {}, w.markerPosition(6)->toPoint());
+        QCOMPARE(w.currentLane(), 1);
+        QCOMPARE(step(Qt::Key_Period), qint64(7));
+    }
+
+    void steppingRevealsTheMarker()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        auto slice = smallSlice(kBase + 1800 * 1000);
+        const relctl::EpochMs later = kBase + 5 * 3600 * 1000; // far right of the view
+        slice.markers.push_back(marker(99, "prod", later, "publish"));
+        w.setSlice(slice);
+        w.selectEvent(8);
+        QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
+        QTest::keyClick(&w, Qt::Key_Period);
+        QCOMPARE(w.selectedEvent(), qint64(99));
+        QVERIFY(w.visibleFrom() < later && later < w.visibleTo());
+        QCOMPARE(range.count(), 1);
+    }
+
+    void keysAreDocumented()
+    {
+        TimelineWidget w;
+        for (const char* key : {"Left", "Right", "+", "Home", "Up", "Down", "Enter", "&gt;", "&lt;"})
+            QVERIFY2(w.whatsThis().contains(QLatin1String(key)), key);
+        QVERIFY(w.whatsThis().contains(QStringLiteral("<b>.</b> / <b>,</b>")));
+        // Over the lane names, the tooltip lists the keys.
+        showSmall(w);
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        const QPoint inGutter(20, static_cast<int>(g(w).laneTop(1) + 5));
+        QHelpEvent help(QEvent::ToolTip, inGutter, w.mapToGlobal(inGutter));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("Home")), qPrintable(QToolTip::text()));
+        QToolTip::hideText();
+    }
+
+    void focusIsVisible()
+    {
+        TimelineWidget w;
+        w.setPalette(lightPalette());
+        showSmall(w);
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        const QColor highlight = w.palette().color(QPalette::Highlight);
+        const int midLane1 = static_cast<int>(g(w).laneTop(1) + g(w).laneHeight() / 2);
+        const int midLane2 = static_cast<int>(g(w).laneTop(2) + g(w).laneHeight() / 2);
+        w.clearFocus();
+        QVERIFY(!w.hasFocus());
+        QImage unfocused = w.grab().toImage();
+        QVERIFY(!near(unfocused.pixel(w.width() / 2, w.height() - 1), highlight));
+        QVERIFY(!near(unfocused.pixel(2, midLane1), highlight));
+
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        w.setFocus();
+        QVERIFY(w.hasFocus());
+        QTest::keyClick(&w, Qt::Key_Down);
+        QImage focused = w.grab().toImage();
+        // A frame along every edge, and the current lane marked in the gutter.
+        QVERIFY(near(focused.pixel(w.width() / 2, w.height() - 1), highlight));
+        QVERIFY(near(focused.pixel(w.width() / 2, 0), highlight));
+        QVERIFY(near(focused.pixel(0, w.height() / 2), highlight));
+        QVERIFY(near(focused.pixel(w.width() - 1, w.height() / 2), highlight));
+        QVERIFY(near(focused.pixel(3, midLane1), highlight));
+        QVERIFY(!near(focused.pixel(3, midLane2), highlight));
+        QTest::keyClick(&w, Qt::Key_Down);
+        focused = w.grab().toImage();
+        QVERIFY(!near(focused.pixel(3, midLane1), highlight));
+        QVERIFY(near(focused.pixel(3, midLane2), highlight));
+    }
+
+    void semanticColorsReadOnLightAndDark_data()
+    {
+        QTest::addColumn<QPalette>("palette");
+        QTest::addRow("light") << lightPalette();
+        QTest::addRow("dark") << darkPalette();
+    }
+
+    void semanticColorsReadOnLightAndDark()
+    {
+        QFETCH(QPalette, palette);
+        const auto c = TimelineColors::fromPalette(palette);
+        const QColor base = palette.color(QPalette::Base);
+        for (MarkerKind kind : {MarkerKind::Publish, MarkerKind::Refusal, MarkerKind::Operator})
+            QVERIFY2(relctl::ui::contrastRatio(c.marker(kind), base) >= TimelineColors::kMinContrast,
+                     qPrintable(QStringLiteral("marker %1: %2 on %3, contrast %4")
+                                    .arg(static_cast<int>(kind))
+                                    .arg(c.marker(kind).name(), base.name())
+                                    .arg(relctl::ui::contrastRatio(c.marker(kind), base))));
+        for (auto ending : {relctl::ui::LeaseEnding::Expired, relctl::ui::LeaseEnding::Revoked})
+            QVERIFY(relctl::ui::contrastRatio(c.ending(ending), base) >= TimelineColors::kMinContrast);
+        // Red stays red, and stays the refusals' alone.
+        const QColor refusal = c.marker(MarkerKind::Refusal);
+        QVERIFY(refusal.hslHue() <= 10 || refusal.hslHue() >= 350);
+        QVERIFY(refusal.hslSaturation() > 150);
+        for (MarkerKind kind :
+             {MarkerKind::Publish, MarkerKind::Superseded, MarkerKind::Queued, MarkerKind::Operator})
+            QVERIFY(c.marker(kind) != refusal);
+        QVERIFY(relctl::ui::contrastRatio(c.text, c.base) >= 4.5);
+        QVERIFY(relctl::ui::contrastRatio(c.windowText, c.window) >= 4.5);
+    }
+
+    void paintsWithADarkPalette()
+    {
+        TimelineWidget w;
+        w.setPalette(darkPalette());
+        showSmall(w);
+        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        const QImage image = w.grab().toImage();
+        const QPalette& p = w.palette();
+        // Backgrounds: the plot on Base, the gutter and axis on Window. Both dark.
+        // (A row of lane 0 above its bars: only grid lines and the now line cross it.)
+        const int left = static_cast<int>(g(w).plotLeft()) + 1;
+        const QRect laneRow(left, static_cast<int>(g(w).laneTop(0)) + 1, w.width() - left - 2, 1);
+        QVERIFY2(countNear(image, laneRow, p.color(QPalette::Base)) >= laneRow.width() * 9 / 10,
+                 qPrintable(QColor(image.pixel(laneRow.center())).name()));
+        QVERIFY(p.color(QPalette::Base).lightness() < 60);
+        const QPoint emptyGutter(2, w.height() - 3);
+        QVERIFY(near(image.pixel(emptyGutter), p.color(QPalette::Window)));
+        QVERIFY(QColor(image.pixel(emptyGutter)).lightness() < 60);
+        // Lane names and axis labels are drawn in the palette's text color.
+        const QColor text = p.color(QPalette::WindowText);
+        for (int lane = 0; lane < 3; ++lane) {
+            const QRect name(8, static_cast<int>(g(w).laneTop(lane)), static_cast<int>(g(w).plotLeft()) - 16,
+                             static_cast<int>(g(w).laneHeight()));
+            QVERIFY2(countNear(image, name, text, 8) >= 5, qPrintable(QStringLiteral("lane %1").arg(lane)));
+        }
+        const QRect axis(static_cast<int>(g(w).plotLeft()), 0, w.width() - static_cast<int>(g(w).plotLeft()),
+                         static_cast<int>(g(w).plotTop()) - 2);
+        QVERIFY(countNear(image, axis, text, 8) >= 20);
+        QCOMPARE(countNear(image, axis, Qt::black, 30), 0); // no hard-coded dark text on the dark header
+        // The refusal marker in its (dark-palette) red.
+        const QColor red = TimelineColors::fromPalette(p).marker(MarkerKind::Refusal);
+        QVERIFY(near(image.pixel(w.markerPosition(7)->toPoint()), red));
+    }
+
+    void rendersAtDevicePixelRatioTwo()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
+        slice.serverNow += 24 * 3600 * 1000; // the now line out of the way
+        w.setSlice(slice);
+        const QColor red = TimelineColors::fromPalette(w.palette()).marker(MarkerKind::Refusal);
+        QImage one(w.size(), QImage::Format_ARGB32_Premultiplied);
+        one.fill(Qt::transparent);
+        w.render(&one);
+        QImage two(w.size() * 2, QImage::Format_ARGB32_Premultiplied);
+        two.setDevicePixelRatio(2);
+        two.fill(Qt::transparent);
+        w.render(&two);
+        // Filled everywhere (the painter covers the whole logical area).
+        QVERIFY(qAlpha(two.pixel(two.width() - 1, two.height() - 1)) == 255);
+        // Each marker covers the same logical pixels at both ratios: compare
+        // which pixels around it are its red, the 2x image sampled in the
+        // middle of each logical pixel.
+        for (qint64 id : {7}) {
+            const QPoint c = w.markerPosition(id)->toPoint();
+            int red1 = 0, agree = 0, total = 0;
+            for (int dy = -8; dy <= 8; ++dy)
+                for (int dx = -8; dx <= 8; ++dx) {
+                    const QPoint q = c + QPoint(dx, dy);
+                    const bool a = near(one.pixel(q), red, 10);
+                    const bool b = near(two.pixel(q * 2 + QPoint(1, 1)), red, 10);
+                    red1 += a;
+                    agree += a == b;
+                    ++total;
+                }
+            QVERIFY2(red1 >= 20, qPrintable(QString::number(red1)));
+            QVERIFY2(agree >= total - total / 12,
+                     qPrintable(QStringLiteral("%1 of %2").arg(agree).arg(total)));
+            QVERIFY(near(two.pixel(c * 2), red, 10));
+            // Drawn at the device's resolution, not a 1x stamp scaled up: the
+            // slanted edges split some logical pixels into different device pixels.
+            int detailed = 0;
+            for (int dy = -8; dy <= 8; ++dy)
+                for (int dx = -8; dx <= 8; ++dx) {
+                    const QPoint q = (c + QPoint(dx, dy)) * 2;
+                    const QRgb p = two.pixel(q);
+                    if (!near(p, red, 60))
+                        continue;
+                    detailed += two.pixel(q + QPoint(1, 0)) != p || two.pixel(q + QPoint(0, 1)) != p ||
+                                two.pixel(q + QPoint(1, 1)) != p;
+                }
+            QVERIFY2(detailed >= 4, qPrintable(QString::number(detailed)));
+        }
+        // The lane names land in the same place too.
+        const QColor text = w.palette().color(QPalette::WindowText);
+        const QRect name(8, static_cast<int>(g(w).laneTop(1)), static_cast<int>(g(w).plotLeft()) - 16,
+                         static_cast<int>(g(w).laneHeight()));
+        QVERIFY(countNear(two, name, text, 40) >= 4 * countNear(one, name, text, 40) / 2);
     }
 
     void paintsTenThousandLeases()

@@ -1,6 +1,7 @@
 #include "timelinepainter.h"
 
 #include <QFontMetrics>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPalette>
@@ -20,11 +21,27 @@ QColor mix(const QColor& a, const QColor& b, double t)
                             static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
 }
 
-// A hue at a lightness that stands out on the base color: darker on light
-// themes, lighter on dark ones.
-QColor hue(int h, int s, bool dark)
+double luminance(const QColor& c)
 {
-    return QColor::fromHsl(h, s, dark ? 150 : 105);
+    const auto linear = [](double v) {
+        return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
+}
+
+// A hue at a lightness that stands out on the base color: darker on light
+// themes, lighter on dark ones. The start is a pleasant lightness; hues that
+// are bright by nature (green, amber) are moved further until they read.
+QColor hue(int h, int s, const QColor& base)
+{
+    const bool dark = base.lightness() < 128;
+    int lightness = dark ? 150 : 105;
+    QColor color = QColor::fromHsl(h, s, lightness);
+    while (contrastRatio(color, base) < TimelineColors::kMinContrast && lightness > 0 && lightness < 255) {
+        lightness = std::clamp(lightness + (dark ? 5 : -5), 0, 255);
+        color = QColor::fromHsl(h, s, lightness);
+    }
+    return color;
 }
 
 QColor readableOn(const QColor& background)
@@ -58,6 +75,13 @@ MarkerKind markerKind(const std::string& kind)
     return MarkerKind::Operator;
 }
 
+double contrastRatio(const QColor& a, const QColor& b)
+{
+    const double la = luminance(a);
+    const double lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
 QString leaseLabel(const relctl::LeaseSpan& lease)
 {
     return QString::fromStdString(lease.job) + QStringLiteral(" \u00b7 ") +
@@ -72,23 +96,24 @@ TimelineColors TimelineColors::fromPalette(const QPalette& palette)
     c.window = palette.color(QPalette::Window);
     c.text = palette.color(QPalette::Text);
     c.dimText = mix(c.base, c.text, 0.6);
+    c.windowText = palette.color(QPalette::WindowText);
+    c.dimWindowText = mix(c.window, c.windowText, 0.6);
     c.grid = mix(c.base, c.text, 0.12);
     c.selection = palette.color(QPalette::Highlight);
     c.now = palette.color(QPalette::Highlight);
-    const bool dark = c.base.lightness() < 128;
     c.endings = {
         palette.color(QPalette::Highlight), // live: the one that matters now
         mix(c.base, c.text, 0.38),          // released: the normal case, quiet
-        hue(38, 200, dark),                 // expired: amber, a holder went silent
-        hue(285, 110, dark),                // revoked: an operator stepped in
+        hue(38, 200, c.base),               // expired: amber, a holder went silent
+        hue(285, 110, c.base),              // revoked: an operator stepped in
     };
     // Red is kept for refusals alone, so they can be found at a glance.
     c.markers = {
-        hue(135, 150, dark),       // publish
-        hue(0, 220, dark),         // refusal
+        hue(135, 150, c.base),     // publish
+        hue(0, 220, c.base),       // refusal
         mix(c.base, c.text, 0.75), // superseded
         mix(c.base, c.text, 0.5),  // queued
-        hue(210, 170, dark),       // operator
+        hue(210, 170, c.base),     // operator
     };
     return c;
 }
@@ -169,7 +194,13 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     }
 
     painter.translate(left, 0);
-    const qreal dpr = painter.device() ? painter.device()->devicePixelRatioF() : 1.0;
+    // The engine's device is the real target: when a widget is rendered into
+    // an image, painter.device() still names the widget, and stamps made for
+    // its ratio would be blurred (or wrongly sized) on a 2x image.
+    const QPaintDevice* target = painter.paintEngine() ? painter.paintEngine()->paintDevice() : nullptr;
+    if (!target)
+        target = painter.device();
+    const qreal dpr = target ? target->devicePixelRatioF() : 1.0;
     for (int i = 0; i < lanes; ++i) {
         const double y = g.laneTop(i);
         if (y + g.laneHeight() <= top || y >= area.height())
@@ -187,7 +218,9 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     painter.restore();
 
     paintAxis(painter, area, g, ticks);
-    paintGutter(painter, area, g, data);
+    paintGutter(painter, area, g, data, state.focused ? state.currentLane : -1);
+    if (state.focused)
+        paintFocus(painter, area, g, state.currentLane);
 }
 
 void TimelinePainter::paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane,
@@ -317,9 +350,9 @@ void TimelinePainter::paintAxis(QPainter& painter, const QRect& area, const Time
     bold.setBold(true);
     for (const auto& tick : ticks) {
         const int x = static_cast<int>(std::round(left + tick.x));
-        painter.setPen(m_colors.dimText);
+        painter.setPen(m_colors.dimWindowText);
         painter.drawLine(x, top - 5, x, top - 1);
-        painter.setPen(m_colors.text);
+        painter.setPen(m_colors.windowText);
         painter.drawText(QRect(x + 3, row, 200, top - row - 2), Qt::AlignLeft | Qt::AlignVCenter, tick.label);
         if (!tick.context.isEmpty()) {
             painter.save();
@@ -334,17 +367,22 @@ void TimelinePainter::paintAxis(QPainter& painter, const QRect& area, const Time
 }
 
 void TimelinePainter::paintGutter(QPainter& painter, const QRect& area, const TimelineGeometry& g,
-                                  const TimelineLanes& data)
+                                  const TimelineLanes& data, int currentLane)
 {
     const int left = static_cast<int>(g.plotLeft());
     const int top = static_cast<int>(g.plotTop());
     painter.fillRect(QRect(0, 0, left, area.height()), m_colors.window);
-    painter.setPen(m_colors.dimText);
+    painter.setPen(m_colors.dimWindowText);
     // All times on the axis are UTC, as the server wrote them: say so once.
     painter.drawText(QRect(8, 0, left - 16, top), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("UTC"));
     painter.save();
     painter.setClipRect(QRect(0, top, left, area.height() - top));
-    painter.setPen(m_colors.text);
+    if (currentLane >= 0 && currentLane < static_cast<int>(data.lanes.size())) {
+        // The lane the keyboard steps through: a bar at the edge, as a list
+        // marks its current item, leaving the name itself plain to read.
+        painter.fillRect(QRectF(0, g.laneTop(currentLane) + 2, 4, g.laneHeight() - 4), m_colors.selection);
+    }
+    painter.setPen(m_colors.windowText);
     const QFontMetrics metrics(painter.font());
     for (int i = 0; i < static_cast<int>(data.lanes.size()); ++i) {
         const QRectF rect(8, g.laneTop(i), left - 16, g.laneHeight());
@@ -357,6 +395,30 @@ void TimelinePainter::paintGutter(QPainter& painter, const QRect& area, const Ti
     painter.restore();
     painter.setPen(m_colors.grid);
     painter.drawLine(left - 1, 0, left - 1, area.height());
+}
+
+void TimelinePainter::paintFocus(QPainter& painter, const QRect& area, const TimelineGeometry& g,
+                                 int currentLane)
+{
+    painter.save();
+    // A two-pixel frame in the selection color: visible on any palette, and
+    // drawn over everything so no lane or axis hides it.
+    painter.setPen(QPen(m_colors.selection, 2));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(area).adjusted(1, 1, -1, -1));
+    if (currentLane >= 0 && currentLane < g.laneCount()) {
+        // The current lane, faintly across the plot, so a step's target is obvious.
+        QColor band = m_colors.selection;
+        band.setAlphaF(0.35f);
+        painter.setPen(QPen(band, 1));
+        const double top = std::max(g.plotTop(), g.laneTop(currentLane));
+        const double bottom = g.laneTop(currentLane) + g.laneHeight() - 1;
+        if (bottom > top) {
+            painter.drawLine(QPointF(g.plotLeft(), top + 0.5), QPointF(area.width(), top + 0.5));
+            painter.drawLine(QPointF(g.plotLeft(), bottom + 0.5), QPointF(area.width(), bottom + 0.5));
+        }
+    }
+    painter.restore();
 }
 
 } // namespace relctl::ui

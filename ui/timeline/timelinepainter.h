@@ -27,11 +27,16 @@ MarkerKind markerKind(const std::string& kind);
 QString leaseLabel(const relctl::LeaseSpan& lease); // "job · release · #token"
 
 // Colors derived from the widget's palette, so the timeline follows light
-// and dark themes; the few hues that carry meaning (red = refusal) are picked
-// with a lightness that reads on the palette's base color.
+// and dark themes. The plot is drawn on Base (with Text), the axis and the
+// lane names on Window (with WindowText), as Qt's own views do. The hues that
+// carry meaning (red = refusal) are picked with a lightness that gives them a
+// contrast of at least kMinContrast against Base, on light and dark palettes.
 struct TimelineColors
 {
-    QColor base, alternateBase, window, text, dimText, grid, selection, now;
+    // WCAG's minimum for graphical objects that must be recognised.
+    static constexpr double kMinContrast = 3.0;
+
+    QColor base, alternateBase, window, text, dimText, windowText, dimWindowText, grid, selection, now;
     std::array<QColor, static_cast<int>(LeaseEnding::Count)> endings;
     std::array<QColor, static_cast<int>(MarkerKind::Count)> markers;
 
@@ -40,10 +45,17 @@ struct TimelineColors
     const QColor& marker(MarkerKind k) const { return markers[static_cast<std::size_t>(k)]; }
 };
 
+// The WCAG contrast ratio of two colors (1 .. 21).
+double contrastRatio(const QColor& a, const QColor& b);
+
 struct TimelinePaintState
 {
     double nowMs = 0;
     qint64 selectedEvent = 0; // 0: none
+    // Keyboard focus: the frame around the widget and the current lane's
+    // mark in the gutter are drawn only while the widget has it.
+    bool focused = false;
+    int currentLane = -1;
 };
 
 class TimelinePainter final
@@ -64,7 +76,8 @@ private:
     void paintAxis(QPainter& painter, const QRect& area, const TimelineGeometry& g,
                    const std::vector<TimelineGeometry::Tick>& ticks);
     void paintGutter(QPainter& painter, const QRect& area, const TimelineGeometry& g,
-                     const TimelineLanes& data);
+                     const TimelineLanes& data, int currentLane);
+    void paintFocus(QPainter& painter, const QRect& area, const TimelineGeometry& g, int currentLane);
     // Markers are drawn as pre-rendered stamps: one blit each instead of an
     // antialiased path fill, which is what keeps 20,000 of them cheap.
     const QPixmap& stamp(MarkerKind kind, qreal dpr, double radius);

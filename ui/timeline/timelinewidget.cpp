@@ -24,6 +24,39 @@ constexpr double kHitTolerance = 4;
 // edge, so a live lease's growing end stays visible.
 constexpr double kFollowMargin = 0.02;
 constexpr double kKeyZoom = 1.5;
+// Left/Right move the view by this fraction of its span.
+constexpr double kKeyPan = 1.0 / 8;
+
+// Navigation keys act without Ctrl, Alt or Meta; with them the key belongs to
+// the window's shortcuts.
+bool plainKey(const QKeyEvent* event)
+{
+    return (event->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) == 0;
+}
+
+bool isNavigationKey(int key)
+{
+    switch (key) {
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+    case Qt::Key_Minus:
+    case Qt::Key_Home:
+    case Qt::Key_Period:
+    case Qt::Key_Comma:
+    case Qt::Key_Greater:
+    case Qt::Key_Less:
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+    case Qt::Key_Escape:
+        return true;
+    default:
+        return false;
+    }
+}
 
 QString formatTime(relctl::EpochMs ms)
 {
@@ -67,6 +100,8 @@ TimelineWidget::TimelineWidget(QWidget* parent)
     : QWidget(parent), m_painter(std::make_unique<TimelinePainter>())
 {
     setFocusPolicy(Qt::StrongFocus);
+    setAccessibleName(tr("Lease timeline"));
+    setWhatsThis(keyboardHelp());
     setAttribute(Qt::WA_OpaquePaintEvent); // the painter fills every pixel
     m_painter->setColors(TimelineColors::fromPalette(palette()));
     const auto now = static_cast<double>(QDateTime::currentMSecsSinceEpoch());
@@ -86,6 +121,15 @@ void TimelineWidget::setSlice(relctl::TimelineSlice slice)
     m_sinceSlice.restart();
     m_data = TimelineLanes::fromSlice(std::move(slice));
     m_geometry.setLaneCount(static_cast<int>(m_data.lanes.size()));
+    // The current lane is an environment: keep it when lanes come and go.
+    const auto lanes = static_cast<int>(m_data.lanes.size());
+    int current = lanes > 0 ? std::clamp(m_currentLane, 0, lanes - 1) : -1;
+    for (int i = 0; i < lanes; ++i)
+        if (!m_currentLaneName.isEmpty() &&
+            m_data.lanes[static_cast<std::size_t>(i)].name == m_currentLaneName)
+            current = i;
+    m_currentLane = current;
+    m_currentLaneName = current >= 0 ? m_data.lanes[static_cast<std::size_t>(current)].name : QString();
     updateGeometry();
     if (m_revealPending && revealSelected())
         m_revealPending = false;
@@ -206,6 +250,9 @@ bool TimelineWidget::revealSelected()
     const auto [lane, index] = *found;
     const auto at = static_cast<double>(
         m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at);
+    // The keyboard continues from where the selection is.
+    m_currentLane = lane;
+    m_currentLaneName = m_data.lanes[static_cast<std::size_t>(lane)].name;
     m_geometry.ensureLaneVisible(lane);
     // Leave the view alone when the marker is already well inside it; a
     // marker at the very edge is as good as hidden, so centre that too.
@@ -217,6 +264,104 @@ bool TimelineWidget::revealSelected()
     }
     update();
     return true;
+}
+
+void TimelineWidget::setCurrentLane(int lane)
+{
+    const auto lanes = static_cast<int>(m_data.lanes.size());
+    if (lanes == 0)
+        return;
+    m_currentLane = std::clamp(lane, 0, lanes - 1);
+    m_currentLaneName = m_data.lanes[static_cast<std::size_t>(m_currentLane)].name;
+    m_geometry.ensureLaneVisible(m_currentLane);
+    update();
+}
+
+bool TimelineWidget::stepMarker(int direction, bool allLanes)
+{
+    // Markers are ordered by (time, event id): ids break ties between events
+    // written in the same millisecond, so every event is reachable.
+    using Key = std::pair<relctl::EpochMs, qint64>;
+    Key from;
+    if (const auto found = m_data.markerIndex.constFind(m_selectedEvent);
+        m_selectedEvent != 0 && found != m_data.markerIndex.cend()) {
+        const auto [lane, index] = *found;
+        from = {m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at,
+                m_selectedEvent};
+    } else {
+        // Nothing selected: start at the centre, including markers right on it.
+        const auto centre =
+            static_cast<relctl::EpochMs>(std::llround(m_geometry.timeForX(m_geometry.plotWidth() / 2)));
+        from = {centre,
+                direction > 0 ? std::numeric_limits<qint64>::min() : std::numeric_limits<qint64>::max()};
+    }
+
+    std::optional<Key> best;
+    const auto better = [&](const Key& k) {
+        if (direction > 0)
+            return k > from && (!best || k < *best);
+        return k < from && (!best || k > *best);
+    };
+    const auto lanes = static_cast<int>(m_data.lanes.size());
+    for (int l = 0; l < lanes; ++l) {
+        if (!allLanes && l != m_currentLane)
+            continue;
+        const auto& markers = m_data.lanes[static_cast<std::size_t>(l)].markers;
+        const auto byTime = [](const relctl::TimelineMarker& m, relctl::EpochMs t) { return m.at < t; };
+        // Markers are sorted by time only: those sharing a time are all
+        // looked at, since any of them may be the next by id. A marker later
+        // (earlier) than the best found so far cannot beat it: stop there.
+        if (direction > 0) {
+            for (auto it = std::lower_bound(markers.begin(), markers.end(), from.first, byTime);
+                 it != markers.end(); ++it) {
+                if (best && it->at > best->first)
+                    break;
+                if (it->eventId != 0 && better({it->at, it->eventId})) // 0: a queued candidate, not an event
+                    best = Key{it->at, it->eventId};
+            }
+        } else {
+            auto r =
+                std::upper_bound(markers.begin(), markers.end(), from.first,
+                                 [](relctl::EpochMs t, const relctl::TimelineMarker& m) { return t < m.at; });
+            while (r != markers.begin()) {
+                --r;
+                if (best && r->at < best->first)
+                    break;
+                if (r->eventId != 0 && better({r->at, r->eventId}))
+                    best = Key{r->at, r->eventId};
+            }
+        }
+    }
+    if (!best)
+        return false;
+    selectByUser(best->second);
+    return true;
+}
+
+void TimelineWidget::selectByUser(qint64 eventId)
+{
+    m_selectedEvent = eventId;
+    m_revealPending = false;
+    revealSelected();
+    update();
+    emit eventSelected(eventId);
+}
+
+QString TimelineWidget::keyboardHelp()
+{
+    return tr("<p><b>Lease timeline</b>: one lane per environment; leases are bars, audit events are "
+              "markers (red: refused writes). Click a marker to trace it; drag to pan; the wheel zooms "
+              "around the cursor.</p>"
+              "<table>"
+              "<tr><td><b>Left</b> / <b>Right</b></td><td>pan</td></tr>"
+              "<tr><td><b>+</b> / <b>-</b></td><td>zoom in / out</td></tr>"
+              "<tr><td><b>Home</b></td><td>follow now</td></tr>"
+              "<tr><td><b>Up</b> / <b>Down</b></td><td>previous / next lane</td></tr>"
+              "<tr><td><b>.</b> / <b>,</b></td><td>next / previous marker on the lane</td></tr>"
+              "<tr><td><b>&gt;</b> / <b>&lt;</b></td><td>next / previous marker on any lane</td></tr>"
+              "<tr><td><b>Enter</b></td><td>trace the selected marker again</td></tr>"
+              "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
+              "</table>");
 }
 
 TimelineHit TimelineWidget::itemAt(QPoint pos) const
@@ -322,10 +467,26 @@ QSize TimelineWidget::minimumSizeHint() const
 
 bool TimelineWidget::event(QEvent* event)
 {
+    if (event->type() == QEvent::ShortcutOverride) {
+        // With focus here, the timeline's keys are navigation, not the
+        // window's shortcuts (e.g. a checkable "Follow now" on Home would
+        // toggle it off instead of turning it on).
+        auto* key = static_cast<QKeyEvent*>(event);
+        if (plainKey(key) && isNavigationKey(key->key())) {
+            event->accept();
+            return true;
+        }
+    }
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
         const TimelineHit hit = itemAt(help->pos());
         if (!hit.marker && !hit.lease) {
+            // Over the lane names and the axis, where nothing else is to
+            // describe: how to drive the timeline. The plot stays quiet.
+            if (help->pos().x() < m_geometry.plotLeft() || help->pos().y() < m_geometry.plotTop()) {
+                QToolTip::showText(help->globalPos(), keyboardHelp(), this);
+                return true;
+            }
             QToolTip::hideText();
             event->ignore();
         } else {
@@ -339,7 +500,8 @@ bool TimelineWidget::event(QEvent* event)
 void TimelineWidget::paintEvent(QPaintEvent* /*event*/)
 {
     QPainter painter(this);
-    m_painter->paint(painter, rect(), m_geometry, m_data, {serverNowEstimate(), m_selectedEvent});
+    m_painter->paint(painter, rect(), m_geometry, m_data,
+                     {serverNowEstimate(), m_selectedEvent, hasFocus(), m_currentLane});
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent* event)
@@ -409,9 +571,12 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
     if (!click)
         return;
     const TimelineHit hit = itemAt(event->position().toPoint());
-    if (hit.marker) {
+    if (hit.marker && hit.eventId() != 0) {
+        // Not selectByUser(): the marker is where the pointer is; the view stays.
         m_selectedEvent = hit.eventId();
         m_revealPending = false;
+        m_currentLane = hit.lane;
+        m_currentLaneName = m_data.lanes[static_cast<std::size_t>(hit.lane)].name;
         update();
         emit eventSelected(m_selectedEvent);
     }
@@ -419,8 +584,11 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
 
 void TimelineWidget::keyPressEvent(QKeyEvent* event)
 {
+    if (!plainKey(event))
+        return QWidget::keyPressEvent(event);
     const double centre = m_geometry.plotWidth() / 2;
-    const double step = m_geometry.plotWidth() / 8;
+    const double step = m_geometry.plotWidth() * kKeyPan;
+    const bool shift = event->modifiers() & Qt::ShiftModifier;
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal: // "+" without Shift on most layouts
@@ -436,15 +604,26 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
         panBy(-step);
         break;
     case Qt::Key_Up:
-        m_geometry.scrollLanesBy(-m_geometry.laneHeight());
-        update();
+        setCurrentLane(m_currentLane - 1);
         break;
     case Qt::Key_Down:
-        m_geometry.scrollLanesBy(m_geometry.laneHeight());
-        update();
+        setCurrentLane(m_currentLane + 1);
         break;
     case Qt::Key_Home:
         setFollowNow(true);
+        break;
+    case Qt::Key_Period:
+    case Qt::Key_Greater:
+        stepMarker(+1, shift || event->key() == Qt::Key_Greater);
+        break;
+    case Qt::Key_Comma:
+    case Qt::Key_Less:
+        stepMarker(-1, shift || event->key() == Qt::Key_Less);
+        break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+        if (m_selectedEvent != 0)
+            selectByUser(m_selectedEvent);
         break;
     case Qt::Key_Escape:
         selectEvent(0);
@@ -452,6 +631,18 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
     default:
         QWidget::keyPressEvent(event);
     }
+}
+
+void TimelineWidget::focusInEvent(QFocusEvent* event)
+{
+    update(); // the focus frame and the current lane's mark
+    QWidget::focusInEvent(event);
+}
+
+void TimelineWidget::focusOutEvent(QFocusEvent* event)
+{
+    update();
+    QWidget::focusOutEvent(event);
 }
 
 void TimelineWidget::changeEvent(QEvent* event)

@@ -4,6 +4,24 @@
 // leases as bars, audit events as markers. It is fed a TimelineSlice and never
 // fetches anything itself; when the view moves it says so through
 // visibleRangeChanged(), and the owner decides when to ask for a new slice.
+//
+// Keyboard (the widget takes focus by click or Tab; Tab keeps moving focus on,
+// so the timeline never traps it, which is why markers are stepped with . and ,):
+//   Left / Right    pan by an eighth of the visible span
+//   + (=) / -       zoom in / out around the centre (the wheel, with or
+//                   without Ctrl, zooms around the cursor)
+//   Home            follow now
+//   Up / Down       the previous / next lane becomes the current one (marked
+//                   in the gutter while the widget has focus), scrolled into view
+//   . / ,           select the next / previous marker in time on the current lane
+//   > / <           the same across all lanes (Shift+. / Shift+, on most layouts)
+//   Enter           select the selected marker again (the audit browser and
+//                   the trace panel follow, as after a click)
+//   Escape          clear the selection
+// Markers step in (time, event id) order from the selected marker, or from the
+// centre of the view when none is selected; queued candidates are not events
+// and are passed over. Stepping selects exactly as a click does: it emits
+// eventSelected(). Only markers of the current slice can be reached.
 
 #include "relctl/console.h"
 #include "timelinegeometry.h"
@@ -62,6 +80,18 @@ public:
     void selectEvent(qint64 eventId, std::optional<relctl::EpochMs> at = std::nullopt);
     qint64 selectedEvent() const { return m_selectedEvent; }
 
+    // The lane the keyboard works on (-1 while there are no lanes). It follows
+    // its environment's name when a new slice adds or removes lanes.
+    int currentLane() const { return m_currentLane; }
+    void setCurrentLane(int lane);
+    // Selects the next (direction > 0) or previous marker in time, on the
+    // current lane or on all lanes, and emits eventSelected(); false when
+    // there is none.
+    bool stepMarker(int direction, bool allLanes);
+
+    // The keys, as listed above, for the tooltip and "What's This?".
+    static QString keyboardHelp();
+
     TimelineHit itemAt(QPoint pos) const;
     // Where the event's marker is painted, in widget coordinates.
     std::optional<QPointF> markerPosition(qint64 eventId) const;
@@ -83,12 +113,15 @@ protected:
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    void focusInEvent(QFocusEvent* event) override;
+    void focusOutEvent(QFocusEvent* event) override;
     void changeEvent(QEvent* event) override;
 
 private:
     void zoomBy(double plotX, double factor); // user zoom: leaves follow-now mode
     void panBy(double dx);                    // user pan: leaves follow-now mode
     void viewMovedByUser();
+    void selectByUser(qint64 eventId); // as a click does: select, reveal, emit
     void rangeChanged();
     void followTick();
     bool revealSelected(); // false: the selected event is not in the slice
@@ -103,6 +136,8 @@ private:
     QTimer m_followTimer;
     bool m_followNow = false;
     qint64 m_selectedEvent = 0;
+    int m_currentLane = -1;
+    QString m_currentLaneName;
     bool m_revealPending = false;
     relctl::EpochMs m_emittedFrom = 0;
     relctl::EpochMs m_emittedTo = 0;
