@@ -98,6 +98,16 @@ private slots:
         QCOMPARE(table->selectionModel()->currentIndex().data(AuditModel::EventId).toLongLong(), selected);
         QCOMPARE(model->eventAt(0)->env, std::string("canary"));
 
+        // Scrolled down, the row at the top of the viewport stays there.
+        table->resize(600, 300);
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 200, 10000); // the view fetches as it needs
+        table->scrollTo(model->index(150, 0), QAbstractItemView::PositionAtTop);
+        const qint64 top = table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong();
+        QCOMPARE(top, model->eventAt(150)->id);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-1"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(model->eventAt(0)->env == "canary-1", 10000);
+        QCOMPARE(table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong(), top);
+
         // Another sort: counted, offered, reloaded only on request.
         QWidget* bar = view.findChild<QWidget*>(QStringLiteral("newEvents"));
         QVERIFY(bar && !bar->isVisible());

@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -174,6 +175,21 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     connect(m_table->horizontalHeader(), &QHeaderView::sortIndicatorChanged, this, [this](int column) {
         if (!AuditModel::isSortable(column))
             m_table->horizontalHeader()->setSortIndicator(m_model->sortColumn(), m_model->sortOrder());
+    });
+    // New events inserted on top must not scroll what the reviewer reads:
+    // unless they were at the very top (following the newest), the row at the
+    // top of the viewport stays there.
+    connect(m_model, &QAbstractItemModel::rowsAboutToBeInserted, this, [this](const QModelIndex&, int first) {
+        m_topRow = QPersistentModelIndex();
+        if (first == 0 && m_table->verticalScrollBar()->value() > 0)
+            m_topRow = m_table->indexAt(QPoint(0, 0));
+    });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
+        if (first != 0 || !m_topRow.isValid())
+            return;
+        m_table->doItemsLayout(); // the scroll range must hold the new rows first
+        m_table->scrollTo(m_topRow, QAbstractItemView::PositionAtTop);
+        m_topRow = QPersistentModelIndex();
     });
     // Sized once from the first page: ResizeToContents would measure every loaded row on each change.
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QPersistentModelIndex>
 #include <QWidget>
 
 class QComboBox;
@@ -65,6 +66,8 @@ private:
     QToolButton* m_csv;
     QToolButton* m_json;
     QString m_exportPath;
+    // The row at the top of the viewport while new events are inserted above it.
+    QPersistentModelIndex m_topRow;
     bool m_sized = false;
 };
 
