@@ -5,15 +5,26 @@
 
 // The short name relctl() would collide with namespace relctl.
 #define RELCTL_TEST_NO_SHORT_NAME
+#include "relctl/auditexport.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 
 using namespace relctl;
@@ -113,11 +124,13 @@ std::vector<std::int64_t> idsWhere(const TestDatabase& db, const std::string& pr
     return out;
 }
 
-// Every page of a filter, following `more` and the keyset.
-std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limit, int* pages = nullptr)
+// Every page of a filter under a sort, following `more` and the cursor;
+// `between` runs after each page (to change the trail while it is walked).
+std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limit, int* pages = nullptr,
+                                 AuditSort sort = {}, const std::function<void()>& between = {})
 {
     std::vector<AuditEvent> all;
-    AuditPageRequest request{std::move(filter), std::nullopt, limit};
+    AuditPageRequest request{.filter = std::move(filter), .sort = sort, .limit = limit};
     for (int n = 1;; ++n) {
         AuditPage page = q.auditPage(request);
         all.insert(all.end(), page.events.begin(), page.events.end());
@@ -125,9 +138,53 @@ std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limi
             *pages = n;
         if (!page.more || page.events.empty())
             return all;
-        request.beforeId = page.events.back().id;
+        request.after = auditCursorAfter(page.events.back(), sort.column);
+        if (between)
+            between();
     }
 }
+
+// Events with NULL in every nullable sort column, in some mix, so that sorts
+// meet NULL keys at page boundaries.
+void seedNullKeys(const TestDatabase& db, int n)
+{
+    db.exec(
+        "INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token, host, "
+        "actor) SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE 'prod' END, 'env-set', "
+        "CASE WHEN i % 5 = 0 THEN 'rejected' ELSE 'accepted' END, "
+        "CASE WHEN i % 5 = 0 THEN 'NO_LEASE' END, CASE WHEN i % 2 = 0 THEN NULL ELSE 'job-x' END, "
+        "CASE WHEN i % 4 = 0 THEN NULL ELSE 'v-x' END, CASE WHEN i % 3 = 1 THEN NULL ELSE i % 7 END, "
+        "CASE WHEN i % 2 = 1 THEN NULL ELSE i % 4 END, CASE WHEN i % 6 = 0 THEN NULL ELSE 'h' END, "
+        "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 1 THEN 'Bob' END "
+        "FROM generate_series(1, " +
+        std::to_string(n) + ") AS i");
+}
+
+// The ids a direct query orders the same way: the reference for every sort.
+std::vector<std::int64_t> idsOrdered(const TestDatabase& db, const std::string& predicate,
+                                     const std::string& column, bool descending)
+{
+    const std::string dir = descending ? " DESC" : " ASC";
+    const std::string order = column == "id" ? "id" + dir : column + dir + ", id" + dir;
+    std::vector<std::int64_t> out;
+    for (const auto& r : db.rows("SELECT id FROM relctl.events WHERE " + predicate + " ORDER BY " + order))
+        out.push_back(std::stoll(r[0]));
+    return out;
+}
+
+const std::pair<AuditSort::Column, const char*> sortColumns[] = {
+    {AuditSort::Column::Time, "id"},
+    {AuditSort::Column::Environment, "env"},
+    {AuditSort::Column::Operation, "operation"},
+    {AuditSort::Column::Outcome, "outcome"},
+    {AuditSort::Column::Reason, "reason"},
+    {AuditSort::Column::Job, "job"},
+    {AuditSort::Column::Release, "release"},
+    {AuditSort::Column::Generation, "generation"},
+    {AuditSort::Column::Token, "token"},
+    {AuditSort::Column::Host, "host"},
+    {AuditSort::Column::Actor, "actor"},
+};
 
 template <typename F> ExitCode errorOf(F f)
 {
@@ -137,6 +194,86 @@ template <typename F> ExitCode errorOf(F f)
         return e.code();
     }
     return ExitCode::Ok;
+}
+
+// RFC 4180 records, parsed strictly: quoted fields may hold commas, quotes
+// (doubled) and line breaks; every record ends with CRLF. Empty on a
+// malformed document.
+std::vector<std::vector<std::string>> parseCsv(const std::string& text)
+{
+    std::vector<std::vector<std::string>> records;
+    std::vector<std::string> record;
+    std::string field;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '"') {
+            for (++i;; ++i) {
+                if (i >= text.size())
+                    return {};
+                if (text[i] == '"') {
+                    if (i + 1 < text.size() && text[i + 1] == '"') {
+                        field += '"';
+                        ++i;
+                        continue;
+                    }
+                    ++i;
+                    break;
+                }
+                field += text[i];
+            }
+        } else {
+            while (i < text.size() && text[i] != ',' && text[i] != '\r' && text[i] != '\n' && text[i] != '"')
+                field += text[i++];
+        }
+        if (i < text.size() && text[i] == ',') {
+            record.push_back(std::move(field));
+            field.clear();
+            ++i;
+        } else if (text.compare(i, 2, "\r\n") == 0) {
+            record.push_back(std::move(field));
+            field.clear();
+            records.push_back(std::move(record));
+            record.clear();
+            i += 2;
+        } else {
+            return {}; // a bare CR, LF or quote
+        }
+    }
+    if (!record.empty() || !field.empty())
+        return {}; // no CRLF after the last record
+    return records;
+}
+
+std::string readFile(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+AuditEvent sampleEvent()
+{
+    AuditEvent e;
+    e.id = 20;
+    e.at = 1'700'000'000'020;
+    e.env = "prod";
+    e.operation = "publish";
+    e.outcome = "rejected";
+    e.reason = "stale_generation";
+    e.job = "deploy-20";
+    e.release = "1.4.3";
+    e.generation = 6;
+    e.token = 9'007'199'254'740'993; // above 2^53: must not pass through a double
+    e.currentToken = 12;
+    e.currentGeneration = 7;
+    e.currentRelease = "1.4.2";
+    e.opId = "0b6f7c1e-2f4e-4c1e-9d55-1d2b0c7c9a10";
+    e.host = "ci-runner-3";
+    e.pid = 4242;
+    e.jobUrl = "https://ci.example/jobs/20";
+    e.actor = "alice";
+    return e;
 }
 
 } // namespace
@@ -319,12 +456,199 @@ private slots:
         QVERIFY(!exact.more);
         AuditPage oneShort = q.auditPage({.filter = {.env = "prod"}, .limit = 999});
         QVERIFY(oneShort.more);
-        AuditPage rest =
-            q.auditPage({.filter = {.env = "prod"}, .beforeId = oneShort.events.back().id, .limit = 1});
+        AuditPage rest = q.auditPage({.filter = {.env = "prod"},
+                                      .after = AuditCursor{std::nullopt, oneShort.events.back().id},
+                                      .limit = 1});
         QCOMPARE(rest.events.size(), std::size_t(1));
         QCOMPARE(rest.events[0].id, expected.back());
         QVERIFY(!rest.more);
-        QVERIFY(q.auditPage({.filter = {.env = "prod"}, .beforeId = expected.back()}).events.empty());
+        QVERIFY(q.auditPage({.filter = {.env = "prod"}, .after = AuditCursor{std::nullopt, expected.back()}})
+                    .events.empty());
+    }
+
+    // Each sort column in both directions, walked page by page with the
+    // cursor, gives exactly the order of ORDER BY (column, id) over a direct
+    // query: every row once, NULL keys last ascending and first descending.
+    void sortedPagesMatchOrderBy_data()
+    {
+        QTest::addColumn<int>("column");
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<bool>("descending");
+        QTest::addColumn<bool>("filtered");
+        for (const auto& [column, sql] : sortColumns)
+            for (const bool descending : {false, true})
+                for (const bool filtered : {false, true})
+                    QTest::addRow("%s %s%s", sql, descending ? "desc" : "asc", filtered ? " prod" : "")
+                        << int(column) << QString::fromLatin1(sql) << descending << filtered;
+    }
+
+    void sortedPagesMatchOrderBy()
+    {
+        QFETCH(int, column);
+        QFETCH(QString, sql);
+        QFETCH(bool, descending);
+        QFETCH(bool, filtered);
+        if (!m_sortDb) { // seeded once for all rows of the table, dropped with the test object
+            m_sortDb = std::make_unique<TestDatabase>();
+            seedEvents(*m_sortDb, 600);
+            seedNullKeys(*m_sortDb, 60);
+            m_sortDb->exec("ANALYZE relctl.events");
+        }
+        const TestDatabase* db = m_sortDb.get();
+        Database conn(db->dsn());
+        ConsoleQueries q(conn);
+        const AuditSort sort{AuditSort::Column(column), descending};
+        const AuditFilter filter = filtered ? AuditFilter{.env = "prod"} : AuditFilter{};
+        const std::string predicate = filtered ? "env = 'prod'" : "true";
+        const std::vector<std::int64_t> expected = idsOrdered(*db, predicate, sql.toStdString(), descending);
+        // 23 does not divide any group of equal keys: pages end inside runs of
+        // equal keys and between NULL and non-NULL keys.
+        const std::vector<std::int64_t> got = ids(allPages(q, filter, 23, nullptr, sort));
+        QCOMPARE(got.size(), expected.size());
+        QCOMPARE(got, expected);
+        // One page of all of them agrees with the walk.
+        QCOMPARE(ids(q.auditPage({.filter = filter, .sort = sort, .limit = 5000}).events), expected);
+    }
+
+    // NULL sorts as the largest key: last ascending, first descending.
+    void nullKeysSortLargest()
+    {
+        TestDatabase db;
+        seedEvents(db, 40);
+        seedNullKeys(db, 12);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const auto asc = allPages(q, {}, 5, nullptr, {AuditSort::Column::Actor, false});
+        const auto desc = allPages(q, {}, 5, nullptr, {AuditSort::Column::Actor, true});
+        const long long nulls = db.count("SELECT count(*) FROM relctl.events WHERE actor IS NULL");
+        QVERIFY(nulls > 5 && nulls < (long long)asc.size());
+        for (std::size_t i = 0; i < asc.size(); ++i) {
+            QCOMPARE(!asc[i].actor, i >= asc.size() - std::size_t(nulls));
+            QCOMPARE(!desc[i].actor, i < std::size_t(nulls));
+        }
+        // A cursor on a NULL key continues within the NULLs, by id.
+        const AuditEvent& firstNull = desc.front();
+        const AuditPage next = q.auditPage({.sort = {AuditSort::Column::Actor, true},
+                                            .after = auditCursorAfter(firstNull, AuditSort::Column::Actor),
+                                            .limit = 1});
+        QCOMPARE(next.events.at(0).id, desc.at(1).id);
+        QVERIFY(!next.events[0].actor && next.events[0].id < firstNull.id);
+    }
+
+    // Another connection inserting events while the pages are walked: every
+    // event that existed before the walk is read exactly once, nothing twice.
+    void pagesStayExactWhileEventsAreInserted_data()
+    {
+        QTest::addColumn<int>("column");
+        QTest::addColumn<bool>("descending");
+        QTest::addRow("time desc") << int(AuditSort::Column::Time) << true;
+        QTest::addRow("time asc") << int(AuditSort::Column::Time) << false;
+        QTest::addRow("job asc") << int(AuditSort::Column::Job) << false;
+        QTest::addRow("generation desc") << int(AuditSort::Column::Generation) << true;
+        QTest::addRow("actor asc") << int(AuditSort::Column::Actor) << false;
+    }
+
+    void pagesStayExactWhileEventsAreInserted()
+    {
+        QFETCH(int, column);
+        QFETCH(bool, descending);
+        TestDatabase db;
+        seedEvents(db, 3000);
+        seedNullKeys(db, 100);
+        const std::vector<std::int64_t> before = idsWhere(db, "true");
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        std::atomic<bool> stop{false};
+        std::atomic<int> batches{0};
+        std::thread writer([&] {
+            while (!stop) {
+                // Keys all over the range, NULLs included, on both sides of the cursor.
+                seedNullKeys(db, 7);
+                seedEvents(db, 11);
+                ++batches;
+            }
+        });
+        int walked = 0;
+        const auto got =
+            ids(allPages(q, {.text = ""}, 41, &walked, {AuditSort::Column(column), descending}, [&] {
+                const int seen = batches;
+                while (batches == seen && !stop)
+                    std::this_thread::yield();
+            }));
+        stop = true;
+        writer.join();
+        QVERIFY(walked > 50 && batches > 10);
+        const std::set<std::int64_t> unique(got.begin(), got.end());
+        QCOMPARE(unique.size(), got.size()); // no duplicates
+        for (const std::int64_t id : before)
+            QVERIFY2(unique.count(id), qPrintable(QStringLiteral("event %1 was skipped").arg(id)));
+    }
+
+    // "Newer than": exactly the events after the horizon that match the
+    // filter, oldest first, page by page.
+    void newerThanReturnsExactlyTheNewEvents()
+    {
+        TestDatabase db;
+        seedEvents(db, 500);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const AuditFilter filter{.env = "prod"};
+        const AuditPage first = q.auditPage({.filter = filter, .limit = 10});
+        QCOMPARE(first.horizon, std::int64_t(500));
+        QVERIFY(q.auditPage({.filter = filter, .newerThan = first.horizon}).events.empty());
+        seedEvents(db, 250); // 50 of them in prod
+        const std::vector<std::int64_t> expected = [&] {
+            auto v = idsWhere(db, "env = 'prod' AND id > 500");
+            std::reverse(v.begin(), v.end());
+            return v;
+        }();
+        QCOMPARE(expected.size(), std::size_t(50));
+        std::vector<std::int64_t> got;
+        std::int64_t horizon = first.horizon;
+        for (int pages = 1;; ++pages) {
+            // Sort and cursor do not matter for live updates.
+            const AuditPage page = q.auditPage({.filter = filter,
+                                                .sort = {AuditSort::Column::Host, false},
+                                                .after = AuditCursor{"zzz", 1},
+                                                .newerThan = horizon,
+                                                .limit = 15});
+            for (const AuditEvent& e : page.events)
+                got.push_back(e.id);
+            if (!page.more) {
+                QCOMPARE(pages, 4);
+                QCOMPARE(page.horizon, std::int64_t(750));
+                break;
+            }
+            horizon = page.events.back().id;
+        }
+        QCOMPARE(got, expected);
+        // A time filter that ended before the new events sees none of them:
+        // the server's filter decides what is new, not the client.
+        db.exec("INSERT INTO relctl.events (env, operation, outcome) VALUES ('prod', 'renew', 'accepted')");
+        const std::int64_t end =
+            std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events WHERE id = 750"));
+        QVERIFY(q.auditPage({.filter = {.env = "prod", .to = end}, .newerThan = 750}).events.empty());
+        QCOMPARE(q.auditPage({.filter = {.env = "prod"}, .newerThan = 750}).events.size(), std::size_t(1));
+    }
+
+    // Sort names are whitelisted on the server: a column name from anywhere
+    // else is refused, never spliced into SQL.
+    void unknownSortIsRefused()
+    {
+        TestDatabase db;
+        seedEvents(db, 10);
+        for (const char* bad : {"detail", "id; DROP TABLE relctl.events", "client_addr"}) {
+            bool refused = false;
+            try {
+                db.exec(
+                    std::string("SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, '") +
+                    bad + "', true, NULL, NULL, NULL, 10)");
+            } catch (const std::exception& e) {
+                refused = std::string(e.what()).find("cannot be sorted") != std::string::npos;
+            }
+            QVERIFY2(refused, bad);
+        }
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events"), 10LL);
     }
 
     void aPageIsFastOnAVolumeOfEvents()
@@ -367,7 +691,8 @@ private slots:
         for (const AuditEvent& e : filtered.events)
             QVERIFY(e.env == "prod" && e.reason == "STALE_GENERATION");
         timed("env + reason, from the middle",
-              {.filter = {.env = "prod", .reason = "STALE_GENERATION"}, .beforeId = n / 2},
+              {.filter = {.env = "prod", .reason = "STALE_GENERATION"},
+               .after = AuditCursor{std::nullopt, n / 2}},
               "env = 'prod' AND reason = 'STALE_GENERATION' AND id < " + std::to_string(n / 2), other);
         timed("operation", {.filter = {.operation = "publish"}}, "operation = 'publish'", other);
         QElapsedTimer timer;
@@ -502,6 +827,195 @@ private slots:
         QVERIFY(!q.trace(accepted[0].id));
         QVERIFY(!q.trace(999999));
     }
+
+    void csvQuoting_data()
+    {
+        QTest::addColumn<QString>("reason");
+        QTest::addColumn<QByteArray>("field");
+        QTest::addRow("plain") << QStringLiteral("stale_generation") << QByteArray("stale_generation");
+        QTest::addRow("comma") << QStringLiteral("a,b") << QByteArray("\"a,b\"");
+        QTest::addRow("quote") << QStringLiteral("say \"no\"") << QByteArray("\"say \"\"no\"\"\"");
+        QTest::addRow("newline") << QStringLiteral("two\nlines") << QByteArray("\"two\nlines\"");
+        QTest::addRow("carriage return") << QStringLiteral("a\r\nb") << QByteArray("\"a\r\nb\"");
+        QTest::addRow("non-ASCII") << QStringLiteral("gel\u00f6scht") << QByteArray("gel\xc3\xb6scht");
+    }
+
+    // One row: RFC 4180 quoting, absent values as empty fields, CRLF.
+    void csvQuoting()
+    {
+        QFETCH(QString, reason);
+        QFETCH(QByteArray, field);
+        AuditEvent e;
+        e.id = 7;
+        e.at = 1'700'000'000'000;
+        e.env = "prod";
+        e.operation = "publish";
+        e.outcome = "rejected";
+        e.reason = reason.toStdString();
+        std::ostringstream out;
+        writeAuditCsvRow(out, e);
+        // Absent values are empty fields: the 12 after the reason.
+        QCOMPARE(QByteArray::fromStdString(out.str()),
+                 "7,2023-11-14T22:13:20.000Z,prod,publish,rejected," + field + ",,,,,,,,,,,,\r\n");
+        QCOMPARE(parseCsv(out.str()).at(0).at(5), reason.toStdString());
+    }
+
+    // The JSON of an event: the fields and order of `relctl audit --json`
+    // events, exact integers, null for what is absent.
+    void jsonObjectShape()
+    {
+        const std::vector<std::string> names{"id",
+                                             "at",
+                                             "env",
+                                             "operation",
+                                             "outcome",
+                                             "reason",
+                                             "job",
+                                             "release",
+                                             "generation",
+                                             "token",
+                                             "current_token",
+                                             "current_generation",
+                                             "current_release",
+                                             "op_id",
+                                             "host",
+                                             "pid",
+                                             "job_url",
+                                             "actor"};
+        QCOMPARE(auditExportFields(), names);
+        std::ostringstream full;
+        writeAuditJsonObject(full, sampleEvent());
+        const std::string text = full.str();
+        QVERIFY(text.find("\"token\":9007199254740993") != std::string::npos);
+        std::size_t last = 0;
+        for (const std::string& name : names) { // in this order
+            const std::size_t at = text.find("\"" + name + "\":");
+            QVERIFY2(at != std::string::npos && at >= last, name.c_str());
+            last = at;
+        }
+        const QJsonObject a = QJsonDocument::fromJson(QByteArray::fromStdString(text)).object();
+        QCOMPARE(a.size(), int(names.size()));
+        QCOMPARE(a[QLatin1String("at")].toString(), QStringLiteral("2023-11-14T22:13:20.020Z"));
+        QCOMPARE(a[QLatin1String("current_release")].toString(), QStringLiteral("1.4.2"));
+        QCOMPARE(a[QLatin1String("pid")].toInteger(), 4242);
+
+        AuditEvent sparse;
+        sparse.id = 19;
+        sparse.operation = "env-set";
+        sparse.outcome = "accepted";
+        std::ostringstream out;
+        writeAuditJsonObject(out, sparse);
+        const QJsonObject b = QJsonDocument::fromJson(QByteArray::fromStdString(out.str())).object();
+        QCOMPARE(b.size(), int(names.size()));
+        for (const char* name :
+             {"env", "reason", "job", "release", "generation", "token", "current_token", "current_generation",
+              "current_release", "op_id", "host", "pid", "job_url", "actor"})
+            QVERIFY2(b[QLatin1String(name)].isNull(), name);
+    }
+
+    // Every filtered event, not a page: 101,000 of 505,000, in the sort's
+    // order, as valid CSV and JSON, into the named file and nothing else.
+    void exportWritesEveryFilteredEvent()
+    {
+        TestDatabase db;
+        seedEvents(db, 505'000);
+        seedNullKeys(db, 30);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        QTemporaryDir dir;
+        const std::string csvPath = dir.filePath(QStringLiteral("audit.csv")).toStdString();
+        const std::string jsonPath = dir.filePath(QStringLiteral("audit.json")).toStdString();
+
+        std::vector<std::int64_t> progress;
+        AuditExportOptions csv{.filter = {.env = "prod"},
+                               .progress = [&](std::int64_t rows) { progress.push_back(rows); }};
+        const std::vector<std::int64_t> byTime = idsOrdered(db, "env = 'prod'", "id", true);
+        QVERIFY(byTime.size() >= 101'000);
+        QCOMPARE(exportAuditFile(q, csv, csvPath), std::int64_t(byTime.size()));
+        QCOMPARE(progress.back(), std::int64_t(byTime.size()));
+        QCOMPARE(progress.size(), byTime.size() / 5000 + 1); // pages of 5,000
+        const auto records = parseCsv(readFile(csvPath));
+        QCOMPARE(records.size(), byTime.size() + 1);
+        QCOMPARE(records[0], auditExportFields());
+        for (std::size_t i = 1; i < records.size(); ++i) {
+            QCOMPARE(records[i].size(), auditExportFields().size());
+            if (records[i][0] != std::to_string(byTime[i - 1]))
+                QFAIL(qPrintable(QStringLiteral("row %1 is event %2, not %3")
+                                     .arg(i)
+                                     .arg(QString::fromStdString(records[i][0]))
+                                     .arg(byTime[i - 1])));
+        }
+
+        // JSON, under another sort (NULL jobs last).
+        const AuditExportOptions json{.filter = {.env = "prod"},
+                                      .sort = {AuditSort::Column::Job, false},
+                                      .format = AuditExportFormat::Json};
+        const std::vector<std::int64_t> byJob = idsOrdered(db, "env = 'prod'", "job", false);
+        QCOMPARE(exportAuditFile(q, json, jsonPath), std::int64_t(byJob.size()));
+        QJsonParseError error;
+        const QJsonDocument doc =
+            QJsonDocument::fromJson(QByteArray::fromStdString(readFile(jsonPath)), &error);
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        const QJsonArray events = doc.array();
+        QCOMPARE(std::size_t(events.size()), byJob.size());
+        for (qsizetype i = 0; i < events.size(); ++i) {
+            const QJsonObject e = events[i].toObject();
+            if (e[QLatin1String("id")].toInteger() != byJob[std::size_t(i)])
+                QFAIL(qPrintable(
+                    QStringLiteral("element %1 is event %2").arg(i).arg(e[QLatin1String("id")].toInteger())));
+            QCOMPARE(e[QLatin1String("env")].toString(), QStringLiteral("prod"));
+        }
+        // Only the two exports: no temporary file left behind.
+        QCOMPARE(std::distance(std::filesystem::directory_iterator(dir.path().toStdString()),
+                               std::filesystem::directory_iterator()),
+                 2L);
+    }
+
+    // A cancelled export, or one that fails, leaves no file, and does not
+    // replace a file already at the path.
+    void cancelledOrFailedExportLeavesNoFile()
+    {
+        TestDatabase db;
+        seedEvents(db, 30'000);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("audit.csv")).toStdString();
+        std::atomic<bool> cancel{false};
+        int pages = 0;
+        AuditExportOptions options{.cancel = &cancel, .progress = [&](std::int64_t) {
+                                       if (++pages == 2)
+                                           cancel = true; // as the GUI would, mid-export
+                                   }};
+        bool cancelled = false;
+        try {
+            exportAuditFile(q, options, path);
+        } catch (const AuditExportCancelled&) {
+            cancelled = true;
+        }
+        QVERIFY(cancelled);
+        QCOMPARE(pages, 2);
+        QVERIFY(std::filesystem::is_empty(dir.path().toStdString()));
+
+        // An existing file stays as it was when the export fails (a bad range).
+        {
+            std::ofstream(path) << "earlier export\n";
+        }
+        options = AuditExportOptions{.filter = {.from = 2, .to = 1}};
+        QCOMPARE(errorOf([&] { exportAuditFile(q, options, path); }), ExitCode::Usage);
+        QCOMPARE(readFile(path), std::string("earlier export\n"));
+        QCOMPARE(std::distance(std::filesystem::directory_iterator(dir.path().toStdString()),
+                               std::filesystem::directory_iterator()),
+                 1L);
+        // A directory that does not exist: an error, not a crash or a stray file.
+        QCOMPARE(errorOf([&] {
+                     exportAuditFile(q, {}, dir.filePath(QStringLiteral("missing/audit.csv")).toStdString());
+                 }),
+                 ExitCode::Internal);
+    }
+
+private:
+    std::unique_ptr<TestDatabase> m_sortDb;
 };
 
 QTEST_GUILESS_MAIN(TestConsole)

@@ -6,11 +6,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
-#include <QBuffer>
 #include <QElapsedTimer>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
+#include <QItemSelectionModel>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -115,13 +112,15 @@ std::vector<Request>& record(AuditModel& model, std::vector<Request>& requests)
     return requests;
 }
 
-QByteArray exportCsv(const AuditModel& model)
+// Events with these ids, in this order, as one page.
+relctl::AuditPage pageOf(std::initializer_list<std::int64_t> ids, bool more, std::int64_t horizon = 0)
 {
-    QBuffer buffer;
-    buffer.open(QIODevice::WriteOnly);
-    if (!model.exportCsv(buffer))
-        return {};
-    return buffer.data();
+    relctl::AuditPage p;
+    for (const std::int64_t id : ids)
+        p.events.push_back(syntheticEvent(id));
+    p.more = more;
+    p.horizon = horizon;
+    return p;
 }
 
 constexpr auto fatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
@@ -338,7 +337,9 @@ private slots:
         QCOMPARE(requests[0].request.filter.env, std::optional<std::string>("prod"));
         QCOMPARE(requests[0].request.filter.reason, std::optional<std::string>("stale_generation"));
         QVERIFY(!requests[0].request.filter.job);
-        QVERIFY(!requests[0].request.beforeId);
+        QVERIFY(!requests[0].request.after);
+        QVERIFY(!requests[0].request.newerThan);
+        QCOMPARE(requests[0].request.sort, relctl::AuditSort{}); // time, newest first
         QCOMPARE(requests[0].request.limit, 500);
     }
 
@@ -380,7 +381,7 @@ private slots:
         model.fetchMore({});
         model.fetchMore({});
         QCOMPARE(requests.size(), std::size_t(2));
-        QCOMPARE(requests[1].request.beforeId, std::optional<std::int64_t>(9'501));
+        QCOMPARE(requests[1].request.after, std::optional(relctl::AuditCursor{std::nullopt, 9'501}));
         QVERIFY(requests[1].serial != requests[0].serial);
         QVERIFY(!model.appendPage(requests[0].serial, page(9'500, 10, true))); // answered already
         QVERIFY(model.appendPage(requests[1].serial, page(9'500, 500, true)));
@@ -427,7 +428,7 @@ private slots:
         QVERIFY(!model.canFetchMore({}));
     }
 
-    void auditOutOfOrderEventsDropped()
+    void auditDuplicateEventsDropped()
     {
         AuditModel model;
         QAbstractItemModelTester tester(&model, fatal);
@@ -438,7 +439,7 @@ private slots:
         model.fetchMore({});
         auto overlapping = page(91, 10, false); // 91 is loaded already
         overlapping.events.insert(overlapping.events.begin() + 5, syntheticEvent(99));
-        QTest::ignoreMessage(QtWarningMsg, "AuditModel: dropped 2 out-of-order audit event(s)");
+        QTest::ignoreMessage(QtWarningMsg, "AuditModel: dropped 2 audit event(s) already loaded");
         QVERIFY(model.appendPage(requests.back().serial, overlapping));
         QCOMPARE(model.rowCount(), 19);
         QCOMPARE(model.eventAt(10)->id, 90);
@@ -459,7 +460,7 @@ private slots:
         QVERIFY(!model.hasPendingRequest());
         model.fetchMore({});
         QCOMPARE(requests.size(), std::size_t(2));
-        QVERIFY(!requests[1].request.beforeId);
+        QVERIFY(!requests[1].request.after);
         QVERIFY(!model.appendPage(requests[0].serial, page(10, 10, false)));
     }
 
@@ -520,10 +521,10 @@ private slots:
         QElapsedTimer timer;
         qint64 loadNs = 0; // the model's share only: building the synthetic pages is not timed
         model.setFilter({});
-        // The worker's part: answer each request with the page below beforeId.
+        // The worker's part: answer each request with the page below the cursor.
         while (model.canFetchMore({})) {
             const Request r = requests.back();
-            const std::int64_t first = r.request.beforeId.value_or(total + 1) - 1;
+            const std::int64_t first = (r.request.after ? r.request.after->id : total + 1) - 1;
             const int count = int(std::min<std::int64_t>(pageSize, first));
             auto next = page(first, count, first - count > 0);
             timer.start();
@@ -554,136 +555,191 @@ private slots:
         QAbstractItemModelTester tester(&model, fatal);
         const qint64 testerMs = timer.elapsed();
 
-        timer.restart();
-        QBuffer sink;
-        sink.open(QIODevice::WriteOnly);
-        QVERIFY(model.exportCsv(sink));
-        const qint64 csvMs = timer.elapsed();
-        timer.restart();
-        sink.seek(0);
-        QVERIFY(model.exportJson(sink));
-        const qint64 jsonMs = timer.elapsed();
-        qInfo("%d events in %d pages: load %lld ms, %d lookups %lld ms, model tester pass %lld ms, "
-              "CSV export %lld ms, JSON export %lld ms",
-              total, total / pageSize, loadMs, total / 997 + 1, lookupMs, testerMs, csvMs, jsonMs);
+        qInfo("%d events in %d pages: load %lld ms, %d lookups %lld ms, model tester pass %lld ms", total,
+              total / pageSize, loadMs, total / 997 + 1, lookupMs, testerMs);
 
         model.setFilter({}); // a reset with the tester attached
         QCOMPARE(model.rowCount(), 0);
     }
 
-    void csvQuoting_data()
-    {
-        QTest::addColumn<QString>("reason");
-        QTest::addColumn<QByteArray>("field");
-        QTest::addRow("plain") << QStringLiteral("stale_generation") << QByteArray("stale_generation");
-        QTest::addRow("comma") << QStringLiteral("a,b") << QByteArray("\"a,b\"");
-        QTest::addRow("quote") << QStringLiteral("say \"no\"") << QByteArray("\"say \"\"no\"\"\"");
-        QTest::addRow("newline") << QStringLiteral("two\nlines") << QByteArray("\"two\nlines\"");
-        QTest::addRow("carriage return") << QStringLiteral("a\r\nb") << QByteArray("\"a\r\nb\"");
-        QTest::addRow("non-ASCII") << QStringLiteral("gel\u00f6scht") << QByteArray("gel\xc3\xb6scht");
-    }
-
-    void csvQuoting()
-    {
-        QFETCH(QString, reason);
-        QFETCH(QByteArray, field);
-        AuditModel model;
-        QAbstractItemModelTester tester(&model, fatal);
-        std::vector<Request> requests;
-        record(model, requests);
-        model.setFilter({});
-        relctl::AuditEvent e;
-        e.id = 7;
-        e.at = serverNow;
-        e.env = "prod";
-        e.operation = "publish";
-        e.outcome = "rejected";
-        e.reason = reason.toStdString();
-        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{{e}, false}));
-
-        const QByteArray header =
-            "id,at,env,operation,outcome,reason,job,release,generation,token,current_token,"
-            "current_generation,current_release,op_id,host,pid,job_url,actor\r\n";
-        // Absent values are empty fields: the 12 after the reason.
-        const QByteArray row =
-            "7,2023-11-14T22:13:20.000Z,prod,publish,rejected," + field + ",,,,,,,,,,,,\r\n";
-        QCOMPARE(exportCsv(model), header + row);
-    }
-
-    void jsonExport()
+    // A click on a sortable column asks the server for the first page under
+    // that sort, after a reset; other columns change nothing.
+    void auditSortAsksTheServer()
     {
         AuditModel model;
         QAbstractItemModelTester tester(&model, fatal);
         std::vector<Request> requests;
         record(model, requests);
+        model.sort(int(AuditColumn::Job), Qt::AscendingOrder); // before any filter: remembered, no request
+        QVERIFY(requests.empty());
         model.setFilter({});
-        auto full = syntheticEvent(20); // a refusal: every current_* present
-        full.opId = "0b6f7c1e-2f4e-4c1e-9d55-1d2b0c7c9a10";
-        full.host = "ci-runner-3";
-        full.pid = 4242;
-        full.jobUrl = "https://ci.example/jobs/20";
-        full.actor = "alice";
-        full.token = 9'007'199'254'740'993; // above 2^53: must not pass through a double
-        auto sparse = syntheticEvent(19);
-        sparse.job.reset();
-        sparse.release.reset();
-        sparse.generation.reset();
-        sparse.token.reset();
-        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{{full, sparse}, false}));
+        QCOMPARE(requests.back().request.sort, (relctl::AuditSort{relctl::AuditSort::Column::Job, false}));
+        QVERIFY(model.appendPage(requests.back().serial, page(100, 10, true)));
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
 
-        QBuffer buffer;
-        buffer.open(QIODevice::WriteOnly);
-        QVERIFY(model.exportJson(buffer));
-        QVERIFY(buffer.data().contains("\"token\":9007199254740993"));
-        QJsonParseError error;
-        const QJsonDocument doc = QJsonDocument::fromJson(buffer.data(), &error);
-        QCOMPARE(error.error, QJsonParseError::NoError);
-        QVERIFY(doc.isArray());
-        const QJsonArray events = doc.array();
-        QCOMPARE(events.size(), 2);
+        model.sort(int(AuditColumn::Generation), Qt::DescendingOrder);
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.rowCount(), 0);
+        QCOMPARE(requests.size(), std::size_t(2));
+        QCOMPARE(requests[1].request.sort, (relctl::AuditSort{relctl::AuditSort::Column::Generation, true}));
+        QVERIFY(!requests[1].request.after);
+        QCOMPARE(model.sortColumn(), int(AuditColumn::Generation));
+        QCOMPARE(model.sortOrder(), Qt::DescendingOrder);
+        QVERIFY(!model.appendPage(requests[0].serial, page(90, 10, false))); // the old sort's page
 
-        QStringList expected{QStringLiteral("id"),
-                             QStringLiteral("at"),
-                             QStringLiteral("env"),
-                             QStringLiteral("operation"),
-                             QStringLiteral("outcome"),
-                             QStringLiteral("reason"),
-                             QStringLiteral("job"),
-                             QStringLiteral("release"),
-                             QStringLiteral("generation"),
-                             QStringLiteral("token"),
-                             QStringLiteral("current_token"),
-                             QStringLiteral("current_generation"),
-                             QStringLiteral("current_release"),
-                             QStringLiteral("op_id"),
-                             QStringLiteral("host"),
-                             QStringLiteral("pid"),
-                             QStringLiteral("job_url"),
-                             QStringLiteral("actor")};
-        expected.sort();
-        for (const auto& v : events)
-            QCOMPARE(v.toObject().keys(), expected); // keys() is sorted
+        // The next page continues after the last row's key and id.
+        auto first = page(50, 3, true);
+        first.events.back().generation = 7;
+        QVERIFY(model.appendPage(requests[1].serial, first));
+        model.fetchMore({});
+        QCOMPARE(requests.back().request.after, std::optional(relctl::AuditCursor{"7", 48}));
+        QCOMPARE(requests.back().request.sort.column, relctl::AuditSort::Column::Generation);
 
-        const QJsonObject a = events[0].toObject();
-        QCOMPARE(a[QLatin1String("id")].toInteger(), 20);
-        QCOMPARE(a[QLatin1String("at")].toString(), QStringLiteral("2023-11-14T22:13:20.020Z"));
-        QCOMPARE(a[QLatin1String("outcome")].toString(), QStringLiteral("rejected"));
-        QCOMPARE(a[QLatin1String("reason")].toString(), QStringLiteral("stale_generation"));
-        QCOMPARE(a[QLatin1String("current_release")].toString(), QStringLiteral("1.4.2"));
-        QCOMPARE(a[QLatin1String("current_generation")].toInteger(), 7);
-        QCOMPARE(a[QLatin1String("current_token")].toInteger(), 12);
-        QCOMPARE(a[QLatin1String("op_id")].toString(),
-                 QStringLiteral("0b6f7c1e-2f4e-4c1e-9d55-1d2b0c7c9a10"));
-        QCOMPARE(a[QLatin1String("pid")].toInteger(), 4242);
-        QCOMPARE(a[QLatin1String("job_url")].toString(), QStringLiteral("https://ci.example/jobs/20"));
-        QCOMPARE(a[QLatin1String("actor")].toString(), QStringLiteral("alice"));
+        for (const AuditColumn c :
+             {AuditColumn::Current, AuditColumn::OpId, AuditColumn::Pid, AuditColumn::JobUrl}) {
+            QVERIFY(!AuditModel::isSortable(int(c)));
+            model.sort(int(c), Qt::AscendingOrder);
+        }
+        model.sort(int(AuditColumn::Generation), Qt::DescendingOrder); // unchanged
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.sortColumn(), int(AuditColumn::Generation));
+        for (const AuditColumn c :
+             {AuditColumn::Time, AuditColumn::Environment, AuditColumn::Operation, AuditColumn::Outcome,
+              AuditColumn::Reason, AuditColumn::Job, AuditColumn::Release, AuditColumn::Generation,
+              AuditColumn::Token, AuditColumn::Host, AuditColumn::Actor})
+            QVERIFY(AuditModel::isSortable(int(c)));
+    }
 
-        const QJsonObject b = events[1].toObject();
-        QCOMPARE(b[QLatin1String("id")].toInteger(), 19);
-        for (const char* name :
-             {"reason", "job", "release", "generation", "token", "current_token", "current_generation",
-              "current_release", "op_id", "host", "pid", "job_url", "actor"})
-            QVERIFY2(b[QLatin1String(name)].isNull(), name);
+    // Newest first, new events are inserted on top (no reset): a persistent
+    // index and the selection stay on the same event.
+    void auditNewerEventsInsertedOnTop()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setPageSize(3);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({100, 98, 97}, true, 101)));
+        QItemSelectionModel selection(&model);
+        selection.select(model.index(1, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        const QPersistentModelIndex held(model.index(1, 0)); // event 98
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+
+        model.eventsArrived();
+        QCOMPARE(requests.size(), std::size_t(2));
+        QCOMPARE(requests[1].request.newerThan, std::optional<std::int64_t>(101)); // the first page's horizon
+        // More than a page arrived: oldest first, page by page.
+        QVERIFY(model.appendPage(requests[1].serial, pageOf({103, 104, 106}, true, 110)));
+        QCOMPARE(model.rowCount(), 6);
+        QCOMPARE(requests.size(), std::size_t(3));
+        QCOMPARE(requests[2].request.newerThan, std::optional<std::int64_t>(106));
+        QVERIFY(model.appendPage(requests[2].serial, pageOf({108}, false, 112)));
+        QCOMPARE(requests.size(), std::size_t(3)); // caught up
+
+        QCOMPARE(resets.count(), 0);
+        std::vector<std::int64_t> order;
+        for (int row = 0; row < model.rowCount(); ++row)
+            order.push_back(model.eventAt(row)->id);
+        QCOMPARE(order, (std::vector<std::int64_t>{108, 106, 104, 103, 100, 98, 97}));
+        QCOMPARE(held.row(), 5);
+        QCOMPARE(held.data(AuditModel::EventId).toLongLong(), 98);
+        QCOMPARE(selection.selectedRows().size(), 1);
+        QCOMPARE(selection.selectedRows().at(0).data(AuditModel::EventId).toLongLong(), 98);
+        QCOMPARE(model.rowForEvent(98), std::optional<int>(5));
+        QCOMPARE(model.rowForEvent(108), std::optional<int>(0));
+
+        // Paging on at the bottom still continues after the oldest row.
+        model.fetchMore({});
+        QCOMPARE(requests.back().request.after, std::optional(relctl::AuditCursor{std::nullopt, 97}));
+        QVERIFY(!requests.back().request.newerThan);
+        // Events arriving while that page is out are asked for after it, from the horizon.
+        model.eventsArrived();
+        QCOMPARE(requests.size(), std::size_t(4));
+        QVERIFY(model.appendPage(requests[3].serial, pageOf({96, 95}, false, 120)));
+        QCOMPARE(requests.size(), std::size_t(5));
+        QCOMPARE(requests[4].request.newerThan, std::optional<std::int64_t>(112));
+        QVERIFY(model.appendPage(requests[4].serial, pageOf({}, false, 120)));
+        QCOMPARE(model.rowCount(), 9);
+        QCOMPARE(model.rowForEvent(95), std::optional<int>(8));
+        QCOMPARE(held.row(), 5);
+    }
+
+    // Oldest first, new events belong after the last row: fetchMore() picks
+    // them up once the list had ended.
+    void auditNewerEventsOldestFirstFetchMore()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.sort(int(AuditColumn::Time), Qt::AscendingOrder);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({1, 2, 3}, false, 3)));
+        QVERIFY(!model.canFetchMore({}));
+        model.eventsArrived();
+        QCOMPARE(requests.size(), std::size_t(1)); // nothing asked yet: the view asks when it scrolls
+        QVERIFY(model.canFetchMore({}));
+        model.fetchMore({});
+        QCOMPARE(requests.back().request.after, std::optional(relctl::AuditCursor{std::nullopt, 3}));
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({4}, false, 4)));
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.rowForEvent(4), std::optional<int>(3));
+    }
+
+    // Under other sorts new events are counted, not shown, until reload().
+    void auditNewerEventsCountedUnderOtherSorts()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        QSignalSpy pending(&model, &AuditModel::newEventsPending);
+        model.sort(int(AuditColumn::Job), Qt::AscendingOrder);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({5, 9, 2}, true, 10)));
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        model.eventsArrived();
+        QCOMPARE(requests.back().request.newerThan, std::optional<std::int64_t>(10));
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({11, 14}, false, 15)));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.pendingNewEvents(), 2);
+        QCOMPARE(pending.count(), 1);
+        QCOMPARE(pending.last().at(0).toInt(), 2);
+        model.eventsArrived();
+        QCOMPARE(requests.back().request.newerThan, std::optional<std::int64_t>(15));
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({16}, false, 16)));
+        QCOMPARE(model.pendingNewEvents(), 3);
+        QCOMPARE(resets.count(), 0);
+
+        model.reload();
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.pendingNewEvents(), 0);
+        QCOMPARE(pending.last().at(0).toInt(), 0);
+        QVERIFY(!requests.back().request.after && !requests.back().request.newerThan);
+        QCOMPARE(requests.back().request.sort.column, relctl::AuditSort::Column::Job);
+    }
+
+    // rowForEvent() under a sort whose ids are in no order.
+    void auditRowForEventUnderAnySort()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.sort(int(AuditColumn::Host), Qt::DescendingOrder);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({7, 42, 3, 19}, true, 50)));
+        model.fetchMore({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({1, 50, 8}, false, 50)));
+        const std::int64_t ids[] = {7, 42, 3, 19, 1, 50, 8};
+        for (int row = 0; row < 7; ++row) {
+            QCOMPARE(model.rowForEvent(ids[row]), std::optional<int>(row));
+            QCOMPARE(model.eventAt(row)->id, ids[row]);
+        }
+        QVERIFY(!model.rowForEvent(2));
+        model.reload();
+        QVERIFY(!model.rowForEvent(7));
     }
 };
 

@@ -6,7 +6,9 @@
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
 #include <QtTest>
@@ -92,7 +94,8 @@ private slots:
         QVERIFY(!s.connected);
         QVERIFY(!s.message.isEmpty());
         QMetaObject::invokeMethod(r.worker, "loadEnvironments", Qt::QueuedConnection, Q_ARG(quint64, 3));
-        QVERIFY(failed.wait(10000));
+        // The spy records on the worker's thread: a refusal that fast may precede wait().
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
         QCOMPARE(failed.first().at(0).value<quint64>(), quint64(3));
     }
 
@@ -120,6 +123,61 @@ private slots:
         QVERIFY(done.wait(10000));
         QVERIFY(!done.last().at(1).toBool());
         QVERIFY(done.last().at(2).toString().contains(QStringLiteral("reason")));
+    }
+
+    // An export through the worker: every filtered event in the sort's
+    // order lands in the file, progress is reported page by page, and a
+    // cancelled export leaves no file.
+    void exportThroughTheWorker()
+    {
+        TestDatabase db;
+        db.exec("INSERT INTO relctl.events (env, operation, outcome, job) "
+                "SELECT (ARRAY['prod', 'qa'])[1 + i % 2], 'renew', 'accepted', 'job-' || (i % 97) "
+                "FROM generate_series(1, 24000) AS i");
+        Running r(db.dsn());
+        r.worker->setLive(false);
+        QSignalSpy progress(r.worker, &ConsoleWorker::exportProgress);
+        QSignalSpy finished(r.worker, &ConsoleWorker::exportFinished);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("prod.csv"));
+        relctl::AuditFilter filter;
+        filter.env = "prod";
+        const relctl::AuditSort sort{relctl::AuditSort::Column::Job, true};
+        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 3),
+                                  Q_ARG(QString, path), Q_ARG(bool, false),
+                                  Q_ARG(relctl::AuditFilter, filter), Q_ARG(relctl::AuditSort, sort),
+                                  Q_ARG(ExportCancelFlag, std::make_shared<std::atomic<bool>>(false)));
+        // The spy records on the worker's thread: the signal may precede wait().
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QCOMPARE(finished.first().at(0).value<quint64>(), quint64(3));
+        QVERIFY2(finished.first().at(1).toBool(), qPrintable(finished.first().at(3).toString()));
+        QCOMPARE(finished.first().at(2).toLongLong(), 12000);
+        QCOMPARE(progress.count(), 3); // pages of 5,000
+        QCOMPARE(progress.last().at(1).toLongLong(), 12000);
+
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = file.readAll().split('\n');
+        QCOMPARE(lines.size(), 12000 + 2); // header, rows, and nothing after the last CRLF
+        QVERIFY(lines[0].startsWith("id,at,env,operation,outcome,"));
+        QList<qint64> expected;
+        for (const auto& row :
+             db.rows("SELECT id FROM relctl.events WHERE env = 'prod' ORDER BY job DESC, id DESC"))
+            expected << std::stoll(row[0]);
+        for (int i = 0; i < expected.size(); ++i)
+            QCOMPARE(lines[i + 1].left(lines[i + 1].indexOf(',')).toLongLong(), expected[i]);
+
+        // Cancelled before it starts reading: nothing is written, the old file stays.
+        finished.clear();
+        auto cancel = std::make_shared<std::atomic<bool>>(true);
+        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 4),
+                                  Q_ARG(QString, dir.filePath(QStringLiteral("cancelled.json"))),
+                                  Q_ARG(bool, true), Q_ARG(relctl::AuditFilter, filter),
+                                  Q_ARG(relctl::AuditSort, sort), Q_ARG(ExportCancelFlag, cancel));
+        // The spy records on the worker's thread: the signal may precede wait().
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QVERIFY(!finished.first().at(1).toBool());
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("prod.csv")});
     }
 };
 

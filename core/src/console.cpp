@@ -103,6 +103,79 @@ template <typename F> auto convert(F&& f) -> decltype(f())
 
 } // namespace
 
+const char* auditSortKey(AuditSort::Column column)
+{
+    switch (column) {
+    case AuditSort::Column::Time:
+        return "time";
+    case AuditSort::Column::Environment:
+        return "env";
+    case AuditSort::Column::Operation:
+        return "operation";
+    case AuditSort::Column::Outcome:
+        return "outcome";
+    case AuditSort::Column::Reason:
+        return "reason";
+    case AuditSort::Column::Job:
+        return "job";
+    case AuditSort::Column::Release:
+        return "release";
+    case AuditSort::Column::Generation:
+        return "generation";
+    case AuditSort::Column::Token:
+        return "token";
+    case AuditSort::Column::Host:
+        return "host";
+    case AuditSort::Column::Actor:
+        return "actor";
+    }
+    return "time";
+}
+
+AuditCursor auditCursorAfter(const AuditEvent& e, AuditSort::Column column)
+{
+    const auto number = [](const std::optional<std::int64_t>& n) {
+        return n ? std::optional<std::string>(std::to_string(*n)) : std::nullopt;
+    };
+    AuditCursor c{std::nullopt, e.id};
+    switch (column) {
+    case AuditSort::Column::Time:
+        break;
+    case AuditSort::Column::Environment:
+        // An event without an environment arrives as "" (see toEvent): NULL on the server.
+        c.key = e.env.empty() ? std::nullopt : std::optional<std::string>(e.env);
+        break;
+    case AuditSort::Column::Operation:
+        c.key = e.operation;
+        break;
+    case AuditSort::Column::Outcome:
+        c.key = e.outcome;
+        break;
+    case AuditSort::Column::Reason:
+        c.key = e.reason;
+        break;
+    case AuditSort::Column::Job:
+        c.key = e.job;
+        break;
+    case AuditSort::Column::Release:
+        c.key = e.release;
+        break;
+    case AuditSort::Column::Generation:
+        c.key = number(e.generation);
+        break;
+    case AuditSort::Column::Token:
+        c.key = number(e.token);
+        break;
+    case AuditSort::Column::Host:
+        c.key = e.host;
+        break;
+    case AuditSort::Column::Actor:
+        c.key = e.actor;
+        break;
+    }
+    return c;
+}
+
 ConsoleQueries::ConsoleQueries(Database& db) : m_db(db) {}
 
 std::vector<EnvironmentRow> ConsoleQueries::environments()
@@ -144,14 +217,22 @@ AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
     if (request.limit < 1 || request.limit > 5000)
         throwUsage("an audit page holds 1 to 5000 events, not " + std::to_string(request.limit));
     const AuditFilter& f = request.filter;
-    const json reply =
-        m_db.d->call(false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9)", f.env, f.job,
-                     f.operation, f.reason, f.from, f.to, f.text, request.beforeId, request.limit);
+    std::optional<std::string> afterKey;
+    std::optional<std::int64_t> afterId;
+    if (request.after) {
+        afterKey = request.after->key;
+        afterId = request.after->id;
+    }
+    const json reply = m_db.d->call(
+        false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", f.env,
+        f.job, f.operation, f.reason, f.from, f.to, f.text, std::string(auditSortKey(request.sort.column)),
+        request.sort.descending, afterKey, afterId, request.newerThan, request.limit);
     return convert([&] {
         AuditPage page;
         for (const json& j : reply.at("events"))
             page.events.push_back(toEvent(j));
         page.more = value<bool>(reply, "more");
+        page.horizon = value<std::int64_t>(reply, "horizon");
         return page;
     });
 }

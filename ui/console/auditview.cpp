@@ -1,15 +1,20 @@
 #include "auditview.h"
 
 #include "auditmodel.h"
+#include "consolesession.h"
 
 #include <QComboBox>
 #include <QDateTime>
-#include <QFile>
+#include <QDateTimeEdit>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollBar>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -34,10 +39,31 @@ QComboBox* choices(QWidget* parent, const QStringList& items)
     return box;
 }
 
+// "1 event", "2002 events": the count in full, as the file will hold it.
+QString events(qint64 n)
+{
+    return n == 1 ? QObject::tr("1 event") : QObject::tr("%1 events").arg(n);
+}
+
+// The range preset that opens the from/to fields.
+constexpr int customRange = -1;
+
+QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
+{
+    auto* edit = new QDateTimeEdit(parent);
+    edit->setTimeSpec(Qt::UTC);
+    edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"));
+    edit->setCalendarPopup(true);
+    edit->setToolTip(tip);
+    edit->hide();
+    return edit;
+}
+
 } // namespace
 
-AuditView::AuditView(AuditModel* model, QWidget* parent)
-    : QWidget(parent), m_model(model), m_env(choices(this, {})), m_job(new QLineEdit(this)),
+AuditView::AuditView(ConsoleSession* session, QWidget* parent)
+    : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
+      m_job(new QLineEdit(this)),
       m_operation(
           choices(this, {QStringLiteral("acquire"), QStringLiteral("renew"), QStringLiteral("release"),
                          QStringLiteral("publish"), QStringLiteral("revoke"), QStringLiteral("freeze"),
@@ -47,26 +73,34 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
                               QStringLiteral("LEASE_RELEASED"), QStringLiteral("LEASE_REVOKED"),
                               QStringLiteral("BAD_LEASE_ID"), QStringLiteral("UNKNOWN_LEASE"),
                               QStringLiteral("DISPATCH_FROZEN"), QStringLiteral("NO_LEASE")})),
-      m_text(new QLineEdit(this)), m_since(new QComboBox(this)), m_table(new QTableView(this))
+      m_text(new QLineEdit(this)), m_since(new QComboBox(this)),
+      m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
+      m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
+      m_exporting(new QWidget(this)), m_exportProgress(new QProgressBar(this)),
+      m_exportLabel(new QLabel(this)), m_exportCancel(new QPushButton(tr("Cancel"), this)),
+      m_csv(new QToolButton(this)), m_json(new QToolButton(this))
 {
-    // The time range, as incident reviews ask for it: the last so much.
+    // The time range, as incident reviews ask for it: the last so much, or
+    // a range of their own.
     m_since->addItem(tr("any time"), QVariant());
     m_since->addItem(tr("last 15 minutes"), 15 * 60);
     m_since->addItem(tr("last hour"), 60 * 60);
     m_since->addItem(tr("last 24 hours"), 24 * 60 * 60);
     m_since->addItem(tr("last 7 days"), 7 * 24 * 60 * 60);
+    m_since->addItem(tr("custom range…"), customRange);
     m_since->setToolTip(tr("Time range"));
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    m_from->setDateTime(now.addSecs(-60 * 60));
+    m_to->setDateTime(now);
     m_job->setPlaceholderText(tr("job"));
     m_text->setPlaceholderText(tr("search job, release, op id, host…"));
     m_env->setToolTip(tr("Environment"));
     m_operation->setToolTip(tr("Operation"));
     m_reason->setToolTip(tr("Refusal reason"));
-    auto* csv = new QToolButton(this);
-    csv->setText(tr("Export &CSV…"));
-    auto* json = new QToolButton(this);
-    json->setText(tr("Export &JSON…"));
-    for (QToolButton* b : {csv, json})
-        b->setToolTip(tr("Exports the rows loaded under the current filter"));
+    m_csv->setText(tr("Export &CSV…"));
+    m_json->setText(tr("Export &JSON…"));
+    for (QToolButton* b : {m_csv, m_json})
+        b->setToolTip(tr("Exports every event the filter matches, in the table's order"));
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(m_env);
@@ -74,19 +108,91 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
     filters->addWidget(m_operation);
     filters->addWidget(m_reason);
     filters->addWidget(m_since);
+    filters->addWidget(m_from);
+    filters->addWidget(m_to);
     filters->addWidget(m_text, 1);
-    filters->addWidget(csv);
-    filters->addWidget(json);
+    filters->addWidget(m_csv);
+    filters->addWidget(m_json);
 
-    m_table->setModel(model);
+    // "N new events — Reload": never a reset the reviewer did not ask for.
+    auto* reload = new QPushButton(tr("Reload"), m_newEvents);
+    auto* newLayout = new QHBoxLayout(m_newEvents);
+    newLayout->setContentsMargins(0, 0, 0, 0);
+    m_newEventsLabel->setParent(m_newEvents);
+    newLayout->addWidget(m_newEventsLabel);
+    newLayout->addWidget(reload);
+    newLayout->addStretch(1);
+    m_newEvents->hide();
+    m_newEvents->setObjectName(QStringLiteral("newEvents"));
+    reload->setObjectName(QStringLiteral("newEventsReload"));
+    m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
+    m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
+    m_from->setObjectName(QStringLiteral("rangeFrom"));
+    m_to->setObjectName(QStringLiteral("rangeTo"));
+    connect(reload, &QPushButton::clicked, m_model, &AuditModel::reload);
+    connect(m_model, &AuditModel::newEventsPending, this, &AuditView::showNewEvents);
+
+    // Export progress: non-modal, the console keeps updating meanwhile.
+    auto* exportLayout = new QHBoxLayout(m_exporting);
+    exportLayout->setContentsMargins(0, 0, 0, 0);
+    m_exportProgress->setParent(m_exporting);
+    m_exportProgress->setRange(0, 0); // the total is not known in advance: busy
+    m_exportProgress->setMaximumWidth(160);
+    m_exportCancel->setParent(m_exporting);
+    exportLayout->addWidget(m_exportProgress);
+    exportLayout->addWidget(m_exportLabel, 1);
+    exportLayout->addWidget(m_exportCancel);
+    m_exportLabel->setParent(m_exporting);
+    m_exportLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_exportProgress->hide();
+    m_exportCancel->hide();
+    m_exporting->hide();
+    connect(m_exportCancel, &QPushButton::clicked, m_session, &ConsoleSession::cancelExport);
+    connect(m_session, &ConsoleSession::exportProgress, this, [this](qint64 rows) {
+        m_exportLabel->setText(tr("Exporting to %1: %2…").arg(m_exportPath, events(rows)));
+    });
+    connect(m_session, &ConsoleSession::exportFinished, this,
+            [this](bool ok, qint64 rows, const QString& message) {
+                m_exportProgress->hide();
+                m_exportCancel->hide();
+                m_csv->setEnabled(true);
+                m_json->setEnabled(true);
+                m_exportLabel->setText(ok ? tr("Exported %1 to %2").arg(events(rows), m_exportPath)
+                                          : tr("Export to %1 failed: %2").arg(m_exportPath, message));
+            });
+
+    m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setSortingEnabled(false); // the server orders (newest first); sorting loaded rows would mislead
     m_table->setWordWrap(false);
+    // The server sorts (a reset and the first page under the new order); the
+    // indicator starts on the model's sort, so enabling sorting asks nothing new.
+    m_table->horizontalHeader()->setSortIndicator(m_model->sortColumn(), m_model->sortOrder());
+    m_table->setSortingEnabled(true);
+    // A column the server cannot sort by keeps the indicator where the real sort is.
+    connect(m_table->horizontalHeader(), &QHeaderView::sortIndicatorChanged, this, [this](int column) {
+        if (!AuditModel::isSortable(column))
+            m_table->horizontalHeader()->setSortIndicator(m_model->sortColumn(), m_model->sortOrder());
+    });
+    // New events inserted on top must not scroll what the reviewer reads:
+    // unless they were at the very top (following the newest), the row at the
+    // top of the viewport stays there.
+    connect(m_model, &QAbstractItemModel::rowsAboutToBeInserted, this, [this](const QModelIndex&, int first) {
+        m_topRow = QPersistentModelIndex();
+        if (first == 0 && m_table->verticalScrollBar()->value() > 0)
+            m_topRow = m_table->indexAt(QPoint(0, 0));
+    });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
+        if (first != 0 || !m_topRow.isValid())
+            return;
+        m_table->doItemsLayout(); // the scroll range must hold the new rows first
+        m_table->scrollTo(m_topRow, QAbstractItemView::PositionAtTop);
+        m_topRow = QPersistentModelIndex();
+    });
     // Sized once from the first page: ResizeToContents would measure every loaded row on each change.
-    connect(model, &QAbstractItemModel::rowsInserted, this, [this] {
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         if (!m_sized) {
             m_table->resizeColumnsToContents();
             m_sized = true;
@@ -96,14 +202,19 @@ AuditView::AuditView(AuditModel* model, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(filters);
+    layout->addWidget(m_newEvents);
+    layout->addWidget(m_exporting);
     layout->addWidget(m_table);
 
-    for (QComboBox* box : {m_env, m_operation, m_reason, m_since})
+    for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
+    connect(m_since, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
+    for (QDateTimeEdit* edit : {m_from, m_to})
+        connect(edit, &QDateTimeEdit::editingFinished, this, &AuditView::rangeChanged);
     for (QLineEdit* edit : {m_job, m_text})
         connect(edit, &QLineEdit::editingFinished, this, &AuditView::applyFilter);
-    connect(csv, &QToolButton::clicked, this, [this] { exportRows(false); });
-    connect(json, &QToolButton::clicked, this, [this] { exportRows(true); });
+    connect(m_csv, &QToolButton::clicked, this, [this] { exportRows(false); });
+    connect(m_json, &QToolButton::clicked, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (!current.isValid())
@@ -124,6 +235,31 @@ void AuditView::setEnvironments(const QStringList& names)
     m_env->setCurrentText(current);
 }
 
+bool AuditView::customRangeValid() const
+{
+    return m_from->dateTime() <= m_to->dateTime();
+}
+
+void AuditView::rangeChanged()
+{
+    const bool custom = m_since->currentData() == customRange;
+    m_from->setVisible(custom);
+    m_to->setVisible(custom);
+    if (custom && !customRangeValid()) {
+        // Not applied: the table keeps showing the last valid filter.
+        for (QDateTimeEdit* edit : {m_from, m_to}) {
+            edit->setStyleSheet(QStringLiteral("QDateTimeEdit { color: #dc322f; }"));
+            edit->setToolTip(tr("The range ends before it starts"));
+        }
+        return;
+    }
+    m_from->setStyleSheet({});
+    m_to->setStyleSheet({});
+    m_from->setToolTip(tr("From (UTC, inclusive)"));
+    m_to->setToolTip(tr("To (UTC, inclusive)"));
+    applyFilter();
+}
+
 void AuditView::applyFilter()
 {
     relctl::AuditFilter filter;
@@ -132,9 +268,23 @@ void AuditView::applyFilter()
     filter.operation = value(m_operation->currentText());
     filter.reason = value(m_reason->currentText());
     filter.text = value(m_text->text());
-    if (const QVariant seconds = m_since->currentData(); seconds.isValid())
-        filter.from = QDateTime::currentMSecsSinceEpoch() - seconds.toLongLong() * 1000;
+    if (const QVariant preset = m_since->currentData(); preset == customRange) {
+        if (!customRangeValid())
+            return;
+        filter.from = m_from->dateTime().toMSecsSinceEpoch();
+        // The edit shows whole seconds: "to" includes the whole of its last second.
+        filter.to = m_to->dateTime().toMSecsSinceEpoch() + 999;
+    } else if (preset.isValid()) {
+        filter.from = QDateTime::currentMSecsSinceEpoch() - preset.toLongLong() * 1000;
+    }
     m_model->setFilter(filter);
+}
+
+void AuditView::showNewEvents(int count)
+{
+    m_newEventsLabel->setText(count == 1 ? tr("1 new event since this list was read")
+                                         : tr("%1 new events since this list was read").arg(count));
+    m_newEvents->setVisible(count > 0);
 }
 
 void AuditView::selectEvent(qint64 eventId)
@@ -152,14 +302,21 @@ void AuditView::exportRows(bool json)
 {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export audit events"), QString(),
                                                       json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
-    if (path.isEmpty())
-        return;
-    QFile file(path);
-    const bool ok = file.open(QIODevice::WriteOnly | QIODevice::Truncate) &&
-                    (json ? m_model->exportJson(file) : m_model->exportCsv(file));
-    if (!ok)
-        QMessageBox::warning(this, tr("Export failed"),
-                             tr("Could not write %1: %2").arg(path, file.errorString()));
+    if (!path.isEmpty())
+        exportTo(path, json);
+}
+
+void AuditView::exportTo(const QString& path, bool json)
+{
+    if (!m_session->exportAudit(path, json))
+        return; // one at a time: the buttons are disabled meanwhile
+    m_exportPath = QFileInfo(path).fileName();
+    m_csv->setEnabled(false);
+    m_json->setEnabled(false);
+    m_exportLabel->setText(tr("Exporting to %1…").arg(m_exportPath));
+    m_exportProgress->show();
+    m_exportCancel->show();
+    m_exporting->show();
 }
 
 } // namespace relctl::ui

@@ -1,36 +1,52 @@
 #pragma once
 
+#include <QPersistentModelIndex>
 #include <QWidget>
 
 class QComboBox;
+class QDateTimeEdit;
+class QLabel;
 class QLineEdit;
+class QProgressBar;
+class QPushButton;
 class QTableView;
+class QToolButton;
 
 namespace relctl::ui {
 
 class AuditModel;
+class ConsoleSession;
 
 // The audit browser: filters (all applied by the server), the lazily loaded
-// table, and export of the loaded rows.
+// table sorted by the server (a click on a sortable header), a bar offering
+// to reload when new events arrived under a sort that cannot show them in
+// place, and export of every filtered event, in the table's order, on a
+// worker of its own.
 class AuditView final : public QWidget
 {
     Q_OBJECT
 
 public:
-    AuditView(AuditModel* model, QWidget* parent = nullptr);
+    AuditView(ConsoleSession* session, QWidget* parent = nullptr);
 
     QTableView* table() const { return m_table; }
     // Selects the event's row when it is loaded (the timeline asks).
     void selectEvent(qint64 eventId);
     void setEnvironments(const QStringList& names);
     void applyFilter();
+    // Starts an export of the filtered events to `path` (the buttons ask for it).
+    void exportTo(const QString& path, bool json);
 
 signals:
     void eventSelected(qint64 eventId, qint64 atMs, bool rejected);
 
 private:
     void exportRows(bool json);
+    void showNewEvents(int count);
+    void rangeChanged();
+    bool customRangeValid() const;
 
+    ConsoleSession* m_session;
     AuditModel* m_model;
     QComboBox* m_env;
     QLineEdit* m_job;
@@ -38,7 +54,20 @@ private:
     QComboBox* m_reason;
     QLineEdit* m_text;
     QComboBox* m_since;
+    QDateTimeEdit* m_from;
+    QDateTimeEdit* m_to;
     QTableView* m_table;
+    QWidget* m_newEvents;
+    QLabel* m_newEventsLabel;
+    QWidget* m_exporting;
+    QProgressBar* m_exportProgress;
+    QLabel* m_exportLabel;
+    QPushButton* m_exportCancel;
+    QToolButton* m_csv;
+    QToolButton* m_json;
+    QString m_exportPath;
+    // The row at the top of the viewport while new events are inserted above it.
+    QPersistentModelIndex m_topRow;
     bool m_sized = false;
 };
 

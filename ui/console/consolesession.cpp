@@ -6,12 +6,27 @@
 namespace relctl::ui {
 
 ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent)
-    : QObject(parent), m_worker(new ConsoleWorker(target)), m_environments(new EnvironmentsModel(this)),
-      m_audit(new AuditModel(this))
+    : QObject(parent), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target)),
+      m_environments(new EnvironmentsModel(this)), m_audit(new AuditModel(this))
 {
     m_worker->setSeedDemo(seedDemo);
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    // It connects on its first export.
+    m_exporter->setLive(false);
+    m_exporter->moveToThread(&m_exportThread);
+    connect(&m_exportThread, &QThread::finished, m_exporter, &QObject::deleteLater);
+    connect(m_exporter, &ConsoleWorker::exportProgress, this, [this](quint64 serial, qint64 rows) {
+        if (serial == m_exportSerial && m_exportCancel)
+            emit exportProgress(rows);
+    });
+    connect(m_exporter, &ConsoleWorker::exportFinished, this,
+            [this](quint64 serial, bool ok, qint64 rows, const QString& message) {
+                if (serial != m_exportSerial)
+                    return;
+                m_exportCancel.reset();
+                emit exportFinished(ok, rows, message);
+            });
 
     connect(m_worker, &ConsoleWorker::connectionChanged, this, [this](const ConnectionState& state) {
         m_connection = state;
@@ -61,13 +76,19 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
 
 ConsoleSession::~ConsoleSession()
 {
+    // An export in progress stops at its next page and removes its file.
+    if (m_exportCancel)
+        *m_exportCancel = true;
+    m_exportThread.quit();
     m_thread.quit();
+    m_exportThread.wait();
     m_thread.wait();
 }
 
 void ConsoleSession::start()
 {
     m_thread.start();
+    m_exportThread.start();
     QMetaObject::invokeMethod(m_worker, &ConsoleWorker::start, Qt::QueuedConnection);
     m_countdown.start();
 }
@@ -86,13 +107,40 @@ void ConsoleSession::reload()
                               Q_ARG(quint64, m_approvalRequests.next()));
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
-    // The newest events are on top: re-read the first page under the same filter.
-    m_audit->setFilter(m_audit->filter());
+    // The first time (connected): the first page. After that never a reset:
+    // the reviewer keeps the selection and scroll position, and the model
+    // fetches only what is new, or counts it (see AuditModel).
+    if (!m_audit->isActive())
+        m_audit->setFilter(m_audit->filter());
+    else
+        m_audit->eventsArrived();
 }
 
 void ConsoleSession::setTarget(const ConnectionTarget& target)
 {
     QMetaObject::invokeMethod(m_worker, "setTarget", Qt::QueuedConnection, Q_ARG(ConnectionTarget, target));
+    QMetaObject::invokeMethod(m_exporter, "setTarget", Qt::QueuedConnection, Q_ARG(ConnectionTarget, target));
+    // Another database's ids say nothing about this one's: read it afresh.
+    // Queued after setTarget, the first page comes from the new database.
+    m_audit->reload();
+}
+
+bool ConsoleSession::exportAudit(const QString& path, bool json)
+{
+    if (m_exportCancel)
+        return false;
+    m_exportCancel = std::make_shared<std::atomic<bool>>(false);
+    QMetaObject::invokeMethod(
+        m_exporter, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, ++m_exportSerial),
+        Q_ARG(QString, path), Q_ARG(bool, json), Q_ARG(relctl::AuditFilter, m_audit->filter()),
+        Q_ARG(relctl::AuditSort, m_audit->auditSort()), Q_ARG(ExportCancelFlag, m_exportCancel));
+    return true;
+}
+
+void ConsoleSession::cancelExport()
+{
+    if (m_exportCancel)
+        *m_exportCancel = true;
 }
 
 void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)

@@ -36,6 +36,13 @@ public:
     // Connects to another database now; the views reload once it answers.
     void setTarget(const ConnectionTarget& target);
 
+    // Exports every event the audit table's filter matches, in its sort
+    // order, to `path`, on a thread and connection of its own (the console
+    // keeps updating meanwhile). One at a time: false if one is running.
+    bool exportAudit(const QString& path, bool json);
+    void cancelExport();
+    bool isExporting() const { return m_exportCancel != nullptr; }
+
 signals:
     void connectionChanged(const ConnectionState& state);
     void timelineReady(const relctl::TimelineSlice& slice);
@@ -44,12 +51,19 @@ signals:
     void actionFinished(bool ok, const QString& message);
     void environmentsLoaded();
     void failed(const QString& message);
+    void exportProgress(qint64 rows);
+    void exportFinished(bool ok, qint64 rows, const QString& message);
 
 private:
     void scheduleReload();
 
     QThread m_thread;
     ConsoleWorker* m_worker;
+    // Exports hold their worker for as long as they run: not the console's.
+    QThread m_exportThread;
+    ConsoleWorker* m_exporter;
+    ExportCancelFlag m_exportCancel;
+    quint64 m_exportSerial = 0;
     EnvironmentsModel* m_environments;
     AuditModel* m_audit;
     RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_approvalRequests,

@@ -39,7 +39,7 @@ QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Q
 MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     : QMainWindow(parent), m_session(session), m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
-      m_audit(new AuditView(session->audit(), this)), m_trace(new TracePanel(this)),
+      m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
       m_approvals(new ApprovalsView(this)), m_banner(new QLabel(this)), m_server(new QLabel(this)),
       m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {

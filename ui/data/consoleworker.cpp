@@ -1,6 +1,7 @@
 #include "consoleworker.h"
 
 #include "demo.h"
+#include "relctl/auditexport.h"
 #include "relctl/database.h"
 #include "relctl/error.h"
 #include "relctl/listener.h"
@@ -39,6 +40,9 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<ConnectionState>();
     qRegisterMetaType<ConnectionTarget>();
     qRegisterMetaType<QList<ApprovalRow>>();
+    qRegisterMetaType<relctl::AuditFilter>();
+    qRegisterMetaType<relctl::AuditSort>();
+    qRegisterMetaType<ExportCancelFlag>();
 }
 
 ConsoleWorker::~ConsoleWorker() = default;
@@ -75,13 +79,16 @@ void ConsoleWorker::connectNow()
         timer.start();
         const nlohmann::json info = db->serverInfo();
         m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-        m_listener = std::make_unique<relctl::EventListener>(conninfo);
+        if (m_live)
+            m_listener = std::make_unique<relctl::EventListener>(conninfo);
         m_db = std::move(db);
-        m_notifier =
-            new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);
-        connect(m_notifier, &QSocketNotifier::activated, this, &ConsoleWorker::readEvents);
+        if (m_listener) {
+            m_notifier =
+                new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);
+            connect(m_notifier, &QSocketNotifier::activated, this, &ConsoleWorker::readEvents);
+        }
         m_state.connected = true;
-        m_state.live = true;
+        m_state.live = m_live;
         m_state.message.clear();
         m_state.server = QStringLiteral("PostgreSQL %1, database %2")
                              .arg(q(info.value("server_version", std::string())),
@@ -241,4 +248,33 @@ void ConsoleWorker::sleepOnServer(quint64 serial, double seconds)
         m_db->sleepOnServer(seconds);
         emit slept(serial);
     });
+}
+
+void ConsoleWorker::exportAudit(quint64 serial, const QString& path, bool json,
+                                const relctl::AuditFilter& filter, const relctl::AuditSort& sort,
+                                const ExportCancelFlag& cancel)
+{
+    if (!ensureConnected()) {
+        emit exportFinished(serial, false, 0, m_state.message);
+        return;
+    }
+    relctl::AuditExportOptions options;
+    options.filter = filter;
+    options.sort = sort;
+    options.format = json ? relctl::AuditExportFormat::Json : relctl::AuditExportFormat::Csv;
+    options.cancel = cancel.get();
+    options.progress = [&](std::int64_t rows) { emit exportProgress(serial, rows); };
+    try {
+        relctl::ConsoleQueries queries(*m_db);
+        const std::int64_t rows = relctl::exportAuditFile(queries, options, s(path));
+        emit exportFinished(serial, true, rows, QString());
+    } catch (const relctl::AuditExportCancelled& e) {
+        emit exportFinished(serial, false, 0, q(e.what()));
+    } catch (const relctl::Error& e) {
+        if (e.code() == relctl::ExitCode::Unavailable)
+            dropConnection(q(e.what()));
+        emit exportFinished(serial, false, 0, q(e.what()));
+    } catch (const std::exception& e) {
+        emit exportFinished(serial, false, 0, q(e.what()));
+    }
 }

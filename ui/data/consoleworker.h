@@ -71,6 +71,9 @@ public:
 
     // Seed the demo history after connecting (call before start()).
     void setSeedDemo(bool seed) { m_seedDemo = seed; }
+    // Without live updates the worker opens no listening connection: a worker
+    // that only exports needs none (call before start()).
+    void setLive(bool live) { m_live = live; }
 
 public slots:
     void start();
@@ -83,6 +86,13 @@ public slots:
     void loadTrace(quint64 serial, qint64 eventId);
     void loadApprovals(quint64 serial);
     void runAction(quint64 serial, const ConsoleAction& action);
+    // Writes every event matching the filter, in the sort's order, to `path`
+    // (CSV or JSON), page by page; the file appears only once complete. It
+    // holds this thread until done: run it on a worker of its own, so pages
+    // and live updates are not held up behind it. Progress after each page;
+    // `cancel`, set from any thread, stops it at the next page.
+    void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
+                     const relctl::AuditSort& sort, const ExportCancelFlag& cancel);
     // Runs pg_sleep on the worker's connection: lets tests prove the GUI
     // thread is never blocked by a slow query.
     void sleepOnServer(quint64 serial, double seconds);
@@ -95,6 +105,10 @@ signals:
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
     void approvalsLoaded(quint64 serial, const QList<ApprovalRow>& approvals);
     void actionFinished(quint64 serial, bool ok, const QString& message);
+    void exportProgress(quint64 serial, qint64 rows);
+    // ok: `rows` were written to the file; otherwise the message says why
+    // (cancelled: nothing was written).
+    void exportFinished(quint64 serial, bool ok, qint64 rows, const QString& message);
     void requestFailed(quint64 serial, const QString& message);
     void slept(quint64 serial);
     // Events arrived for these environments (empty name: unknown).
@@ -109,6 +123,7 @@ private:
 
     ConnectionTarget m_target;
     bool m_seedDemo = false;
+    bool m_live = true;
     std::unique_ptr<relctl::Database> m_db;
     std::unique_ptr<relctl::EventListener> m_listener;
     QSocketNotifier* m_notifier = nullptr;

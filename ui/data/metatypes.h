@@ -2,9 +2,12 @@
 
 // core's value types cross threads by queued signals: Qt must know them.
 
+#include "relctl/auditexport.h"
 #include "relctl/console.h"
 
 #include <QMetaType>
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -13,3 +16,9 @@ Q_DECLARE_METATYPE(relctl::AuditPage)
 Q_DECLARE_METATYPE(relctl::TimelineSlice)
 Q_DECLARE_METATYPE(std::vector<relctl::EnvironmentRow>)
 Q_DECLARE_METATYPE(std::optional<relctl::RefusalTrace>)
+Q_DECLARE_METATYPE(relctl::AuditSort)
+Q_DECLARE_METATYPE(relctl::AuditFilter)
+
+// Set by the GUI thread to stop an export running on a worker's thread.
+using ExportCancelFlag = std::shared_ptr<std::atomic<bool>>;
+Q_DECLARE_METATYPE(ExportCancelFlag)

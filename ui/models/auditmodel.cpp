@@ -5,14 +5,9 @@
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
-#include <QIODevice>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QJsonValue>
 #include <QStringList>
 #include <algorithm>
 #include <iterator>
-#include <limits>
 #include <utility>
 
 namespace relctl::ui {
@@ -120,94 +115,42 @@ QVariant toolTip(const AuditEvent& e, Column column)
     }
 }
 
-// The fields of `relctl audit --json` events, in its order: the one list both
-// exports use, so CSV headers and JSON keys cannot drift apart.
-struct Field
-{
-    QLatin1String name;
-    QJsonValue (*value)(const AuditEvent&);
-};
-
-QJsonValue json(const std::optional<std::string>& s)
-{
-    return s ? QJsonValue(text(*s)) : QJsonValue(QJsonValue::Null);
-}
-
-QJsonValue json(const std::optional<std::int64_t>& n)
-{
-    return n ? QJsonValue(qint64(*n)) : QJsonValue(QJsonValue::Null);
-}
-
-const Field fields[] = {
-    {QLatin1String("id"), [](const AuditEvent& e) { return QJsonValue(qint64(e.id)); }},
-    {QLatin1String("at"), [](const AuditEvent& e) { return QJsonValue(utcIso(e.at)); }},
-    {QLatin1String("env"), [](const AuditEvent& e) { return QJsonValue(text(e.env)); }},
-    {QLatin1String("operation"), [](const AuditEvent& e) { return QJsonValue(text(e.operation)); }},
-    {QLatin1String("outcome"), [](const AuditEvent& e) { return QJsonValue(text(e.outcome)); }},
-    {QLatin1String("reason"), [](const AuditEvent& e) { return json(e.reason); }},
-    {QLatin1String("job"), [](const AuditEvent& e) { return json(e.job); }},
-    {QLatin1String("release"), [](const AuditEvent& e) { return json(e.release); }},
-    {QLatin1String("generation"), [](const AuditEvent& e) { return json(e.generation); }},
-    {QLatin1String("token"), [](const AuditEvent& e) { return json(e.token); }},
-    {QLatin1String("current_token"), [](const AuditEvent& e) { return json(e.currentToken); }},
-    {QLatin1String("current_generation"), [](const AuditEvent& e) { return json(e.currentGeneration); }},
-    {QLatin1String("current_release"), [](const AuditEvent& e) { return json(e.currentRelease); }},
-    {QLatin1String("op_id"), [](const AuditEvent& e) { return json(e.opId); }},
-    {QLatin1String("host"), [](const AuditEvent& e) { return json(e.host); }},
-    {QLatin1String("pid"), [](const AuditEvent& e) { return json(e.pid); }},
-    {QLatin1String("job_url"), [](const AuditEvent& e) { return json(e.jobUrl); }},
-    {QLatin1String("actor"), [](const AuditEvent& e) { return json(e.actor); }},
-};
-
-// RFC 4180: a field holding a comma, quote or line break is quoted, its
-// quotes doubled.
-void appendCsvField(QByteArray& out, const QString& value)
-{
-    const QByteArray utf8 = value.toUtf8();
-    if (!utf8.contains(',') && !utf8.contains('"') && !utf8.contains('\n') && !utf8.contains('\r')) {
-        out += utf8;
-        return;
-    }
-    out += '"';
-    for (const char c : utf8) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
-}
-
-QString csvText(const QJsonValue& v)
-{
-    if (v.isNull())
-        return {};
-    if (v.isString())
-        return v.toString();
-    return QString::number(v.toInteger());
-}
-
-// Buffered writes: one device call per ~64 KiB rather than per row.
-class Writer final
-{
-public:
-    explicit Writer(QIODevice& device) : m_device(device) {}
-    QByteArray& buffer() { return m_buffer; }
-    bool flushIfFull() { return m_buffer.size() < (64 << 10) || flush(); }
-    bool flush()
-    {
-        const bool ok = m_device.write(m_buffer) == m_buffer.size();
-        m_buffer.clear();
-        return ok;
-    }
-
-private:
-    QIODevice& m_device;
-    QByteArray m_buffer;
-};
-
 // A red readable on light and dark palettes alike (Solarized's red was chosen
 // for both), so refusals stand out without consulting the view's palette.
 const QColor refusalRed(0xdc, 0x32, 0x2f);
+
+// The sort each column asks the server for; the others cannot be sorted
+// (composite or unindexed-and-rarely-useful: current, op id, PID, job URL).
+std::optional<relctl::AuditSort::Column> sortKey(int column)
+{
+    using Key = relctl::AuditSort::Column;
+    switch (Column(column)) {
+    case Column::Time:
+        return Key::Time;
+    case Column::Environment:
+        return Key::Environment;
+    case Column::Operation:
+        return Key::Operation;
+    case Column::Outcome:
+        return Key::Outcome;
+    case Column::Reason:
+        return Key::Reason;
+    case Column::Job:
+        return Key::Job;
+    case Column::Release:
+        return Key::Release;
+    case Column::Generation:
+        return Key::Generation;
+    case Column::Token:
+        return Key::Token;
+    case Column::Host:
+        return Key::Host;
+    case Column::Actor:
+        return Key::Actor;
+    default:
+        return std::nullopt;
+    }
+}
 
 } // namespace
 
@@ -215,24 +158,73 @@ AuditModel::AuditModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void AuditModel::setFilter(relctl::AuditFilter filter)
 {
-    beginResetModel();
     m_filter = std::move(filter);
-    m_chunks.clear();
-    m_rowCount = 0;
     m_active = true;
+    reset();
+}
+
+void AuditModel::reload()
+{
+    if (m_active)
+        reset();
+}
+
+void AuditModel::reset()
+{
+    beginResetModel();
+    m_chunks.clear();
+    m_positions.clear();
+    m_topPosition = 0;
+    m_rowCount = 0;
     m_more = true;
+    m_horizon.reset();
+    m_newerWanted = false;
     // The first page's serial is taken before views hear of the reset: one
     // calling fetchMore() from modelReset finds a request outstanding and adds
     // no second one. Any page still on its way for the old filter now carries
     // a serial that is not the outstanding one, so appendPage() drops it.
     m_pending = ++m_lastSerial;
+    m_pendingKind = Pending::Page;
     endResetModel();
-    emit fetchRequested(*m_pending, {m_filter, std::nullopt, m_pageSize});
+    if (std::exchange(m_newEvents, 0) != 0)
+        emit newEventsPending(0);
+    emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, std::nullopt, m_pageSize});
 }
 
 void AuditModel::setPageSize(int limit)
 {
     m_pageSize = std::max(1, limit);
+}
+
+bool AuditModel::isSortable(int column)
+{
+    return sortKey(column).has_value();
+}
+
+void AuditModel::sort(int column, Qt::SortOrder order)
+{
+    const auto key = sortKey(column);
+    if (!key)
+        return;
+    const relctl::AuditSort sort{*key, order == Qt::DescendingOrder};
+    if (sort == m_sort)
+        return;
+    m_sort = sort;
+    if (m_active)
+        reset();
+}
+
+int AuditModel::sortColumn() const
+{
+    for (int c = 0; c < int(Column::Count); ++c)
+        if (sortKey(c) == m_sort.column)
+            return c;
+    return int(Column::Time);
+}
+
+Qt::SortOrder AuditModel::sortOrder() const
+{
+    return m_sort.descending ? Qt::DescendingOrder : Qt::AscendingOrder;
 }
 
 bool AuditModel::canFetchMore(const QModelIndex& parent) const
@@ -252,48 +244,123 @@ void AuditModel::fetchMore(const QModelIndex& parent)
 void AuditModel::requestNextPage()
 {
     m_pending = ++m_lastSerial;
-    std::optional<std::int64_t> beforeId;
+    m_pendingKind = Pending::Page;
+    std::optional<relctl::AuditCursor> after;
     if (!m_chunks.empty())
-        beforeId = m_chunks.back().events.back().id;
-    emit fetchRequested(*m_pending, {m_filter, beforeId, m_pageSize});
+        after = relctl::auditCursorAfter(m_chunks.back().events.back(), m_sort.column);
+    emit fetchRequested(*m_pending, {m_filter, m_sort, after, std::nullopt, m_pageSize});
+}
+
+void AuditModel::requestNewer()
+{
+    m_newerWanted = false;
+    m_pending = ++m_lastSerial;
+    m_pendingKind = Pending::Newer;
+    emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, m_horizon, m_pageSize});
+}
+
+void AuditModel::eventsArrived()
+{
+    if (!m_active)
+        return;
+    if (m_sort.column == relctl::AuditSort::Column::Time && !m_sort.descending) {
+        // Oldest first: new events come after the last row, where the next
+        // page would. An empty page turns this off again.
+        m_more = true;
+        return;
+    }
+    // One request at a time: asked for once the outstanding one is answered
+    // (a first page read before the events committed does not hold them).
+    if (!m_horizon || m_pending) {
+        m_newerWanted = true;
+        return;
+    }
+    requestNewer();
 }
 
 bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
 {
     if (!m_pending || *m_pending != serial)
         return false;
-
-    // Keyset pagination returns ids strictly below the last loaded one, newest
-    // first; rowForEvent()'s binary search depends on it. An event breaking
-    // that order would be a duplicate or a query bug: drop it, loudly.
+    const Pending kind = m_pendingKind;
     auto& events = page.events;
-    std::int64_t below =
-        m_chunks.empty() ? std::numeric_limits<std::int64_t>::max() : m_chunks.back().events.back().id;
+
+    // An event already loaded would be shown twice and break rowForEvent():
+    // a duplicate means a query bug; drop it, loudly.
     std::size_t kept = 0;
     for (auto& e : events) {
-        if (e.id >= below)
+        if (m_positions.contains(e.id))
             continue;
-        below = e.id;
         if (&events[kept] != &e)
             events[kept] = std::move(e);
         ++kept;
     }
     if (kept != events.size())
-        qWarning("AuditModel: dropped %zu out-of-order audit event(s)", events.size() - kept);
+        qWarning("AuditModel: dropped %zu audit event(s) already loaded", events.size() - kept);
     events.resize(kept);
 
-    m_more = page.more && kept > 0;
-    if (kept > 0) {
-        const int first = m_rowCount;
-        beginInsertRows({}, first, first + int(kept) - 1);
-        m_chunks.push_back({std::move(events), first});
-        m_rowCount += int(kept);
-        endInsertRows();
+    bool newerAgain = false;
+    if (kind == Pending::Page) {
+        // The first page tells where the trail ended when it was read; later
+        // pages' horizons are not used: events between would be missed.
+        if (!m_horizon)
+            m_horizon = page.horizon;
+        m_more = page.more && kept > 0;
+        appendRows(std::move(events));
+    } else {
+        // Oldest first; the whole burst is fetched page by page, then the
+        // horizon moves to where the server's snapshot ended.
+        const bool more = page.more && !events.empty();
+        if (!events.empty())
+            m_horizon = std::max(m_horizon.value_or(0), events.back().id);
+        if (!more)
+            m_horizon = std::max(m_horizon.value_or(0), page.horizon);
+        if (m_sort.column == relctl::AuditSort::Column::Time && m_sort.descending) {
+            insertNewer(std::move(events));
+        } else if (!events.empty()) {
+            m_newEvents += int(events.size());
+            emit newEventsPending(m_newEvents);
+        }
+        newerAgain = more;
     }
     // Cleared only now: a fetchMore() from a rowsInserted handler must not ask
     // for a page before the rows it follows are in.
     m_pending.reset();
+    if (newerAgain || (m_newerWanted && m_horizon))
+        requestNewer();
     return true;
+}
+
+void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)
+{
+    if (events.empty())
+        return;
+    const int first = m_rowCount;
+    const int count = int(events.size());
+    beginInsertRows({}, first, first + count - 1);
+    const std::int64_t position = m_topPosition + first;
+    for (int i = 0; i < count; ++i)
+        m_positions.insert(events[std::size_t(i)].id, position + i);
+    m_chunks.push_back({std::move(events), position});
+    m_rowCount += count;
+    endInsertRows();
+}
+
+void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
+{
+    if (events.empty())
+        return;
+    // They came oldest first; the table is newest first.
+    std::reverse(events.begin(), events.end());
+    const int count = int(events.size());
+    beginInsertRows({}, 0, count - 1);
+    const std::int64_t position = m_topPosition - count;
+    for (int i = 0; i < count; ++i)
+        m_positions.insert(events[std::size_t(i)].id, position + i);
+    m_chunks.push_front({std::move(events), position});
+    m_topPosition = position;
+    m_rowCount += count;
+    endInsertRows();
 }
 
 void AuditModel::requestFailed(std::uint64_t serial)
@@ -304,17 +371,10 @@ void AuditModel::requestFailed(std::uint64_t serial)
 
 std::optional<int> AuditModel::rowForEvent(std::int64_t eventId) const
 {
-    // The first page whose oldest event is not newer than eventId, then within it.
-    const auto chunk =
-        std::lower_bound(m_chunks.begin(), m_chunks.end(), eventId,
-                         [](const Chunk& c, std::int64_t id) { return c.events.back().id > id; });
-    if (chunk == m_chunks.end())
+    const auto it = m_positions.constFind(eventId);
+    if (it == m_positions.constEnd())
         return std::nullopt;
-    const auto it = std::lower_bound(chunk->events.begin(), chunk->events.end(), eventId,
-                                     [](const AuditEvent& e, std::int64_t id) { return e.id > id; });
-    if (it == chunk->events.end() || it->id != eventId)
-        return std::nullopt;
-    return chunk->firstRow + int(it - chunk->events.begin());
+    return int(*it - m_topPosition);
 }
 
 const relctl::AuditEvent* AuditModel::eventAt(int row) const
@@ -326,60 +386,12 @@ const relctl::AuditEvent* AuditModel::eventAt(int row) const
 
 const relctl::AuditEvent& AuditModel::loadedEvent(int row) const
 {
-    // The last page starting at or before row: a search over a few hundred pages at most.
-    const auto chunk = std::prev(std::upper_bound(m_chunks.begin(), m_chunks.end(), row,
-                                                  [](int r, const Chunk& c) { return r < c.firstRow; }));
-    return chunk->events[std::size_t(row - chunk->firstRow)];
-}
-
-bool AuditModel::exportCsv(QIODevice& device) const
-{
-    Writer out(device);
-    QByteArray& buffer = out.buffer();
-    bool first = true;
-    for (const auto& f : fields) {
-        if (!std::exchange(first, false))
-            buffer += ',';
-        buffer.append(f.name.data(), f.name.size());
-    }
-    buffer += "\r\n";
-    for (const auto& chunk : m_chunks) {
-        for (const auto& e : chunk.events) {
-            first = true;
-            for (const auto& f : fields) {
-                if (!std::exchange(first, false))
-                    buffer += ',';
-                appendCsvField(buffer, csvText(f.value(e)));
-            }
-            buffer += "\r\n";
-            if (!out.flushIfFull())
-                return false;
-        }
-    }
-    return out.flush();
-}
-
-bool AuditModel::exportJson(QIODevice& device) const
-{
-    // Streamed object by object: a QJsonArray of every loaded row would hold
-    // the whole export in memory twice.
-    Writer out(device);
-    QByteArray& buffer = out.buffer();
-    buffer += '[';
-    bool first = true;
-    for (const auto& chunk : m_chunks) {
-        for (const auto& e : chunk.events) {
-            QJsonObject object;
-            for (const auto& f : fields)
-                object.insert(f.name, f.value(e));
-            buffer += std::exchange(first, false) ? "\n" : ",\n";
-            buffer += QJsonDocument(object).toJson(QJsonDocument::Compact);
-            if (!out.flushIfFull())
-                return false;
-        }
-    }
-    buffer += "\n]\n";
-    return out.flush();
+    // The last page starting at or before the row: a search over a few hundred pages at most.
+    const std::int64_t position = m_topPosition + row;
+    const auto chunk =
+        std::prev(std::upper_bound(m_chunks.begin(), m_chunks.end(), position,
+                                   [](std::int64_t p, const Chunk& c) { return p < c.firstPosition; }));
+    return chunk->events[std::size_t(position - chunk->firstPosition)];
 }
 
 int AuditModel::rowCount(const QModelIndex& parent) const

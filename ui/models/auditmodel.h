@@ -1,18 +1,17 @@
 #pragma once
 
-// The audit browser's table: events newest first, loaded page by page on
-// demand. The model never queries: fetchMore() asks for the next page with
-// fetchRequested(), and whoever owns a worker connection answers with
-// appendPage().
+// The audit browser's table: events in the server's order (newest first
+// unless sorted otherwise), loaded page by page on demand. The model never queries: fetchMore() asks for the
+// next page with fetchRequested(), and whoever owns a worker connection answers with appendPage().
 
 #include "relctl/console.h"
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
-
-class QIODevice;
 
 namespace relctl::ui {
 
@@ -50,17 +49,43 @@ public:
     explicit AuditModel(QObject* parent = nullptr);
 
     // Drops every loaded row (a reset) and asks for the first page under the
-    // new filter. Until the first setFilter() the model is idle: empty, and
-    // canFetchMore() is false.
+    // new filter and the current sort. Until the first setFilter() the model
+    // is idle: empty, and canFetchMore() is false.
     void setFilter(relctl::AuditFilter filter);
     const relctl::AuditFilter& filter() const { return m_filter; }
+    bool isActive() const { return m_active; }
     void setPageSize(int limit);
+
+    // Sorting happens on the server: a new sort resets the model and asks for
+    // the first page under it. Columns the server cannot sort by are ignored
+    // (isSortable() says which). The default is time, newest first.
+    void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+    static bool isSortable(int column);
+    int sortColumn() const;
+    Qt::SortOrder sortOrder() const;
+    const relctl::AuditSort& auditSort() const { return m_sort; }
+
+    // Events were recorded (the worker heard them). What the model does
+    // depends on the sort, so that the reviewer's place is never lost:
+    // - time, newest first: asks for the events newer than the newest it has
+    //   and inserts them on top (selection and persistent indexes follow);
+    // - time, oldest first: new events belong after the last row, so
+    //   canFetchMore() turns true again and fetchMore() picks them up;
+    // - any other sort: counts them (newEventsPending()) and waits for
+    //   reload().
+    // The server's filter decides what is new: a time range that has ended
+    // gets nothing.
+    void eventsArrived();
+    // Reads the filtered trail again under the same filter and sort (a reset).
+    void reload();
+    // Events counted by eventsArrived() under a sort that does not show them.
+    int pendingNewEvents() const { return m_newEvents; }
 
     // The answer to fetchRequested(serial, ...). Every request carries a fresh
     // serial and at most one request is outstanding; a page whose serial is not
-    // the outstanding one answers an older filter (or arrived twice) and is
-    // dropped: returns false. An empty page ends the list whatever `more` says,
-    // so a view that keeps asking cannot loop.
+    // the outstanding one answers an older filter or sort (or arrived twice) and
+    // is dropped: returns false. An empty page ends the list whatever `more`
+    // says, so a view that keeps asking cannot loop.
     bool appendPage(std::uint64_t serial, relctl::AuditPage page);
     // The request could not be answered (the worker failed): forget it, so a
     // later fetchMore() asks again.
@@ -73,17 +98,10 @@ public:
     // Emits fetchRequested() for the next page, unless one is outstanding.
     void fetchMore(const QModelIndex& parent) override;
 
-    // Rows are newest first with strictly decreasing ids: a binary search.
+    // The row showing the event, under any sort: a hash kept on every insert.
     std::optional<int> rowForEvent(std::int64_t eventId) const;
-    // Null when out of range. The pointer lives until the next setFilter().
+    // Null when out of range. The pointer lives until the next reset.
     const relctl::AuditEvent* eventAt(int row) const;
-
-    // The loaded rows (fetch everything filtered first to export it all).
-    // CSV: a header row of the JSON field names, RFC 4180 quoting, CRLF lines.
-    // JSON: an array of objects shaped like `relctl audit --json` events, with
-    // null for absent values. Both return false when the device fails.
-    bool exportCsv(QIODevice& device) const;
-    bool exportJson(QIODevice& device) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -93,29 +111,46 @@ public:
 
 signals:
     void fetchRequested(quint64 serial, const relctl::AuditPageRequest& request);
+    // Under a sort that does not show new events: how many arrived since the
+    // last reset (0 after one).
+    void newEventsPending(int count);
 
 private:
+    enum class Pending { Page, Newer };
+    void reset();
     void requestNextPage();
+    void requestNewer();
+    void insertNewer(std::vector<relctl::AuditEvent> events);
+    void appendRows(std::vector<relctl::AuditEvent> events);
     const relctl::AuditEvent& loadedEvent(int row) const;
 
     // The pages as they came, each kept whole: appending moves a vector in
     // instead of reallocating and moving every loaded row (at 100k rows, tens
-    // of MB on the GUI thread). Newest first, ids strictly decreasing across
-    // all of them.
+    // of MB on the GUI thread). A chunk's rows have consecutive positions
+    // from firstPosition; row = position - m_topPosition, so inserting on top
+    // (a smaller m_topPosition) renumbers nothing.
     struct Chunk
     {
         std::vector<relctl::AuditEvent> events; // never empty
-        int firstRow = 0;
+        std::int64_t firstPosition = 0;
     };
 
     relctl::AuditFilter m_filter;
-    std::vector<Chunk> m_chunks;
+    relctl::AuditSort m_sort;
+    std::deque<Chunk> m_chunks;
+    QHash<std::int64_t, std::int64_t> m_positions; // event id -> position
+    std::int64_t m_topPosition = 0;
     int m_rowCount = 0;
     std::optional<std::uint64_t> m_pending; // the serial of the outstanding request
+    Pending m_pendingKind = Pending::Page;
     std::uint64_t m_lastSerial = 0;
     int m_pageSize = 500;
     bool m_active = false; // a filter was set
     bool m_more = false;
+    // The newest event id the loaded rows account for: events above it are new.
+    std::optional<std::int64_t> m_horizon;
+    bool m_newerWanted = false; // events arrived while a request was out
+    int m_newEvents = 0;
 };
 
 } // namespace relctl::ui

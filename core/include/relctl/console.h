@@ -75,18 +75,68 @@ struct AuditFilter
         text; // free text: matched against job, release, op id, host, reason, actor, job url
 };
 
-// Keyset pagination, newest first: the next page holds events with id < beforeId.
+// The audit browser's order, decided by the server. Time is the event id:
+// ids are stamped with `at` by the same insert, are unique, and are what the
+// live updates follow. NULL values sort as larger than every value: last when
+// ascending, first when descending.
+struct AuditSort
+{
+    enum class Column {
+        Time,
+        Environment,
+        Operation,
+        Outcome,
+        Reason,
+        Job,
+        Release,
+        Generation,
+        Token,
+        Host,
+        Actor
+    };
+    Column column = Column::Time;
+    bool descending = true;
+
+    bool operator==(const AuditSort&) const = default;
+};
+
+// The name relctl.console_audit knows a sort column by.
+const char* auditSortKey(AuditSort::Column column);
+
+// Where a page continues: after the row with this sort key and id. The key is
+// the row's value in the sort column as text (empty optional: NULL); for the
+// time sort the id alone is the key.
+struct AuditCursor
+{
+    std::optional<std::string> key;
+    std::int64_t id = 0;
+
+    bool operator==(const AuditCursor&) const = default;
+};
+
+// The cursor that continues after `event` under `sort`.
+AuditCursor auditCursorAfter(const AuditEvent& event, AuditSort::Column column);
+
+// Keyset pagination under a sort: the next page holds the rows after `after`
+// (from the first row when empty). With newerThan, the page holds instead the
+// events with an id above it, oldest first, whatever the sort: what arrived
+// since (live updates); `after` is then ignored.
 struct AuditPageRequest
 {
     AuditFilter filter;
-    std::optional<std::int64_t> beforeId;
+    AuditSort sort;
+    std::optional<AuditCursor> after;
+    std::optional<std::int64_t> newerThan;
     int limit = 500;
 };
 
 struct AuditPage
 {
-    std::vector<AuditEvent> events; // newest first
+    std::vector<AuditEvent> events; // in the request's order
     bool more = false;              // another page exists
+    // The newest event id the page's snapshot saw (0: an empty trail). Events
+    // above it, if they match the filter, are new to the page's reader.
+    std::int64_t horizon = 0;
 };
 
 // One lease on the timeline: from acquisition to release, revoke or expiry.

@@ -1,0 +1,196 @@
+// The audit browser as a reviewer uses it, against a real PostgreSQL through
+// the console's session and worker: header clicks sort on the server, live
+// events never cost the reviewer their place, a custom time range is
+// validated and applied by the server, and the export writes every filtered
+// event to a file while the console keeps running.
+
+#define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
+#include "auditmodel.h"
+#include "auditview.h"
+#include "consolesession.h"
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QComboBox>
+#include <QDateTimeEdit>
+#include <QFile>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace relctl::ui;
+using Column = AuditModel::Column;
+
+class TestAuditView final : public QObject
+{
+    Q_OBJECT
+
+    std::unique_ptr<TestDatabase> m_db;
+
+    // 2,000 events over two environments, with a job on most of them.
+    void seed()
+    {
+        m_db->exec("INSERT INTO relctl.events (at, env, operation, outcome, job, generation) "
+                   "SELECT clock_timestamp() - (2000 - i) * interval '1 second', "
+                   "(ARRAY['prod', 'qa'])[1 + i % 2], 'renew', 'accepted', "
+                   "CASE WHEN i % 9 = 0 THEN NULL ELSE 'job-' || (i % 89) END, i "
+                   "FROM generate_series(1, 2000) AS i");
+    }
+
+private slots:
+    void initTestCase()
+    {
+        m_db = std::make_unique<TestDatabase>();
+        seed();
+    }
+
+    void headerClicksSortOnTheServer()
+    {
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        QHeaderView* header = view.table()->horizontalHeader();
+        QVERIFY(view.table()->isSortingEnabled());
+        QCOMPARE(header->sortIndicatorSection(), int(Column::Time));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+
+        header->setSortIndicator(int(Column::Job), Qt::AscendingOrder); // what a click does
+        QCOMPARE(model->auditSort(), (relctl::AuditSort{relctl::AuditSort::Column::Job, false}));
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 10000);
+        const std::string first =
+            m_db->scalar("SELECT id FROM relctl.events ORDER BY job ASC, id ASC LIMIT 1");
+        QCOMPARE(model->eventAt(0)->id, std::stoll(first));
+
+        // A column the server cannot sort by: the indicator stays on the real sort.
+        header->setSortIndicator(int(Column::OpId), Qt::AscendingOrder);
+        QCOMPARE(header->sortIndicatorSection(), int(Column::Job));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::AscendingOrder);
+        QCOMPARE(model->auditSort().column, relctl::AuditSort::Column::Job);
+    }
+
+    void liveEventsKeepTheReviewersPlace()
+    {
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 10, 15000);
+
+        // Newest first: new events appear on top, the selection stays on its event.
+        QTableView* table = view.table();
+        table->selectionModel()->setCurrentIndex(model->index(3, 0), QItemSelectionModel::ClearAndSelect |
+                                                                         QItemSelectionModel::Rows);
+        const qint64 selected = model->eventAt(3)->id;
+        QSignalSpy resets(model, &QAbstractItemModel::modelReset);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowForEvent(selected) > std::optional<int>(3), 10000);
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(table->selectionModel()->currentIndex().data(AuditModel::EventId).toLongLong(), selected);
+        QCOMPARE(model->eventAt(0)->env, std::string("canary"));
+
+        // Scrolled down, the row at the top of the viewport stays there.
+        table->resize(600, 300);
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 200, 10000); // the view fetches as it needs
+        table->scrollTo(model->index(150, 0), QAbstractItemView::PositionAtTop);
+        const qint64 top = table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong();
+        QCOMPARE(top, model->eventAt(150)->id);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-1"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(model->eventAt(0)->env == "canary-1", 10000);
+        QCOMPARE(table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong(), top);
+
+        // Another sort: counted, offered, reloaded only on request.
+        QWidget* bar = view.findChild<QWidget*>(QStringLiteral("newEvents"));
+        QVERIFY(bar && !bar->isVisible());
+        view.table()->horizontalHeader()->setSortIndicator(int(Column::Job), Qt::AscendingOrder);
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 10, 10000);
+        resets.clear();
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-2"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
+        QVERIFY(model->pendingNewEvents() >= 1);
+        QCOMPARE(resets.count(), 0);
+        view.findChild<QPushButton*>(QStringLiteral("newEventsReload"))->click();
+        QCOMPARE(resets.count(), 1);
+        QVERIFY(!bar->isVisible());
+        QCOMPARE(model->pendingNewEvents(), 0);
+    }
+
+    void customRangeIsValidatedAndAppliedByTheServer()
+    {
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        QComboBox* since = nullptr;
+        for (QComboBox* box : view.findChildren<QComboBox*>())
+            if (box->toolTip() == QStringLiteral("Time range"))
+                since = box;
+        QVERIFY(since);
+        auto* from = view.findChild<QDateTimeEdit*>(QStringLiteral("rangeFrom"));
+        auto* to = view.findChild<QDateTimeEdit*>(QStringLiteral("rangeTo"));
+        QVERIFY(from && to && !from->isVisible());
+        QCOMPARE(from->timeSpec(), Qt::UTC);
+        QVERIFY(from->displayFormat().contains(QStringLiteral("UTC")));
+
+        // The range ends before it starts: not applied.
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        from->setDateTime(now);
+        to->setDateTime(now.addSecs(-3600));
+        since->setCurrentIndex(since->count() - 1); // custom range…
+        QVERIFY(from->isVisible() && to->isVisible());
+        QVERIFY(!model->filter().from && !model->filter().to);
+
+        // 100 s of the seeded 2,000: the server returns what the range holds.
+        from->setDateTime(now.addSecs(-1000 - 60));
+        to->setDateTime(now.addSecs(-900 - 60));
+        emit to->editingFinished();
+        QVERIFY(model->filter().from && model->filter().to);
+        QVERIFY(qAbs(*model->filter().from - now.addSecs(-1060).toMSecsSinceEpoch()) < 1000);
+        QVERIFY(*model->filter().to > *model->filter().from);
+        const long long expected = m_db->count(
+            "SELECT count(*) FROM relctl.events WHERE relctl.epoch_ms(at) BETWEEN " +
+            std::to_string(*model->filter().from) + " AND " + std::to_string(*model->filter().to));
+        QVERIFY(expected > 50 && expected < 200);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), int(expected), 10000);
+    }
+
+    void exportWritesEveryFilteredEventInTheBackground()
+    {
+        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        QVERIFY(model->canFetchMore({})); // not everything is loaded: the export reads it all
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("all.json"));
+        view.exportTo(path, true);
+        QVERIFY(session.isExporting());
+        auto* status = view.findChild<QLabel*>(QStringLiteral("exportStatus"));
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+        const long long total = m_db->count("SELECT count(*) FROM relctl.events");
+        QVERIFY2(status->text().contains(QStringLiteral("Exported %1 events").arg(total)),
+                 qPrintable(status->text()));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(file.readAll());
+        QCOMPARE(doc.array().size(), int(total));
+        QCOMPARE(doc.array().at(0).toObject().value(QStringLiteral("id")).toInteger(),
+                 m_db->count("SELECT max(id) FROM relctl.events")); // the table's order: newest first
+    }
+};
+
+QTEST_MAIN(TestAuditView)
+#include "test_auditview.moc"
