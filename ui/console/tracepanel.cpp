@@ -47,6 +47,7 @@ TracePanel::TracePanel(QWidget* parent)
       m_show(new QPushButton(tr("Show on &timeline"), this))
 {
     m_browser->setOpenExternalLinks(true);
+    setFocusProxy(m_browser);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);
