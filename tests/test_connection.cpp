@@ -1,7 +1,7 @@
 // The console's connection handling and shell, offscreen, against real
 // databases: the probe (off the GUI thread, newest wins), the dialog's
 // settings, switching a live session to another database, passwords kept out
-// of sight, the dark palette and keyboard navigation.
+// of sight, the compiled-in icons, the dark palette and keyboard navigation.
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
 #include "approvalsview.h"
@@ -12,6 +12,7 @@
 #include "consolesession.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
+#include "icons.h"
 #include "mainwindow.h"
 #include "relctl/database.h"
 #include "testdatabase.h"
@@ -349,6 +350,28 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(target->text(), targetOf(second).describe(), 5000);
         QVERIFY2(server->text().contains(QString::fromStdString(second.name())), qPrintable(server->text()));
         QCOMPARE(ConnectionTarget::load(QSettings()), targetOf(second));
+    }
+
+    void iconsLoadFromTheResources_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char* name : {"app", "approve", "connection", "deny", "export", "follow-now", "freeze",
+                                 "rehearsal", "reload", "revoke", "trace", "unfreeze"})
+            QTest::addRow("%s", name) << QString::fromLatin1(name);
+    }
+
+    void iconsLoadFromTheResources()
+    {
+        QFETCH(QString, name);
+        const QIcon icon = consoleIcon(name);
+        QVERIFY(!icon.isNull());
+        // Rendered by the SVG engine at any size, crisp at twice the scale.
+        for (int size : {16, 24, 48}) {
+            const QImage image = icon.pixmap(QSize(size, size), 2.0).toImage();
+            QCOMPARE(image.size(), QSize(size * 2, size * 2));
+            QVERIFY2(qAlpha(image.pixel(size, size)) == 255, "the centre is painted");
+            QVERIFY2(qAlpha(image.pixel(0, 0)) < 255, "the corner is transparent");
+        }
     }
 
     void aDarkPaletteReachesTheViews()

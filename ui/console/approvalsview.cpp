@@ -1,6 +1,7 @@
 #include "approvalsview.h"
 
 #include "actiondialog.h"
+#include "icons.h"
 
 #include <QHBoxLayout>
 #include <QListWidget>
@@ -13,6 +14,8 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
       m_deny(new QPushButton(tr("&Deny…"), this))
 {
+    m_approve->setIcon(consoleIcon(QStringLiteral("approve")));
+    m_deny->setIcon(consoleIcon(QStringLiteral("deny")));
     // The list takes the focus (View ▸ Approvals); Tab goes on to the buttons.
     setFocusProxy(m_list);
     auto* buttons = new QHBoxLayout;

@@ -2,6 +2,7 @@
 
 #include "actiondialog.h"
 #include "environmentsmodel.h"
+#include "icons.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -34,6 +35,9 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     m_freeze->setObjectName(QStringLiteral("freeze"));
     m_unfreeze->setObjectName(QStringLiteral("unfreeze"));
     m_revoke->setObjectName(QStringLiteral("revoke"));
+    m_freeze->setIcon(consoleIcon(QStringLiteral("freeze")));
+    m_unfreeze->setIcon(consoleIcon(QStringLiteral("unfreeze")));
+    m_revoke->setIcon(consoleIcon(QStringLiteral("revoke")));
     auto* actions = new QHBoxLayout;
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke}) {
         // The buttons show the action's text without its mnemonic: Alt+F,
@@ -42,7 +46,7 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
         a->setIconText(QString(a->text()).remove(QLatin1Char('&')));
         auto* b = new QToolButton(this);
         b->setDefaultAction(a);
-        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
         b->setFocusPolicy(Qt::TabFocus);
         actions->addWidget(b);
     }

@@ -7,6 +7,7 @@
 #include "consolesession.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
+#include "icons.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -47,6 +48,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
+    setWindowIcon(consoleIcon(QStringLiteral("app")));
     // The banner sits above the timeline; it never blocks: the console keeps
     // showing what it last read while the worker reconnects.
     auto* centre = new QWidget(this);
@@ -73,16 +75,20 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
 
     QToolBar* tools = addToolBar(tr("Console"));
     tools->setObjectName(QStringLiteral("console"));
+    tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     m_follow = tools->addAction(tr("Follow &now"));
     m_follow->setObjectName(QStringLiteral("followNow"));
+    m_follow->setIcon(consoleIcon(QStringLiteral("follow-now")));
     m_follow->setCheckable(true);
     m_follow->setChecked(true);
     m_follow->setShortcut(Qt::Key_Home);
     QAction* reload =
         tools->addAction(tr("&Reload"), QKeySequence::Refresh, session, &ConsoleSession::reload);
     reload->setObjectName(QStringLiteral("reload"));
+    reload->setIcon(consoleIcon(QStringLiteral("reload")));
     QAction* connection = tools->addAction(tr("&Connection…"), this, [this] { editConnection(); });
     connection->setObjectName(QStringLiteral("connection"));
+    connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
     createMenus(environments, audit, trace, approvals);
 
