@@ -8,6 +8,7 @@
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "icons.h"
+#include "rehearsalsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -44,8 +45,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session->audit(), this)), m_trace(new TracePanel(this)),
-      m_approvals(new ApprovalsView(this)), m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)),
-      m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this))
+      m_approvals(new ApprovalsView(this)), m_rehearsals(new RehearsalsView(this)),
+      m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)), m_server(new QLabel(this)),
+      m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
     setWindowIcon(consoleIcon(QStringLiteral("app")));
@@ -70,7 +72,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
     QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
+    QDockWidget* rehearsals = dock(this, tr("Rehearsals"), m_rehearsals, Qt::RightDockWidgetArea);
     tabifyDockWidget(trace, approvals);
+    tabifyDockWidget(approvals, rehearsals);
     trace->raise();
 
     QToolBar* tools = addToolBar(tr("Console"));
@@ -90,7 +94,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     connection->setObjectName(QStringLiteral("connection"));
     connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
-    createMenus(environments, audit, trace, approvals);
+    createMenus(environments, audit, trace, approvals, rehearsals);
 
     // Where, which server, how fast, whether live: the operator's first
     // question when the console looks quiet.
@@ -154,7 +158,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                             QDockWidget* approvals)
+                             QDockWidget* approvals, QDockWidget* rehearsals)
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(findChild<QAction*>(QStringLiteral("connection")));
@@ -178,6 +182,7 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
         {tr("&Audit"), audit, m_audit->table()},
         {tr("T&race"), trace, m_trace},
         {tr("A&pprovals"), approvals, m_approvals},
+        {tr("Re&hearsals"), rehearsals, m_rehearsals},
     };
     int key = Qt::Key_1;
     for (const Target& t : targets) {
@@ -195,7 +200,7 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
     view->addSeparator();
     view->addAction(m_follow);
     QMenu* docks = view->addMenu(tr("&Show"));
-    for (QDockWidget* d : {environments, audit, trace, approvals})
+    for (QDockWidget* d : {environments, audit, trace, approvals, rehearsals})
         docks->addAction(d->toggleViewAction());
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));

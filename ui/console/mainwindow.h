@@ -15,13 +15,14 @@ class AuditView;
 class ConnectionDialog;
 class ConsoleSession;
 class EnvironmentsView;
+class RehearsalsView;
 class TimelineWidget;
 class TracePanel;
 
 // Composes the console: the timeline in the centre, environments above,
-// the audit browser below, trace and approvals at the side,
+// the audit browser below, trace, approvals and rehearsals at the side,
 // connection state in the status bar. The views talk to each other only
-// through here. Every view has a focus shortcut (View menu, Ctrl+1..5).
+// through here. Every view has a focus shortcut (View menu, Ctrl+1..6).
 class MainWindow final : public QMainWindow
 {
     Q_OBJECT
@@ -34,6 +35,7 @@ public:
     TracePanel* tracePanel() const { return m_trace; }
     EnvironmentsView* environmentsView() const { return m_environments; }
     ApprovalsView* approvalsView() const { return m_approvals; }
+    RehearsalsView* rehearsalsView() const { return m_rehearsals; }
 
     // Where the session was started (--dsn, or the saved settings); the
     // connection dialog opens on it.
@@ -44,7 +46,7 @@ public:
 
 private:
     void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                     QDockWidget* approvals);
+                     QDockWidget* approvals, QDockWidget* rehearsals);
     void showConnection(const ConnectionState& state);
     void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
     void about();
@@ -56,6 +58,7 @@ private:
     AuditView* m_audit;
     TracePanel* m_trace;
     ApprovalsView* m_approvals;
+    RehearsalsView* m_rehearsals;
     QAction* m_follow = nullptr;
     QLabel* m_banner;
     QLabel* m_targetLabel;
