@@ -19,7 +19,7 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
                                     "else the embedded database"),
                                  this)),
       m_embedded(new QRadioButton(tr("The &embedded default database (started when needed)"), this)),
-      m_dsnChoice(new QRadioButton(tr("This &connection string (libpq conninfo or URI):"), this)),
+      m_dsnChoice(new QRadioButton(tr("This connection &string (libpq conninfo or URI):"), this)),
       m_dsn(new QLineEdit(this)), m_test(new QPushButton(tr("&Test connection"), this)),
       m_result(new QLabel(this))
 {

@@ -13,7 +13,6 @@
 #include "tracepanel.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QDateTime>
 #include <QDockWidget>
 #include <QLabel>
