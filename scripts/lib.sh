@@ -15,6 +15,7 @@ RELCTL_PACKAGES=(
     build-essential cmake pkg-config
     libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev
     qt6-base-dev libgl-dev
+    libqt6svg6
     postgresql postgresql-client
     faketime
 )

@@ -40,6 +40,7 @@ int main(int argc, char** argv)
                                                       : ConnectionTarget::load(QSettings());
     relctl::ui::ConsoleSession session(target, parser.isSet(demo));
     relctl::ui::MainWindow window(&session);
+    window.setConnectionTarget(target);
     window.show();
     session.start();
 

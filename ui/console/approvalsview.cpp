@@ -1,6 +1,7 @@
 #include "approvalsview.h"
 
 #include "actiondialog.h"
+#include "icons.h"
 
 #include <QHBoxLayout>
 #include <QListWidget>
@@ -13,6 +14,10 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
       m_deny(new QPushButton(tr("&Deny…"), this))
 {
+    m_approve->setIcon(consoleIcon(QStringLiteral("approve")));
+    m_deny->setIcon(consoleIcon(QStringLiteral("deny")));
+    // The list takes the focus (View ▸ Approvals); Tab goes on to the buttons.
+    setFocusProxy(m_list);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_approve);
     buttons->addWidget(m_deny);
@@ -37,9 +42,12 @@ void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
                             .arg(a.env, a.winnerJob, a.winnerRelease)
                             .arg(a.winnerGeneration)
                             .arg(a.skipped.join(QStringLiteral(", "))));
+    // The placeholder cannot be selected, but the list stays enabled so the
+    // keyboard can still reach the view.
     if (approvals.isEmpty())
         m_list->addItem(tr("No supersession request awaits a decision."));
-    m_list->setEnabled(!approvals.isEmpty());
+    if (approvals.isEmpty())
+        m_list->item(0)->setFlags(Qt::NoItemFlags);
     updateButtons();
 }
 

@@ -2,9 +2,12 @@
 
 #include "actiondialog.h"
 #include "environmentsmodel.h"
+#include "icons.h"
 
+#include <QAction>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QMenu>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -12,8 +15,9 @@
 namespace relctl::ui {
 
 EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
-    : QWidget(parent), m_model(model), m_table(new QTableView(this)), m_freeze(new QToolButton(this)),
-      m_unfreeze(new QToolButton(this)), m_revoke(new QToolButton(this))
+    : QWidget(parent), m_model(model), m_table(new QTableView(this)),
+      m_freeze(new QAction(tr("&Freeze…"), this)), m_unfreeze(new QAction(tr("&Unfreeze…"), this)),
+      m_revoke(new QAction(tr("&Revoke lease…"), this))
 {
     m_table->setModel(model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -24,13 +28,26 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setWordWrap(false);
     m_table->setAlternatingRowColors(true);
+    m_table->setTabKeyNavigation(false); // Tab leaves the table; arrows move in it
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    setFocusProxy(m_table);
 
-    m_freeze->setText(tr("&Freeze…"));
-    m_unfreeze->setText(tr("&Unfreeze…"));
-    m_revoke->setText(tr("&Revoke lease…"));
+    m_freeze->setObjectName(QStringLiteral("freeze"));
+    m_unfreeze->setObjectName(QStringLiteral("unfreeze"));
+    m_revoke->setObjectName(QStringLiteral("revoke"));
+    m_freeze->setIcon(consoleIcon(QStringLiteral("freeze")));
+    m_unfreeze->setIcon(consoleIcon(QStringLiteral("unfreeze")));
+    m_revoke->setIcon(consoleIcon(QStringLiteral("revoke")));
     auto* actions = new QHBoxLayout;
-    for (QToolButton* b : {m_freeze, m_unfreeze, m_revoke}) {
-        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    for (QAction* a : {m_freeze, m_unfreeze, m_revoke}) {
+        // The buttons show the action's text without its mnemonic: Alt+F,
+        // Alt+U and Alt+R belong to the menu bar and the toolbar; the
+        // keyboard reaches these through the context menu instead.
+        a->setIconText(QString(a->text()).remove(QLatin1Char('&')));
+        auto* b = new QToolButton(this);
+        b->setDefaultAction(a);
+        b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+        b->setFocusPolicy(Qt::TabFocus);
         actions->addWidget(b);
     }
     actions->addStretch();
@@ -39,17 +56,48 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     layout->addLayout(actions);
     layout->addWidget(m_table);
 
-    connect(m_freeze, &QToolButton::clicked, this,
+    connect(m_freeze, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Freeze, tr("Freeze dispatch")); });
-    connect(m_unfreeze, &QToolButton::clicked, this,
+    connect(m_unfreeze, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Unfreeze, tr("Unfreeze dispatch")); });
-    connect(m_revoke, &QToolButton::clicked, this,
+    connect(m_revoke, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Revoke, tr("Revoke the live lease")); });
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        if (const QModelIndex under = m_table->indexAt(at); under.isValid())
+            m_table->selectRow(under.row());
+        auto* menu = new QMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->addActions(operatorActions());
+        menu->popup(m_table->viewport()->mapToGlobal(at));
+    });
+    // Enter on a row opens the same menu (activated also fires on double-click).
+    connect(m_table, &QAbstractItemView::activated, this, [this] { showActionsMenu(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EnvironmentsView::updateActions);
     connect(model, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
     updateActions();
+}
+
+QList<QAction*> EnvironmentsView::operatorActions() const
+{
+    return {m_freeze, m_unfreeze, m_revoke};
+}
+
+QMenu* EnvironmentsView::showActionsMenu()
+{
+    // The keyboard's current row is the one the actions are for: focus alone
+    // makes a row current without selecting it.
+    const QModelIndex current = m_table->currentIndex();
+    if (current.isValid())
+        m_table->selectRow(current.row());
+    const QRect row = m_table->visualRect(current);
+    auto* menu = new QMenu(this);
+    menu->setObjectName(QStringLiteral("environmentActions"));
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->addActions(operatorActions());
+    menu->popup(m_table->viewport()->mapToGlobal(current.isValid() ? row.bottomLeft() : QPoint()));
+    return menu;
 }
 
 void EnvironmentsView::setSchemaVersion(int version)
@@ -80,8 +128,8 @@ void EnvironmentsView::updateActions()
                                   .arg(m_schemaVersion)
                         : !selected ? tr("Select an environment first.")
                                     : QString();
-    for (QToolButton* b : {m_freeze, m_unfreeze, m_revoke})
-        b->setToolTip(why.isEmpty() ? b->text().remove(QLatin1Char('&')) : why);
+    for (QAction* a : {m_freeze, m_unfreeze, m_revoke})
+        a->setToolTip(why.isEmpty() ? a->iconText() : why);
 }
 
 void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)

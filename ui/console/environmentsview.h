@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+class QAction;
+class QMenu;
 class QTableView;
 class QToolButton;
 
@@ -23,6 +25,11 @@ public:
     // Actions need protocol version 2 (queue, revoke, freeze) in the database.
     void setSchemaVersion(int version);
     QTableView* table() const { return m_table; }
+    // Freeze, unfreeze, revoke on the selected environment: the buttons, the
+    // context menu (menu key, Shift+F10) and Enter on a row all show these.
+    QList<QAction*> operatorActions() const;
+    // Pops the operator actions up at the current row (the keyboard's way in).
+    QMenu* showActionsMenu();
 
 signals:
     void actionRequested(const ConsoleAction& action);
@@ -34,9 +41,9 @@ private:
 
     EnvironmentsModel* m_model;
     QTableView* m_table;
-    QToolButton* m_freeze;
-    QToolButton* m_unfreeze;
-    QToolButton* m_revoke;
+    QAction* m_freeze;
+    QAction* m_unfreeze;
+    QAction* m_revoke;
     int m_schemaVersion = 0;
 };
 

@@ -3,21 +3,24 @@
 #include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
+#include "connectiondialog.h"
 #include "consolesession.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
+#include "icons.h"
+#include "rehearsalsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
 #include <QAction>
 #include <QDateTime>
 #include <QDockWidget>
-#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -37,13 +40,16 @@ QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Q
 } // namespace
 
 MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
-    : QMainWindow(parent), m_session(session), m_timeline(new TimelineWidget(this)),
+    : QMainWindow(parent), m_session(session), m_target(ConnectionTarget::load(QSettings())),
+      m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
-      m_approvals(new ApprovalsView(this)), m_banner(new QLabel(this)), m_server(new QLabel(this)),
+      m_approvals(new ApprovalsView(this)), m_rehearsals(new RehearsalsView(this)),
+      m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)), m_server(new QLabel(this)),
       m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
+    setWindowIcon(consoleIcon(QStringLiteral("app")));
     // The banner sits above the timeline; it never blocks: the console keeps
     // showing what it last read while the worker reconnects.
     auto* centre = new QWidget(this);
@@ -61,28 +67,48 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     layout->addWidget(m_timeline, 1);
     setCentralWidget(centre);
 
-    dock(this, tr("Environments"), m_environments, Qt::TopDockWidgetArea);
-    dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
+    QDockWidget* environments = dock(this, tr("Environments"), m_environments, Qt::TopDockWidgetArea);
+    QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
     QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
+    QDockWidget* rehearsals = dock(this, tr("Rehearsals"), m_rehearsals, Qt::RightDockWidgetArea);
     tabifyDockWidget(trace, approvals);
+    tabifyDockWidget(approvals, rehearsals);
     trace->raise();
 
     QToolBar* tools = addToolBar(tr("Console"));
     tools->setObjectName(QStringLiteral("console"));
-    QAction* follow = tools->addAction(tr("Follow &now"));
-    follow->setCheckable(true);
-    follow->setChecked(true);
-    follow->setShortcut(Qt::Key_Home);
-    tools->addAction(tr("&Reload"), QKeySequence::Refresh, session, &ConsoleSession::reload);
-    tools->addAction(tr("&Connection…"), this, &MainWindow::editConnection);
+    tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_follow = tools->addAction(tr("Follow &now"));
+    m_follow->setObjectName(QStringLiteral("followNow"));
+    m_follow->setIcon(consoleIcon(QStringLiteral("follow-now")));
+    m_follow->setCheckable(true);
+    m_follow->setChecked(true);
+    m_follow->setShortcut(Qt::Key_Home);
+    QAction* reload =
+        tools->addAction(tr("&Reload"), QKeySequence::Refresh, session, &ConsoleSession::reload);
+    reload->setObjectName(QStringLiteral("reload"));
+    reload->setIcon(consoleIcon(QStringLiteral("reload")));
+    QAction* connection = tools->addAction(tr("&Connection…"), this, [this] { editConnection(); });
+    connection->setObjectName(QStringLiteral("connection"));
+    connection->setIcon(consoleIcon(QStringLiteral("connection")));
+    connection->setShortcut(QKeySequence(tr("Ctrl+K")));
+    createMenus(environments, audit, trace, approvals, rehearsals);
 
+    // Where, which server, how fast, whether live: the operator's first
+    // question when the console looks quiet.
+    m_targetLabel->setObjectName(QStringLiteral("connectionTarget"));
+    m_server->setObjectName(QStringLiteral("connectionServer"));
+    m_rtt->setObjectName(QStringLiteral("connectionRoundTrip"));
+    m_live->setObjectName(QStringLiteral("connectionLive"));
+    m_targetLabel->setMaximumWidth(420);
+    statusBar()->addPermanentWidget(m_targetLabel);
     statusBar()->addPermanentWidget(m_server);
     statusBar()->addPermanentWidget(m_rtt);
     statusBar()->addPermanentWidget(m_live);
 
-    connect(follow, &QAction::toggled, m_timeline, &TimelineWidget::setFollowNow);
-    connect(m_timeline, &TimelineWidget::followNowChanged, follow, &QAction::setChecked);
+    connect(m_follow, &QAction::toggled, m_timeline, &TimelineWidget::setFollowNow);
+    connect(m_timeline, &TimelineWidget::followNowChanged, m_follow, &QAction::setChecked);
     connect(m_timeline, &TimelineWidget::visibleRangeChanged, session,
             [session](relctl::EpochMs from, relctl::EpochMs to) {
                 // A margin either side, so small pans need no new slice to look complete.
@@ -130,6 +156,70 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     resize(1400, 900);
 }
 
+void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
+                             QDockWidget* approvals, QDockWidget* rehearsals)
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(findChild<QAction*>(QStringLiteral("connection")));
+    file->addAction(findChild<QAction*>(QStringLiteral("reload")));
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    quit->setObjectName(QStringLiteral("quit"));
+
+    // One shortcut per view: it shows the view's dock, raises its tab and puts
+    // the keyboard focus in it, so every view is reachable without a mouse.
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    struct Target
+    {
+        QString title;
+        QDockWidget* dock;
+        QWidget* focus;
+    };
+    const Target targets[] = {
+        {tr("&Timeline"), nullptr, m_timeline},
+        {tr("&Environments"), environments, m_environments->table()},
+        {tr("&Audit"), audit, m_audit->table()},
+        {tr("T&race"), trace, m_trace},
+        {tr("A&pprovals"), approvals, m_approvals},
+        {tr("Re&hearsals"), rehearsals, m_rehearsals},
+    };
+    int key = Qt::Key_1;
+    for (const Target& t : targets) {
+        QAction* a = view->addAction(t.title);
+        a->setObjectName(QStringLiteral("focus") + QString(t.title).remove(QLatin1Char('&')));
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(key++)));
+        connect(a, &QAction::triggered, this, [dock = t.dock, focus = t.focus] {
+            if (dock) {
+                dock->show();
+                dock->raise();
+            }
+            focus->setFocus(Qt::ShortcutFocusReason);
+        });
+    }
+    view->addSeparator();
+    view->addAction(m_follow);
+    QMenu* docks = view->addMenu(tr("&Show"));
+    for (QDockWidget* d : {environments, audit, trace, approvals, rehearsals})
+        docks->addAction(d->toggleViewAction());
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About release console"), this, &MainWindow::about);
+}
+
+ConnectionDialog* MainWindow::editConnection()
+{
+    auto* dialog = new ConnectionDialog(m_target, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        m_target = dialog->target();
+        m_session->setTarget(m_target);
+        statusBar()->showMessage(tr("Connecting to %1…").arg(m_target.describe()), 5000);
+    });
+    // Not exec(): the console keeps updating while the dialog is open.
+    dialog->open();
+    return dialog;
+}
+
 void MainWindow::selectEvent(qint64 eventId, qint64 atMs, bool rejected)
 {
     m_timeline->selectEvent(eventId, atMs);
@@ -143,24 +233,24 @@ void MainWindow::showConnection(const ConnectionState& state)
 {
     m_banner->setVisible(!state.connected);
     m_banner->setText(tr("Database unavailable — reconnecting by itself every 2 s. %1").arg(state.message));
+    m_targetLabel->setText(state.target);
+    m_targetLabel->setToolTip(state.target);
     m_server->setText(state.connected ? state.server : tr("not connected"));
     m_rtt->setText(state.connected ? tr("round trip %1 ms").arg(state.rttMs, 0, 'f', 1) : QString());
     m_live->setText(state.live ? tr("● live") : tr("○ not live"));
+    m_live->setToolTip(state.live ? tr("Listening for events: changes appear as they happen.")
+                                  : tr("Not listening: the console shows what it last read."));
     m_environments->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_approvals->setSchemaVersion(state.connected ? state.schemaVersion : 0);
 }
 
-void MainWindow::editConnection()
+void MainWindow::about()
 {
-    QSettings settings;
-    bool ok = false;
-    const QString dsn = QInputDialog::getText(
-        this, tr("Connection"),
-        tr("libpq connection string or URI (empty: $RELCTL_DSN, else the embedded default database).\n"
-           "Takes effect when the console starts again."),
-        QLineEdit::Normal, settings.value(QStringLiteral("connection/dsn")).toString(), &ok);
-    if (ok)
-        settings.setValue(QStringLiteral("connection/dsn"), dsn.trimmed());
+    QMessageBox::about(this, tr("About release console"),
+                       tr("<p><b>relctl release console</b></p>"
+                          "<p>Leases with fencing tokens and an append-only audit trail, in PostgreSQL: "
+                          "watch releases, approve supersessions, revoke leases, freeze dispatch and "
+                          "trace refused writes.</p>"));
 }
 
 } // namespace relctl::ui

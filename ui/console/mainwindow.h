@@ -1,23 +1,28 @@
 #pragma once
 
+#include "connectiontarget.h"
 #include "consoleworker.h"
 
 #include <QMainWindow>
 
+class QDockWidget;
 class QLabel;
 
 namespace relctl::ui {
 
 class ApprovalsView;
 class AuditView;
+class ConnectionDialog;
 class ConsoleSession;
 class EnvironmentsView;
+class RehearsalsView;
 class TimelineWidget;
 class TracePanel;
 
 // Composes the console: the timeline in the centre, environments above,
-// the audit browser below, trace and approvals at the side, connection state
-// in the status bar. The views talk to each other only through here.
+// the audit browser below, trace, approvals and rehearsals at the side,
+// connection state in the status bar. The views talk to each other only
+// through here. Every view has a focus shortcut (View menu, Ctrl+1..6).
 class MainWindow final : public QMainWindow
 {
     Q_OBJECT
@@ -30,19 +35,33 @@ public:
     TracePanel* tracePanel() const { return m_trace; }
     EnvironmentsView* environmentsView() const { return m_environments; }
     ApprovalsView* approvalsView() const { return m_approvals; }
+    RehearsalsView* rehearsalsView() const { return m_rehearsals; }
+
+    // Where the session was started (--dsn, or the saved settings); the
+    // connection dialog opens on it.
+    void setConnectionTarget(const ConnectionTarget& target) { m_target = target; }
+    // Opens the connection dialog (File ▸ Connection…); accepting it stores the
+    // choice and switches the session at once.
+    ConnectionDialog* editConnection();
 
 private:
+    void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
+                     QDockWidget* approvals, QDockWidget* rehearsals);
     void showConnection(const ConnectionState& state);
     void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
-    void editConnection();
+    void about();
 
     ConsoleSession* m_session;
+    ConnectionTarget m_target;
     TimelineWidget* m_timeline;
     EnvironmentsView* m_environments;
     AuditView* m_audit;
     TracePanel* m_trace;
     ApprovalsView* m_approvals;
+    RehearsalsView* m_rehearsals;
+    QAction* m_follow = nullptr;
     QLabel* m_banner;
+    QLabel* m_targetLabel;
     QLabel* m_server;
     QLabel* m_rtt;
     QLabel* m_live;

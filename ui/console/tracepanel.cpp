@@ -1,5 +1,6 @@
 #include "tracepanel.h"
 
+#include "icons.h"
 #include "timeformat.h"
 
 #include <QDateTime>
@@ -47,6 +48,8 @@ TracePanel::TracePanel(QWidget* parent)
       m_show(new QPushButton(tr("Show on &timeline"), this))
 {
     m_browser->setOpenExternalLinks(true);
+    m_show->setIcon(consoleIcon(QStringLiteral("trace")));
+    setFocusProxy(m_browser);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);

@@ -5,11 +5,47 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <cstdlib>
+#include <functional>
 
 namespace {
 
 const QString modeKey = QStringLiteral("connection/mode");
 const QString dsnKey = QStringLiteral("connection/dsn");
+const QString mask = QStringLiteral("***");
+
+// The password in both spellings of a libpq DSN: keyword/value and URI.
+const QRegularExpression& conninfoPassword()
+{
+    static const QRegularExpression re(QStringLiteral("(password\\s*=\\s*)('[^']*'|\\S+)"));
+    return re;
+}
+
+const QRegularExpression& uriPassword()
+{
+    static const QRegularExpression re(QStringLiteral("(://[^:/@]*:)([^@]*)@"));
+    return re;
+}
+
+// Replaces the second capture of every match with what `value` returns.
+QString replacePassword(const QString& text, const QRegularExpression& re,
+                        const std::function<QString(const QString&)>& value)
+{
+    QString out;
+    qsizetype from = 0;
+    for (auto it = re.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        out += text.mid(from, m.capturedStart(2) - from);
+        out += value(m.captured(2));
+        from = m.capturedEnd(2);
+    }
+    return out + text.mid(from);
+}
+
+QString savedPassword(const QString& dsn, const QRegularExpression& re)
+{
+    const QRegularExpressionMatch m = re.match(dsn);
+    return m.hasMatch() ? m.captured(2) : QString();
+}
 
 } // namespace
 
@@ -27,6 +63,9 @@ ConnectionTarget ConnectionTarget::load(const QSettings& settings)
     const QString dsn = settings.value(dsnKey).toString();
     if (mode == QLatin1String("embedded"))
         return embedded();
+    // A DSN kept from an earlier choice does not override a later "default".
+    if (mode == QLatin1String("default"))
+        return {};
     // Settings written before the mode existed hold only a DSN (empty: default).
     return fromDsn(dsn);
 }
@@ -58,11 +97,21 @@ QString ConnectionTarget::describe() const
         break;
     }
     // Passwords stay out of status bars and screenshots, in both spellings.
-    QString shown = dsn;
-    shown.replace(QRegularExpression(QStringLiteral("(password\\s*=\\s*)('[^']*'|\\S+)")),
-                  QStringLiteral("\\1***"));
-    shown.replace(QRegularExpression(QStringLiteral("(://[^:/@]*:)[^@]*@")), QStringLiteral("\\1***@"));
-    return shown;
+    auto masked = [](const QString&) { return mask; };
+    return replacePassword(replacePassword(dsn, conninfoPassword(), masked), uriPassword(), masked);
+}
+
+ConnectionTarget ConnectionTarget::fromEditedDsn(const QString& edited, const ConnectionTarget& saved)
+{
+    ConnectionTarget target = fromDsn(edited);
+    if (target.kind != Kind::Dsn || saved.kind != Kind::Dsn)
+        return target;
+    for (const QRegularExpression* re : {&conninfoPassword(), &uriPassword()}) {
+        const QString password = savedPassword(saved.dsn, *re);
+        target.dsn = replacePassword(
+            target.dsn, *re, [&password](const QString& shown) { return shown == mask ? password : shown; });
+    }
+    return target;
 }
 
 std::string ConnectionTarget::resolve() const

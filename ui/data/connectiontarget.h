@@ -26,6 +26,11 @@ struct ConnectionTarget
     // One line for the status bar and dialogs; never shows a password.
     QString describe() const;
 
+    // A DSN typed over describe()'s masked form: where the mask ("***") still
+    // stands for a password, the password of `saved` is put back, so a saved
+    // password is never shown again yet survives editing the rest of the DSN.
+    static ConnectionTarget fromEditedDsn(const QString& edited, const ConnectionTarget& saved);
+
     // The libpq connection string to open. Starts the embedded cluster when
     // the target is (or defaults to) it, so it may take seconds: call it off
     // the GUI thread. Throws relctl::Error as the CLI's resolution does.

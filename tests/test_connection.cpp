@@ -1,0 +1,488 @@
+// The console's connection handling and shell, offscreen, against real
+// databases: the probe (off the GUI thread, newest wins), the dialog's
+// settings, switching a live session to another database, passwords kept out
+// of sight, the compiled-in icons, the dark palette and keyboard navigation.
+
+#define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
+#include "approvalsview.h"
+#include "auditview.h"
+#include "connectiondialog.h"
+#include "connectionprobe.h"
+#include "connectiontarget.h"
+#include "consolesession.h"
+#include "environmentsmodel.h"
+#include "environmentsview.h"
+#include "icons.h"
+#include "mainwindow.h"
+#include "rehearsalsview.h"
+#include "relctl/database.h"
+#include "testdatabase.h"
+#include "timelinewidget.h"
+#include "tracepanel.h"
+
+#include <QApplication>
+#include <QDialogButtonBox>
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QtTest>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+using namespace relctl::ui;
+
+namespace {
+
+ConnectionTarget targetOf(const TestDatabase& db)
+{
+    return ConnectionTarget::fromDsn(QString::fromStdString(db.dsn()));
+}
+
+void addEnvironments(const TestDatabase& db, const std::vector<std::string>& names)
+{
+    relctl::Database client(db.dsn());
+    for (const std::string& name : names)
+        client.addEnvironment({name, {}, {}});
+}
+
+QStringList environmentNames(const ConsoleSession& session)
+{
+    QStringList names;
+    for (const relctl::EnvironmentRow& row : session.environments()->environments())
+        names << QString::fromStdString(row.name);
+    names.sort();
+    return names;
+}
+
+// A unix socket that accepts connections and never answers: libpq waits on
+// it until connect_timeout, which makes a probe slow on demand.
+struct SilentServer
+{
+    QTemporaryDir dir;
+    int fd = -1;
+    SilentServer()
+    {
+        const QByteArray path = (dir.path() + QStringLiteral("/.s.PGSQL.5432")).toLocal8Bit();
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        if (static_cast<std::size_t>(path.size()) >= sizeof(address.sun_path))
+            return;
+        std::copy(path.begin(), path.end(), address.sun_path);
+        fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
+            ::listen(fd, 8) != 0) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    ~SilentServer()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+    bool isListening() const { return fd >= 0; }
+    ConnectionTarget target() const
+    {
+        return ConnectionTarget::fromDsn(
+            QStringLiteral("host=%1 port=5432 dbname=relctl user=ops connect_timeout=2").arg(dir.path()));
+    }
+};
+
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2b, 0x2b), base(0x1e, 0x1e, 0x1e), text(0xe6, 0xe6, 0xe6);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::Highlight, QColor(0x3b, 0x7d, 0xd8));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    return p;
+}
+
+} // namespace
+
+class TestConnection final : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_settings;
+
+private slots:
+    void initTestCase()
+    {
+        // Settings of the tests' own, never the user's.
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_settings.isValid());
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settings.path());
+        QSettings().clear();
+    }
+
+    void describeHidesPasswords_data()
+    {
+        QTest::addColumn<QString>("dsn");
+        QTest::addColumn<QString>("shown");
+        QTest::addRow("conninfo") << QStringLiteral("host=db password=s3cret dbname=relctl")
+                                  << QStringLiteral("host=db password=*** dbname=relctl");
+        QTest::addRow("conninfo, spaced")
+            << QStringLiteral("host=db password = s3cret") << QStringLiteral("host=db password = ***");
+        QTest::addRow("conninfo, quoted")
+            << QStringLiteral("password='s3 cret' host=db") << QStringLiteral("password=*** host=db");
+        QTest::addRow("uri") << QStringLiteral("postgresql://ops:s3cret@db:5432/relctl")
+                             << QStringLiteral("postgresql://ops:***@db:5432/relctl");
+        QTest::addRow("uri without password")
+            << QStringLiteral("postgresql://ops@db/relctl") << QStringLiteral("postgresql://ops@db/relctl");
+        QTest::addRow("conninfo without password")
+            << QStringLiteral("host=db dbname=relctl") << QStringLiteral("host=db dbname=relctl");
+    }
+
+    void describeHidesPasswords()
+    {
+        QFETCH(QString, dsn);
+        QFETCH(QString, shown);
+        const QString described = ConnectionTarget::fromDsn(dsn).describe();
+        QCOMPARE(described, shown);
+        QVERIFY(!described.contains(QStringLiteral("s3")));
+    }
+
+    void anEditedDsnKeepsTheSavedPassword_data()
+    {
+        QTest::addColumn<QString>("saved");
+        QTest::addColumn<QString>("edited");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("conninfo, other host") << QStringLiteral("host=a password=s3cret dbname=x")
+                                              << QStringLiteral("host=b password=*** dbname=x")
+                                              << QStringLiteral("host=b password=s3cret dbname=x");
+        QTest::addRow("conninfo, new password")
+            << QStringLiteral("host=a password=s3cret") << QStringLiteral("host=a password=n3w")
+            << QStringLiteral("host=a password=n3w");
+        QTest::addRow("uri, other database") << QStringLiteral("postgresql://ops:s3cret@db/one")
+                                             << QStringLiteral("postgresql://ops:***@db/two")
+                                             << QStringLiteral("postgresql://ops:s3cret@db/two");
+    }
+
+    void anEditedDsnKeepsTheSavedPassword()
+    {
+        QFETCH(QString, saved);
+        QFETCH(QString, edited);
+        QFETCH(QString, expected);
+        QCOMPARE(ConnectionTarget::fromEditedDsn(edited, ConnectionTarget::fromDsn(saved)).dsn, expected);
+    }
+
+    void theProbeReportsServerAndSchema()
+    {
+        TestDatabase db;
+        ConnectionProbe probe;
+        QSignalSpy finished(&probe, &ConnectionProbe::finished);
+        const quint64 serial = probe.probe(targetOf(db));
+        QVERIFY(probe.isRunning());
+        QVERIFY(finished.wait(15000));
+        QCOMPARE(finished.first().at(0).value<quint64>(), serial);
+        const auto result = finished.first().at(1).value<ProbeResult>();
+        QVERIFY2(result.ok, qPrintable(result.message));
+        QVERIFY2(result.serverVersion.startsWith(QStringLiteral("15")), qPrintable(result.serverVersion));
+        QCOMPARE(result.database, QString::fromStdString(db.name()));
+        QCOMPARE(result.schemaVersion,
+                 std::stoi(db.scalar("SELECT max(version) FROM relctl.schema_migrations")));
+        QVERIFY(result.rttMs > 0);
+        QVERIFY(!probe.isRunning());
+    }
+
+    void aDatabaseWithoutTheSchemaIsNamedAsSuch()
+    {
+        TestDatabase db(TestDatabase::Schema::Empty);
+        ConnectionProbe probe;
+        QSignalSpy finished(&probe, &ConnectionProbe::finished);
+        probe.probe(targetOf(db));
+        QVERIFY(finished.wait(15000));
+        const auto result = finished.first().at(1).value<ProbeResult>();
+        QVERIFY(!result.ok);
+        QVERIFY2(result.message.contains(QStringLiteral("relctl migrate")), qPrintable(result.message));
+    }
+
+    void aFailedProbeSaysWhyWithoutBlocking()
+    {
+        // The silent server holds the probe for connect_timeout (2 s): the
+        // GUI thread's event loop must keep turning all that time.
+        SilentServer silent;
+        QVERIFY(silent.isListening());
+        ConnectionProbe probe;
+        QSignalSpy finished(&probe, &ConnectionProbe::finished);
+        int ticks = 0;
+        QTimer ticker;
+        connect(&ticker, &QTimer::timeout, this, [&ticks] { ++ticks; });
+        ticker.start(20);
+        QElapsedTimer elapsed;
+        elapsed.start();
+        probe.probe(silent.target());
+        QVERIFY(elapsed.elapsed() < 500); // probe() itself returns at once
+        QVERIFY(finished.wait(15000));
+        QVERIFY(elapsed.elapsed() >= 1500);
+        QVERIFY2(ticks >= 40, qPrintable(QString::number(ticks)));
+        const auto result = finished.first().at(1).value<ProbeResult>();
+        QVERIFY(!result.ok);
+        QVERIFY2(result.message.contains(QStringLiteral("timeout"), Qt::CaseInsensitive),
+                 qPrintable(result.message));
+        QCOMPARE(result.target, silent.target().describe());
+
+        // A host that is not there at all fails fast, and says where it tried.
+        probe.probe(ConnectionTarget::fromDsn(
+            QStringLiteral("host=%1/nowhere dbname=relctl user=ops").arg(silent.dir.path())));
+        QVERIFY(finished.wait(15000));
+        const auto missing = finished.last().at(1).value<ProbeResult>();
+        QVERIFY(!missing.ok);
+        QVERIFY2(missing.message.contains(QStringLiteral("nowhere")), qPrintable(missing.message));
+    }
+
+    void aNewerProbeSupersedesAnOlderOne()
+    {
+        SilentServer silent;
+        TestDatabase db;
+        ConnectionProbe probe;
+        QSignalSpy finished(&probe, &ConnectionProbe::finished);
+        probe.probe(silent.target()); // slow, then fails
+        const quint64 newer = probe.probe(targetOf(db));
+        QVERIFY(finished.wait(15000));
+        QCOMPARE(finished.first().at(0).value<quint64>(), newer);
+        QVERIFY(finished.first().at(1).value<ProbeResult>().ok);
+        // The older probe ends after its 2 s timeout and is dropped.
+        QTest::qWait(3000);
+        QCOMPARE(finished.size(), 1);
+    }
+
+    void theDialogStoresEachKind_data()
+    {
+        QTest::addColumn<QString>("choice");
+        QTest::addColumn<QString>("dsn");
+        QTest::addColumn<int>("kind");
+        QTest::addRow("default") << QStringLiteral("defaultTarget") << QString()
+                                 << int(ConnectionTarget::Kind::Default);
+        QTest::addRow("embedded") << QStringLiteral("embeddedTarget") << QString()
+                                  << int(ConnectionTarget::Kind::Embedded);
+        QTest::addRow("dsn") << QStringLiteral("dsnTarget")
+                             << QStringLiteral("host=db.internal dbname=relctl user=ops password=s3cret")
+                             << int(ConnectionTarget::Kind::Dsn);
+    }
+
+    void theDialogStoresEachKind()
+    {
+        QFETCH(QString, choice);
+        QFETCH(QString, dsn);
+        QFETCH(int, kind);
+        // Start from another kind each time, so storing must overwrite it.
+        const ConnectionTarget before = kind == int(ConnectionTarget::Kind::Dsn)
+                                            ? ConnectionTarget::embedded()
+                                            : ConnectionTarget::fromDsn(QStringLiteral("host=elsewhere"));
+        {
+            QSettings settings;
+            before.save(settings);
+        }
+        {
+            ConnectionDialog dialog(ConnectionTarget::load(QSettings()));
+            dialog.findChild<QRadioButton*>(choice)->setChecked(true);
+            if (!dsn.isEmpty())
+                dialog.findChild<QLineEdit*>(QStringLiteral("dsn"))->setText(dsn);
+            dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+            QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        }
+        const ConnectionTarget stored = ConnectionTarget::load(QSettings());
+        QCOMPARE(int(stored.kind), kind);
+        QCOMPARE(stored.dsn, dsn);
+
+        // Opened again, the dialog shows the stored choice, the password masked,
+        // and accepting it unchanged keeps the password.
+        ConnectionDialog again(stored);
+        QVERIFY(again.findChild<QRadioButton*>(choice)->isChecked());
+        const QString shown = again.findChild<QLineEdit*>(QStringLiteral("dsn"))->text();
+        QVERIFY2(!shown.contains(QStringLiteral("s3cret")), qPrintable(shown));
+        QCOMPARE(again.target(), stored);
+    }
+
+    void okSwitchesTheLiveSession()
+    {
+        TestDatabase first, second;
+        addEnvironments(first, {"alpha"});
+        addEnvironments(second, {"beta", "gamma"});
+        ConsoleSession session(targetOf(first), false);
+        MainWindow window(&session);
+        window.setConnectionTarget(targetOf(first));
+        window.show();
+        session.start();
+        QTRY_COMPARE_WITH_TIMEOUT(environmentNames(session), QStringList{QStringLiteral("alpha")}, 15000);
+        auto* target = window.statusBar()->findChild<QLabel*>(QStringLiteral("connectionTarget"));
+        auto* server = window.statusBar()->findChild<QLabel*>(QStringLiteral("connectionServer"));
+        QVERIFY(target && server);
+        QCOMPARE(target->text(), targetOf(first).describe());
+
+        // File ▸ Connection…: test the second database, then connect to it.
+        window.findChild<QAction*>(QStringLiteral("connection"))->trigger();
+        ConnectionDialog* dialog = window.findChild<ConnectionDialog*>();
+        QVERIFY(dialog && dialog->isVisible());
+        QVERIFY(dialog->findChild<QRadioButton*>(QStringLiteral("dsnTarget"))->isChecked());
+        dialog->findChild<QLineEdit*>(QStringLiteral("dsn"))->setText(QString::fromStdString(second.dsn()));
+        QSignalSpy tested(dialog, &ConnectionDialog::tested);
+        dialog->findChild<QPushButton*>(QStringLiteral("testConnection"))->click();
+        QVERIFY(dialog->testResult().startsWith(QStringLiteral("Testing")));
+        QVERIFY(tested.wait(15000));
+        QVERIFY2(dialog->testResult().contains(QString::fromStdString(second.name())),
+                 qPrintable(dialog->testResult()));
+        dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+
+        QTRY_COMPARE_WITH_TIMEOUT(environmentNames(session),
+                                  (QStringList{QStringLiteral("beta"), QStringLiteral("gamma")}), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(target->text(), targetOf(second).describe(), 5000);
+        QVERIFY2(server->text().contains(QString::fromStdString(second.name())), qPrintable(server->text()));
+        QCOMPARE(ConnectionTarget::load(QSettings()), targetOf(second));
+    }
+
+    void iconsLoadFromTheResources_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char* name : {"app", "approve", "connection", "deny", "export", "follow-now", "freeze",
+                                 "rehearsal", "reload", "revoke", "trace", "unfreeze"})
+            QTest::addRow("%s", name) << QString::fromLatin1(name);
+    }
+
+    void iconsLoadFromTheResources()
+    {
+        QFETCH(QString, name);
+        const QIcon icon = consoleIcon(name);
+        QVERIFY(!icon.isNull());
+        // Rendered by the SVG engine at any size, crisp at twice the scale.
+        for (int size : {16, 24, 48}) {
+            const QImage image = icon.pixmap(QSize(size, size), 2.0).toImage();
+            QCOMPARE(image.size(), QSize(size * 2, size * 2));
+            QVERIFY2(qAlpha(image.pixel(size, size)) == 255, "the centre is painted");
+            QVERIFY2(qAlpha(image.pixel(0, 0)) < 255, "the corner is transparent");
+        }
+    }
+
+    void aDarkPaletteReachesTheViews()
+    {
+        const QPalette before = QApplication::palette();
+        QApplication::setPalette(darkPalette());
+        {
+            ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+            MainWindow window(&session);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            for (QWidget* view : std::initializer_list<QWidget*>{
+                     window.environmentsView()->table()->viewport(), window.auditView()->table()->viewport(),
+                     window.tracePanel()->findChild<QTextBrowser*>()->viewport(),
+                     window.approvalsView()->findChild<QListWidget*>()->viewport(),
+                     window.rehearsalsView()->findChild<QTextBrowser*>()->viewport()}) {
+                const QImage image = view->grab().toImage();
+                const QColor corner = image.pixelColor(image.width() - 2, image.height() - 2);
+                QVERIFY2(corner.lightness() < 80, view->parentWidget()->metaObject()->className());
+            }
+        }
+        QApplication::setPalette(before);
+    }
+
+    void rehearsalsSayTheyAreNotHereYet()
+    {
+        ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+        MainWindow window(&session);
+        // Nothing there can start a rehearsal; the page names today's way instead.
+        auto* start = window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("startRehearsal"));
+        QVERIFY(start);
+        QVERIFY(!start->isEnabled());
+        const QString text = window.rehearsalsView()->findChild<QTextBrowser*>()->toPlainText();
+        QVERIFY(text.contains(QStringLiteral("rehearsal engine")));
+        QVERIFY(text.contains(QStringLiteral("scripts/demo.sh")));
+    }
+
+    void focusShortcutsReachEveryView_data()
+    {
+        QTest::addColumn<int>("key");
+        QTest::addColumn<QString>("view");
+        QTest::addRow("timeline") << int(Qt::Key_1) << QStringLiteral("timeline");
+        QTest::addRow("environments") << int(Qt::Key_2) << QStringLiteral("environments");
+        QTest::addRow("audit") << int(Qt::Key_3) << QStringLiteral("audit");
+        QTest::addRow("trace") << int(Qt::Key_4) << QStringLiteral("trace");
+        QTest::addRow("approvals") << int(Qt::Key_5) << QStringLiteral("approvals");
+        QTest::addRow("rehearsals") << int(Qt::Key_6) << QStringLiteral("rehearsals");
+    }
+
+    void focusShortcutsReachEveryView()
+    {
+        QFETCH(int, key);
+        QFETCH(QString, view);
+        ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+        MainWindow window(&session);
+        window.show();
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        const QHash<QString, QWidget*> views{
+            {QStringLiteral("timeline"), window.timeline()},
+            {QStringLiteral("environments"), window.environmentsView()->table()},
+            {QStringLiteral("audit"), window.auditView()->table()},
+            {QStringLiteral("trace"), window.tracePanel()->findChild<QTextBrowser*>()},
+            {QStringLiteral("approvals"), window.approvalsView()->findChild<QListWidget*>()},
+            {QStringLiteral("rehearsals"), window.rehearsalsView()->findChild<QTextBrowser*>()},
+        };
+        QWidget* expected = views.value(view);
+        QVERIFY(expected);
+        // Start somewhere else, so the shortcut has to move the focus.
+        QWidget* elsewhere =
+            view == QStringLiteral("timeline") ? views.value(QStringLiteral("audit")) : window.timeline();
+        elsewhere->setFocus();
+        QTRY_COMPARE(QApplication::focusWidget(), elsewhere);
+        QTest::keyClick(&window, Qt::Key(key), Qt::ControlModifier);
+        QTRY_COMPARE(QApplication::focusWidget(), expected);
+        QVERIFY(expected->isVisible());
+    }
+
+    void enterOnAnEnvironmentOpensItsActions()
+    {
+        TestDatabase db;
+        addEnvironments(db, {"prod"});
+        ConsoleSession session(targetOf(db), false);
+        MainWindow window(&session);
+        window.show();
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        session.start();
+        QTRY_COMPARE_WITH_TIMEOUT(session.environments()->rowCount(), 1, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.connection().schemaVersion >= 2, 10000);
+        QTableView* table = window.environmentsView()->table();
+        QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
+        QTRY_COMPARE(QApplication::focusWidget(), table);
+        // The focus makes the first row current; Enter selects it and offers its actions.
+        QTRY_VERIFY(table->currentIndex().isValid());
+        QVERIFY(table->selectionModel()->selectedRows().isEmpty());
+        QTest::keyClick(table, Qt::Key_Return);
+        QMenu* menu = nullptr;
+        QTRY_VERIFY(
+            (menu = window.environmentsView()->findChild<QMenu*>(QStringLiteral("environmentActions"))) &&
+            menu->isVisible());
+        QStringList offered;
+        for (QAction* a : menu->actions())
+            if (a->isEnabled())
+                offered << a->objectName();
+        // Not frozen, no lease: only freezing applies.
+        QCOMPARE(offered, QStringList{QStringLiteral("freeze")});
+        menu->close();
+    }
+};
+
+QTEST_MAIN(TestConnection)
+#include "test_connection.moc"
