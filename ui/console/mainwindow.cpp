@@ -84,7 +84,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     m_follow->setIcon(consoleIcon(QStringLiteral("follow-now")));
     m_follow->setCheckable(true);
     m_follow->setChecked(true);
-    m_follow->setShortcut(Qt::Key_Home);
+    // No window-wide Home: tables and line edits need it. Home on the focused
+    // timeline turns following on (a toggle here would turn it off).
+    m_follow->setToolTip(tr("Follow now: keep the server's present in view (Home on the timeline)"));
     QAction* reload =
         tools->addAction(tr("&Reload"), QKeySequence::Refresh, session, &ConsoleSession::reload);
     reload->setObjectName(QStringLiteral("reload"));
