@@ -628,13 +628,16 @@ private slots:
 
         model.eventsArrived();
         QCOMPARE(requests.size(), std::size_t(2));
-        QCOMPARE(requests[1].request.newerThan, std::optional<std::int64_t>(101)); // the first page's horizon
-        // More than a page arrived: oldest first, page by page.
-        QVERIFY(model.appendPage(requests[1].serial, pageOf({103, 104, 106}, true, 110)));
-        QCOMPARE(model.rowCount(), 6);
+        // From the first page's horizon (101), reaching back over ids that may commit late.
+        QCOMPARE(requests[1].request.newerThan,
+                 std::optional<std::int64_t>(std::max<std::int64_t>(0, 101 - AuditModel::lateCommitWindow)));
+        // More than a page arrived: oldest first, page by page; loaded events are skipped,
+        // and the next page continues from the last one read.
+        QVERIFY(model.appendPage(requests[1].serial, pageOf({98, 100, 103}, true, 110)));
+        QCOMPARE(model.rowCount(), 4);
         QCOMPARE(requests.size(), std::size_t(3));
-        QCOMPARE(requests[2].request.newerThan, std::optional<std::int64_t>(106));
-        QVERIFY(model.appendPage(requests[2].serial, pageOf({108}, false, 112)));
+        QCOMPARE(requests[2].request.newerThan, std::optional<std::int64_t>(103));
+        QVERIFY(model.appendPage(requests[2].serial, pageOf({104, 106, 108}, false, 112)));
         QCOMPARE(requests.size(), std::size_t(3)); // caught up
 
         QCOMPARE(resets.count(), 0);
@@ -658,11 +661,51 @@ private slots:
         QCOMPARE(requests.size(), std::size_t(4));
         QVERIFY(model.appendPage(requests[3].serial, pageOf({96, 95}, false, 120)));
         QCOMPARE(requests.size(), std::size_t(5));
-        QCOMPARE(requests[4].request.newerThan, std::optional<std::int64_t>(112));
+        QCOMPARE(requests[4].request.newerThan,
+                 std::optional<std::int64_t>(std::max<std::int64_t>(0, 112 - AuditModel::lateCommitWindow)));
         QVERIFY(model.appendPage(requests[4].serial, pageOf({}, false, 120)));
         QCOMPARE(model.rowCount(), 9);
         QCOMPARE(model.rowForEvent(95), std::optional<int>(8));
         QCOMPARE(held.row(), 5);
+    }
+
+    // An event whose id was taken before the horizon but which committed after
+    // the page was read (another environment's write, in flight) is found by
+    // the next round and put in its place, not on top; rows keep their events.
+    void auditLateCommitInsertedInPlace()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        // Event 99 was not yet committed when this page was read.
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({1000, 998, 997}, false, 1000)));
+        QItemSelectionModel selection(&model);
+        selection.select(model.index(1, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        const QPersistentModelIndex held(model.index(1, 0)); // event 998
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+
+        model.eventsArrived();
+        QCOMPARE(requests.back().request.newerThan,
+                 std::optional<std::int64_t>(1000 - AuditModel::lateCommitWindow));
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({997, 998, 999, 1000, 1002}, false, 1002)));
+
+        QCOMPARE(resets.count(), 0);
+        std::vector<std::int64_t> order;
+        for (int row = 0; row < model.rowCount(); ++row)
+            order.push_back(model.eventAt(row)->id);
+        QCOMPARE(order, (std::vector<std::int64_t>{1002, 1000, 999, 998, 997}));
+        QCOMPARE(inserted.count(), 2); // 999 in its place, 1002 on top
+        QCOMPARE(inserted.at(0).at(1).toInt(), 1);
+        QCOMPARE(inserted.at(1).at(1).toInt(), 0);
+        for (int row = 0; row < model.rowCount(); ++row)
+            QCOMPARE(model.rowForEvent(order[std::size_t(row)]), std::optional<int>(row));
+        QCOMPARE(held.row(), 3);
+        QCOMPARE(held.data(AuditModel::EventId).toLongLong(), 998);
+        QCOMPARE(selection.selectedRows().at(0).data(AuditModel::EventId).toLongLong(), 998);
+        QCOMPARE(model.index(2, 0).data(AuditModel::EventId).toLongLong(), 999);
     }
 
     // Oldest first, new events belong after the last row: fetchMore() picks

@@ -3,11 +3,13 @@
 
 #include "consolesession.h"
 #include "mainwindow.h"
+#include "timelinewidget.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
 #include <QTimer>
+#include <algorithm>
 #include <cstdlib>
 
 int main(int argc, char** argv)
@@ -41,6 +43,33 @@ int main(int argc, char** argv)
     relctl::ui::ConsoleSession session(target, parser.isSet(demo));
     relctl::ui::MainWindow window(&session);
     window.setConnectionTarget(target);
+    if (parser.isSet(demo)) {
+        // The demo history is written in a second or two: at the default ten
+        // minutes it would be one smudge at the right edge. The first slice
+        // (read after seeding) fits the view to its markers and stops
+        // following, so the story stays put until Follow now is pressed.
+        QObject::connect(
+            &session, &relctl::ui::ConsoleSession::timelineReady, &window,
+            [&window](const relctl::TimelineSlice& slice) {
+                if (slice.markers.empty())
+                    return;
+                const auto [first, last] =
+                    std::minmax_element(slice.markers.begin(), slice.markers.end(),
+                                        [](const relctl::TimelineMarker& a, const relctl::TimelineMarker& b) {
+                                            return a.at < b.at;
+                                        });
+                const qint64 span = std::max<qint64>(last->at - first->at, 1000);
+                window.timeline()->setFollowNow(false);
+                window.timeline()->setVisibleRange(first->at - span / 5, last->at + span / 3);
+                // And opens on the demo's point: the stale write that was refused.
+                const auto refusal =
+                    std::find_if(slice.markers.begin(), slice.markers.end(),
+                                 [](const relctl::TimelineMarker& m) { return m.kind == "refusal"; });
+                if (refusal != slice.markers.end())
+                    window.selectEvent(refusal->eventId, refusal->at, true);
+            },
+            Qt::SingleShotConnection);
+    }
     window.show();
     session.start();
 

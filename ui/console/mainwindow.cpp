@@ -122,7 +122,10 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         m_audit->selectEvent(eventId);
         m_session->requestTrace(eventId);
     });
-    connect(m_audit, &AuditView::eventSelected, this, &MainWindow::selectEvent);
+    connect(m_audit, &AuditView::eventSelected, this, [this](qint64 eventId, qint64 atMs, bool rejected) {
+        m_timeline->selectEvent(eventId, atMs);
+        traceOrExplain(eventId, rejected);
+    });
     connect(m_trace, &TracePanel::showOnTimeline, this, [this](qint64 eventId, qint64 atMs) {
         m_timeline->setFollowNow(false);
         m_timeline->selectEvent(eventId, atMs);
@@ -225,6 +228,12 @@ ConnectionDialog* MainWindow::editConnection()
 void MainWindow::selectEvent(qint64 eventId, qint64 atMs, bool rejected)
 {
     m_timeline->selectEvent(eventId, atMs);
+    m_audit->selectEvent(eventId);
+    traceOrExplain(eventId, rejected);
+}
+
+void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
+{
     if (rejected)
         m_session->requestTrace(eventId);
     else

@@ -43,12 +43,15 @@ public:
     // Opens the connection dialog (File ▸ Connection…); accepting it stores the
     // choice and switches the session at once.
     ConnectionDialog* editConnection();
+    // Selects the event on the timeline and, when loaded, in the audit
+    // browser, and traces it if it was a refusal: what a click does.
+    void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
 
 private:
     void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
                      QDockWidget* approvals, QDockWidget* rehearsals);
     void showConnection(const ConnectionState& state);
-    void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
+    void traceOrExplain(qint64 eventId, bool rejected);
     void about();
 
     ConsoleSession* m_session;

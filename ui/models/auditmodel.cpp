@@ -251,12 +251,26 @@ void AuditModel::requestNextPage()
     emit fetchRequested(*m_pending, {m_filter, m_sort, after, std::nullopt, m_pageSize});
 }
 
-void AuditModel::requestNewer()
+void AuditModel::requestNewer(bool overlap)
 {
     m_newerWanted = false;
     m_pending = ++m_lastSerial;
     m_pendingKind = Pending::Newer;
-    emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, m_horizon, m_pageSize});
+    std::optional<std::int64_t> newerThan = m_horizon;
+    // Event ids are taken when a transaction inserts, not when it commits: an
+    // event with an id below the horizon may commit after the snapshot that
+    // set it (two environments written at once). The first request of a round
+    // reaches back over the last ids, so such a late event is still found;
+    // loaded ones are skipped. Only the newest-first table inserts them, so
+    // only it asks for the overlap.
+    if (overlap && newerThan && showsNewestFirst())
+        newerThan = std::max<std::int64_t>(0, *newerThan - lateCommitWindow);
+    emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, newerThan, m_pageSize});
+}
+
+bool AuditModel::showsNewestFirst() const
+{
+    return m_sort.column == relctl::AuditSort::Column::Time && m_sort.descending;
 }
 
 void AuditModel::eventsArrived()
@@ -275,7 +289,7 @@ void AuditModel::eventsArrived()
         m_newerWanted = true;
         return;
     }
-    requestNewer();
+    requestNewer(true);
 }
 
 bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
@@ -284,9 +298,14 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
         return false;
     const Pending kind = m_pendingKind;
     auto& events = page.events;
+    // Where the server's page ended, before loaded events are dropped: a
+    // newer-than round continues from there.
+    const std::optional<std::int64_t> lastRead =
+        events.empty() ? std::nullopt : std::optional(events.back().id);
 
-    // An event already loaded would be shown twice and break rowForEvent():
-    // a duplicate means a query bug; drop it, loudly.
+    // An event already loaded would be shown twice and break rowForEvent().
+    // Newer-than pages overlap the loaded rows on purpose (requestNewer());
+    // anywhere else a duplicate means a query bug: drop it, loudly.
     std::size_t kept = 0;
     for (auto& e : events) {
         if (m_positions.contains(e.id))
@@ -295,7 +314,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
             events[kept] = std::move(e);
         ++kept;
     }
-    if (kept != events.size())
+    if (kept != events.size() && kind == Pending::Page)
         qWarning("AuditModel: dropped %zu audit event(s) already loaded", events.size() - kept);
     events.resize(kept);
 
@@ -310,12 +329,12 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     } else {
         // Oldest first; the whole burst is fetched page by page, then the
         // horizon moves to where the server's snapshot ended.
-        const bool more = page.more && !events.empty();
-        if (!events.empty())
-            m_horizon = std::max(m_horizon.value_or(0), events.back().id);
+        const bool more = page.more && lastRead;
+        if (lastRead)
+            m_horizon = std::max(m_horizon.value_or(0), *lastRead);
         if (!more)
             m_horizon = std::max(m_horizon.value_or(0), page.horizon);
-        if (m_sort.column == relctl::AuditSort::Column::Time && m_sort.descending) {
+        if (showsNewestFirst()) {
             insertNewer(std::move(events));
         } else if (!events.empty()) {
             m_newEvents += int(events.size());
@@ -326,8 +345,10 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // Cleared only now: a fetchMore() from a rowsInserted handler must not ask
     // for a page before the rows it follows are in.
     m_pending.reset();
-    if (newerAgain || (m_newerWanted && m_horizon))
-        requestNewer();
+    if (newerAgain)
+        requestNewer(false);
+    else if (m_newerWanted && m_horizon)
+        requestNewer(true);
     return true;
 }
 
@@ -348,18 +369,62 @@ void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)
 
 void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
 {
-    if (events.empty())
+    // Oldest first, none loaded. Those above the top row go on top in one
+    // block; a late commit (below it) goes to its place among the rows.
+    const std::int64_t top = m_rowCount > 0 ? loadedEvent(0).id : 0;
+    const auto firstNew =
+        std::find_if(events.begin(), events.end(), [top](const relctl::AuditEvent& e) { return e.id > top; });
+    for (auto late = events.begin(); late != firstNew; ++late)
+        insertLate(std::move(*late));
+    std::vector<relctl::AuditEvent> fresh(std::make_move_iterator(firstNew),
+                                          std::make_move_iterator(events.end()));
+    if (fresh.empty())
         return;
-    // They came oldest first; the table is newest first.
-    std::reverse(events.begin(), events.end());
-    const int count = int(events.size());
+    // The table is newest first.
+    std::reverse(fresh.begin(), fresh.end());
+    const int count = int(fresh.size());
     beginInsertRows({}, 0, count - 1);
     const std::int64_t position = m_topPosition - count;
     for (int i = 0; i < count; ++i)
-        m_positions.insert(events[std::size_t(i)].id, position + i);
-    m_chunks.push_front({std::move(events), position});
+        m_positions.insert(fresh[std::size_t(i)].id, position + i);
+    m_chunks.push_front({std::move(fresh), position});
     m_topPosition = position;
     m_rowCount += count;
+    endInsertRows();
+}
+
+void AuditModel::insertLate(relctl::AuditEvent event)
+{
+    // Its row: after every loaded event with a larger id. Late commits are
+    // among the newest ids, so the walk is short; the rows above it move up
+    // one position and the rows below keep theirs, so only the few above are
+    // renumbered, however many are loaded.
+    int row = 0;
+    while (row < m_rowCount && loadedEvent(row).id > event.id)
+        ++row;
+    // The rows change only between begin and end: views and testers read the
+    // old rows while beginInsertRows() runs.
+    beginInsertRows({}, row, row);
+    std::vector<relctl::AuditEvent> head;
+    head.reserve(std::size_t(row) + 1);
+    for (int remaining = row; remaining > 0;) {
+        Chunk& chunk = m_chunks.front();
+        const auto take = std::min<std::size_t>(std::size_t(remaining), chunk.events.size());
+        std::move(chunk.events.begin(), chunk.events.begin() + std::ptrdiff_t(take),
+                  std::back_inserter(head));
+        chunk.events.erase(chunk.events.begin(), chunk.events.begin() + std::ptrdiff_t(take));
+        chunk.firstPosition += std::int64_t(take);
+        if (chunk.events.empty())
+            m_chunks.pop_front();
+        remaining -= int(take);
+    }
+    head.push_back(std::move(event));
+    const std::int64_t position = m_topPosition - 1;
+    for (std::size_t i = 0; i < head.size(); ++i)
+        m_positions.insert(head[i].id, position + std::int64_t(i));
+    m_chunks.push_front({std::move(head), position});
+    m_topPosition = position;
+    ++m_rowCount;
     endInsertRows();
 }
 

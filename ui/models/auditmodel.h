@@ -76,6 +76,10 @@ public:
     // The server's filter decides what is new: a time range that has ended
     // gets nothing.
     void eventsArrived();
+    // How far back (in event ids) a newer-than round looks for events that
+    // committed after a later id was read: more than the writers that can be
+    // in flight at once.
+    static constexpr std::int64_t lateCommitWindow = 256;
     // Reads the filtered trail again under the same filter and sort (a reset).
     void reload();
     // Events counted by eventsArrived() under a sort that does not show them.
@@ -117,10 +121,13 @@ signals:
 
 private:
     enum class Pending { Page, Newer };
+
     void reset();
     void requestNextPage();
-    void requestNewer();
+    void requestNewer(bool overlap);
+    bool showsNewestFirst() const;
     void insertNewer(std::vector<relctl::AuditEvent> events);
+    void insertLate(relctl::AuditEvent event);
     void appendRows(std::vector<relctl::AuditEvent> events);
     const relctl::AuditEvent& loadedEvent(int row) const;
 
