@@ -97,6 +97,18 @@ private slots:
         // The spy records on the worker's thread: a refusal that fast may precede wait().
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
         QCOMPARE(failed.first().at(0).value<quint64>(), quint64(3));
+        // An operator's action is answered as an action, refused with the
+        // connection's message, never left without an answer.
+        QSignalSpy done(r.worker, &ConsoleWorker::actionFinished);
+        const ConsoleAction freeze{ConsoleAction::Kind::Freeze, QStringLiteral("prod"), 0,
+                                   QStringLiteral("erin"), QStringLiteral("incident 7")};
+        QMetaObject::invokeMethod(r.worker, "runAction", Qt::QueuedConnection, Q_ARG(quint64, 4),
+                                  Q_ARG(ConsoleAction, freeze));
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+        QCOMPARE(done.first().at(0).value<quint64>(), quint64(4));
+        QVERIFY(!done.first().at(1).toBool());
+        QVERIFY(!done.first().at(2).toString().isEmpty());
+        QCOMPARE(failed.count(), 1);
     }
 
     void operatorActionsChangeTheDatabase()

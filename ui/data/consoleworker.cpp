@@ -144,24 +144,31 @@ void ConsoleWorker::readEvents()
     }
 }
 
-template <typename F> void ConsoleWorker::guarded(quint64 serial, F&& body)
+template <typename F, typename Fail> void ConsoleWorker::guarded(F&& body, Fail&& fail)
 {
     if (!ensureConnected()) {
-        emit requestFailed(serial, m_state.message);
+        fail(m_state.message);
         return;
     }
     QElapsedTimer timer;
     timer.start();
+    // Nothing may escape: an exception thrown through a queued slot would end
+    // the worker's event loop, and with it every view.
     try {
         body();
         m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     } catch (const relctl::Error& e) {
         if (e.code() == relctl::ExitCode::Unavailable)
             dropConnection(q(e.what()));
-        emit requestFailed(serial, q(e.what()));
+        fail(q(e.what()));
     } catch (const std::exception& e) {
-        emit requestFailed(serial, q(e.what()));
+        fail(q(e.what()));
     }
+}
+
+template <typename F> void ConsoleWorker::guarded(quint64 serial, F&& body)
+{
+    guarded(std::forward<F>(body), [&](const QString& message) { emit requestFailed(serial, message); });
 }
 
 void ConsoleWorker::loadEnvironments(quint64 serial)
@@ -211,35 +218,31 @@ void ConsoleWorker::loadApprovals(quint64 serial)
 
 void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
 {
-    if (!ensureConnected()) {
-        emit actionFinished(serial, false, m_state.message);
-        return;
-    }
-    try {
-        const std::string env = s(a.env), by = s(a.by), reason = s(a.reason);
-        switch (a.kind) {
-        case ConsoleAction::Kind::Approve:
-            m_db->decide(a.request, true, by, reason.empty() ? std::nullopt : std::optional(reason));
-            break;
-        case ConsoleAction::Kind::Deny:
-            m_db->decide(a.request, false, by, reason);
-            break;
-        case ConsoleAction::Kind::Revoke:
-            m_db->revoke(env, by, reason);
-            break;
-        case ConsoleAction::Kind::Freeze:
-            m_db->freeze(env, by, reason);
-            break;
-        case ConsoleAction::Kind::Unfreeze:
-            m_db->unfreeze(env, by);
-            break;
-        }
-        emit actionFinished(serial, true, QString());
-    } catch (const relctl::Error& e) {
-        if (e.code() == relctl::ExitCode::Unavailable)
-            dropConnection(q(e.what()));
-        emit actionFinished(serial, false, q(e.what()));
-    }
+    // Answered with actionFinished either way: the window tells the operator
+    // what was refused and why.
+    guarded(
+        [&] {
+            const std::string env = s(a.env), by = s(a.by), reason = s(a.reason);
+            switch (a.kind) {
+            case ConsoleAction::Kind::Approve:
+                m_db->decide(a.request, true, by, reason.empty() ? std::nullopt : std::optional(reason));
+                break;
+            case ConsoleAction::Kind::Deny:
+                m_db->decide(a.request, false, by, reason);
+                break;
+            case ConsoleAction::Kind::Revoke:
+                m_db->revoke(env, by, reason);
+                break;
+            case ConsoleAction::Kind::Freeze:
+                m_db->freeze(env, by, reason);
+                break;
+            case ConsoleAction::Kind::Unfreeze:
+                m_db->unfreeze(env, by);
+                break;
+            }
+            emit actionFinished(serial, true, QString());
+        },
+        [&](const QString& message) { emit actionFinished(serial, false, message); });
 }
 
 void ConsoleWorker::sleepOnServer(quint64 serial, double seconds)

@@ -119,6 +119,10 @@ private:
     void connectNow();
     void dropConnection(const QString& why);
     void readEvents();
+    // Runs body on a live connection; a failure reaches fail(message), a lost
+    // connection being dropped first so the retry timer takes over.
+    template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
+    // The same, answering a failure with requestFailed(serial, ...).
     template <typename F> void guarded(quint64 serial, F&& body);
 
     ConnectionTarget m_target;
