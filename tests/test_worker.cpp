@@ -191,6 +191,35 @@ private slots:
         QVERIFY(!finished.first().at(1).toBool());
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("prod.csv")});
     }
+
+    // The exporter follows a connection switch without holding an idle
+    // connection to the new database, and exports from it on request.
+    void exporterFollowsATargetSwitchLazily()
+    {
+        TestDatabase first, second;
+        second.exec("INSERT INTO relctl.events (env, operation, outcome) "
+                    "SELECT 'qa', 'renew', 'accepted' FROM generate_series(1, 7)");
+        Running r(first.dsn());
+        r.worker->setLive(false);
+        QSignalSpy finished(r.worker, &ConsoleWorker::exportFinished);
+        QMetaObject::invokeMethod(
+            r.worker, "setTarget", Qt::BlockingQueuedConnection,
+            Q_ARG(ConnectionTarget, ConnectionTarget::fromDsn(QString::fromStdString(second.dsn()))));
+        const std::string others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND pid <> pg_backend_pid()";
+        QCOMPARE(second.count(others), 0LL);
+
+        QTemporaryDir dir;
+        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 1),
+                                  Q_ARG(QString, dir.filePath(QStringLiteral("qa.json"))), Q_ARG(bool, true),
+                                  Q_ARG(relctl::AuditFilter, relctl::AuditFilter{}),
+                                  Q_ARG(relctl::AuditSort, relctl::AuditSort{}),
+                                  Q_ARG(ExportCancelFlag, std::make_shared<std::atomic<bool>>(false)));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QVERIFY2(finished.first().at(1).toBool(), qPrintable(finished.first().at(3).toString()));
+        QCOMPARE(finished.first().at(2).toLongLong(), 7);
+        QCOMPARE(second.count(others), 1LL); // the exporter's own, now that it exported
+    }
 };
 
 QTEST_GUILESS_MAIN(TestWorker)

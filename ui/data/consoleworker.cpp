@@ -61,7 +61,14 @@ void ConsoleWorker::setTarget(const ConnectionTarget& target)
     m_listener.reset();
     m_db.reset();
     m_state = ConnectionState{};
-    connectNow();
+    // A worker without live updates (the exporter) connects on its next
+    // request, not now: it would only hold an idle connection.
+    if (m_live) {
+        connectNow();
+    } else {
+        m_retry->stop();
+        m_state.target = m_target.describe();
+    }
 }
 
 void ConsoleWorker::connectNow()
