@@ -163,6 +163,30 @@ private slots:
         QVERIFY(!described.contains(QStringLiteral("s3")));
     }
 
+    // The default is described by where it leads now, by the CLI's rule.
+    void theDefaultSaysWhereItLeads()
+    {
+        const QStringList names{QStringLiteral("RELCTL_DSN"), QStringLiteral("PGHOST"),
+                                QStringLiteral("PGSERVICE"), QStringLiteral("PGDATABASE")};
+        QHash<QString, QByteArray> saved;
+        for (const QString& name : names) {
+            if (qEnvironmentVariableIsSet(name.toLatin1().constData()))
+                saved.insert(name, qgetenv(name.toLatin1().constData()));
+            qunsetenv(name.toLatin1().constData());
+        }
+        const ConnectionTarget target;
+        QCOMPARE(target.describe(), QStringLiteral("relctl's default: the embedded database"));
+        qputenv("PGHOST", "/run/postgresql");
+        QCOMPARE(target.describe(), QStringLiteral("relctl's default: libpq's PG* variables"));
+        qputenv("RELCTL_DSN", "host=db user=ops password=s3");
+        QCOMPARE(target.describe(), QStringLiteral("relctl's default: host=db user=ops password=***"));
+        for (const QString& name : names) {
+            qunsetenv(name.toLatin1().constData());
+            if (saved.contains(name))
+                qputenv(name.toLatin1().constData(), saved.value(name));
+        }
+    }
+
     void anEditedDsnKeepsTheSavedPassword_data()
     {
         QTest::addColumn<QString>("saved");

@@ -86,11 +86,33 @@ void ConnectionTarget::save(QSettings& settings) const
     }
 }
 
+namespace {
+
+// The CLI's rule for the default, without side effects: $RELCTL_DSN, else
+// the embedded database unless libpq's PG* variables name one (an empty DSN).
+ConnectionTarget effective(const ConnectionTarget& target)
+{
+    if (target.kind != ConnectionTarget::Kind::Default)
+        return target;
+    if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
+        return ConnectionTarget::fromDsn(QString::fromLocal8Bit(env));
+    if (relctl::embeddedIsDefault())
+        return ConnectionTarget::embedded();
+    return {ConnectionTarget::Kind::Dsn, QString()};
+}
+
+} // namespace
+
 QString ConnectionTarget::describe() const
 {
     switch (kind) {
-    case Kind::Default:
-        return QObject::tr("relctl's default ($RELCTL_DSN, PG* variables, else the embedded database)");
+    case Kind::Default: {
+        // Where the default leads here and now, as resolve() decides.
+        const ConnectionTarget chosen = effective(*this);
+        if (chosen.kind == Kind::Dsn && chosen.dsn.isEmpty())
+            return QObject::tr("relctl's default: libpq's PG* variables");
+        return QObject::tr("relctl's default: %1").arg(chosen.describe());
+    }
     case Kind::Embedded:
         return QObject::tr("the embedded database");
     case Kind::Dsn:
@@ -116,17 +138,8 @@ ConnectionTarget ConnectionTarget::fromEditedDsn(const QString& edited, const Co
 
 std::string ConnectionTarget::resolve() const
 {
-    switch (kind) {
-    case Kind::Dsn:
-        return dsn.toStdString();
-    case Kind::Embedded:
+    const ConnectionTarget chosen = effective(*this);
+    if (chosen.kind == Kind::Embedded)
         return relctl::EmbeddedCluster::forCurrentUser().ensureRunning();
-    case Kind::Default:
-        break;
-    }
-    if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
-        return env;
-    if (relctl::embeddedIsDefault())
-        return relctl::EmbeddedCluster::forCurrentUser().ensureRunning();
-    return {}; // libpq's PG* variables
+    return chosen.dsn.toStdString(); // empty: libpq's PG* variables
 }
