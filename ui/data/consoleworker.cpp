@@ -264,27 +264,18 @@ void ConsoleWorker::exportAudit(quint64 serial, const QString& path, bool json,
                                 const relctl::AuditFilter& filter, const relctl::AuditSort& sort,
                                 const ExportCancelFlag& cancel)
 {
-    if (!ensureConnected()) {
-        emit exportFinished(serial, false, 0, m_state.message);
-        return;
-    }
     relctl::AuditExportOptions options;
     options.filter = filter;
     options.sort = sort;
     options.format = json ? relctl::AuditExportFormat::Json : relctl::AuditExportFormat::Csv;
     options.cancel = cancel.get();
     options.progress = [&](std::int64_t rows) { emit exportProgress(serial, rows); };
-    try {
-        relctl::ConsoleQueries queries(*m_db);
-        const std::int64_t rows = relctl::exportAuditFile(queries, options, s(path));
-        emit exportFinished(serial, true, rows, QString());
-    } catch (const relctl::AuditExportCancelled& e) {
-        emit exportFinished(serial, false, 0, q(e.what()));
-    } catch (const relctl::Error& e) {
-        if (e.code() == relctl::ExitCode::Unavailable)
-            dropConnection(q(e.what()));
-        emit exportFinished(serial, false, 0, q(e.what()));
-    } catch (const std::exception& e) {
-        emit exportFinished(serial, false, 0, q(e.what()));
-    }
+    // A cancel (AuditExportCancelled) fails like any other error, with its message.
+    guarded(
+        [&] {
+            relctl::ConsoleQueries queries(*m_db);
+            const std::int64_t rows = relctl::exportAuditFile(queries, options, s(path));
+            emit exportFinished(serial, true, rows, QString());
+        },
+        [&](const QString& message) { emit exportFinished(serial, false, 0, message); });
 }
