@@ -21,15 +21,17 @@ private slots:
         TestDatabase db(TestDatabase::Schema::Empty);
         const auto& bundled = relctl::bundledMigrations();
         QVERIFY(!bundled.empty());
+        const std::size_t steps = bundled.size() + relctl::bundledModules().size();
+        QVERIFY(relctl::bundledModules().size() > 1);
 
         json status = runRelctl(db, {"--json", "migrate", "--status"}).json();
-        QCOMPARE(status["migrations"].size(), bundled.size());
+        QCOMPARE(status["migrations"].size(), steps);
         for (const json& m : status["migrations"])
             QCOMPARE(m["state"].get<std::string>(), std::string("pending"));
 
         RunResult first = runRelctl(db, {"--json", "migrate"});
         QCOMPARE(first.exitCode, 0);
-        QCOMPARE(first.json()["applied"].size(), bundled.size());
+        QCOMPARE(first.json()["applied"].size(), steps);
         RunResult second = runRelctl(db, {"--json", "migrate"});
         QCOMPARE(second.exitCode, 0);
         QCOMPARE(second.json()["applied"].size(), std::size_t(0));
@@ -50,14 +52,14 @@ private slots:
     {
         TestDatabase db(TestDatabase::Schema::Empty);
         std::vector<relctl::Migration> set{{1, "0001_first", "CREATE TABLE relctl.first (id int);"}};
-        relctl::Database(db.dsn()).migrate(set);
+        relctl::Database(db.dsn()).migrate(set, {});
 
         set[0].sql += "\n-- edited after it was applied\n";
         set.push_back({2, "0002_second", "CREATE TABLE relctl.second (id int);"});
         relctl::Database conn(db.dsn());
         bool refused = false;
         try {
-            conn.migrate(set);
+            conn.migrate(set, {});
         } catch (const relctl::Error& e) {
             refused = std::string(e.what()).find("0001_first was changed after it was applied") !=
                       std::string::npos;
@@ -69,7 +71,7 @@ private slots:
             db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'second'"),
             0LL);
 
-        auto states = conn.migrationStatus(set);
+        auto states = conn.migrationStatus(set, {});
         QCOMPARE(states.size(), std::size_t(2));
         QCOMPARE(states[0].state, std::string("changed"));
         QCOMPARE(states[1].state, std::string("pending"));
@@ -85,7 +87,7 @@ private slots:
         relctl::Database conn(db.dsn());
         bool failed = false;
         try {
-            conn.migrate(set);
+            conn.migrate(set, {});
         } catch (const relctl::Error&) {
             failed = true;
         }
@@ -97,8 +99,8 @@ private slots:
             db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'half'"),
             0LL);
         // A newer migration the build does not know is reported, not an error.
-        relctl::Database(db.dsn()).migrate({set[0]});
-        auto states = relctl::Database(db.dsn()).migrationStatus({});
+        relctl::Database(db.dsn()).migrate({set[0]}, {});
+        auto states = relctl::Database(db.dsn()).migrationStatus({}, {});
         QCOMPARE(states.size(), std::size_t(1));
         QCOMPARE(states[0].state, std::string("unknown"));
     }
@@ -128,7 +130,7 @@ private slots:
             appliedTotal += n;
             applyingRuns += n > 0 ? 1 : 0;
         }
-        QCOMPARE(appliedTotal, relctl::bundledMigrations().size());
+        QCOMPARE(appliedTotal, relctl::bundledMigrations().size() + relctl::bundledModules().size());
         QCOMPARE(applyingRuns, 1);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.schema_migrations"),
                  static_cast<long long>(relctl::bundledMigrations().size()));

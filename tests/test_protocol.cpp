@@ -295,7 +295,11 @@ private slots:
         // The reply is lost: the job asks what became of its op id, then retries it.
         json shown = relctl(db, {"--json", "op", "show", "ci-123-acquire"}).json();
         QCOMPARE(shown["status"].get<std::string>(), std::string("recorded"));
-        QCOMPARE(shown["outcome"]["handle"], first["handle"]);
+        QCOMPARE(shown["outcome"]["token"], first["token"]);
+        // An op id is no credential: what it shows never holds the lease's id.
+        QVERIFY(!shown["outcome"].contains("handle"));
+        QVERIFY(shown.dump().find(first["lease_id"].get<std::string>()) == std::string::npos);
+        // The retry (from where the first attempt ran: it has its request secret) gets it.
         RunResult retry = relctl(db, acquire);
         QCOMPARE(retry.exitCode, 0);
         QCOMPARE(retry.json()["handle"], first["handle"]);

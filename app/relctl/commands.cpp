@@ -221,7 +221,8 @@ private:
         }
         reply["migrations"] = json::array();
         for (const MigrationState& s : states) {
-            reply["migrations"].push_back({{"version", s.version},
+            reply["migrations"].push_back({{"kind", s.kind},
+                                           {"version", s.version},
                                            {"name", s.name},
                                            {"checksum", s.checksum},
                                            {"applied_at", s.appliedAt ? json(*s.appliedAt) : json()},

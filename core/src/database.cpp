@@ -112,6 +112,9 @@ Outcome Database::acquire(const AcquireRequest& r)
 {
     const bool wait = r.wait && r.wait->count() > 0;
     const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
+    // A generated op id can never be retried: its secret need not be kept.
+    const std::string secret =
+        !r.secret.empty() ? r.secret : r.opId.empty() ? newOperationId() + newOperationId() : requestSecret(opId);
     const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
     // LISTEN before the first evaluation: a handover committed between that
     // evaluation and a later LISTEN would otherwise be missed.
@@ -119,11 +122,11 @@ Outcome Database::acquire(const AcquireRequest& r)
     if (wait)
         listener.emplace(d->conn, r.env);
     nlohmann::json reply =
-        d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8)", r.env, r.job, r.release,
-                r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait);
+        d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env, r.job,
+                r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait, secret);
     if (!wait)
         return Outcome::fromReply(std::move(reply));
-    return d->waitInQueue(*listener, std::move(reply), deadline);
+    return d->waitInQueue(*listener, std::move(reply), deadline, secret);
 }
 
 Outcome Database::renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl)

@@ -71,8 +71,10 @@ struct Database::Impl
     // Waits in the environment's queue until the queued candidate of `reply`
     // is granted or refused, or the deadline passes (then it leaves the queue
     // and the outcome is busy). See queue.cpp.
+    // The candidate is re-evaluated with the request's secret: the server
+    // hands a candidate's lease only to the session and secret that queued it.
     Outcome waitInQueue(QueueListener& listener, nlohmann::json reply,
-                        std::chrono::steady_clock::time_point deadline);
+                        std::chrono::steady_clock::time_point deadline, const std::string& secret);
 
     // Rethrows the exception in flight as a relctl::Error.
     [[noreturn]] static void translateCurrentException();

@@ -10,7 +10,7 @@ ExitCode exitCodeForReason(std::string_view reason)
         return ExitCode::Stale;
     if (reason == "DISPATCH_FROZEN")
         return ExitCode::Frozen;
-    if (reason == "BAD_LEASE_ID" || reason == "UNKNOWN_LEASE")
+    if (reason == "BAD_LEASE_ID" || reason == "UNKNOWN_LEASE" || reason == "REQUEST_SECRET_MISMATCH")
         return ExitCode::BadCredentials;
     if (reason.starts_with("LEASE_") || reason == "NO_LEASE")
         return ExitCode::LeaseLost;

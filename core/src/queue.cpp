@@ -32,7 +32,8 @@ void QueueListener::operator()(const std::string& payload, int)
         woken = true;
 }
 
-Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json reply, Clock::time_point deadline)
+Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json reply, Clock::time_point deadline,
+                                    const std::string& secret)
 {
     try {
         while (reply.value("status", std::string()) == "queued") {
@@ -51,14 +52,14 @@ Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json repl
                                         static_cast<long>(left.count() % 1'000'000));
             }
             if (!listener.woken && Clock::now() >= deadline) {
-                call(true, "SELECT relctl.leave_queue($1)", candidate);
+                call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);
                 reply["status"] = "busy";
                 reply["message"] =
                     "still waiting when --wait ran out: " + reply.value("message", std::string());
                 return Outcome::fromReply(std::move(reply));
             }
-            reply = call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb)", candidate,
-                         client.toJson().dump());
+            reply = call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb, $3)", candidate,
+                         client.toJson().dump(), secret);
         }
         return Outcome::fromReply(std::move(reply));
     } catch (...) {

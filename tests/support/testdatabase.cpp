@@ -37,9 +37,27 @@ TestDatabase::TestDatabase(Schema schema)
         pqxx::nontransaction(admin).exec("CREATE DATABASE " + m_name);
     }
     // In a libpq keyword/value string the last occurrence of a keyword wins.
-    m_dsn = clusterDsn() + " dbname=" + m_name;
-    if (schema == Schema::Migrated)
-        relctl::Database(m_dsn).migrate();
+    m_adminDsn = clusterDsn() + " dbname=" + m_name;
+    m_dsn = m_adminDsn;
+    if (schema == Schema::Migrated) {
+        relctl::Database(m_adminDsn).migrate();
+        createLogins();
+        m_dsn = m_adminDsn + " user=relctl_test_manager";
+    }
+}
+
+void TestDatabase::createLogins() const
+{
+    // Logins are cluster-wide and tests run in parallel: create each once,
+    // tolerating a concurrent test that creates it at the same moment. The
+    // test cluster trusts local connections, so they need no password.
+    exec("DO $$ DECLARE r text[]; BEGIN "
+         "FOREACH r SLICE 1 IN ARRAY ARRAY[['relctl_test_manager', 'relctl_manager'], "
+         "['relctl_test_job', 'relctl_job'], ['relctl_test_reviewer', 'relctl_reviewer']] LOOP "
+         "IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r[1]) THEN "
+         "BEGIN EXECUTE format('CREATE ROLE %I LOGIN IN ROLE %I', r[1], r[2]); "
+         "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END; END IF; "
+         "END LOOP; END $$");
 }
 
 TestDatabase::~TestDatabase()
@@ -54,7 +72,7 @@ TestDatabase::~TestDatabase()
 
 void TestDatabase::exec(const std::string& sql) const
 {
-    pqxx::connection c(m_dsn);
+    pqxx::connection c(m_adminDsn);
     pqxx::work tx(c);
     tx.exec(sql);
     tx.commit();
@@ -62,7 +80,7 @@ void TestDatabase::exec(const std::string& sql) const
 
 std::vector<std::vector<std::string>> TestDatabase::rows(const std::string& sql) const
 {
-    pqxx::connection c(m_dsn);
+    pqxx::connection c(m_adminDsn);
     pqxx::read_transaction tx(c);
     std::vector<std::vector<std::string>> out;
     for (const pqxx::row& row : tx.exec(sql)) {

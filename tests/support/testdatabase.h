@@ -18,7 +18,18 @@ public:
     TestDatabase(const TestDatabase&) = delete;
     TestDatabase& operator=(const TestDatabase&) = delete;
 
+    // What the code under test connects with. For a migrated database a login
+    // that is no superuser and owns nothing, with the relctl_manager group
+    // role (which includes relctl_job and relctl_reviewer): the protocol is
+    // exercised through its functions' own privileges. For an empty database
+    // the administrator, since migrating is administration.
     const std::string& dsn() const { return m_dsn; }
+    // The cluster's superuser on this database: the tests' own window on
+    // every table (exec, rows, ...), and migrations.
+    const std::string& adminDsn() const { return m_adminDsn; }
+    // Logins with one group role each: relctl_job, relctl_reviewer.
+    std::string jobDsn() const { return m_adminDsn + " user=relctl_test_job"; }
+    std::string reviewerDsn() const { return m_adminDsn + " user=relctl_test_reviewer"; }
     const std::string& name() const { return m_name; }
 
     void exec(const std::string& sql) const;
@@ -34,6 +45,9 @@ public:
     static std::string clusterDsn();
 
 private:
+    void createLogins() const;
+
     std::string m_name;
     std::string m_dsn;
+    std::string m_adminDsn;
 };

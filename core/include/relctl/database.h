@@ -24,10 +24,15 @@ public:
     Database& operator=(Database&&) noexcept;
 
     // Schema. Migrations run one per transaction under a session advisory lock,
-    // so concurrent runs wait for each other and the later one finds nothing to do.
-    MigrationReport migrate(const std::vector<Migration>& migrations = bundledMigrations());
-    std::vector<MigrationState>
-    migrationStatus(const std::vector<Migration>& migrations = bundledMigrations());
+    // so concurrent runs wait for each other and the later one finds nothing to
+    // do. After them, the function modules are re-applied, together in one
+    // transaction, when any of them changed or a migration was applied. Needs
+    // a superuser (it creates the group roles and hands everything to the
+    // NOLOGIN owner role).
+    MigrationReport migrate(const std::vector<Migration>& migrations = bundledMigrations(),
+                            const std::vector<SchemaModule>& modules = bundledModules());
+    std::vector<MigrationState> migrationStatus(const std::vector<Migration>& migrations = bundledMigrations(),
+                                                const std::vector<SchemaModule>& modules = bundledModules());
 
     // Environments
     nlohmann::json addEnvironment(const EnvironmentSpec& spec);

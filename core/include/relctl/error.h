@@ -17,7 +17,7 @@ enum class ExitCode : int {
     Stale = 4,          // STALE_GENERATION
     LeaseLost = 5,      // LEASE_EXPIRED, LEASE_SUPERSEDED, LEASE_RELEASED, LEASE_REVOKED
     Frozen = 6,         // reserved: dispatch frozen
-    BadCredentials = 7, // BAD_LEASE_ID, UNKNOWN_LEASE
+    BadCredentials = 7, // BAD_LEASE_ID, UNKNOWN_LEASE, REQUEST_SECRET_MISMATCH
     OpConflict = 8,     // an operation id reused for a different request
     Unavailable = 9,    // the database cannot be reached (or the outcome of a write is unknown)
 };

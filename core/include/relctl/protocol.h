@@ -41,6 +41,8 @@ struct AcquireRequest
     // How long to wait in the environment's queue when it is busy; empty or
     // zero: answer busy at once.
     std::optional<std::chrono::milliseconds> wait;
+    // The request's secret (see requestSecret()); requestSecret(opId) when empty.
+    std::string secret;
 };
 
 struct PublishRequest
@@ -104,6 +106,16 @@ struct Outcome
 
 // A fresh operation id: 128 random bits in hex.
 std::string newOperationId();
+
+// The secret of the request an op id names. A retry of an acquire presents it
+// to be given the acquired lease's id again: an op id alone is no credential
+// (migrations/functions/operations.sql). With $RELCTL_OP_KEY (at least 16
+// characters, e.g. a CI secret variable) it is derived from that key and the
+// op id, so a re-run on another machine with the same key proves itself.
+// Otherwise it is random, created on the first use of the op id and kept in
+// $RELCTL_STATE_DIR (default $XDG_STATE_HOME/relctl or ~/.local/state/relctl)
+// as a file of mode 0600, where a retry on the same machine finds it.
+std::string requestSecret(const std::string& opId);
 
 // Reads and validates a manifest (a JSON object of at most 64 KiB) from a file,
 // or standard input for "-". Throws Error(Usage) naming the problem.
