@@ -175,6 +175,9 @@ std::optional<std::string> manifestText(const std::optional<nlohmann::json>& man
         return std::nullopt;
     if (!manifest->is_object())
         throwUsage("a manifest must be a JSON object");
+    // Before dump(), which recurses once per level.
+    if (jsonDepth(*manifest) > kMaxManifestDepth)
+        throwUsage("a manifest may not be nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
     std::string text = manifest->dump();
     if (text.size() > kMaxManifestBytes)
         throwUsage("a manifest may not exceed 64 KiB");
