@@ -9,16 +9,29 @@ namespace relctl {
 namespace {
 
 // The primary message of a server error, without libpq's "ERROR:  " prefix and
-// the CONTEXT lines that follow it.
+// the DETAIL, HINT, CONTEXT and LINE parts that follow it. The primary
+// message itself may span lines when it quotes input: it is kept whole
+// (the CLI escapes control characters when it prints it).
 std::string primaryMessage(const std::string& what)
 {
     std::string text = what;
     for (const char* prefix : {"ERROR:  ", "FATAL:  "})
         if (text.rfind(prefix, 0) == 0)
             text.erase(0, std::string_view(prefix).size());
-    if (auto eol = text.find('\n'); eol != std::string::npos)
-        text.erase(eol);
+    for (const char* part : {"\nDETAIL:  ", "\nHINT:  ", "\nCONTEXT:  ", "\nLINE ", "\nQUERY:  ", "\nLOCATION:  "})
+        if (auto at = text.find(part); at != std::string::npos)
+            text.erase(at);
+    while (!text.empty() && text.back() == '\n')
+        text.pop_back();
     return text;
+}
+
+// libpq's own messages (a failed connection) continue with a hint on the
+// next line: the first line says what happened.
+std::string firstLine(const std::string& what)
+{
+    const std::string text = primaryMessage(what);
+    return text.substr(0, text.find('\n'));
 }
 
 std::optional<std::int64_t> toMillis(const std::optional<std::chrono::milliseconds>& d)
@@ -36,7 +49,7 @@ const std::string kOutcomeUnknown = "the connection was lost during the call; th
 void Database::Impl::connectionLost(bool write, bool stalled, const std::string& what) const
 {
     const std::string detail =
-        stalled ? "no reply from the database within " + formatDuration(callTimeout) : primaryMessage(what);
+        stalled ? "no reply from the database within " + formatDuration(callTimeout) : firstLine(what);
     if (write)
         throw Error(ExitCode::Unavailable, kOutcomeUnknown + detail);
     throw Error(ExitCode::Unavailable, "database unavailable: " + detail);
@@ -51,7 +64,7 @@ void Database::Impl::translateCurrentException()
     } catch (const pqxx::in_doubt_error& e) {
         throw Error(ExitCode::Unavailable, kOutcomeUnknown + primaryMessage(e.what()));
     } catch (const pqxx::broken_connection& e) {
-        throw Error(ExitCode::Unavailable, "database unavailable: " + primaryMessage(e.what()));
+        throw Error(ExitCode::Unavailable, "database unavailable: " + firstLine(e.what()));
     } catch (const pqxx::sql_error& e) {
         const std::string state = e.sqlstate();
         const std::string message = primaryMessage(e.what());
