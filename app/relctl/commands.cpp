@@ -13,6 +13,8 @@
 #include "run.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 
@@ -34,11 +36,11 @@ commands:
   env list
   env show NAME
   lease acquire --env E --job J --release R --generation N [--ttl D] [--wait D] [--op-id ID]
-  lease renew [--lease H] [--ttl D]
-  lease release [--lease H]
+  lease renew [--lease-file FILE] [--ttl D]
+  lease release [--lease-file FILE]
   lease show --env E
   lease revoke --env E --by NAME --reason TEXT
-  publish [--lease H] [--manifest FILE|-] [--op-id ID]
+  publish [--lease-file FILE] [--manifest FILE|-] [--op-id ID]
   publish --env E --job J --release R --generation N [--manifest FILE|-] [--op-id ID]
           (without a lease: only while the environment's serialization is off)
   run --env E --job J --release R --generation N [--ttl D] [--wait D] [--manifest FILE]
@@ -56,8 +58,14 @@ commands:
 
 --dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
 PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
-and started on first use). --lease defaults to $RELCTL_LEASE.
+and started on first use). The lease handle of renew, release and publish comes
+from --lease-file FILE or $RELCTL_LEASE (--lease H also works, but puts the
+secret in the process list: a warning says so).
+Every connection is bounded: connect_timeout 5 s, lock_timeout 10 s,
+statement_timeout 30 s, TCP keepalives; each call waits at most 35 s
+($RELCTL_CALL_TIMEOUT), then exits 9.
 Durations: an integer with ms, s, m or h (a bare integer means seconds).
+A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
 Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
 9 database unavailable.
@@ -90,7 +98,14 @@ public:
         if (command == "publish")
             return publish(
                 Options("publish", rest(1),
-                        {{"lease"}, {"manifest"}, {"op-id"}, {"env"}, {"job"}, {"release"}, {"generation"}}));
+                        {{"lease"},
+                         {"lease-file"},
+                         {"manifest"},
+                         {"op-id"},
+                         {"env"},
+                         {"job"},
+                         {"release"},
+                         {"generation"}}));
         if (command == "manifest") {
             expectSubcommand("manifest", {"show"});
             Options o("manifest show", rest(2), {{"env"}, {"history", false}});
@@ -186,20 +201,54 @@ private:
         throwUsage("invalid --" + name + " \"" + *value + "\": expected " + list);
     }
 
+    // The lease handle is a secret (whoever has it may publish): from
+    // --lease-file or $RELCTL_LEASE it stays out of the process list, which
+    // any user on the machine can read; --lease still works, with a warning.
     Handle handle(const Options& o) const
     {
-        std::optional<std::string> text = o.get("lease");
-        if (!text) {
-            if (const char* env = std::getenv("RELCTL_LEASE"))
-                text = env;
+        if (o.has("lease") && o.has("lease-file"))
+            throwUsage("give either --lease or --lease-file, not both");
+        std::optional<std::string> text;
+        std::string source;
+        if (auto path = o.get("lease-file")) {
+            text = readLeaseFile(*path);
+            source = "in --lease-file " + *path;
+        } else if ((text = o.get("lease"))) {
+            std::cerr << "relctl: warning: --lease puts the lease secret in the process list; use "
+                         "RELCTL_LEASE or --lease-file\n";
+            source = "in --lease";
+        } else if (const char* env = std::getenv("RELCTL_LEASE")) {
+            text = env;
+            source = "in RELCTL_LEASE";
         }
         if (!text || text->empty())
-            throwUsage("no lease given: pass --lease HANDLE or set RELCTL_LEASE");
+            throwUsage("no lease given: pass --lease-file FILE or set RELCTL_LEASE");
         auto h = parseHandle(*text);
+        // Not echoed: a near-miss handle still carries most of the secret.
         if (!h)
-            throwUsage("malformed lease handle \"" + *text +
-                       "\": expected ENV:TOKEN:LEASE_ID (32 hex digits)");
+            throwUsage("malformed lease handle " + source + ": expected ENV:TOKEN:LEASE_ID (32 hex digits)");
         return *h;
+    }
+
+    // The handle in a file, surrounding whitespace (a trailing newline) trimmed.
+    static std::string readLeaseFile(const std::string& path)
+    {
+        if (path.empty())
+            throwUsage("--lease-file needs a file name");
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throwUsage("cannot read --lease-file " + path + ": " +
+                       (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+        std::ifstream in(path, std::ios::binary);
+        std::string text(4096, '\0'); // a handle is about 100 bytes: a large file is not one
+        in.read(text.data(), static_cast<std::streamsize>(text.size()));
+        if (in.bad() || !in.is_open())
+            throwUsage("cannot read --lease-file " + path);
+        text.resize(static_cast<std::size_t>(in.gcount()));
+        const auto first = text.find_first_not_of(" \t\r\n");
+        if (first == std::string::npos)
+            throwUsage("--lease-file " + path + " is empty");
+        return text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first);
     }
 
     int migrate()
@@ -215,7 +264,7 @@ private:
             states = report.states;
             reply["applied"] = report.applied;
             for (const std::string& name : report.applied)
-                plain += "applied " + name + "\n";
+                plain += "applied " + escapeControl(name) + "\n";
             if (report.applied.empty())
                 plain += "schema is up to date\n";
         }
@@ -228,7 +277,8 @@ private:
                                            {"applied_at", s.appliedAt ? json(*s.appliedAt) : json()},
                                            {"state", s.state}});
             if (o.has("status"))
-                plain += s.name + " " + s.state + (s.appliedAt ? " " + *s.appliedAt : std::string()) + "\n";
+                plain += escapeControl(s.name + " " + s.state + (s.appliedAt ? " " + *s.appliedAt : std::string())) +
+                         "\n";
         }
         return m_out.success(reply, plain);
     }
@@ -290,7 +340,7 @@ private:
             return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
-            Options o("lease renew", rest(2), {{"lease"}, {"ttl"}});
+            Options o("lease renew", rest(2), {{"lease"}, {"lease-file"}, {"ttl"}});
             Handle h = handle(o);
             auto ttl = o.duration("ttl", true);
             Outcome outcome = database().renew(h, ttl);
@@ -300,7 +350,7 @@ private:
             });
         }
         if (sub == "release") {
-            Options o("lease release", rest(2), {{"lease"}});
+            Options o("lease release", rest(2), {{"lease"}, {"lease-file"}});
             Handle h = handle(o);
             Outcome outcome = database().release(h);
             return m_out.outcome(outcome, [&] {
@@ -343,8 +393,8 @@ private:
     // publish without a lease; freshness is still checked by the server.
     int publishUnserialized(const Options& o)
     {
-        if (o.has("lease"))
-            throwUsage("give either --lease or --env (a publish without a lease), not both");
+        if (o.has("lease") || o.has("lease-file"))
+            throwUsage("give either a lease or --env (a publish without a lease), not both");
         UnserializedPublishRequest r;
         r.env = requireEnvironmentName(o.required("env"));
         r.job = o.required("job");
@@ -355,7 +405,7 @@ private:
         r.opId = o.opIdOrNew();
         Outcome outcome = database().publishUnserialized(r);
         return m_out.outcome(outcome, [&] {
-            return "published " + r.release + " (generation " + std::to_string(r.generation) + ") on " +
+            return "published " + escapeControl(r.release) + " (generation " + std::to_string(r.generation) + ") on " +
                    r.env + " without a lease (serialization off)" +
                    (outcome.replayed() ? " (replayed)" : "") + "\n";
         });
@@ -427,9 +477,8 @@ private:
 
 int run(int argc, char** argv)
 {
-    // Bound every connection attempt (libpq waits forever by default) unless
-    // the caller chose otherwise; the connection string may still override it.
-    setenv("PGCONNECT_TIMEOUT", "5", 0);
+    // Core bounds every connection attempt and call (connect_timeout 5 s
+    // unless PGCONNECT_TIMEOUT or the connection string says otherwise).
     setenv("PGAPPNAME", "relctl", 0);
     configureLogging();
 

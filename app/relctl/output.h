@@ -12,8 +12,43 @@ namespace relctl::cli {
 
 using nlohmann::json;
 
+// Control characters in text that echoes input or database values, made
+// visible: \n, \r and \t as those two characters, the others as \xHH. What a job
+// or a server passes through relctl then cannot start a line of its own in a
+// CI log or drive the terminal. keepNewlines: a rendering's own line breaks.
+inline std::string escapeControl(const std::string& text, bool keepNewlines = false)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n' && keepNewlines)
+            out += '\n';
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c < 0x20 || c == 0x7f)
+            out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+        else
+            out += ch;
+    }
+    return out;
+}
+
+// JSON output: invalid UTF-8 echoed from input is replaced rather than
+// making the dump throw.
+inline std::string dumpJson(const json& j)
+{
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // Writes replies: the JSON object itself with --json, a plain rendering
 // otherwise; failures as one line on stderr (and an error object with --json).
+// Plain text and stderr lines are escaped here, at the edge (escapeControl).
 class Output
 {
 public:
@@ -22,16 +57,16 @@ public:
     int success(const json& body, const std::string& plain) const
     {
         if (m_json)
-            std::cout << body.dump() << '\n';
+            std::cout << dumpJson(body) << '\n';
         else
-            std::cout << plain;
+            std::cout << escapeControl(plain, true);
         return 0;
     }
 
     int failure(ExitCode code, const std::string& error, const std::string& message,
                 json extra = json::object()) const
     {
-        std::cerr << "relctl: " << message << '\n';
+        std::cerr << "relctl: " << escapeControl(message) << '\n';
         if (m_json) {
             json out{{"error", error}, {"message", message}};
             if (extra.is_object()) {
@@ -40,7 +75,7 @@ public:
                 for (auto& [key, value] : extra.items())
                     out[key] = value;
             }
-            std::cout << out.dump() << '\n';
+            std::cout << dumpJson(out) << '\n';
         }
         return static_cast<int>(code);
     }

@@ -1,5 +1,7 @@
 #include "render.h"
 
+#include "output.h"
+
 #include <sstream>
 
 namespace relctl::cli::render {
@@ -24,7 +26,9 @@ std::string text(const json& j, const char* key)
     const json& v = field(j, key);
     if (v.is_null())
         return "-";
-    return v.is_string() ? v.get<std::string>() : v.dump();
+    // Values are escaped here, where they enter a rendering: the rendering's
+    // own line breaks must survive the escaping at the output edge.
+    return escapeControl(v.is_string() ? v.get<std::string>() : dumpJson(v));
 }
 
 namespace {

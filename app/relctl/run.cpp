@@ -68,6 +68,26 @@ RunSpec parseRun(const std::vector<std::string>& words)
     return spec;
 }
 
+// What `run` prints never names the lease id: the handle is the command's
+// secret (in its environment), not something for a CI log. The env and the
+// fencing token identify the lease.
+json withoutLeaseSecret(json j)
+{
+    std::vector<json*> pending{&j};
+    while (!pending.empty()) {
+        json* v = pending.back();
+        pending.pop_back();
+        if (v->is_object()) {
+            v->erase("handle");
+            v->erase("lease_id");
+        }
+        if (v->is_structured())
+            for (json& child : *v)
+                pending.push_back(&child);
+    }
+    return j;
+}
+
 std::string signalName(int sig)
 {
     switch (sig) {
@@ -157,12 +177,13 @@ public:
         // Before the lease exists and before any thread: from here on SIGINT
         // and SIGTERM are seen (and answered by releasing the lease), never fatal.
         SignalWatch signals;
+        m_signals = &signals;
         m_db.emplace(m_context.connect());
         const auto sent = BootClock::now();
         const Outcome acquired = acquire(signals);
         const auto answered = BootClock::now();
         if (!acquired.accepted())
-            return m_out.outcome(acquired, [] { return std::string(); });
+            return printOutcome(acquired);
         auto handle = parseHandle(acquired.body.value("handle", std::string()));
         if (!handle)
             throw Error(ExitCode::Internal, "unexpected acquire reply: " + acquired.body.dump());
@@ -222,7 +243,7 @@ private:
             const Outcome renewed = m_db->renew(m_handle, m_ttl);
             if (!renewed.accepted()) {
                 release("lease lost before the command started");
-                return m_out.outcome(renewed, [] { return std::string(); });
+                return printOutcome(renewed);
             }
         }
         Heartbeat heartbeat(m_context.connect, m_handle, m_ttl, lastSend);
@@ -255,7 +276,7 @@ private:
             release("command exited with " + std::to_string(end.code));
             return m_out.failure(static_cast<ExitCode>(end.code), "command_failed",
                                  text + "; nothing was published and the lease was released",
-                                 {{"handle", m_handle.toString()}, {"exit_code", end.code}});
+                                 {{"env", m_handle.env}, {"token", m_handle.token}, {"exit_code", end.code}});
         }
         return publishAndRelease(&heartbeat);
     }
@@ -297,9 +318,10 @@ private:
         }
         const std::string state = release(published.accepted() ? "" : "publish refused: " + published.reason);
         if (!published.accepted())
-            return m_out.outcome(published, [] { return std::string(); });
-        json body = published.body;
-        body["handle"] = m_handle.toString();
+            return printOutcome(published);
+        json body = withoutLeaseSecret(published.body);
+        body["env"] = m_handle.env;
+        body["token"] = m_handle.token;
         body["lease_state"] = state;
         diagnostic("published " + m_spec.acquire.release + " (generation " +
                    std::to_string(m_spec.acquire.generation) + ") on " + m_handle.env + " with token " +
@@ -314,7 +336,7 @@ private:
         release("lease lost: " + reason);
         return m_out.failure(ExitCode::LeaseLost, reason,
                              heartbeat.lostMessage() + "; " + what + " and nothing was published",
-                             {{"handle", m_handle.toString()}, {"token", m_handle.token}});
+                             {{"env", m_handle.env}, {"token", m_handle.token}});
     }
 
     int cancelled(int sig, const std::string& what)
@@ -323,33 +345,74 @@ private:
         return m_out.failure(static_cast<ExitCode>(128 + sig), "cancelled",
                              "cancelled by " + signalName(sig) + ": " + what +
                                  ", nothing was published and the lease was released",
-                             {{"handle", m_handle.toString()}, {"token", m_handle.token}});
+                             {{"env", m_handle.env}, {"token", m_handle.token}});
+    }
+
+    int printOutcome(const Outcome& o) const
+    {
+        return m_out.outcome(Outcome{o.code, o.reason, withoutLeaseSecret(o.body)}, [] { return std::string(); });
     }
 
     // Releases the wrapper's own lease (idempotent on the server) and returns
-    // its state. Never throws: a lease that cannot be released runs out by
-    // itself within its TTL, and the run's outcome is already decided.
+    // its state. Never throws and never blocks for long: a lease that cannot be
+    // released runs out by itself at its expiry, and the run's outcome is
+    // already decided. The release runs on a helper thread (libpq cannot be
+    // interrupted) while this one watches for another SIGINT or SIGTERM, which
+    // ends the wrapper at once: a job being cancelled is not kept waiting.
     std::string release(const std::string& note)
     {
+        std::packaged_task<std::string()> task([this, note] { return releaseBounded(note); });
+        std::future<std::string> result = task.get_future();
+        std::thread worker(std::move(task));
+        while (result.wait_for(20ms) != std::future_status::ready) {
+            if (int sig = m_signals ? pendingCancel(*m_signals) : 0) {
+                diagnostic("received " + signalName(sig) + " while releasing; could not release the lease, " +
+                           expiryNote());
+                std::cout.flush();
+                std::_Exit(128 + sig);
+            }
+        }
+        worker.join();
+        return result.get();
+    }
+
+    // Both attempts together wait at most one call bound (plus connecting):
+    // the second, on a new connection, is made only within what is left of it.
+    std::string releaseBounded(const std::string& note)
+    {
+        const auto budget = m_db ? m_db->callTimeout() : std::chrono::milliseconds(35s);
+        const auto until = std::chrono::steady_clock::now() + budget;
+        std::string why = "no time left";
         for (int attempt = 1; attempt <= 2; ++attempt) {
             try {
-                if (attempt == 2 || !m_db)
+                if (attempt == 2 || !m_db) {
+                    const auto left =
+                        std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+                    if (left.count() <= 0)
+                        break;
                     m_db.emplace(m_context.connect());
+                    m_db->setCallTimeout(std::min(left, m_db->callTimeout()));
+                }
                 const Outcome o = m_db->release(m_handle, note);
                 return o.accepted() ? o.body.value("state", std::string("released")) : o.reason;
             } catch (const std::exception& e) {
-                if (attempt == 2)
-                    diagnostic(std::string("could not release the lease (") + e.what() +
-                               "); it runs out by itself within " + formatDuration(m_ttl));
+                why = e.what();
             }
         }
+        diagnostic("could not release the lease (" + why + "); " + expiryNote());
         return "unreleased";
+    }
+
+    std::string expiryNote() const
+    {
+        return "the lease runs out at its expiry (within " + formatDuration(m_ttl) + ")";
     }
 
     const RunContext& m_context;
     const Output& m_out;
     RunSpec m_spec;
     std::optional<Database> m_db; // the main thread's connection
+    SignalWatch* m_signals = nullptr;
     Handle m_handle;
     milliseconds m_ttl{};
 };

@@ -1,5 +1,7 @@
 #include "run_support.h"
 
+#include "output.h"
+
 #include "relctl/parse.h"
 
 #include <algorithm>
@@ -48,7 +50,7 @@ BootClock::time_point BootClock::now() noexcept
 
 void diagnostic(const std::string& message)
 {
-    std::cerr << ("relctl: " + message + "\n") << std::flush;
+    std::cerr << ("relctl: " + escapeControl(message) + "\n") << std::flush;
 }
 
 Fd::~Fd()

@@ -14,8 +14,8 @@
 
 int main(int argc, char** argv)
 {
-    // Bounded connection attempts, as in relctl.
-    setenv("PGCONNECT_TIMEOUT", "5", 0);
+    // Connection attempts and calls are bounded by core (connect_timeout
+    // 5 s unless PGCONNECT_TIMEOUT or the connection string says otherwise).
     setenv("PGAPPNAME", "release-console", 0);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("relctl"));

@@ -2,37 +2,36 @@
 
 #include "database_impl.h"
 
-#include <libpq-fe.h>
+#include "relctl/parse.h"
 
 namespace relctl {
 
 namespace {
 
 // The primary message of a server error, without libpq's "ERROR:  " prefix and
-// the CONTEXT lines that follow it.
+// the DETAIL, HINT, CONTEXT and LINE parts that follow it. The primary
+// message itself may span lines when it quotes input: it is kept whole
+// (the CLI escapes control characters when it prints it).
 std::string primaryMessage(const std::string& what)
 {
     std::string text = what;
     for (const char* prefix : {"ERROR:  ", "FATAL:  "})
         if (text.rfind(prefix, 0) == 0)
             text.erase(0, std::string_view(prefix).size());
-    if (auto eol = text.find('\n'); eol != std::string::npos)
-        text.erase(eol);
+    for (const char* part : {"\nDETAIL:  ", "\nHINT:  ", "\nCONTEXT:  ", "\nLINE ", "\nQUERY:  ", "\nLOCATION:  "})
+        if (auto at = text.find(part); at != std::string::npos)
+            text.erase(at);
+    while (!text.empty() && text.back() == '\n')
+        text.pop_back();
     return text;
 }
 
-// libpq reports a malformed connection string only when connecting, as a
-// connection failure; check it first so it is reported as invalid input.
-void validateConninfo(const std::string& conninfo)
+// libpq's own messages (a failed connection) continue with a hint on the
+// next line: the first line says what happened.
+std::string firstLine(const std::string& what)
 {
-    char* message = nullptr;
-    PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
-    if (options == nullptr) {
-        std::string text = message ? primaryMessage(message) : std::string("out of memory");
-        PQfreemem(message);
-        throwUsage("invalid connection string: " + text);
-    }
-    PQconninfoFree(options);
+    const std::string text = primaryMessage(what);
+    return text.substr(0, text.find('\n'));
 }
 
 std::optional<std::int64_t> toMillis(const std::optional<std::chrono::milliseconds>& d)
@@ -42,7 +41,19 @@ std::optional<std::int64_t> toMillis(const std::optional<std::chrono::millisecon
     return d->count();
 }
 
+const std::string kOutcomeUnknown = "the connection was lost during the call; the outcome is unknown (retry with "
+                                    "the same --op-id, or check it with `relctl op show`): ";
+
 } // namespace
+
+void Database::Impl::connectionLost(bool write, bool stalled, const std::string& what) const
+{
+    const std::string detail =
+        stalled ? "no reply from the database within " + formatDuration(callTimeout) : firstLine(what);
+    if (write)
+        throw Error(ExitCode::Unavailable, kOutcomeUnknown + detail);
+    throw Error(ExitCode::Unavailable, "database unavailable: " + detail);
+}
 
 void Database::Impl::translateCurrentException()
 {
@@ -51,12 +62,16 @@ void Database::Impl::translateCurrentException()
     } catch (const Error&) {
         throw;
     } catch (const pqxx::in_doubt_error& e) {
-        throw Error(ExitCode::Unavailable,
-                    std::string("the connection was lost while committing; the outcome is unknown "
-                                "(retry with the same --op-id, or check it with `relctl op show`): ") +
-                        e.what());
+        throw Error(ExitCode::Unavailable, kOutcomeUnknown + primaryMessage(e.what()));
     } catch (const pqxx::broken_connection& e) {
-        throw Error(ExitCode::Unavailable, "database unavailable: " + primaryMessage(e.what()));
+        throw Error(ExitCode::Unavailable, "database unavailable: " + firstLine(e.what()));
+    } catch (const pqxx::insufficient_privilege& e) {
+        // libpqxx 6.4 throws this class without its SQLSTATE (42501).
+        throw Error(ExitCode::Internal,
+                    primaryMessage(e.what()) +
+                        ": this database login lacks the relctl role for it (relctl_job runs CI commands, "
+                        "relctl_reviewer reads the audit trail, relctl_manager administers environments; "
+                        "see the README's Security section)");
     } catch (const pqxx::sql_error& e) {
         const std::string state = e.sqlstate();
         const std::string message = primaryMessage(e.what());
@@ -68,6 +83,17 @@ void Database::Impl::translateCurrentException()
             throw Error(ExitCode::Internal,
                         "the database has no relctl schema, or an older one: run `relctl migrate` (" +
                             message + ")");
+        // Both ended the statement, which rolled back: nothing was applied,
+        // and trying again later is the answer.
+        if (state == "55P03")
+            throw Error(ExitCode::Unavailable,
+                        "the environment is locked by another session (lock_timeout ran out); nothing was "
+                        "applied, try again: " +
+                            message);
+        if (state == "57014")
+            throw Error(ExitCode::Unavailable,
+                        "the database cancelled the call (statement_timeout); nothing was applied, try again: " +
+                            message);
         if (state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0)
             throw Error(ExitCode::Unavailable, "database unavailable: " + message);
         throw Error(ExitCode::Internal, "database error " + state + ": " + message);
@@ -80,15 +106,27 @@ void Database::Impl::translateCurrentException()
 
 Database::Database(const std::string& conninfo, ClientContext client)
 {
-    validateConninfo(conninfo);
+    // Both throw Error(Usage) before anything is sent.
+    const std::string bounded = session::boundedConninfo(conninfo);
+    const auto callTimeout = session::callTimeout();
     try {
-        d = std::make_unique<Impl>(conninfo, std::move(client));
+        d = std::make_unique<Impl>(bounded, std::move(client), callTimeout);
     } catch (...) {
         Impl::translateCurrentException();
     }
 }
 
 Database::~Database() = default;
+
+std::chrono::milliseconds Database::callTimeout() const
+{
+    return d->callTimeout;
+}
+
+void Database::setCallTimeout(std::chrono::milliseconds bound)
+{
+    d->callTimeout = bound;
+}
 Database::Database(Database&&) noexcept = default;
 Database& Database::operator=(Database&&) noexcept = default;
 
@@ -119,8 +157,17 @@ Outcome Database::acquire(const AcquireRequest& r)
     // LISTEN before the first evaluation: a handover committed between that
     // evaluation and a later LISTEN would otherwise be missed.
     std::optional<QueueListener> listener;
-    if (wait)
-        listener.emplace(d->conn, r.env);
+    if (wait) {
+        session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
+        try {
+            listener.emplace(d->conn, r.env); // sends LISTEN
+        } catch (const pqxx::broken_connection& e) {
+            d->connectionLost(false, armed.disarm(), e.what());
+        } catch (...) {
+            armed.disarm();
+            Impl::translateCurrentException();
+        }
+    }
     nlohmann::json reply =
         d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env, r.job,
                 r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait, secret);
@@ -151,6 +198,9 @@ std::optional<std::string> manifestText(const std::optional<nlohmann::json>& man
         return std::nullopt;
     if (!manifest->is_object())
         throwUsage("a manifest must be a JSON object");
+    // Before dump(), which recurses once per level.
+    if (jsonDepth(*manifest) > kMaxManifestDepth)
+        throwUsage("a manifest may not be nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
     std::string text = manifest->dump();
     if (text.size() > kMaxManifestBytes)
         throwUsage("a manifest may not exceed 64 KiB");

@@ -3,6 +3,7 @@
 // Private to core: the libpqxx side of Database. Nothing here reaches a public header.
 
 #include "relctl/database.h"
+#include "session.h"
 
 #include <chrono>
 #include <pqxx/pqxx>
@@ -30,43 +31,65 @@ struct Database::Impl
 {
     pqxx::connection conn;
     ClientContext client;
+    std::chrono::milliseconds callTimeout;
+    session::CallWatchdog watchdog; // declared after conn: stopped before the connection closes
 
-    Impl(const std::string& conninfo, ClientContext c) : conn(conninfo), client(std::move(c)) {}
+    Impl(const std::string& conninfo, ClientContext c, std::chrono::milliseconds bound)
+        : conn(conninfo), client(std::move(c)), callTimeout(bound)
+    {
+    }
 
-    // Runs one statement returning one jsonb value in its own transaction,
-    // retrying transient serialisation failures (the transaction rolled back,
-    // so nothing was applied and the retry is safe). Every other database
-    // failure is translated into an Error.
+    // Runs one statement returning one jsonb value, bounded by callTimeout.
+    // A write is that one statement in autocommit: the server commits the
+    // function's work with the statement, in one round trip, so no row lock is
+    // held while a reply or a COMMIT crosses the network. A transient
+    // serialisation failure is retried (the failed statement rolled back, so
+    // nothing was applied). A connection lost during a write leaves its
+    // outcome unknown. Every other database failure is translated into an Error.
     template <typename... Args> nlohmann::json call(bool write, const std::string& sql, Args&&... args)
     {
         for (int attempt = 1;; ++attempt) {
             const auto start = std::chrono::steady_clock::now();
+            session::Armed armed(watchdog, conn.sock(), callTimeout);
             try {
                 nlohmann::json reply;
                 if (write) {
-                    pqxx::work tx(conn);
+                    pqxx::nontransaction tx(conn);
                     pqxx::row row = tx.exec_params1(sql, args...);
                     reply = nlohmann::json::parse(row[0].c_str());
-                    tx.commit();
                 } else {
                     pqxx::read_transaction tx(conn);
                     pqxx::row row = tx.exec_params1(sql, args...);
                     reply = nlohmann::json::parse(row[0].c_str());
                 }
+                armed.disarm();
                 spdlog::debug(
                     "{} ({:.1f} ms)", sql,
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                         .count());
                 return reply;
+            } catch (const pqxx::statement_completion_unknown& e) {
+                armed.disarm();
+                connectionLost(true, false, e.what());
             } catch (const pqxx::transaction_rollback& e) {
+                armed.disarm();
                 spdlog::warn("transaction rolled back (attempt {} of 3): {}", attempt, e.what());
                 if (attempt == 3)
                     translateCurrentException();
+            } catch (const pqxx::broken_connection& e) {
+                connectionLost(write, armed.disarm(), e.what());
+            } catch (const pqxx::in_doubt_error& e) {
+                connectionLost(write, armed.disarm(), e.what());
             } catch (...) {
+                armed.disarm();
                 translateCurrentException();
             }
         }
     }
+
+    // The connection broke during a call (stalled: the call outlived
+    // callTimeout and the watchdog cut it). For a write the outcome is unknown.
+    [[noreturn]] void connectionLost(bool write, bool stalled, const std::string& what) const;
 
     // Waits in the environment's queue until the queued candidate of `reply`
     // is granted or refused, or the deadline passes (then it leaves the queue

@@ -1,6 +1,7 @@
 #include "relctl/embedded.h"
 
 #include "posix.h"
+#include "session.h"
 #include "relctl/database.h"
 #include "relctl/error.h"
 #include "relctl/migrations.h"
@@ -378,7 +379,7 @@ void start(const Layout& at, const fs::path& bin, const Account& server, int log
 void createDatabaseAndMigrate(const Layout& at)
 {
     try {
-        pqxx::connection conn(at.conninfo("postgres"));
+        pqxx::connection conn(session::boundedConninfo(at.conninfo("postgres")));
         pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
         if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'relctl'").empty())
             tx.exec("CREATE DATABASE relctl");

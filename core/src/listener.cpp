@@ -1,6 +1,7 @@
 #include "relctl/listener.h"
 
 #include "relctl/error.h"
+#include "session.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -40,7 +41,7 @@ struct EventListener::Impl
     std::vector<std::string> pending;
     Receiver receiver{conn, pending};
 
-    explicit Impl(const std::string& conninfo) : conn(conninfo) {}
+    explicit Impl(const std::string& conninfo) : conn(session::boundedConninfo(conninfo)) {}
 };
 
 EventListener::EventListener(const std::string& conninfo)

@@ -115,7 +115,6 @@ std::vector<MigrationState> readStates(pqxx::connection& conn, const std::vector
 void applyModules(pqxx::connection& conn, const std::vector<SchemaModule>& modules)
 {
     pqxx::work tx(conn);
-    tx.exec("SET LOCAL lock_timeout = 0");
     // Module order must not matter (functions call each other across modules):
     // bodies are checked once all exist, below.
     tx.exec("SET LOCAL check_function_bodies = off");
@@ -176,6 +175,10 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations,
 {
     MigrationReport report;
     try {
+        // A migration may wait for protocol calls in flight and may take long:
+        // the bounds every relctl session gets (session.h) are for jobs, not for
+        // this administrator's run. They are restored with the lock.
+        pqxx::nontransaction(d->conn).exec("SET lock_timeout = 0; SET statement_timeout = 0");
         pqxx::nontransaction(d->conn).exec(kLockSql);
         // The session lock is released on every exit path; a broken connection
         // releases it on the server by itself.
@@ -186,6 +189,7 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations,
             {
                 try {
                     pqxx::nontransaction(conn).exec(kUnlockSql);
+                    pqxx::nontransaction(conn).exec("RESET lock_timeout; RESET statement_timeout");
                 } catch (...) {
                 }
             }
@@ -218,9 +222,6 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations,
 
         for (const Migration& m : migrations) {
             pqxx::work tx(d->conn);
-            // DDL waits for protocol calls in flight on the same tables; the
-            // database's own lock_timeout (set by 0005) is for jobs, not this.
-            tx.exec("SET LOCAL lock_timeout = 0");
             const pqxx::result row =
                 tx.exec_params("SELECT checksum FROM relctl.schema_migrations WHERE version = $1", m.version);
             if (!row.empty()) {

@@ -1,5 +1,6 @@
 #include "relctl/protocol.h"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace relctl {
 
@@ -177,6 +180,45 @@ std::string requestSecret(const std::string& opId)
     stateError(path, "create");
 }
 
+std::size_t jsonTextDepth(std::string_view text)
+{
+    std::size_t depth = 0, deepest = 0;
+    bool inString = false, escaped = false;
+    for (char c : text) {
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            deepest = std::max(deepest, ++depth);
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+std::size_t jsonDepth(const nlohmann::json& value)
+{
+    std::size_t deepest = 0;
+    std::vector<std::pair<const nlohmann::json*, std::size_t>> pending{{&value, 1}};
+    while (!pending.empty()) {
+        const auto [j, level] = pending.back();
+        pending.pop_back();
+        if (!j->is_structured())
+            continue;
+        deepest = std::max(deepest, level);
+        for (const nlohmann::json& child : *j)
+            pending.emplace_back(&child, level + 1);
+    }
+    return deepest;
+}
+
 nlohmann::json readManifest(const std::string& path)
 {
     if (path.empty())
@@ -203,6 +245,10 @@ nlohmann::json readManifest(const std::string& path)
     const std::string name = path == "-" ? std::string("from standard input") : path;
     if (text.size() > kMaxManifestBytes)
         throwUsage("manifest " + name + " is larger than 65536 bytes (64 KiB), the limit");
+    // Before parsing: a deeply nested document is refused without being built.
+    if (jsonTextDepth(text) > kMaxManifestDepth)
+        throwUsage("manifest " + name + " is nested deeper than " + std::to_string(kMaxManifestDepth) +
+                   " levels, the limit");
     nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
     if (manifest.is_discarded())
         throwUsage("manifest " + name + " is not valid JSON");

@@ -10,18 +10,27 @@
 namespace relctl {
 
 // The typed client of a relctl database. Every protocol operation is one call
-// of a SQL function (see migrations/): one round trip, one transaction, all
-// decisions on the server. One Database belongs to one thread.
+// of a SQL function (see migrations/): one statement in one round trip, one
+// transaction, all decisions on the server. One Database belongs to one thread.
 class Database final
 {
 public:
     // Connects with a libpq connection string (keyword/value or URI; empty:
     // libpq's PG* environment). Throws Error(Usage) for a malformed string and
-    // Error(Unavailable) when the server cannot be reached.
+    // Error(Unavailable) when the server cannot be reached. The session is
+    // bounded (connect, lock and statement timeouts, TCP keepalives) unless
+    // the string sets a bound itself; see README "Timeouts".
     explicit Database(const std::string& conninfo, ClientContext client = ClientContext::current());
     ~Database();
     Database(Database&&) noexcept;
     Database& operator=(Database&&) noexcept;
+
+    // How long one call waits for its reply before the connection is cut and
+    // the call fails with Error(Unavailable) (a write's outcome is then
+    // unknown). Default: a little more than the session's statement_timeout,
+    // or $RELCTL_CALL_TIMEOUT. Afterwards the Database is unusable: connect again.
+    std::chrono::milliseconds callTimeout() const;
+    void setCallTimeout(std::chrono::milliseconds bound);
 
     // Schema. Migrations run one per transaction under a session advisory lock,
     // so concurrent runs wait for each other and the later one finds nothing to

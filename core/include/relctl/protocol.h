@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace relctl {
 
@@ -87,6 +88,16 @@ struct AuditQuery
 };
 
 inline constexpr std::size_t kMaxManifestBytes = 64 * 1024;
+// At most 64 levels of nesting (the object itself is level 1): deeper
+// documents serve no release and make recursive JSON code exhaust its stack.
+inline constexpr std::size_t kMaxManifestDepth = 64;
+
+// The deepest nesting of arrays and objects in JSON text, counted on the raw
+// text (brackets outside strings) without parsing it, so that a hostile
+// document is measured without recursion. Meaningful for valid JSON only.
+std::size_t jsonTextDepth(std::string_view text);
+// The same for a parsed value, walked without recursion.
+std::size_t jsonDepth(const nlohmann::json& value);
 
 // The answer to a protocol operation. Refusals and busy are outcomes, not
 // errors: they carry the reason and everything the database said about it.
@@ -117,8 +128,9 @@ std::string newOperationId();
 // as a file of mode 0600, where a retry on the same machine finds it.
 std::string requestSecret(const std::string& opId);
 
-// Reads and validates a manifest (a JSON object of at most 64 KiB) from a file,
-// or standard input for "-". Throws Error(Usage) naming the problem.
+// Reads and validates a manifest (a JSON object of at most 64 KiB and 64
+// levels of nesting) from a file, or standard input for "-". Throws
+// Error(Usage) naming the problem.
 nlohmann::json readManifest(const std::string& path);
 
 } // namespace relctl

@@ -1,0 +1,571 @@
+// The client side of the trust boundary: nothing waits without a bound (a
+// server that stays silent before or after the connection's startup, a row
+// lock held by another session, the final release of `relctl run`), hostile
+// input is refused before connecting (a manifest nested 30,000 levels deep)
+// or cannot inject lines into a CI log (control characters), and the lease
+// secret stays out of argv and out of `run`'s output. relctl runs as separate
+// OS processes against the real PostgreSQL; the stalls come from a proxy in
+// this process that forwards to the test cluster until told to go silent.
+
+#include "relctl/database.h"
+#include "relctl/error.h"
+#define RELCTL_TEST_NO_SHORT_NAME
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <arpa/inet.h>
+#include <atomic>
+#include <csignal>
+#include <fcntl.h>
+#include <future>
+#include <map>
+#include <mutex>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pqxx/pqxx>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+const char* failure(const RunResult& r)
+{
+    static std::string text;
+    text = "exit " + std::to_string(r.exitCode) + " after " + std::to_string(r.elapsedMs) +
+           " ms\nstdout: " + r.out + "\nstderr: " + r.err;
+    return text.c_str();
+}
+
+bool hasRawControl(const std::string& s, bool allowNewlines)
+{
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && !(allowNewlines && c == '\n')) || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+// The value of keyword `key` in a keyword/value DSN without quoting (as the
+// test cluster's DSN is).
+std::string dsnValue(const std::string& dsn, const std::string& key)
+{
+    const auto at = dsn.find(key + "=");
+    if (at == std::string::npos)
+        return {};
+    const auto start = at + key.size() + 1;
+    return dsn.substr(start, dsn.find(' ', start) - start);
+}
+
+// A TCP proxy on 127.0.0.1 to the test cluster's unix socket, on a thread of
+// its own (relctl runs while the test thread blocks on it). Once stalled, a
+// connection whose startup completed (the server's first ReadyForQuery went
+// through) drops every further byte in both directions without a word: the
+// server looks alive to the kernel and silent to libpq. Connections still in
+// their startup go on normally until their first ReadyForQuery.
+class StallingProxy
+{
+public:
+    explicit StallingProxy(const std::string& clusterDsn)
+        : m_socketPath(dsnValue(clusterDsn, "host") + "/.s.PGSQL." +
+                       (dsnValue(clusterDsn, "port").empty() ? "5432" : dsnValue(clusterDsn, "port")))
+    {
+        m_listen = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (bind(m_listen, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(m_listen, 16) != 0 ||
+            getsockname(m_listen, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+            qFatal("proxy: cannot listen");
+        m_port = ntohs(addr.sin_port);
+        if (pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0)
+            qFatal("proxy: pipe");
+        m_thread = std::thread([this] { loop(); });
+    }
+
+    ~StallingProxy()
+    {
+        m_stopping = true;
+        [[maybe_unused]] auto n = write(m_wake[1], "x", 1);
+        m_thread.join();
+        for (auto& [fd, pair] : m_pairs)
+            close(fd);
+        close(m_listen);
+        close(m_wake[0]);
+        close(m_wake[1]);
+    }
+
+    // sslmode/gssencmode off: the startup is then plain protocol messages.
+    std::string dsn(const std::string& dbname) const
+    {
+        return "host=127.0.0.1 port=" + std::to_string(m_port) + " user=" + dsnValue(TestDatabase::clusterDsn(), "user") +
+               " dbname=" + dbname + " sslmode=disable gssencmode=disable";
+    }
+
+    void stall() { m_stalled = true; }
+
+private:
+    struct Pair
+    {
+        int peer = -1;
+        bool fromServer = false;
+        std::shared_ptr<bool> ready; // shared by both directions
+        std::string pending;         // server bytes not yet parsed into messages (until ready)
+    };
+
+    void accept()
+    {
+        const int client = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client < 0)
+            return;
+        const int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", m_socketPath.c_str());
+        if (connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+            close(client);
+            close(server);
+            return;
+        }
+        auto ready = std::make_shared<bool>(false);
+        m_pairs[client] = Pair{server, false, ready, {}};
+        m_pairs[server] = Pair{client, true, ready, {}};
+    }
+
+    // Notes the end of the server's first ReadyForQuery ('Z') message.
+    static void parse(Pair& p, const char* data, std::size_t n)
+    {
+        p.pending.append(data, n);
+        std::size_t at = 0;
+        while (!*p.ready && p.pending.size() - at >= 5) {
+            const auto* b = reinterpret_cast<const unsigned char*>(p.pending.data() + at);
+            const std::size_t len = (std::size_t(b[1]) << 24) | (b[2] << 16) | (b[3] << 8) | b[4];
+            if (p.pending.size() - at < 1 + len)
+                break;
+            if (b[0] == 'Z')
+                *p.ready = true;
+            at += 1 + len;
+        }
+        p.pending.erase(0, at);
+    }
+
+    void closePair(int fd)
+    {
+        const int peer = m_pairs[fd].peer;
+        close(fd);
+        close(peer);
+        m_pairs.erase(fd);
+        m_pairs.erase(peer);
+    }
+
+    void loop()
+    {
+        while (!m_stopping) {
+            std::vector<pollfd> fds{{m_wake[0], POLLIN, 0}, {m_listen, POLLIN, 0}};
+            for (auto& [fd, pair] : m_pairs)
+                fds.push_back({fd, POLLIN, 0});
+            poll(fds.data(), fds.size(), 100);
+            if (fds[1].revents & POLLIN)
+                accept();
+            for (std::size_t i = 2; i < fds.size(); ++i) {
+                if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)) || !m_pairs.count(fds[i].fd))
+                    continue;
+                Pair& p = m_pairs[fds[i].fd];
+                char buffer[16384];
+                const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+                if (n <= 0) {
+                    closePair(fds[i].fd);
+                    continue;
+                }
+                const bool wasReady = *p.ready;
+                if (p.fromServer && !wasReady)
+                    parse(p, buffer, static_cast<std::size_t>(n));
+                if (m_stalled && wasReady)
+                    continue; // dropped without a word
+                [[maybe_unused]] auto w = write(p.peer, buffer, static_cast<std::size_t>(n));
+            }
+        }
+    }
+
+    std::string m_socketPath;
+    int m_listen = -1;
+    int m_wake[2]{-1, -1};
+    quint16 m_port = 0;
+    std::atomic<bool> m_stalled{false};
+    std::atomic<bool> m_stopping{false};
+    std::map<int, Pair> m_pairs; // by descriptor, both ends; only the proxy's thread touches it
+    std::thread m_thread;
+};
+
+QProcessEnvironment relctlEnvironment(const std::string& dsn, const Env& extra)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"RELCTL_LEASE", "PGHOST", "PGDATABASE", "PGSERVICE", "PGUSER", "PGPORT",
+                             "PGCONNECT_TIMEOUT", "PGOPTIONS"})
+        env.remove(QLatin1String(name));
+    env.insert(QStringLiteral("RELCTL_DSN"), q(dsn));
+    for (const auto& [key, value] : extra)
+        env.insert(q(key), q(value));
+    return env;
+}
+
+std::unique_ptr<QProcess> startRelctlWith(const std::string& dsn, const Args& args, const Env& extra)
+{
+    auto p = std::make_unique<QProcess>();
+    QStringList list;
+    for (const std::string& a : args)
+        list << q(a);
+    p->setProcessEnvironment(relctlEnvironment(dsn, extra));
+    p->start(q(relctlBinary()), list);
+    if (!p->waitForStarted())
+        qFatal("cannot start relctl");
+    p->closeWriteChannel();
+    return p;
+}
+
+bool waitForFile(const QString& path, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!QFile::exists(path)) {
+        if (t.elapsed() > timeoutMs)
+            return false;
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+Args acquireArgs(const std::string& env, const std::string& job, const std::string& generation)
+{
+    return {"lease", "acquire", "--env", env, "--job", job, "--release", "r" + generation, "--generation",
+            generation};
+}
+
+} // namespace
+
+class TestHardening final : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+    std::string file(const std::string& name) const { return m_dir.filePath(q(name)).toStdString(); }
+
+    std::string writeFile(const std::string& name, const QByteArray& content) const
+    {
+        QFile f(q(file(name)));
+        if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size())
+            qFatal("cannot write %s", name.c_str());
+        return file(name);
+    }
+
+    static std::string liveLeaseId(const TestDatabase& db, const std::string& job)
+    {
+        return db.scalar("SELECT replace(lease_id::text, '-', '') FROM relctl.leases WHERE job = '" + job + "'");
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    // A server that accepts TCP and never answers: the connection attempt is
+    // bounded by connect_timeout, for relctl and for core's API callers alike
+    // (neither needs PGCONNECT_TIMEOUT in the environment any more).
+    void silentServerBeforeStartup()
+    {
+        QTcpServer silent; // the kernel completes the handshake; nothing ever answers
+        QVERIFY(silent.listen(QHostAddress::LocalHost));
+        const std::string dsn = "host=127.0.0.1 port=" + std::to_string(silent.serverPort()) + " dbname=x user=x";
+
+        QElapsedTimer t;
+        t.start();
+        auto p = startRelctlWith(dsn, {"lease", "show", "--env", "e"}, {});
+        const RunResult r = finish(*p, 30000);
+        QVERIFY2(r.exitCode == 9, failure(r));
+        QVERIFY2(t.elapsed() < 9000, failure(r));
+
+        // Core directly, with no PGCONNECT_TIMEOUT set by anyone: the old
+        // core waited here forever.
+        qunsetenv("PGCONNECT_TIMEOUT");
+        auto outcome = std::make_shared<std::promise<int>>();
+        std::future<int> done = outcome->get_future();
+        std::thread([dsn, outcome] {
+            try {
+                relctl::Database db(dsn);
+                outcome->set_value(0);
+            } catch (const relctl::Error& e) {
+                outcome->set_value(static_cast<int>(e.code()));
+            } catch (...) {
+                outcome->set_value(-1);
+            }
+        }).detach(); // a hung connection attempt must not hang the test too
+        QVERIFY2(done.wait_for(10s) == std::future_status::ready, "core's connection attempt is unbounded");
+        QCOMPARE(done.get(), 9);
+    }
+
+    // The server completed the startup, then goes silent: each call gives up
+    // after the call bound, reads as unavailable, writes as outcome unknown.
+    void stallAfterStartup()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        StallingProxy proxy(TestDatabase::clusterDsn());
+        const std::string dsn = proxy.dsn(db.name());
+        const Env bound{{"RELCTL_CALL_TIMEOUT", "2s"}};
+        // The control: through the proxy, relctl works.
+        const RunResult ok = relctlWithDsn(dsn, {"lease", "show", "--env", "prod"}, bound);
+        QVERIFY2(ok.exitCode == 0, failure(ok));
+
+        proxy.stall();
+        const RunResult read = relctlWithDsn(dsn, {"lease", "show", "--env", "prod"}, bound);
+        QVERIFY2(read.exitCode == 9, failure(read));
+        QVERIFY2(read.elapsedMs >= 1500 && read.elapsedMs < 6000, failure(read));
+        QVERIFY2(read.err.find("no reply from the database within 2s") != std::string::npos, failure(read));
+
+        const RunResult write = relctlWithDsn(dsn, concat({"--json"}, acquireArgs("prod", "job-1", "1")), bound);
+        QVERIFY2(write.exitCode == 9, failure(write));
+        QVERIFY2(write.elapsedMs < 6000, failure(write));
+        QVERIFY2(write.err.find("the outcome is unknown") != std::string::npos, failure(write));
+        QCOMPARE(q(write.json().value("error", "")), QStringLiteral("unavailable"));
+    }
+
+    // The command fails; the final release meets a silent server. The wrapper
+    // still exits, in bounded time, with the command's code and a word that
+    // the lease was not released (it runs out at its expiry).
+    void runReleaseStalled()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        StallingProxy proxy(TestDatabase::clusterDsn());
+        const QString started = q(file("release-started"));
+        QElapsedTimer t;
+        t.start();
+        auto p = startRelctlWith(proxy.dsn(db.name()),
+                                 {"run", "--env", "prod", "--job", "job-r", "--release", "r1", "--generation",
+                                  "1", "--ttl", "60s", "--", "sh", "-c",
+                                  "touch '" + started.toStdString() + "'; sleep 1; exit 3"},
+                                 {{"RELCTL_CALL_TIMEOUT", "2s"}});
+        QVERIFY(waitForFile(started, 20000));
+        proxy.stall();
+        const RunResult r = finish(*p, 60000);
+        QVERIFY2(r.exitCode == 3, failure(r));
+        QVERIFY2(t.elapsed() < 15000, failure(r));
+        QVERIFY2(r.err.find("could not release the lease") != std::string::npos, failure(r));
+        QVERIFY2(r.err.find("runs out at its expiry") != std::string::npos, failure(r));
+        QCOMPARE(q(db.scalar("SELECT coalesce(end_reason, 'live') FROM relctl.leases WHERE job = 'job-r'")),
+                 QStringLiteral("live"));
+    }
+
+    // A cancelled run whose release stalls: a second SIGTERM ends the wrapper
+    // at once instead of waiting out the call bound.
+    void runSecondSigtermDuringRelease()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        StallingProxy proxy(TestDatabase::clusterDsn());
+        const QString started = q(file("cancel-started"));
+        auto p = startRelctlWith(proxy.dsn(db.name()),
+                                 {"run", "--env", "prod", "--job", "job-c", "--release", "r1", "--generation",
+                                  "1", "--ttl", "60s", "--", "sh", "-c",
+                                  "touch '" + started.toStdString() + "'; exec sleep 60"},
+                                 {{"RELCTL_CALL_TIMEOUT", "60s"}});
+        QVERIFY(waitForFile(started, 20000));
+        proxy.stall();
+        const pid_t pid = static_cast<pid_t>(p->processId());
+        QCOMPARE(kill(pid, SIGTERM), 0);
+        std::this_thread::sleep_for(1500ms); // the command is stopped; the release is stuck
+        QVERIFY(p->state() != QProcess::NotRunning);
+        QElapsedTimer t;
+        t.start();
+        QCOMPARE(kill(pid, SIGTERM), 0);
+        const RunResult r = finish(*p, 30000);
+        QVERIFY2(t.elapsed() < 3000, failure(r));
+        QVERIFY2(r.exitCode == 128 + SIGTERM, failure(r));
+        QVERIFY2(r.err.find("could not release the lease") != std::string::npos, failure(r));
+    }
+
+    // Another session holds the environment's row lock in an open
+    // transaction: a call on that environment gives up after lock_timeout
+    // (the user's own -c lock_timeout=1s wins over relctl's 10s), says the
+    // environment is locked, and writes nothing.
+    void lockedEnvironment()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        pqxx::connection holder(db.dsn());
+        pqxx::work tx(holder);
+        tx.exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
+        const auto before = db.footprint();
+        const RunResult r =
+            relctlWithDsn(db.dsn() + " options='-c lock_timeout=1s'", acquireArgs("prod", "job-l", "1"));
+        QVERIFY2(r.exitCode == 9, failure(r));
+        QVERIFY2(r.elapsedMs < 5000, failure(r));
+        QVERIFY2(r.err.find("locked by another session") != std::string::npos, failure(r));
+        QVERIFY(db.footprint() == before);
+        tx.abort();
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
+        // Unlocked, the same call goes through: nothing of the refusal stuck.
+        const RunResult after =
+            relctlWithDsn(db.dsn() + " options='-c lock_timeout=1s'", acquireArgs("prod", "job-l", "1"));
+        QVERIFY2(after.exitCode == 0, failure(after));
+    }
+
+    // 60 KB nested 30,000 levels deep: refused with exit 2 and one line
+    // before connecting (the old relctl sent it and died on the server's
+    // stack depth limit, exit 1); 64 levels are still a manifest.
+    void deepManifest()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const RunResult acquired = runRelctl(db, acquireArgs("prod", "job-d", "1"));
+        QVERIFY2(acquired.exitCode == 0, failure(acquired));
+        const Env lease{{"RELCTL_LEASE", acquired.line()}};
+        const QByteArray deep = "{\"a\":" + QByteArray(29999, '[') + QByteArray(29999, ']') + "}";
+        QVERIFY(deep.size() > 60000 && deep.size() <= 65536);
+        const std::string deepFile = writeFile("deep.json", deep);
+        const QByteArray tooDeep = QByteArray(65, '{').replace("{", "{\"a\":") + QByteArray(65, '}');
+        const std::string tooDeepFile = writeFile("65.json", tooDeep);
+
+        const auto before = db.footprint();
+        const Args rejected[] = {
+            {"publish", "--manifest", deepFile},
+            {"publish", "--manifest", tooDeepFile},
+            {"run", "--env", "prod", "--job", "job-e", "--release", "r2", "--generation", "2", "--manifest",
+             deepFile, "--", "true"}};
+        for (const Args& args : rejected) {
+            const RunResult r = runRelctl(db, args, {}, lease);
+            QVERIFY2(r.exitCode == 2, failure(r));
+            QVERIFY2(std::count(r.err.begin(), r.err.end(), '\n') == 1 &&
+                         r.err.find("nested deeper than 64 levels") != std::string::npos,
+                     failure(r));
+            QVERIFY2(r.out.empty(), failure(r));
+        }
+        QVERIFY(db.footprint() == before);
+
+        QByteArray deepest = QByteArray(63, '{').replace("{", "{\"a\":") + "{}" + QByteArray(63, '}');
+        const RunResult ok = runRelctl(db, {"publish", "--manifest", writeFile("64.json", deepest)}, {}, lease);
+        QVERIFY2(ok.exitCode == 0, failure(ok));
+    }
+
+    // Input and database values are echoed with their control characters
+    // escaped: no line of a CI log can be forged through a name or an id.
+    void controlCharacters()
+    {
+        TestDatabase db;
+        const RunResult badName = runRelctl(db, {"env", "show", "bad\nname"});
+        QCOMPARE(badName.exitCode, 2);
+        QVERIFY2(badName.err.find("bad\\nname") != std::string::npos, failure(badName));
+        QVERIFY2(!hasRawControl(badName.err, true) && std::count(badName.err.begin(), badName.err.end(), '\n') == 1,
+                 failure(badName));
+
+        const RunResult op = runRelctl(db, {"op", "show", "op\x1b[31mred\rx"});
+        QVERIFY2(op.exitCode == 0, failure(op));
+        QVERIFY2(op.out.find("op\\x1b[31mred\\rx") != std::string::npos, failure(op));
+        QVERIFY2(!hasRawControl(op.out, true) && std::count(op.out.begin(), op.out.end(), '\n') == 1, failure(op));
+
+        // An error message of the server quoting the input.
+        const RunResult since = runRelctl(db, {"audit", "--since", "yesterday\nrelctl: forged\x1b"});
+        QVERIFY2(since.exitCode == 2, failure(since));
+        QVERIFY2(since.err.find("\\nrelctl: forged\\x1b") != std::string::npos, failure(since));
+        QVERIFY2(!hasRawControl(since.err, true) && std::count(since.err.begin(), since.err.end(), '\n') == 1,
+                 failure(since));
+
+        // JSON stays JSON (it escapes by itself), and the message is the same text.
+        const RunResult j = runRelctl(db, {"--json", "env", "show", "bad\x1bname"});
+        QCOMPARE(j.exitCode, 2);
+        QVERIFY(j.json().at("message").get<std::string>().find("bad\x1bname") != std::string::npos);
+        QVERIFY2(!hasRawControl(j.err, true), failure(j));
+    }
+
+    // --lease-file keeps the secret out of argv; --lease warns; one source only.
+    void leaseSources()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const RunResult acquired = runRelctl(db, acquireArgs("prod", "job-s", "1"));
+        QVERIFY2(acquired.exitCode == 0, failure(acquired));
+        const std::string handle = acquired.line();
+        const std::string leaseFile = writeFile("lease", q("  " + handle + "\n").toUtf8());
+
+        const RunResult renew = runRelctl(db, {"lease", "renew", "--lease-file", leaseFile});
+        QVERIFY2(renew.exitCode == 0 && renew.err.empty(), failure(renew));
+        const RunResult publish = runRelctl(db, {"publish", "--lease-file", leaseFile});
+        QVERIFY2(publish.exitCode == 0 && publish.err.empty(), failure(publish));
+
+        const RunResult argv = runRelctl(db, {"lease", "renew", "--lease", handle});
+        QVERIFY2(argv.exitCode == 0, failure(argv));
+        QCOMPARE(q(argv.err), QStringLiteral("relctl: warning: --lease puts the lease secret in the process "
+                                             "list; use RELCTL_LEASE or --lease-file\n"));
+
+        const auto before = db.footprint();
+        const RunResult both = runRelctl(db, {"lease", "release", "--lease", handle, "--lease-file", leaseFile});
+        QCOMPARE(both.exitCode, 2);
+        QVERIFY2(both.err.find("not both") != std::string::npos, failure(both));
+        const RunResult missing = runRelctl(db, {"lease", "release", "--lease-file", file("no-such-file")});
+        QCOMPARE(missing.exitCode, 2);
+        const RunResult malformed =
+            runRelctl(db, {"lease", "release", "--lease-file", writeFile("bad", "prod:1:" + QByteArray(31, 'a'))});
+        QCOMPARE(malformed.exitCode, 2);
+        QVERIFY2(malformed.err.find(std::string(31, 'a')) == std::string::npos, failure(malformed));
+        QVERIFY(db.footprint() == before);
+
+        const RunResult release = runRelctl(db, {"lease", "release", "--lease-file", leaseFile});
+        QVERIFY2(release.exitCode == 0 && release.err.empty(), failure(release));
+        QCOMPARE(q(db.scalar("SELECT end_reason FROM relctl.leases WHERE job = 'job-s'")), QStringLiteral("released"));
+
+        const RunResult help = runRelctl(db, {"--help"});
+        QVERIFY(help.out.find("--lease-file FILE") != std::string::npos);
+    }
+
+    // `run --json` names the lease by env and token, never by its secret id.
+    void runJsonWithoutLeaseId()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const RunResult ok = runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j1", "--release", "r1",
+                                         "--generation", "1", "--", "true"});
+        QVERIFY2(ok.exitCode == 0, failure(ok));
+        const std::string id1 = liveLeaseId(db, "job-j1");
+        QCOMPARE(id1.size(), std::size_t(32));
+        QVERIFY2(ok.out.find(id1) == std::string::npos && ok.err.find(id1) == std::string::npos, failure(ok));
+        QCOMPARE(q(ok.json().value("env", "")), QStringLiteral("prod"));
+        QCOMPARE(ok.json().value("token", 0), 1);
+        QVERIFY(!ok.json().contains("handle"));
+
+        const RunResult failed = runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j2", "--release",
+                                             "r2", "--generation", "2", "--", "sh", "-c", "exit 4"});
+        QVERIFY2(failed.exitCode == 4, failure(failed));
+        const std::string id2 = liveLeaseId(db, "job-j2");
+        QVERIFY2(failed.out.find(id2) == std::string::npos && failed.err.find(id2) == std::string::npos,
+                 failure(failed));
+        QCOMPARE(failed.json().value("token", 0), 2);
+    }
+
+private:
+    static Args concat(Args head, const Args& tail)
+    {
+        head.insert(head.end(), tail.begin(), tail.end());
+        return head;
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHardening)
+#include "test_hardening.moc"
