@@ -165,6 +165,11 @@ private slots:
         QCOMPARE(home.psql("SHOW listen_addresses"), std::string());
         QCOMPARE(home.psql("SELECT inet_server_addr() IS NULL"), std::string("t"));
         QCOMPARE(home.psql("SELECT count(*) > 0 FROM relctl.schema_migrations"), std::string("t"));
+        // The OS user works as a login with the manager's group role, not as
+        // the cluster's superuser (relctl_admin, used only to migrate).
+        QCOMPARE(home.psql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"), std::string("f"));
+        QCOMPARE(home.psql("SELECT pg_has_role(current_user, 'relctl_manager', 'MEMBER')"), std::string("t"));
+        QCOMPARE(home.psql("SELECT has_table_privilege('relctl.leases', 'SELECT')"), std::string("f"));
 
         // Already running: returns at once, without pg_ctl (which would write to the log).
         const long long logSize = fileSize(s["log"].get<std::string>());

@@ -8,8 +8,32 @@
 #include "testdatabase.h"
 
 #include <QtTest>
+#include <fstream>
+#include <sstream>
 
 using nlohmann::json;
+
+namespace {
+
+// 0001–0004 as they were before their functions moved to
+// migrations/functions/ (tests/data/migrations-before-0005).
+std::vector<relctl::Migration> migrationsBefore0005()
+{
+    std::vector<relctl::Migration> set;
+    for (const relctl::Migration& m : relctl::bundledMigrations()) {
+        if (m.version > 4)
+            break;
+        std::ifstream in(std::string(RELCTL_TEST_DATA) + "/migrations-before-0005/" + m.name + ".sql");
+        std::stringstream text;
+        text << in.rdbuf();
+        if (text.str().empty())
+            qFatal("missing former text of %s", m.name.c_str());
+        set.push_back({m.version, m.name, text.str()});
+    }
+    return set;
+}
+
+} // namespace
 
 class TestMigrations final : public QObject
 {
@@ -134,6 +158,86 @@ private slots:
         QCOMPARE(applyingRuns, 1);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.schema_migrations"),
                  static_cast<long long>(relctl::bundledMigrations().size()));
+    }
+
+    // A database made by the migrations as they were before the trust
+    // boundary, with history in it, a live lease, a waiter's candidate and
+    // stored outcomes holding lease ids, upgrades in place: nothing is lost,
+    // the old functions are replaced, and the live lease keeps working.
+    void upgradesADatabaseMadeBeforeTheFunctionModules()
+    {
+        TestDatabase db(TestDatabase::Schema::Empty);
+        const auto before = migrationsBefore0005();
+        QCOMPARE(before.size(), std::size_t(4));
+        relctl::Database(db.adminDsn()).migrate(before, {});
+        // History, written through the old functions.
+        db.exec("SELECT relctl.env_add('prod', NULL, NULL, '{}')");
+        const json first = db.write("SELECT relctl.acquire('prod', 'job-1', 'v1', 1, 60000, 'job-1-acquire', "
+                                   "'{\"host\": \"ci\"}', false)");
+        db.exec("SELECT relctl.publish('prod', 1, '" + first["lease_id"].get<std::string>() +
+                "', '{\"image\": \"v1\"}', 'job-1-publish', '{}')");
+        db.exec("SELECT relctl.release('prod', 1, '" + first["lease_id"].get<std::string>() + "', '{}', NULL)");
+        const json live = db.write("SELECT relctl.acquire('prod', 'job-2', 'v2', 2, 600000, 'job-2-acquire', "
+                                  "'{}', false)");
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.operations WHERE outcome ? 'lease_id'"), 2LL);
+        const long long events = db.count("SELECT count(*) FROM relctl.events");
+
+        RunResult upgraded = runRelctl(db, {"--json", "migrate"});
+        QVERIFY2(upgraded.exitCode == 0, upgraded.err.c_str());
+        // 0005 and every module were applied; 0001–0004 count as applied.
+        std::vector<std::string> applied;
+        const json report = upgraded.json();
+        for (const json& name : report["applied"])
+            applied.push_back(name.get<std::string>());
+        QCOMPARE(applied.front(), std::string("0005_roles_and_secrets"));
+        QCOMPARE(applied.size(), relctl::bundledMigrations().size() - 4 + relctl::bundledModules().size());
+        const json status = runRelctl(db, {"--json", "migrate", "--status"}).json();
+        for (const json& m : status["migrations"])
+            QCOMPARE(m["state"].get<std::string>(), std::string("applied"));
+        QCOMPARE(runRelctl(db, {"--json", "migrate"}).json()["applied"].size(), std::size_t(0));
+
+        // Nothing lost; the append-only guard is back.
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events"), events);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'relctl.events'::regclass "
+                          "AND NOT tgisinternal"),
+                 2LL);
+        bool refused = false;
+        try {
+            db.exec("DELETE FROM relctl.events");
+        } catch (const std::exception& e) {
+            refused = std::string(e.what()).find("append-only") != std::string::npos;
+        }
+        QVERIFY(refused);
+        // No function of the old text is left: every one has the new shape.
+        QCOMPARE(db.count("SELECT count(*) FROM pg_proc WHERE pronamespace = 'relctl'::regnamespace "
+                          "AND pg_get_userbyid(proowner) <> 'relctl_owner'"),
+                 0LL);
+        QCOMPARE(db.count("SELECT count(*) FROM pg_proc WHERE pronamespace = 'relctl'::regnamespace "
+                          "AND proname = 'record_by'"),
+                 0LL);
+
+        // The live lease, as a job login sees it now: usable with its handle,
+        // and its op id no longer hands it out.
+        const std::string jobDsn = db.adminDsn() + " user=relctl_test_job";
+        db.exec("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'relctl_test_job') THEN "
+                "CREATE ROLE relctl_test_job LOGIN IN ROLE relctl_job; END IF; "
+                "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+        const std::string handle = live["handle"].get<std::string>();
+        QCOMPARE(relctlWithDsn(jobDsn, {"lease", "renew"}, {{"RELCTL_LEASE", handle}}).exitCode, 0);
+        RunResult shown = relctlWithDsn(jobDsn, {"--json", "op", "show", "job-2-acquire"});
+        QCOMPARE(shown.exitCode, 0);
+        QVERIFY2(shown.out.find(live["lease_id"].get<std::string>()) == std::string::npos, shown.out.c_str());
+        RunResult replay = relctlWithDsn(jobDsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-2",
+                                                  "--release", "v2", "--generation", "2", "--ttl", "10m", "--op-id",
+                                                  "job-2-acquire"});
+        QCOMPARE(replay.exitCode, 7);
+        QVERIFY(replay.out.find(live["lease_id"].get<std::string>()) == std::string::npos);
+        // Tokens continue from where they were; publishing goes on.
+        QCOMPARE(relctlWithDsn(jobDsn, {"publish", "--op-id", "job-2-publish"}, {{"RELCTL_LEASE", handle}}).exitCode,
+                 0);
+        QCOMPARE(db.scalar("SELECT string_agg(generation::text, ',' ORDER BY id) FROM relctl.manifests"),
+                 std::string("1,2"));
     }
 
     void protocolNeedsTheSchema()

@@ -56,9 +56,18 @@ long long millisSince(Clock::time_point start)
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
+// The cluster's superuser, used only to create the database, migrate it and
+// create the login below. Peer authentication maps the OS user to it and to
+// the login (pg_ident.conf, written by initialize()); people and jobs never
+// work as it.
+constexpr const char* kAdminRole = "relctl_admin";
+
 // The role relctl connects as: the OS user's own name, so that peer
 // authentication on the socket admits exactly that user. As root that is the
 // role "root" although the server runs as postgres: peer checks the client.
+// In a cluster made by this relctl it is a login with relctl_manager (which
+// includes relctl_job and relctl_reviewer), no superuser; in one made before
+// the roles existed it is the cluster's bootstrap superuser.
 std::string clientRole()
 {
     auto self = lookupAccount(nullptr);
@@ -108,10 +117,10 @@ struct Layout
         socket = name;
     }
 
-    std::string conninfo(const std::string& database) const
+    std::string conninfo(const std::string& database, const std::string& user = clientRole()) const
     {
         std::string role = "'";
-        for (char c : clientRole())
+        for (char c : user)
             role += (c == '\'' || c == '\\') ? std::string("\\") + c : std::string(1, c);
         return "host=" + socket.string() + " port=5432 user=" + role + "' dbname=" + database;
     }
@@ -131,12 +140,22 @@ std::optional<pid_t> serverPid(const Layout& at)
     return static_cast<pid_t>(pid);
 }
 
-// The bundled migrations, recorded after a successful migrate: a relctl with
-// newer migrations sees a different stamp and migrates again.
+// The bundled schema, recorded after a successful migrate: a relctl with
+// other migrations or function modules sees a different stamp and migrates.
 std::string schemaStamp()
 {
-    const auto& all = bundledMigrations();
-    return all.empty() ? std::string("none") : std::to_string(all.size()) + " " + all.back().name;
+    std::uint64_t hash = 14695981039346656037ULL; // FNV-1a: std::hash may differ between builds
+    const auto mix = [&hash](const std::string& text) {
+        for (unsigned char c : text)
+            hash = (hash ^ c) * 1099511628211ULL;
+    };
+    for (const Migration& m : bundledMigrations())
+        mix(m.name + '\n' + m.sql);
+    for (const SchemaModule& m : bundledModules())
+        mix(m.name + '\n' + m.sql);
+    char text[32];
+    std::snprintf(text, sizeof text, "schema %016llx", static_cast<unsigned long long>(hash));
+    return text;
 }
 
 // relctl's environment without PG* variables, which would redirect initdb,
@@ -338,9 +357,21 @@ void initialize(const Layout& at, const fs::path& bin, int logFd)
     fs::remove_all(staging, ec);
     fs::remove(at.stamp, ec);
     runStep("initdb",
-            {(bin / "initdb").string(), "-D", staging.string(), "-U", clientRole(), "--auth-local=peer",
+            {(bin / "initdb").string(), "-D", staging.string(), "-U", kAdminRole, "--auth-local=peer",
              "--auth-host=reject", "-E", "UTF8", "--locale=C.UTF-8"},
             at, logFd);
+    // Peer authentication admits the OS user as its own login and as the
+    // administrator, and nobody else; no TCP at all.
+    std::ofstream hba(staging / "pg_hba.conf", std::ios::trunc);
+    hba << "# Written by relctl: the OS user, by peer authentication, as mapped in pg_ident.conf.\n"
+        << "local all all peer map=relctl\n";
+    std::ofstream ident(staging / "pg_ident.conf", std::ios::trunc);
+    ident << "relctl " << clientRole() << ' ' << clientRole() << '\n'
+          << "relctl " << clientRole() << ' ' << kAdminRole << '\n';
+    hba.close();
+    ident.close();
+    if (!hba || !ident)
+        unavailable(systemError("cannot write the authentication files of " + staging.string()));
     // `include`, not include_if_exists: without relctl.conf the server would
     // rather not start than listen on TCP with the defaults.
     std::ofstream conf(staging / "postgresql.conf", std::ios::app);
@@ -376,10 +407,22 @@ void start(const Layout& at, const fs::path& bin, const Account& server, int log
             logFd);
 }
 
+// The role that administers the cluster: relctl_admin in a cluster made by
+// this relctl, the OS user's own (bootstrap superuser) in an older one.
+std::string adminRole(const Layout& at)
+{
+    std::ifstream in(at.data / "pg_ident.conf");
+    for (std::string line; std::getline(in, line);)
+        if (line.find(kAdminRole) != std::string::npos && line.rfind("relctl ", 0) == 0)
+            return kAdminRole;
+    return clientRole();
+}
+
 void createDatabaseAndMigrate(const Layout& at)
 {
+    const std::string admin = adminRole(at);
     try {
-        pqxx::connection conn(session::boundedConninfo(at.conninfo("postgres")));
+        pqxx::connection conn(session::boundedConninfo(at.conninfo("postgres", admin)));
         pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
         if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'relctl'").empty())
             tx.exec("CREATE DATABASE relctl");
@@ -388,9 +431,22 @@ void createDatabaseAndMigrate(const Layout& at)
                     at.log.string() + ")");
     }
     try {
-        Database(at.conninfo("relctl")).migrate();
+        Database db(at.conninfo("relctl", admin));
+        db.migrate();
+        if (admin != clientRole()) {
+            // The OS user works as a login with the manager's group role (a
+            // person at the console and the jobs they rehearse), not as the
+            // superuser: the protocol's guarantees are then exercised through
+            // the privileges every other login has.
+            pqxx::connection conn(session::boundedConninfo(at.conninfo("relctl", admin)));
+            pqxx::nontransaction tx(conn);
+            if (tx.exec_params("SELECT 1 FROM pg_roles WHERE rolname = $1", clientRole()).empty())
+                tx.exec("CREATE ROLE " + tx.quote_name(clientRole()) + " LOGIN IN ROLE relctl_manager");
+        }
     } catch (const Error& e) {
         throw Error(e.code(), "embedded database: migrating failed: " + std::string(e.what()));
+    } catch (const std::exception& e) {
+        unavailable("creating the login of " + clientRole() + " failed: " + std::string(e.what()));
     }
     std::ofstream(at.stamp) << schemaStamp() << '\n';
 }

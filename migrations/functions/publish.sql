@@ -35,8 +35,10 @@ BEGIN
     IF jsonb_typeof(v) <> 'object' THEN
         PERFORM relctl.invalid('a manifest must be a JSON object');
     END IF;
-    -- An item at level N+1 sits inside N+1 nested containers.
-    IF jsonb_path_exists(v, format('strict $.**{%s to last}', relctl.max_manifest_depth() + 1)::jsonpath) THEN
+    -- The top-level object is at level 0: a container at level N is the
+    -- (N+1)th level of nesting.
+    IF jsonb_path_exists(v, format('strict $.**{%s to last} ? (@.type() == "object" || @.type() == "array")',
+                                   relctl.max_manifest_depth())::jsonpath) THEN
         PERFORM relctl.invalid(format('a manifest may be nested at most %s levels deep',
                                       relctl.max_manifest_depth()));
     END IF;

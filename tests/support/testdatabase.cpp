@@ -105,6 +105,15 @@ long long TestDatabase::count(const std::string& sql) const
     return std::stoll(scalar(sql));
 }
 
+nlohmann::json TestDatabase::write(const std::string& sql) const
+{
+    pqxx::connection c(m_adminDsn);
+    pqxx::work tx(c);
+    const pqxx::row row = tx.exec1(sql);
+    tx.commit();
+    return nlohmann::json::parse(row[0].c_str());
+}
+
 nlohmann::json TestDatabase::json(const std::string& sql) const
 {
     return nlohmann::json::parse(scalar(sql));

@@ -37,6 +37,7 @@ public:
     std::string scalar(const std::string& sql) const;
     std::vector<std::vector<std::string>> rows(const std::string& sql) const; // NULL as "<null>"
     nlohmann::json json(const std::string& sql) const;                        // one json value
+    nlohmann::json write(const std::string& sql) const; // one json value from a statement that writes
 
     // Row counts of every table relctl writes, to prove that bad input wrote nothing.
     std::vector<long long> footprint() const;
