@@ -29,15 +29,15 @@ sleep 2.2
 r9=$(relctl lease acquire --env prod --job deploy-r9 --release r9 --generation 9 --op-id pipeline-9-acquire)
 echo "handle: $r9"
 echo '{"image": "registry.example/app:r9"}' >"$RELCTL_PG_DIR/manifest-r9.json"
-relctl publish --lease "$r9" --manifest "$RELCTL_PG_DIR/manifest-r9.json" --op-id pipeline-9-publish
-relctl lease release --lease "$r9"
+RELCTL_LEASE="$r9" relctl publish --manifest "$RELCTL_PG_DIR/manifest-r9.json" --op-id pipeline-9-publish
+RELCTL_LEASE="$r9" relctl lease release
 
 step "Job A wakes up and tries to mark r8 current: refused"
-relctl --job-url https://ci.example/pipelines/8 publish --lease "$r8" || echo "(exit $?: the write was refused)"
-relctl lease release --lease "$r8"
+RELCTL_LEASE="$r8" relctl --job-url https://ci.example/pipelines/8 publish || echo "(exit $?: the write was refused)"
+RELCTL_LEASE="$r8" relctl lease release
 
 step "Job B's publish is retried with the same op id: answered from the record, applied once"
-show publish --lease "$r9" --manifest "$RELCTL_PG_DIR/manifest-r9.json" --op-id pipeline-9-publish
+RELCTL_LEASE="$r9" show publish --manifest "$RELCTL_PG_DIR/manifest-r9.json" --op-id pipeline-9-publish
 
 step "What is current, and the audit trail"
 show manifest show --env prod

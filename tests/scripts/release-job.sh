@@ -23,9 +23,9 @@ echo "acquire=$rc"
 echo "handle=$handle"
 
 sleep "$deploy"
-reply=$("$RELCTL" --json publish --lease "$handle" --op-id "$op.publish")
+reply=$(RELCTL_LEASE="$handle" "$RELCTL" --json publish --op-id "$op.publish")
 rc=$?
 echo "publish=$rc"
 case "$reply" in *'"replayed":true'*) echo "replayed=true" ;; *) echo "replayed=false" ;; esac
-"$RELCTL" lease release --lease "$handle" >/dev/null
+RELCTL_LEASE="$handle" "$RELCTL" lease release >/dev/null
 exit "$rc"

@@ -118,7 +118,7 @@ for ((round = 0; round < rounds; round++)); do
     fi
     sleep_ms "$held_ms"
 
-    call --json publish --lease "$handle" --op-id "$publish_op"
+    RELCTL_LEASE="$handle" call --json publish --op-id "$publish_op"
     reason=-
     if [[ $out =~ \"error\":\"([A-Za-z_]+)\" ]]; then
         reason=${BASH_REMATCH[1]}
@@ -132,7 +132,7 @@ for ((round = 0; round < rounds; round++)); do
 
     # Releasing an ended lease succeeds and changes nothing, so this is
     # expected to exit 0 whatever happened to the lease meanwhile.
-    call lease release --lease "$handle"
+    RELCTL_LEASE="$handle" call lease release
     echo "release worker=$worker round=$round env=$env token=$token rc=$rc"
     [ "$rc" -eq 0 ] || complain release
     echo "round worker=$worker round=$round env=$env gen=$gen result=$result"
