@@ -151,11 +151,7 @@ DECLARE
     v_client jsonb := relctl.client_info(p_client);
     v_secret bytea := relctl.secret_digest(p_secret);
 BEGIN
-    PERFORM relctl.require_text('job', p_job);
-    PERFORM relctl.require_text('release', p_release);
-    IF p_generation IS NULL OR p_generation <= 0 THEN
-        PERFORM relctl.invalid('generation must be a positive integer');
-    END IF;
+    PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     IF coalesce(p_queue, false) AND (p_op_id IS NULL OR v_secret IS NULL) THEN
         PERFORM relctl.invalid('waiting in the queue needs an operation id and a request secret');
     END IF;

@@ -154,11 +154,7 @@ DECLARE
     v_reply jsonb;
     v_manifest jsonb := relctl.parse_manifest(p_manifest_text);
 BEGIN
-    PERFORM relctl.require_text('job', p_job);
-    PERFORM relctl.require_text('release', p_release);
-    IF p_generation IS NULL OR p_generation <= 0 THEN
-        PERFORM relctl.invalid('generation must be a positive integer');
-    END IF;
+    PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     PERFORM relctl.lock_operation(p_op_id);
     e := relctl.lock_environment(p_env);
     v_request := jsonb_build_object('operation', 'publish', 'env', p_env, 'job', p_job, 'release', p_release,

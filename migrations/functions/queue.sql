@@ -11,27 +11,20 @@
 CREATE FUNCTION relctl.candidate_lock_class() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 1380273219 $$;
 
--- Whether the session that queued the candidate is still connected.
-CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
+-- The backend that holds the candidate's lock: the session that queued it,
+-- while it is connected; NULL once it is gone.
+CREATE FUNCTION relctl.candidate_session(c relctl.candidates) RETURNS integer
 LANGUAGE sql STABLE AS $$
-    SELECT EXISTS (
-        SELECT 1 FROM pg_catalog.pg_locks
-        WHERE locktype = 'advisory' AND granted AND objsubid = 2
-          AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
-          AND classid = relctl.candidate_lock_class()::oid
-          AND objid = c.lock_key::oid)
+    SELECT pid FROM pg_catalog.pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 2
+      AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+      AND classid = relctl.candidate_lock_class()::oid
+      AND objid = c.lock_key::oid
+    LIMIT 1
 $$;
 
--- Whether this session is the one that queued the candidate.
-CREATE FUNCTION relctl.candidate_held_here(c relctl.candidates) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT EXISTS (
-        SELECT 1 FROM pg_catalog.pg_locks
-        WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND pid = pg_backend_pid()
-          AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
-          AND classid = relctl.candidate_lock_class()::oid
-          AND objid = c.lock_key::oid)
-$$;
+CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
 
 CREATE FUNCTION relctl.candidate_json(c relctl.candidates) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
@@ -224,7 +217,7 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
     IF NOT FOUND OR c.secret_sha256 IS NULL OR c.secret_sha256 IS DISTINCT FROM relctl.secret_digest(p_secret)
-       OR (c.state = 'waiting' AND NOT relctl.candidate_held_here(c)) THEN
+       OR (c.state = 'waiting' AND relctl.candidate_session(c) IS DISTINCT FROM pg_backend_pid()) THEN
         PERFORM relctl.invalid(format('candidate %s was not queued by this session with this request secret',
                                       p_candidate));
     END IF;

@@ -41,6 +41,18 @@ BEGIN
 END
 $$;
 
+-- What a candidate for an environment declares about itself.
+CREATE FUNCTION relctl.require_candidate(p_job text, p_release text, p_generation bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM relctl.require_text('job', p_job);
+    PERFORM relctl.require_text('release', p_release);
+    IF p_generation IS NULL OR p_generation <= 0 THEN
+        PERFORM relctl.invalid('generation must be a positive integer');
+    END IF;
+END
+$$;
+
 -- A lease's credentials: both halves must be given. A NULL would make every
 -- comparison with the stored id unknown, and an unknown test must never be
 -- read as a pass.
