@@ -13,6 +13,7 @@
 // scratch database is dropped at the end.
 
 #include "relctl/auditexport.h"
+#include "relctl/catalogue.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
 
@@ -115,19 +116,13 @@ int main(int argc, char** argv)
 
         ConsoleQueries q(db);
         q.operations(); // a warm connection and catalogue, as in a running console
-        const std::pair<AuditSort::Column, const char*> columns[] = {
-            {AuditSort::Column::Time, "id"},
-            {AuditSort::Column::Environment, "env"},
-            {AuditSort::Column::Operation, "operation"},
-            {AuditSort::Column::Outcome, "outcome"},
-            {AuditSort::Column::Reason, "reason"},
-            {AuditSort::Column::Job, "job"},
-            {AuditSort::Column::Release, "release"},
-            {AuditSort::Column::Generation, "generation"},
-            {AuditSort::Column::Token, "token"},
-            {AuditSort::Column::Host, "host"},
-            {AuditSort::Column::Actor, "actor"},
-        };
+        // Every sort key of the catalogue; its SQL column is its name, but
+        // for time, which is the id.
+        std::vector<std::pair<AuditSort::Column, std::string>> columns;
+        for (std::size_t i = 0; i < catalogue::kAuditSortKeys.size(); ++i) {
+            const std::string key(catalogue::kAuditSortKeys[i]);
+            columns.emplace_back(static_cast<AuditSort::Column>(i), key == "time" ? "id" : key);
+        }
         std::printf("p50 of %d runs, ms; a page is 500 events; \"middle\" continues from the row halfway "
                     "through the order\n",
                     reps);
@@ -149,7 +144,7 @@ int main(int argc, char** argv)
                     // to place the cursor), then the page after it.
                     const std::string dir = descending ? " DESC" : " ASC";
                     const std::string order =
-                        std::string(sql) == "id" ? "id" + dir : std::string(sql) + dir + ", id" + dir;
+                        sql == "id" ? "id" + dir : sql + dir + ", id" + dir;
                     pqxx::read_transaction tx(raw);
                     const pqxx::row r =
                         tx.exec1(std::string("SELECT ") + sql + "::text AS sort_key, id FROM relctl.events" +

@@ -5,6 +5,8 @@
 // database logins the roles give (relctl_job, relctl_reviewer,
 // relctl_manager), never as a superuser.
 
+#define RELCTL_TEST_NO_SHORT_NAME
+#include "relctl/catalogue.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -476,6 +478,40 @@ private slots:
                                        "'{\"pid\": \"12x\"}', false, NULL)"),
                  std::string("RC002"));
         QCOMPARE(db.footprint(), before);
+    }
+
+    // The vocabulary is defined once on each side, and both sides agree:
+    // every reason and operation the catalogue names is one the database
+    // records, and no other; every sort key is one console_audit accepts.
+    void theCatalogueMatchesTheDatabase()
+    {
+        TestDatabase db;
+        std::string reasons, operations;
+        for (const auto& r : relctl::catalogue::kReasons)
+            reasons += (reasons.empty() ? "" : ",") + std::string(r.code);
+        for (const auto& o : relctl::catalogue::kOperations)
+            operations += (operations.empty() ? "" : ",") + std::string(o);
+        QCOMPARE(db.scalar("SELECT array_to_string(relctl.refusal_reasons(), ',')"), reasons);
+        QCOMPARE(db.scalar("SELECT array_to_string(relctl.audited_operations(), ',')"), operations);
+        for (const auto& key : relctl::catalogue::kAuditSortKeys)
+            QCOMPARE(sqlState(db.reviewerDsn(), "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, "
+                                                "NULL, '" + std::string(key) + "', true, NULL, NULL, NULL, 10)"),
+                     std::string());
+        QCOMPARE(sqlState(db.reviewerDsn(), "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                                            "'lease_id', true, NULL, NULL, NULL, 10)"),
+                 std::string("RC002"));
+        // What the database does not know, it does not record.
+        QVERIFY(!db.count("SELECT count(*) FROM pg_proc WHERE proname = 'record'") == 0);
+        bool refused = false;
+        try {
+            db.exec("SELECT relctl.record('x', 'publish', 'MADE_UP', NULL, NULL, NULL, NULL, NULL, '{}', NULL)");
+        } catch (const std::exception& e) {
+            refused = std::string(e.what()).find("not in the catalogue") != std::string::npos;
+        }
+        QVERIFY(refused);
+        // Every reason maps onto its documented exit code.
+        for (const auto& r : relctl::catalogue::kReasons)
+            QCOMPARE(relctl::exitCodeForReason(r.code), r.exit);
     }
 
     // relctl_job can run every command a CI job needs.

@@ -1,5 +1,5 @@
 // The release console's queries. Each is one call of a relctl.console_*
-// function (migrations/0003_console_queries.sql) in a read-only transaction:
+// function (migrations/functions/console.sql) in a read-only transaction:
 // the filtering, paging and joining happen on the server, and times arrive as
 // epoch milliseconds, so nothing here parses a timestamp.
 //
@@ -8,6 +8,8 @@
 // memory; a console that needs more zooms in.
 
 #include "relctl/console.h"
+
+#include "relctl/catalogue.h"
 
 #include "database_impl.h"
 
@@ -105,31 +107,9 @@ template <typename F> auto convert(F&& f) -> decltype(f())
 
 const char* auditSortKey(AuditSort::Column column)
 {
-    switch (column) {
-    case AuditSort::Column::Time:
-        return "time";
-    case AuditSort::Column::Environment:
-        return "env";
-    case AuditSort::Column::Operation:
-        return "operation";
-    case AuditSort::Column::Outcome:
-        return "outcome";
-    case AuditSort::Column::Reason:
-        return "reason";
-    case AuditSort::Column::Job:
-        return "job";
-    case AuditSort::Column::Release:
-        return "release";
-    case AuditSort::Column::Generation:
-        return "generation";
-    case AuditSort::Column::Token:
-        return "token";
-    case AuditSort::Column::Host:
-        return "host";
-    case AuditSort::Column::Actor:
-        return "actor";
-    }
-    return "time";
+    // The catalogue lists the keys in the enum's order; its entries are
+    // literals, so data() is NUL-terminated.
+    return catalogue::kAuditSortKeys.at(static_cast<std::size_t>(column)).data();
 }
 
 AuditCursor auditCursorAfter(const AuditEvent& e, AuditSort::Column column)

@@ -1,19 +1,15 @@
 #include "relctl/error.h"
 
+#include "relctl/catalogue.h"
+
 namespace relctl {
 
 ExitCode exitCodeForReason(std::string_view reason)
 {
     if (reason == "busy")
         return ExitCode::Busy;
-    if (reason == "STALE_GENERATION" || reason == "SUPERSEDED")
-        return ExitCode::Stale;
-    if (reason == "DISPATCH_FROZEN")
-        return ExitCode::Frozen;
-    if (reason == "BAD_LEASE_ID" || reason == "UNKNOWN_LEASE" || reason == "REQUEST_SECRET_MISMATCH")
-        return ExitCode::BadCredentials;
-    if (reason.starts_with("LEASE_") || reason == "NO_LEASE")
-        return ExitCode::LeaseLost;
+    if (const auto r = catalogue::reason(reason))
+        return r->exit;
     return ExitCode::Internal;
 }
 

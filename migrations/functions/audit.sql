@@ -40,6 +40,10 @@ DECLARE
     v_id bigint;
     v_client jsonb := relctl.client_info(p_client);
 BEGIN
+    IF NOT p_operation = ANY (relctl.audited_operations())
+       OR (p_reason IS NOT NULL AND NOT p_reason = ANY (relctl.refusal_reasons())) THEN
+        RAISE EXCEPTION 'relctl.record: % % is not in the catalogue (catalogue.sql)', p_operation, p_reason;
+    END IF;
     INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token,
                                current_token, current_generation, current_release,
                                op_id, host, pid, job_url, actor, detail)

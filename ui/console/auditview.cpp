@@ -2,6 +2,7 @@
 
 #include "auditmodel.h"
 #include "consolesession.h"
+#include "relctl/catalogue.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -39,6 +40,21 @@ QComboBox* choices(QWidget* parent, const QStringList& items)
     return box;
 }
 
+// The catalogue's operations or reasons, as filter choices.
+template <typename List> QStringList catalogueChoices(const List& list)
+{
+    QStringList items;
+    for (const auto& entry : list) {
+        std::string_view name;
+        if constexpr (std::is_same_v<std::decay_t<decltype(entry)>, catalogue::Reason>)
+            name = entry.code;
+        else
+            name = entry;
+        items << QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+    }
+    return items;
+}
+
 // "1 event", "2002 events": the count in full, as the file will hold it.
 QString events(qint64 n)
 {
@@ -64,16 +80,8 @@ QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
 AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
       m_job(new QLineEdit(this)),
-      m_operation(
-          choices(this, {QStringLiteral("acquire"), QStringLiteral("renew"), QStringLiteral("release"),
-                         QStringLiteral("publish"), QStringLiteral("revoke"), QStringLiteral("freeze"),
-                         QStringLiteral("unfreeze"), QStringLiteral("approve"), QStringLiteral("deny")})),
-      m_reason(choices(this, {QStringLiteral("STALE_GENERATION"), QStringLiteral("SUPERSEDED"),
-                              QStringLiteral("LEASE_EXPIRED"), QStringLiteral("LEASE_SUPERSEDED"),
-                              QStringLiteral("LEASE_RELEASED"), QStringLiteral("LEASE_REVOKED"),
-                              QStringLiteral("BAD_LEASE_ID"), QStringLiteral("UNKNOWN_LEASE"),
-                              QStringLiteral("REQUEST_SECRET_MISMATCH"), QStringLiteral("DISPATCH_FROZEN"),
-                              QStringLiteral("NO_LEASE")})),
+      m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
+      m_reason(choices(this, catalogueChoices(catalogue::kReasons))),
       m_text(new QLineEdit(this)), m_since(new QComboBox(this)),
       m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
       m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),

@@ -81,6 +81,7 @@ struct AuditFilter
 // ascending, first when descending.
 struct AuditSort
 {
+    // In the order of catalogue::kAuditSortKeys.
     enum class Column {
         Time,
         Environment,

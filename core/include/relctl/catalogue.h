@@ -1,0 +1,64 @@
+#pragma once
+
+// The protocol's vocabulary, defined once: the refusal reasons with the exit
+// code each maps onto, the operations the audit trail records, and the
+// columns the audit trail can be sorted by. The CLI, the console's filters,
+// the exporter, the benchmarks and the tests read them from here; the SQL
+// side checks the same lists (relctl.refusal_reasons() and
+// relctl.audited_operations() in migrations/functions/catalogue.sql, and the
+// whitelist of relctl.console_audit), and tests/test_security.cpp compares
+// them, so adding a reason or an operation is one edit here and one there.
+
+#include "relctl/error.h"
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace relctl::catalogue {
+
+struct Reason
+{
+    std::string_view code;
+    ExitCode exit;
+    std::string_view meaning; // one line, for help texts and tooltips
+};
+
+// Every reason a refusal is recorded with, most common first (the order of
+// the console's filter).
+inline constexpr std::array kReasons{
+    Reason{"STALE_GENERATION", ExitCode::Stale, "the generation is not newer than the published one"},
+    Reason{"SUPERSEDED", ExitCode::Stale, "a queued candidate was skipped for a newer one"},
+    Reason{"LEASE_EXPIRED", ExitCode::LeaseLost, "the lease ran out on the server's clock"},
+    Reason{"LEASE_SUPERSEDED", ExitCode::LeaseLost, "a newer lease was granted"},
+    Reason{"LEASE_RELEASED", ExitCode::LeaseLost, "the lease was released"},
+    Reason{"LEASE_REVOKED", ExitCode::LeaseLost, "an operator revoked the lease"},
+    Reason{"BAD_LEASE_ID", ExitCode::BadCredentials, "the lease exists but the lease id does not match"},
+    Reason{"UNKNOWN_LEASE", ExitCode::BadCredentials, "no such lease"},
+    Reason{"REQUEST_SECRET_MISMATCH", ExitCode::BadCredentials,
+           "a retried acquire without the first attempt's request secret"},
+    Reason{"DISPATCH_FROZEN", ExitCode::Frozen, "the environment is frozen"},
+    Reason{"NO_LEASE", ExitCode::LeaseLost, "a publish without a lease while serialization is enforced"},
+};
+
+// The reason with this code, if it is one.
+constexpr std::optional<Reason> reason(std::string_view code)
+{
+    for (const Reason& r : kReasons)
+        if (r.code == code)
+            return r;
+    return std::nullopt;
+}
+
+// Every operation the audit trail records, in the console's filter order.
+inline constexpr std::array<std::string_view, 12> kOperations{
+    "acquire", "renew",  "release", "publish", "revoke",  "freeze",
+    "unfreeze", "approve", "deny",  "env-add", "env-set", "supersession-requested",
+};
+
+// The sort keys relctl.console_audit accepts, in AuditSort::Column order.
+inline constexpr std::array<std::string_view, 11> kAuditSortKeys{
+    "time", "env", "operation", "outcome", "reason", "job", "release", "generation", "token", "host", "actor",
+};
+
+} // namespace relctl::catalogue
