@@ -1,8 +1,11 @@
-# Shared by scripts/test.sh and scripts/demo.sh: install what is missing,
-# build, and run a throwaway PostgreSQL cluster. Source it; do not run it.
+# Shared by scripts/*.sh and .ci/run: install what is missing, build a preset,
+# and run a throwaway PostgreSQL cluster. Source it; do not run it.
 
 RELCTL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RELCTL_BUILD_DIR=${RELCTL_BUILD_DIR:-$RELCTL_ROOT/build/release}
+# CMakePresets.json is the one build configuration: the scripts build the
+# `release` preset, whose binary directory this is.
+RELCTL_PRESET=release
+RELCTL_BUILD_DIR=$RELCTL_ROOT/build/release
 
 relctl_log() { printf '==> %s\n' "$*" >&2; }
 
@@ -33,12 +36,16 @@ relctl_install_deps() {
     relctl_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Configures and builds a preset of CMakePresets.json (default: release);
+# quiet unless it fails. The log stays in build/PRESET.log.
 relctl_build() {
-    relctl_log "building in $RELCTL_BUILD_DIR"
-    cmake -S "$RELCTL_ROOT" -B "$RELCTL_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS=-Werror >/dev/null
-    if ! cmake --build "$RELCTL_BUILD_DIR" -j "$(nproc)" >"$RELCTL_BUILD_DIR/build.log" 2>&1; then
-        tail -n 60 "$RELCTL_BUILD_DIR/build.log" >&2
-        relctl_log "build failed (full log: $RELCTL_BUILD_DIR/build.log)"
+    local preset=${1:-$RELCTL_PRESET}
+    local log=$RELCTL_ROOT/build/$preset.log
+    relctl_log "building preset $preset"
+    mkdir -p "$RELCTL_ROOT/build"
+    if ! (cd "$RELCTL_ROOT" && cmake --preset "$preset" && cmake --build --preset "$preset") >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        relctl_log "build failed (full log: $log)"
         return 1
     fi
 }
@@ -83,6 +90,15 @@ relctl_pg_stop() {
         "${RELCTL_PG_RUN[@]}" "$RELCTL_PG_BIN/pg_ctl" -D "$RELCTL_PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
         rm -rf "$RELCTL_PG_DIR"
     fi
+}
+
+# The environment of a test run against the cluster relctl_pg_start started.
+relctl_test_env() {
+    # Tests create their own databases on this cluster, one per test, and drop them.
+    export RELCTL_TEST_DSN=$RELCTL_PG_DSN
+    # Request secrets of the op ids the tests use stay with the throwaway cluster.
+    export RELCTL_STATE_DIR=$RELCTL_PG_DIR/state
+    unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE RELCTL_DSN RELCTL_LEASE RELCTL_OP_KEY
 }
 
 # Everything a script needs before it runs relctl: packages, a build, and a

@@ -1,0 +1,15 @@
+# libpqxx 6.4 as one target, relctl::pqxx, for everything that speaks SQL
+# through it (core, the test support, the security and hardening tests, the
+# audit benchmark). Debian's libpqxx 6.4 config header omits
+# PQXX_HAVE_OPTIONAL; without it std::optional parameters and field::get<T>()
+# do not compile, so the definition travels with the library, not with each
+# user. relctl::core links it PRIVATE (no pqxx type in a public header); it is
+# exported with core because a static core's consumers link libpqxx too.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
+
+add_library(relctl_pqxx INTERFACE)
+add_library(relctl::pqxx ALIAS relctl_pqxx)
+set_target_properties(relctl_pqxx PROPERTIES EXPORT_NAME pqxx)
+target_link_libraries(relctl_pqxx INTERFACE PkgConfig::PQXX)
+target_compile_definitions(relctl_pqxx INTERFACE PQXX_HAVE_OPTIONAL)
