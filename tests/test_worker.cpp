@@ -96,7 +96,8 @@ private slots:
         QMetaObject::invokeMethod(r.worker, "loadEnvironments", Qt::QueuedConnection, Q_ARG(quint64, 3));
         // The spy records on the worker's thread: a refusal that fast may precede wait().
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
-        QCOMPARE(failed.first().at(0).value<quint64>(), quint64(3));
+        // Named by kind as well as serial: serials are numbered per kind.
+        QCOMPARE(failed.first().at(0).value<RequestId>(), (RequestId{RequestKind::Environments, 3}));
         // An operator's action is answered as an action, refused with the
         // connection's message, never left without an answer.
         QSignalSpy done(r.worker, &ConsoleWorker::actionFinished);

@@ -60,10 +60,25 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
             });
     connect(m_worker, &ConsoleWorker::actionFinished, this,
             [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
-    connect(m_worker, &ConsoleWorker::requestFailed, this, [this](quint64 serial, const QString& message) {
-        m_audit->requestFailed(serial);
-        emit failed(message);
-    });
+    connect(m_worker, &ConsoleWorker::requestFailed, this,
+            [this](const RequestId& request, const QString& message) {
+                // Only the audit model holds a request open (one page at a
+                // time, none other asked for until it is answered): it alone
+                // must forget a failed one, and only one of its own. The other
+                // views keep what they show; their next request asks again.
+                switch (request.kind) {
+                case RequestKind::AuditPage:
+                    m_audit->requestFailed(request.serial);
+                    break;
+                case RequestKind::Environments:
+                case RequestKind::Timeline:
+                case RequestKind::Trace:
+                case RequestKind::Approvals:
+                case RequestKind::ServerSleep:
+                    break;
+                }
+                emit failed(message);
+            });
 
     // Many events in a burst (a queue handing over) cost one reload.
     m_reload.setSingleShot(true);

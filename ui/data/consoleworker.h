@@ -2,6 +2,7 @@
 
 #include "connectiontarget.h"
 #include "metatypes.h"
+#include "requesttracker.h"
 
 #include <QObject>
 #include <QString>
@@ -57,9 +58,10 @@ Q_DECLARE_METATYPE(ConnectionState)
 // Owns the console's database connections and runs every query, off the GUI
 // thread: create it, move it to a QThread, then invoke start() there. Results
 // come back as values through queued signals, tagged with the caller's serial
-// (see RequestTracker). Live updates: the event connection's socket is
-// watched by a QSocketNotifier created in this thread; a lost connection is
-// retried every two seconds and, once back, announced so views reload.
+// (see RequestTracker); a failure names the request's kind as well
+// (RequestId). Live updates: the event connection's socket is watched by a
+// QSocketNotifier created in this thread; a lost connection is retried every
+// two seconds and, once back, announced so views reload.
 class ConsoleWorker final : public QObject
 {
     Q_OBJECT
@@ -109,7 +111,9 @@ signals:
     // ok: `rows` were written to the file; otherwise the message says why
     // (cancelled: nothing was written).
     void exportFinished(quint64 serial, bool ok, qint64 rows, const QString& message);
-    void requestFailed(quint64 serial, const QString& message);
+    // A load failed; the request says which kind of load (serials are per
+    // kind), so only its requester forgets it.
+    void requestFailed(const RequestId& request, const QString& message);
     void slept(quint64 serial);
     // Events arrived for these environments (empty name: unknown).
     void eventsArrived(const QStringList& environments);
@@ -122,8 +126,8 @@ private:
     // Runs body on a live connection; a failure reaches fail(message), a lost
     // connection being dropped first so the retry timer takes over.
     template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
-    // The same, answering a failure with requestFailed(serial, ...).
-    template <typename F> void guarded(quint64 serial, F&& body);
+    // The same, answering a failure with requestFailed(request, ...).
+    template <typename F> void guarded(RequestId request, F&& body);
 
     ConnectionTarget m_target;
     bool m_seedDemo = false;
