@@ -13,6 +13,8 @@
 #include <QTimer>
 #include <QtTest>
 
+using namespace relctl::ui;
+
 namespace {
 
 // A worker on its own thread, as the console runs it.

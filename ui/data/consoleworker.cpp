@@ -10,6 +10,8 @@
 #include <QSocketNotifier>
 #include <QTimer>
 
+namespace relctl::ui {
+
 namespace {
 
 QString q(const std::string& s)
@@ -283,3 +285,5 @@ void ConsoleWorker::exportAudit(quint64 serial, const QString& path, bool json,
         },
         [&](const QString& message) { emit exportFinished(serial, false, 0, message); });
 }
+
+} // namespace relctl::ui

@@ -17,6 +17,8 @@ class Database;
 class EventListener;
 } // namespace relctl
 
+namespace relctl::ui {
+
 // What an operator asks for; the worker turns it into one protocol call.
 struct ConsoleAction
 {
@@ -27,7 +29,12 @@ struct ConsoleAction
     QString by;
     QString reason;
 };
-Q_DECLARE_METATYPE(ConsoleAction)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ConsoleAction)
+
+namespace relctl::ui {
 
 // A pending supersession request, as the approvals list shows it.
 struct ApprovalRow
@@ -40,8 +47,13 @@ struct ApprovalRow
     QStringList skipped; // "job (generation N)"
     QString openedAt;
 };
-Q_DECLARE_METATYPE(ApprovalRow)
-Q_DECLARE_METATYPE(QList<ApprovalRow>)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ApprovalRow)
+Q_DECLARE_METATYPE(QList<relctl::ui::ApprovalRow>)
+
+namespace relctl::ui {
 
 struct ConnectionState
 {
@@ -53,7 +65,12 @@ struct ConnectionState
     QString message; // why not connected
     QString target;  // where it connects, as ConnectionTarget::describe() says
 };
-Q_DECLARE_METATYPE(ConnectionState)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ConnectionState)
+
+namespace relctl::ui {
 
 // Owns the console's database connections and runs every query, off the GUI
 // thread: create it, move it to a QThread, then invoke start() there. Results
@@ -138,3 +155,5 @@ private:
     QTimer* m_retry = nullptr;
     ConnectionState m_state;
 };
+
+} // namespace relctl::ui

@@ -3,6 +3,8 @@
 #include <QMetaType>
 #include <QtGlobal>
 
+namespace relctl::ui {
+
 // What a request to the console's worker was for. A serial alone does not
 // say who asked: every requester numbers its own requests (the audit model
 // numbers its pages itself, the exporter its exports), so environments
@@ -25,7 +27,12 @@ struct RequestId
 
     friend bool operator==(const RequestId&, const RequestId&) = default;
 };
-Q_DECLARE_METATYPE(RequestId)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::RequestId)
+
+namespace relctl::ui {
 
 // "Newer request wins" for one view: every request takes a serial; a result
 // is applied only if it answers the newest request, so a slow answer to an
@@ -39,3 +46,5 @@ public:
 private:
     quint64 m_latest = 0;
 };
+
+} // namespace relctl::ui
