@@ -13,6 +13,8 @@
 #include <QTimer>
 #include <QtTest>
 
+using namespace relctl::ui;
+
 namespace {
 
 // A worker on its own thread, as the console runs it.
@@ -29,6 +31,12 @@ struct Running
         thread.start();
     }
     void start() { QMetaObject::invokeMethod(worker, &ConsoleWorker::start, Qt::QueuedConnection); }
+    // Runs call(worker) on the worker's thread, as the session does.
+    template <typename Call> void post(Call call, Qt::ConnectionType type = Qt::QueuedConnection)
+    {
+        QMetaObject::invokeMethod(
+            worker, [w = worker, call] { call(*w); }, type);
+    }
     ~Running()
     {
         thread.quit();
@@ -59,8 +67,7 @@ private slots:
         ticker.start(20);
         QElapsedTimer elapsed;
         elapsed.start();
-        QMetaObject::invokeMethod(r.worker, "sleepOnServer", Qt::QueuedConnection, Q_ARG(quint64, 7),
-                                  Q_ARG(double, 2.0));
+        r.post([](ConsoleWorker& w) { w.sleepOnServer(7, 2.0); });
         QVERIFY(slept.wait(10000));
         QCOMPARE(slept.first().at(0).value<quint64>(), quint64(7));
         QVERIFY(elapsed.elapsed() >= 1900);
@@ -93,17 +100,17 @@ private slots:
         const auto s = state.last().at(0).value<ConnectionState>();
         QVERIFY(!s.connected);
         QVERIFY(!s.message.isEmpty());
-        QMetaObject::invokeMethod(r.worker, "loadEnvironments", Qt::QueuedConnection, Q_ARG(quint64, 3));
+        r.post([](ConsoleWorker& w) { w.loadEnvironments(3); });
         // The spy records on the worker's thread: a refusal that fast may precede wait().
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
-        QCOMPARE(failed.first().at(0).value<quint64>(), quint64(3));
+        // Named by kind as well as serial: serials are numbered per kind.
+        QCOMPARE(failed.first().at(0).value<RequestId>(), (RequestId{RequestKind::Environments, 3}));
         // An operator's action is answered as an action, refused with the
         // connection's message, never left without an answer.
         QSignalSpy done(r.worker, &ConsoleWorker::actionFinished);
         const ConsoleAction freeze{ConsoleAction::Kind::Freeze, QStringLiteral("prod"), 0,
                                    QStringLiteral("erin"), QStringLiteral("incident 7")};
-        QMetaObject::invokeMethod(r.worker, "runAction", Qt::QueuedConnection, Q_ARG(quint64, 4),
-                                  Q_ARG(ConsoleAction, freeze));
+        r.post([freeze](ConsoleWorker& w) { w.runAction(4, freeze); });
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
         QCOMPARE(done.first().at(0).value<quint64>(), quint64(4));
         QVERIFY(!done.first().at(1).toBool());
@@ -120,8 +127,7 @@ private slots:
         r.start();
         ConsoleAction freeze{ConsoleAction::Kind::Freeze, QStringLiteral("prod"), 0, QStringLiteral("erin"),
                              QStringLiteral("incident 7")};
-        QMetaObject::invokeMethod(r.worker, "runAction", Qt::QueuedConnection, Q_ARG(quint64, 1),
-                                  Q_ARG(ConsoleAction, freeze));
+        r.post([freeze](ConsoleWorker& w) { w.runAction(1, freeze); });
         QVERIFY(done.wait(10000));
         QVERIFY(done.first().at(1).toBool());
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'freeze' AND actor = 'erin' "
@@ -130,8 +136,7 @@ private slots:
         // A refused action comes back with the server's message.
         ConsoleAction revoke{ConsoleAction::Kind::Revoke, QStringLiteral("prod"), 0, QStringLiteral("erin"),
                              QString()};
-        QMetaObject::invokeMethod(r.worker, "runAction", Qt::QueuedConnection, Q_ARG(quint64, 2),
-                                  Q_ARG(ConsoleAction, revoke));
+        r.post([revoke](ConsoleWorker& w) { w.runAction(2, revoke); });
         QVERIFY(done.wait(10000));
         QVERIFY(!done.last().at(1).toBool());
         QVERIFY(done.last().at(2).toString().contains(QStringLiteral("reason")));
@@ -155,10 +160,9 @@ private slots:
         relctl::AuditFilter filter;
         filter.env = "prod";
         const relctl::AuditSort sort{relctl::AuditSort::Column::Job, true};
-        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 3),
-                                  Q_ARG(QString, path), Q_ARG(bool, false),
-                                  Q_ARG(relctl::AuditFilter, filter), Q_ARG(relctl::AuditSort, sort),
-                                  Q_ARG(ExportCancelFlag, std::make_shared<std::atomic<bool>>(false)));
+        r.post([=](ConsoleWorker& w) {
+            w.exportAudit(3, path, false, filter, sort, std::make_shared<std::atomic<bool>>(false));
+        });
         // The spy records on the worker's thread: the signal may precede wait().
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         QCOMPARE(finished.first().at(0).value<quint64>(), quint64(3));
@@ -182,10 +186,9 @@ private slots:
         // Cancelled before it starts reading: nothing is written, the old file stays.
         finished.clear();
         auto cancel = std::make_shared<std::atomic<bool>>(true);
-        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 4),
-                                  Q_ARG(QString, dir.filePath(QStringLiteral("cancelled.json"))),
-                                  Q_ARG(bool, true), Q_ARG(relctl::AuditFilter, filter),
-                                  Q_ARG(relctl::AuditSort, sort), Q_ARG(ExportCancelFlag, cancel));
+        r.post([=, cancelled = dir.filePath(QStringLiteral("cancelled.json"))](ConsoleWorker& w) {
+            w.exportAudit(4, cancelled, true, filter, sort, cancel);
+        });
         // The spy records on the worker's thread: the signal may precede wait().
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         QVERIFY(!finished.first().at(1).toBool());
@@ -202,19 +205,18 @@ private slots:
         Running r(first.dsn());
         r.worker->setLive(false);
         QSignalSpy finished(r.worker, &ConsoleWorker::exportFinished);
-        QMetaObject::invokeMethod(
-            r.worker, "setTarget", Qt::BlockingQueuedConnection,
-            Q_ARG(ConnectionTarget, ConnectionTarget::fromDsn(QString::fromStdString(second.dsn()))));
+        r.post([target = ConnectionTarget::fromDsn(QString::fromStdString(second.dsn()))](
+                   ConsoleWorker& w) { w.setTarget(target); },
+               Qt::BlockingQueuedConnection);
         const std::string others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                                    "AND pid <> pg_backend_pid()";
         QCOMPARE(second.count(others), 0LL);
 
         QTemporaryDir dir;
-        QMetaObject::invokeMethod(r.worker, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, 1),
-                                  Q_ARG(QString, dir.filePath(QStringLiteral("qa.json"))), Q_ARG(bool, true),
-                                  Q_ARG(relctl::AuditFilter, relctl::AuditFilter{}),
-                                  Q_ARG(relctl::AuditSort, relctl::AuditSort{}),
-                                  Q_ARG(ExportCancelFlag, std::make_shared<std::atomic<bool>>(false)));
+        r.post([path = dir.filePath(QStringLiteral("qa.json"))](ConsoleWorker& w) {
+            w.exportAudit(1, path, true, relctl::AuditFilter{}, relctl::AuditSort{},
+                          std::make_shared<std::atomic<bool>>(false));
+        });
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
         QVERIFY2(finished.first().at(1).toBool(), qPrintable(finished.first().at(3).toString()));
         QCOMPARE(finished.first().at(2).toLongLong(), 7);

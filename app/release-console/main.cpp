@@ -38,6 +38,7 @@ int main(int argc, char** argv)
     parser.addOptions({dsn, demo, screenshot});
     parser.process(app);
 
+    using relctl::ui::ConnectionTarget;
     const ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
                                                       : ConnectionTarget::load(QSettings());
     relctl::ui::ConsoleSession session(target, parser.isSet(demo));

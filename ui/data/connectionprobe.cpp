@@ -6,6 +6,8 @@
 #include <QThread>
 #include <memory>
 
+namespace relctl::ui {
+
 ConnectionProbe::ConnectionProbe(QObject* parent) : QObject(parent)
 {
     qRegisterMetaType<ProbeResult>();
@@ -58,3 +60,5 @@ void ConnectionProbe::cancel()
     ++m_latest;
     m_running = false;
 }
+
+} // namespace relctl::ui

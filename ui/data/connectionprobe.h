@@ -6,6 +6,8 @@
 #include <QObject>
 #include <QString>
 
+namespace relctl::ui {
+
 // What a connection test found: the server and schema behind a target, or why
 // it could not be reached.
 struct ProbeResult
@@ -18,7 +20,12 @@ struct ProbeResult
     double rttMs = 0;      // one serverInfo() round trip on the open connection
     QString message;       // why it failed
 };
-Q_DECLARE_METATYPE(ProbeResult)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ProbeResult)
+
+namespace relctl::ui {
 
 // Tests a connection target without blocking the GUI thread: each probe
 // resolves the target (which may start the embedded cluster) and opens a
@@ -49,3 +56,5 @@ private:
     quint64 m_latest = 0;
     bool m_running = false;
 };
+
+} // namespace relctl::ui

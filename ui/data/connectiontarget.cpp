@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <functional>
 
+namespace relctl::ui {
+
 namespace {
 
 const QString modeKey = QStringLiteral("connection/mode");
@@ -143,3 +145,5 @@ std::string ConnectionTarget::resolve() const
         return relctl::EmbeddedCluster::forCurrentUser().ensureRunning();
     return chosen.dsn.toStdString(); // empty: libpq's PG* variables
 }
+
+} // namespace relctl::ui

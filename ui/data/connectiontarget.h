@@ -6,6 +6,8 @@
 
 class QSettings;
 
+namespace relctl::ui {
+
 // Where the console connects. "Default" is relctl's own rule, the same as the
 // CLI's: $RELCTL_DSN, else libpq's PG* variables when they name a database,
 // else the embedded database. "Embedded" and "Dsn" name one place whatever
@@ -38,4 +40,7 @@ struct ConnectionTarget
 
     friend bool operator==(const ConnectionTarget&, const ConnectionTarget&) = default;
 };
-Q_DECLARE_METATYPE(ConnectionTarget)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ConnectionTarget)

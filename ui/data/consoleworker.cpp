@@ -10,6 +10,8 @@
 #include <QSocketNotifier>
 #include <QTimer>
 
+namespace relctl::ui {
+
 namespace {
 
 QString q(const std::string& s)
@@ -43,6 +45,7 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<relctl::AuditFilter>();
     qRegisterMetaType<relctl::AuditSort>();
     qRegisterMetaType<ExportCancelFlag>();
+    qRegisterMetaType<RequestId>();
 }
 
 ConsoleWorker::~ConsoleWorker() = default;
@@ -173,35 +176,38 @@ template <typename F, typename Fail> void ConsoleWorker::guarded(F&& body, Fail&
     }
 }
 
-template <typename F> void ConsoleWorker::guarded(quint64 serial, F&& body)
+template <typename F> void ConsoleWorker::guarded(RequestId request, F&& body)
 {
-    guarded(std::forward<F>(body), [&](const QString& message) { emit requestFailed(serial, message); });
+    guarded(std::forward<F>(body), [&](const QString& message) { emit requestFailed(request, message); });
 }
 
 void ConsoleWorker::loadEnvironments(quint64 serial)
 {
-    guarded(serial, [&] { emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments()); });
+    guarded({RequestKind::Environments, serial},
+            [&] { emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments()); });
 }
 
 void ConsoleWorker::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
 {
-    guarded(serial, [&] { emit auditPageLoaded(serial, relctl::ConsoleQueries(*m_db).auditPage(request)); });
+    guarded({RequestKind::AuditPage, serial},
+            [&] { emit auditPageLoaded(serial, relctl::ConsoleQueries(*m_db).auditPage(request)); });
 }
 
 void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
 {
-    guarded(serial,
+    guarded({RequestKind::Timeline, serial},
             [&] { emit timelineLoaded(serial, relctl::ConsoleQueries(*m_db).timeline(fromMs, toMs)); });
 }
 
 void ConsoleWorker::loadTrace(quint64 serial, qint64 eventId)
 {
-    guarded(serial, [&] { emit traceLoaded(serial, relctl::ConsoleQueries(*m_db).trace(eventId)); });
+    guarded({RequestKind::Trace, serial},
+            [&] { emit traceLoaded(serial, relctl::ConsoleQueries(*m_db).trace(eventId)); });
 }
 
 void ConsoleWorker::loadApprovals(quint64 serial)
 {
-    guarded(serial, [&] {
+    guarded({RequestKind::Approvals, serial}, [&] {
         const nlohmann::json reply = m_db->approvals(std::nullopt, false);
         QList<ApprovalRow> rows;
         for (const nlohmann::json& a : reply.at("approvals")) {
@@ -254,7 +260,7 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
 
 void ConsoleWorker::sleepOnServer(quint64 serial, double seconds)
 {
-    guarded(serial, [&] {
+    guarded({RequestKind::ServerSleep, serial}, [&] {
         m_db->sleepOnServer(seconds);
         emit slept(serial);
     });
@@ -279,3 +285,5 @@ void ConsoleWorker::exportAudit(quint64 serial, const QString& path, bool json,
         },
         [&](const QString& message) { emit exportFinished(serial, false, 0, message); });
 }
+
+} // namespace relctl::ui

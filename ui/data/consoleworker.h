@@ -2,6 +2,7 @@
 
 #include "connectiontarget.h"
 #include "metatypes.h"
+#include "requesttracker.h"
 
 #include <QObject>
 #include <QString>
@@ -16,6 +17,8 @@ class Database;
 class EventListener;
 } // namespace relctl
 
+namespace relctl::ui {
+
 // What an operator asks for; the worker turns it into one protocol call.
 struct ConsoleAction
 {
@@ -26,7 +29,12 @@ struct ConsoleAction
     QString by;
     QString reason;
 };
-Q_DECLARE_METATYPE(ConsoleAction)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ConsoleAction)
+
+namespace relctl::ui {
 
 // A pending supersession request, as the approvals list shows it.
 struct ApprovalRow
@@ -39,8 +47,13 @@ struct ApprovalRow
     QStringList skipped; // "job (generation N)"
     QString openedAt;
 };
-Q_DECLARE_METATYPE(ApprovalRow)
-Q_DECLARE_METATYPE(QList<ApprovalRow>)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ApprovalRow)
+Q_DECLARE_METATYPE(QList<relctl::ui::ApprovalRow>)
+
+namespace relctl::ui {
 
 struct ConnectionState
 {
@@ -52,14 +65,20 @@ struct ConnectionState
     QString message; // why not connected
     QString target;  // where it connects, as ConnectionTarget::describe() says
 };
-Q_DECLARE_METATYPE(ConnectionState)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ConnectionState)
+
+namespace relctl::ui {
 
 // Owns the console's database connections and runs every query, off the GUI
 // thread: create it, move it to a QThread, then invoke start() there. Results
 // come back as values through queued signals, tagged with the caller's serial
-// (see RequestTracker). Live updates: the event connection's socket is
-// watched by a QSocketNotifier created in this thread; a lost connection is
-// retried every two seconds and, once back, announced so views reload.
+// (see RequestTracker); a failure names the request's kind as well
+// (RequestId). Live updates: the event connection's socket is watched by a
+// QSocketNotifier created in this thread; a lost connection is retried every
+// two seconds and, once back, announced so views reload.
 class ConsoleWorker final : public QObject
 {
     Q_OBJECT
@@ -109,7 +128,9 @@ signals:
     // ok: `rows` were written to the file; otherwise the message says why
     // (cancelled: nothing was written).
     void exportFinished(quint64 serial, bool ok, qint64 rows, const QString& message);
-    void requestFailed(quint64 serial, const QString& message);
+    // A load failed; the request says which kind of load (serials are per
+    // kind), so only its requester forgets it.
+    void requestFailed(const RequestId& request, const QString& message);
     void slept(quint64 serial);
     // Events arrived for these environments (empty name: unknown).
     void eventsArrived(const QStringList& environments);
@@ -122,8 +143,8 @@ private:
     // Runs body on a live connection; a failure reaches fail(message), a lost
     // connection being dropped first so the retry timer takes over.
     template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
-    // The same, answering a failure with requestFailed(serial, ...).
-    template <typename F> void guarded(quint64 serial, F&& body);
+    // The same, answering a failure with requestFailed(request, ...).
+    template <typename F> void guarded(RequestId request, F&& body);
 
     ConnectionTarget m_target;
     bool m_seedDemo = false;
@@ -134,3 +155,5 @@ private:
     QTimer* m_retry = nullptr;
     ConnectionState m_state;
 };
+
+} // namespace relctl::ui

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+namespace relctl::ui {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -71,3 +73,5 @@ void seedDemoHistory(relctl::Database& db)
     s.acquire("test", "pipeline-112", 12, 10min);
     db.freeze("prod", "release-manager", "change freeze for the quarterly audit");
 }
+
+} // namespace relctl::ui

@@ -9,4 +9,8 @@ class Database;
 // lease superseded, a revoke, a freeze, waiting candidates. Idempotent: does
 // nothing when the database already has environments. Takes a few seconds
 // (it lets one lease expire); run it on the worker's thread.
+namespace relctl::ui {
+
 void seedDemoHistory(relctl::Database& db);
+
+} // namespace relctl::ui

@@ -19,6 +19,11 @@ Q_DECLARE_METATYPE(std::optional<relctl::RefusalTrace>)
 Q_DECLARE_METATYPE(relctl::AuditSort)
 Q_DECLARE_METATYPE(relctl::AuditFilter)
 
+namespace relctl::ui {
+
 // Set by the GUI thread to stop an export running on a worker's thread.
 using ExportCancelFlag = std::shared_ptr<std::atomic<bool>>;
-Q_DECLARE_METATYPE(ExportCancelFlag)
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ExportCancelFlag)

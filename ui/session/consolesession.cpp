@@ -5,6 +5,22 @@
 
 namespace relctl::ui {
 
+namespace {
+
+// Runs call(worker) on the worker's thread, queued behind what was asked
+// before (the worker answers in order). The functor form is checked by the
+// compiler, slot and arguments, where a misspelt name in the string form only
+// printed a warning at run time and dropped the request. Arguments are
+// captured by value: they cross threads. The worker is the call's context, so
+// a call still queued when the worker is deleted is dropped, not run.
+template <typename Call> void post(ConsoleWorker* worker, Call&& call)
+{
+    QMetaObject::invokeMethod(
+        worker, [worker, call = std::forward<Call>(call)] { call(*worker); }, Qt::QueuedConnection);
+}
+
+} // namespace
+
 ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent)
     : QObject(parent), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target)),
       m_environments(new EnvironmentsModel(this)), m_audit(new AuditModel(this))
@@ -60,10 +76,25 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
             });
     connect(m_worker, &ConsoleWorker::actionFinished, this,
             [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
-    connect(m_worker, &ConsoleWorker::requestFailed, this, [this](quint64 serial, const QString& message) {
-        m_audit->requestFailed(serial);
-        emit failed(message);
-    });
+    connect(m_worker, &ConsoleWorker::requestFailed, this,
+            [this](const RequestId& request, const QString& message) {
+                // Only the audit model holds a request open (one page at a
+                // time, none other asked for until it is answered): it alone
+                // must forget a failed one, and only one of its own. The other
+                // views keep what they show; their next request asks again.
+                switch (request.kind) {
+                case RequestKind::AuditPage:
+                    m_audit->requestFailed(request.serial);
+                    break;
+                case RequestKind::Environments:
+                case RequestKind::Timeline:
+                case RequestKind::Trace:
+                case RequestKind::Approvals:
+                case RequestKind::ServerSleep:
+                    break;
+                }
+                emit failed(message);
+            });
 
     // Many events in a burst (a queue handing over) cost one reload.
     m_reload.setSingleShot(true);
@@ -101,10 +132,9 @@ void ConsoleSession::scheduleReload()
 
 void ConsoleSession::reload()
 {
-    QMetaObject::invokeMethod(m_worker, "loadEnvironments", Qt::QueuedConnection,
-                              Q_ARG(quint64, m_environmentsRequests.next()));
-    QMetaObject::invokeMethod(m_worker, "loadApprovals", Qt::QueuedConnection,
-                              Q_ARG(quint64, m_approvalRequests.next()));
+    post(m_worker,
+         [serial = m_environmentsRequests.next()](ConsoleWorker& w) { w.loadEnvironments(serial); });
+    post(m_worker, [serial = m_approvalRequests.next()](ConsoleWorker& w) { w.loadApprovals(serial); });
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
     // The first time (connected): the first page. After that never a reset:
@@ -118,8 +148,8 @@ void ConsoleSession::reload()
 
 void ConsoleSession::setTarget(const ConnectionTarget& target)
 {
-    QMetaObject::invokeMethod(m_worker, "setTarget", Qt::QueuedConnection, Q_ARG(ConnectionTarget, target));
-    QMetaObject::invokeMethod(m_exporter, "setTarget", Qt::QueuedConnection, Q_ARG(ConnectionTarget, target));
+    post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
+    post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
     // Another database's ids say nothing about this one's: read it afresh.
     // Queued after setTarget, the first page comes from the new database.
     m_audit->reload();
@@ -130,10 +160,10 @@ bool ConsoleSession::exportAudit(const QString& path, bool json)
     if (m_exportCancel)
         return false;
     m_exportCancel = std::make_shared<std::atomic<bool>>(false);
-    QMetaObject::invokeMethod(
-        m_exporter, "exportAudit", Qt::QueuedConnection, Q_ARG(quint64, ++m_exportSerial),
-        Q_ARG(QString, path), Q_ARG(bool, json), Q_ARG(relctl::AuditFilter, m_audit->filter()),
-        Q_ARG(relctl::AuditSort, m_audit->auditSort()), Q_ARG(ExportCancelFlag, m_exportCancel));
+    post(m_exporter, [serial = ++m_exportSerial, path, json, filter = m_audit->filter(),
+                      sort = m_audit->auditSort(), cancel = m_exportCancel](ConsoleWorker& w) {
+        w.exportAudit(serial, path, json, filter, sort, cancel);
+    });
     return true;
 }
 
@@ -147,21 +177,21 @@ void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)
 {
     m_timelineFrom = fromMs;
     m_timelineTo = toMs;
-    QMetaObject::invokeMethod(m_worker, "loadTimeline", Qt::QueuedConnection,
-                              Q_ARG(quint64, m_timelineRequests.next()), Q_ARG(qint64, fromMs),
-                              Q_ARG(qint64, toMs));
+    post(m_worker, [serial = m_timelineRequests.next(), fromMs, toMs](ConsoleWorker& w) {
+        w.loadTimeline(serial, fromMs, toMs);
+    });
 }
 
 void ConsoleSession::requestTrace(qint64 eventId)
 {
-    QMetaObject::invokeMethod(m_worker, "loadTrace", Qt::QueuedConnection,
-                              Q_ARG(quint64, m_traceRequests.next()), Q_ARG(qint64, eventId));
+    post(m_worker,
+         [serial = m_traceRequests.next(), eventId](ConsoleWorker& w) { w.loadTrace(serial, eventId); });
 }
 
 void ConsoleSession::runAction(const ConsoleAction& action)
 {
-    QMetaObject::invokeMethod(m_worker, "runAction", Qt::QueuedConnection,
-                              Q_ARG(quint64, m_actionRequests.next()), Q_ARG(ConsoleAction, action));
+    post(m_worker,
+         [serial = m_actionRequests.next(), action](ConsoleWorker& w) { w.runAction(serial, action); });
 }
 
 } // namespace relctl::ui
