@@ -219,10 +219,8 @@ private slots:
 
         // The live lease, as a job login sees it now: usable with its handle,
         // and its op id no longer hands it out.
-        const std::string jobDsn = db.adminDsn() + " user=relctl_test_job";
-        db.exec("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'relctl_test_job') THEN "
-                "CREATE ROLE relctl_test_job LOGIN IN ROLE relctl_job; END IF; "
-                "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+        db.createLogins();
+        const std::string jobDsn = db.jobDsn();
         const std::string handle = live["handle"].get<std::string>();
         QCOMPARE(relctlWithDsn(jobDsn, {"lease", "renew"}, {{"RELCTL_LEASE", handle}}).exitCode, 0);
         RunResult shown = relctlWithDsn(jobDsn, {"--json", "op", "show", "job-2-acquire"});

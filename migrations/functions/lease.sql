@@ -115,11 +115,10 @@ BEGIN
     UPDATE relctl.environments SET last_token = l.token WHERE name = e.name;
 
     v_reply := jsonb_build_object(
-        'status', 'ok', 'env', e.name, 'token', l.token, 'lease_id', relctl.lease_id_hex(l.lease_id),
-        'handle', format('%s:%s:%s', e.name, l.token, relctl.lease_id_hex(l.lease_id)),
+        'status', 'ok', 'env', e.name, 'token', l.token,
         'job', p_job, 'release', p_release, 'generation', p_generation,
         'acquired_at', l.acquired_at, 'expires_at', l.expires_at, 'ttl_ms', p_ttl_ms,
-        'op_id', p_op_id, 'replayed', false);
+        'op_id', p_op_id, 'replayed', false) || relctl.credentials(l);
     PERFORM relctl.record(e.name, 'acquire', NULL, p_job, p_release, p_generation, l.token,
                           p_op_id, p_client, jsonb_build_object('ttl_ms', p_ttl_ms));
     PERFORM relctl.remember(p_op_id, 'acquire', relctl.acquire_request(e.name, p_job, p_release, p_generation, p_ttl_ms),

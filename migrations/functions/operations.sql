@@ -40,6 +40,14 @@ BEGIN
 END
 $$;
 
+-- A lease's credentials as a reply carries them: its id and the handle
+-- (ENV:TOKEN:LEASE_ID) the client passes back.
+CREATE FUNCTION relctl.credentials(l relctl.leases) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('lease_id', relctl.lease_id_hex(l.lease_id),
+                              'handle', format('%s:%s:%s', l.env, l.token, relctl.lease_id_hex(l.lease_id)))
+$$;
+
 -- An outcome as it may be stored and shown: without a lease's credentials.
 CREATE FUNCTION relctl.without_credentials(p_outcome jsonb) RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$ SELECT p_outcome - 'lease_id' - 'handle' $$;
@@ -78,9 +86,7 @@ BEGIN
     IF o.secret_sha256 IS NOT NULL AND relctl.secret_digest(p_secret) IS NOT DISTINCT FROM o.secret_sha256 THEN
         SELECT * INTO l FROM relctl.leases
             WHERE env = o.outcome ->> 'env' AND token = (o.outcome ->> 'token')::bigint;
-        RETURN v_reply || jsonb_build_object(
-            'lease_id', relctl.lease_id_hex(l.lease_id),
-            'handle', format('%s:%s:%s', l.env, l.token, relctl.lease_id_hex(l.lease_id)));
+        RETURN v_reply || relctl.credentials(l);
     END IF;
     PERFORM relctl.record(o.outcome ->> 'env', 'acquire', 'REQUEST_SECRET_MISMATCH', o.outcome ->> 'job',
                           o.outcome ->> 'release', (o.outcome ->> 'generation')::bigint,

@@ -174,9 +174,7 @@ BEGIN
             FROM relctl.operations WHERE op_id = c.op_id;
         IF v_reply ->> 'status' = 'ok' THEN
             SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = (v_reply ->> 'token')::bigint;
-            v_reply := v_reply || jsonb_build_object(
-                'lease_id', relctl.lease_id_hex(l.lease_id),
-                'handle', format('%s:%s:%s', l.env, l.token, relctl.lease_id_hex(l.lease_id)));
+            v_reply := v_reply || relctl.credentials(l);
         END IF;
         RETURN coalesce(v_reply, jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
                                                     'message', format('candidate %s left the queue (%s)', c.id, c.state)));

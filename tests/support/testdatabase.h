@@ -45,8 +45,11 @@ public:
     // The DSN of the cluster itself (RELCTL_TEST_DSN); fails the test when unset.
     static std::string clusterDsn();
 
-private:
+    // Creates the test logins (done for a migrated database; a test that
+    // migrates an empty one itself calls it afterwards).
     void createLogins() const;
+
+private:
 
     std::string m_name;
     std::string m_dsn;
