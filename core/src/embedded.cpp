@@ -1,5 +1,6 @@
 #include "relctl/embedded.h"
 
+#include "fnv.h"
 #include "posix.h"
 #include "session.h"
 #include "relctl/database.h"
@@ -108,13 +109,7 @@ struct Layout
             socket = d;
             return;
         }
-        std::uint64_t hash = 14695981039346656037ULL; // FNV-1a: std::hash may differ between builds
-        for (unsigned char c : path)
-            hash = (hash ^ c) * 1099511628211ULL;
-        char name[64];
-        std::snprintf(name, sizeof name, "/tmp/relctl-%u-%016llx", static_cast<unsigned>(geteuid()),
-                      static_cast<unsigned long long>(hash));
-        socket = name;
+        socket = "/tmp/relctl-" + std::to_string(geteuid()) + "-" + Fnv1a().add(path).hex();
     }
 
     std::string conninfo(const std::string& database, const std::string& user = clientRole()) const
@@ -144,18 +139,12 @@ std::optional<pid_t> serverPid(const Layout& at)
 // other migrations or function modules sees a different stamp and migrates.
 std::string schemaStamp()
 {
-    std::uint64_t hash = 14695981039346656037ULL; // FNV-1a: std::hash may differ between builds
-    const auto mix = [&hash](const std::string& text) {
-        for (unsigned char c : text)
-            hash = (hash ^ c) * 1099511628211ULL;
-    };
+    Fnv1a hash;
     for (const Migration& m : bundledMigrations())
-        mix(m.name + '\n' + m.sql);
+        hash.add(m.name).add("\n").add(m.sql);
     for (const SchemaModule& m : bundledModules())
-        mix(m.name + '\n' + m.sql);
-    char text[32];
-    std::snprintf(text, sizeof text, "schema %016llx", static_cast<unsigned long long>(hash));
-    return text;
+        hash.add(m.name).add("\n").add(m.sql);
+    return "schema " + hash.hex();
 }
 
 // relctl's environment without PG* variables, which would redirect initdb,
@@ -196,8 +185,8 @@ fs::path findBinaries(const Layout& at)
         Fd readEnd(fds[0]), writeEnd(fds[1]);
         char out[4096];
         ssize_t n = 0;
-        if (spawnAndWait({"pg_config", "--bindir"}, serverEnvironment(at), {}, writeEnd.fd).empty() &&
-            (n = read(readEnd.fd, out, sizeof out)) > 0) {
+        if (spawnAndWait({"pg_config", "--bindir"}, serverEnvironment(at), {}, writeEnd.get()).empty() &&
+            (n = read(readEnd.get(), out, sizeof out)) > 0) {
             const std::string text(out, static_cast<std::size_t>(n));
             candidates.emplace_back(text.substr(0, text.find('\n')));
         }
@@ -387,7 +376,7 @@ void start(const Layout& at, const fs::path& bin, const Account& server, int log
     const std::string conf = "listen_addresses = ''\nport = 5432\nunix_socket_directories = '" +
                              at.socket.string() + "'\nunix_socket_permissions = 0700\n";
     Fd file(openServerFile(at.data / "relctl.conf", O_TRUNC, server));
-    if (write(file.fd, conf.data(), conf.size()) != static_cast<ssize_t>(conf.size()))
+    if (write(file.get(), conf.data(), conf.size()) != static_cast<ssize_t>(conf.size()))
         unavailable(systemError("cannot write " + (at.data / "relctl.conf").string()));
     if (at.socket != at.dir) {
         if (mkdir(at.socket.c_str(), 0700) == 0 && asRoot() &&
@@ -500,8 +489,8 @@ std::string EmbeddedCluster::ensureRunning()
             bin = findBinaries(at);
         Fd log(openServerFile(at.log, O_APPEND, server));
         if (!fs::exists(at.data / "PG_VERSION"))
-            initialize(at, *bin, log.fd);
-        start(at, *bin, server, log.fd);
+            initialize(at, *bin, log.get());
+        start(at, *bin, server, log.get());
     }
     if (firstLine(at.stamp) != schemaStamp())
         createDatabaseAndMigrate(at);
@@ -545,7 +534,7 @@ void EmbeddedCluster::stop()
         return; // a stale pid file: the server is gone already
     const fs::path bin = findBinaries(at);
     Fd log(openServerFile(at.log, O_APPEND, server));
-    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at, log.fd);
+    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at, log.get());
     // The server removed its socket; a directory made for it under /tmp goes too.
     if (at.socket != at.dir)
         rmdir(at.socket.c_str());

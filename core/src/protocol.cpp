@@ -1,5 +1,7 @@
 #include "relctl/protocol.h"
 
+#include "fnv.h"
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -109,17 +111,10 @@ std::filesystem::path stateDirectory()
 // sharing a name would share a secret, which gives neither away.
 std::string fileNameFor(const std::string& opId)
 {
-    std::uint64_t hash = 1469598103934665603ULL; // FNV-1a
-    for (unsigned char c : opId) {
-        hash ^= c;
-        hash *= 1099511628211ULL;
-    }
-    std::ostringstream out;
-    out << std::hex;
-    out.width(16);
-    out.fill('0');
-    out << hash;
-    return out.str();
+    // The seed is not FNV's offset basis (a digit went missing once), and it
+    // stays so: a changed name would lose the secret of a retry that spans
+    // an upgrade of relctl.
+    return detail::Fnv1a(1469598103934665603ULL).add(opId).hex();
 }
 
 [[noreturn]] void stateError(const std::filesystem::path& path, const std::string& what)
@@ -157,7 +152,7 @@ std::string requestSecret(const std::string& opId)
     // Written whole under a temporary name, then linked into place: a
     // concurrent first use of the same op id finds either no file or a whole
     // one, and the loser of the race adopts the winner's secret.
-    const std::string secret = newOperationId() + newOperationId();
+    std::string secret = newOperationId() + newOperationId();
     const std::filesystem::path temporary = path.string() + ".tmp." + std::to_string(getpid());
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
