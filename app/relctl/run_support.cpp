@@ -11,7 +11,6 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -19,7 +18,6 @@
 #include <system_error>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace relctl::cli {
 
@@ -51,12 +49,6 @@ BootClock::time_point BootClock::now() noexcept
 void diagnostic(const std::string& message)
 {
     std::cerr << ("relctl: " + escapeControl(message) + "\n") << std::flush;
-}
-
-Fd::~Fd()
-{
-    if (m_fd >= 0)
-        close(m_fd);
 }
 
 namespace {
@@ -113,42 +105,18 @@ void WakeTimer::drain()
 
 ChildGroup::ChildGroup(const std::vector<std::string>& argv, const std::vector<std::string>& extraEnvironment)
 {
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-
-    // The wrapper's environment with the extra NAME=VALUE entries replacing
-    // any inherited ones (an outer job's RELCTL_LEASE must not leak through).
-    std::vector<char*> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string_view entry(*e);
-        const bool replaced =
-            std::any_of(extraEnvironment.begin(), extraEnvironment.end(), [&](const auto& x) {
-                return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
-            });
-        if (!replaced)
-            env.push_back(*e);
-    }
-    for (const std::string& x : extraEnvironment)
-        env.push_back(const_cast<char*>(x.c_str()));
-    env.push_back(nullptr);
-
-    // posix_spawn rather than fork: the heartbeat's thread may already exist,
-    // and glibc reports an exec failure to the caller (its child exits 127 and
-    // is reaped by posix_spawnp itself).
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    posix_spawnattr_setpgroup(&attr, 0); // a new group whose id is the command's pid
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none); // the wrapper's blocked signals are its own business
-    const int rc = posix_spawnp(&m_pid, args[0], nullptr, &attr, args.data(), env.data());
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        diagnostic("cannot run \"" + argv[0] + "\": " + std::strerror(rc));
-        m_pid = -1;
+    SpawnOptions options;
+    options.argv = argv;
+    // The extra entries replace inherited ones: an outer job's RELCTL_LEASE
+    // must not leak through.
+    options.environment = environmentWith(extraEnvironment);
+    options.newProcessGroup = true;
+    // An exec failure comes back here (its child exits 127 and is reaped by
+    // posix_spawnp itself).
+    const Spawned spawned = spawn(options);
+    m_pid = spawned.pid;
+    if (spawned.error != 0) {
+        diagnostic("cannot run \"" + argv.at(0) + "\": " + std::strerror(spawned.error));
         m_reaped = true;
         m_code = 127;
     }

@@ -4,6 +4,7 @@
 // watches, the child's process group and the heartbeat that keeps the lease.
 
 #include "relctl/database.h"
+#include "relctl/process.h"
 
 #include <chrono>
 #include <csignal>
@@ -32,20 +33,6 @@ struct BootClock
 // Writes one "relctl: ..." diagnostic line to stderr in a single write, so
 // lines from the two threads do not interleave.
 void diagnostic(const std::string& message);
-
-// A file descriptor closed on destruction.
-class Fd
-{
-public:
-    explicit Fd(int fd = -1) : m_fd(fd) {}
-    ~Fd();
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-
-private:
-    int m_fd;
-};
 
 // Blocks SIGCHLD, SIGINT and SIGTERM in the calling thread, and so in every
 // thread it starts afterwards, and receives them through a signalfd. The mask

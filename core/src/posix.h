@@ -3,6 +3,8 @@
 // Private to core: the POSIX plumbing of the embedded cluster (accounts,
 // descriptors, running programs without a shell).
 
+#include "relctl/process.h"
+
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -12,18 +14,10 @@
 
 namespace relctl::detail {
 
+using relctl::Fd;
+
 // "what: strerror(error)"
 std::string systemError(const std::string& what, int error = errno);
-
-// A descriptor closed when it goes out of scope (close(-1) is a harmless EBADF).
-struct Fd
-{
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    ~Fd();
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-};
 
 struct Account
 {

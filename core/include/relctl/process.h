@@ -1,0 +1,64 @@
+#pragma once
+
+// Process plumbing shared by the embedded cluster (initdb, pg_ctl) and
+// `relctl run` (the wrapped command): owned descriptors, and programs started
+// without a shell and without fork.
+
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace relctl {
+
+// A file descriptor closed on destruction.
+class Fd final
+{
+public:
+    explicit Fd(int fd = -1) noexcept : m_fd(fd) {}
+    ~Fd();
+    Fd(Fd&& other) noexcept;
+    Fd& operator=(Fd&& other) noexcept;
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+
+    int get() const noexcept { return m_fd; }
+
+private:
+    int m_fd;
+};
+
+struct SpawnOptions
+{
+    // argv[0] is looked up in PATH unless it contains a slash.
+    std::vector<std::string> argv;
+    // The program's whole environment, NAME=VALUE (see environmentWith).
+    std::vector<std::string> environment;
+    // Where it starts; empty: where the caller is.
+    std::filesystem::path cwd;
+    // When set: stdin from /dev/null, stdout and stderr to this descriptor.
+    int output = -1;
+    // In a new process group whose id is its pid, so that it and everything
+    // it starts can be signalled together.
+    bool newProcessGroup = false;
+    // Reset to their default disposition in the program. The program always
+    // starts with no signal blocked: what the caller blocks or ignores (relctl
+    // run reads its signals from a signalfd) is its own business.
+    std::vector<int> defaultSignals;
+};
+
+struct Spawned
+{
+    pid_t pid = -1;
+    int error = 0; // an errno value when the program could not be started
+};
+
+// posix_spawn, not fork: other threads may exist (a heartbeat, a connection),
+// and glibc reports an exec failure here rather than as a child exiting 127.
+Spawned spawn(const SpawnOptions& options);
+
+// This process's environment, with the NAME=VALUE entries of `overrides`
+// replacing inherited entries of the same name.
+std::vector<std::string> environmentWith(const std::vector<std::string>& overrides);
+
+} // namespace relctl
