@@ -21,11 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 bool contains(const std::string& text, const std::string& part)
 {
     return text.find(part) != std::string::npos;
@@ -59,16 +54,16 @@ public:
 
     std::string path() const { return m_dir.path().toStdString(); }
     std::string defaultDirectory() const { return path() + "/.local/share/relctl"; }
-    void set(const char* name, const std::string& value) { m_env.insert(QLatin1String(name), q(value)); }
+    void set(const char* name, const std::string& value) { m_env.insert(QLatin1String(name), qstr(value)); }
 
     std::unique_ptr<QProcess> start(const Args& args) const
     {
         auto p = std::make_unique<QProcess>();
         QStringList list;
         for (const std::string& a : args)
-            list << q(a);
+            list << qstr(a);
         p->setProcessEnvironment(m_env);
-        p->start(q(relctlBinary()), list);
+        p->start(qstr(relctlBinary()), list);
         if (!p->waitForStarted())
             qFatal("cannot start relctl");
         p->closeWriteChannel();
@@ -103,7 +98,7 @@ public:
         QProcess p;
         p.setProcessEnvironment(m_env);
         p.start(program, {QStringLiteral("-X"), QStringLiteral("-At"), QStringLiteral("-d"),
-                          q(status()["conninfo"].get<std::string>()), QStringLiteral("-c"), q(sql)});
+                          qstr(status()["conninfo"].get<std::string>()), QStringLiteral("-c"), qstr(sql)});
         p.waitForStarted();
         RunResult r = finish(p, 60000);
         if (r.exitCode != 0)
@@ -131,7 +126,7 @@ std::vector<std::string> environmentNames(const Home& home)
 
 long long fileSize(const std::string& path)
 {
-    return QFileInfo(q(path)).size();
+    return QFileInfo(qstr(path)).size();
 }
 
 } // namespace
@@ -154,10 +149,10 @@ private slots:
         QCOMPARE(s["initialized"].get<bool>(), true);
         QCOMPARE(s["path"].get<std::string>(), home.defaultDirectory());
         QCOMPARE(s["socket_directory"].get<std::string>(), home.defaultDirectory());
-        QVERIFY(QFileInfo::exists(q(home.defaultDirectory() + "/data/PG_VERSION")));
+        QVERIFY(QFileInfo::exists(qstr(home.defaultDirectory() + "/data/PG_VERSION")));
         if (geteuid() == 0) {
             // The server runs as postgres; relctl connects as root through peer authentication.
-            QCOMPARE(QFileInfo(q(home.defaultDirectory())).owner(), QStringLiteral("postgres"));
+            QCOMPARE(QFileInfo(qstr(home.defaultDirectory())).owner(), QStringLiteral("postgres"));
             QCOMPARE(s["server_user"].get<std::string>(), std::string("postgres"));
         }
 
@@ -189,8 +184,8 @@ private slots:
         QVERIFY2(r.exitCode == 0, r.err.c_str());
         QCOMPARE(home.status()["path"].get<std::string>(), xdg + "/relctl");
         QCOMPARE(home.run({"db", "path"}).line(), xdg + "/relctl");
-        QVERIFY(QFileInfo::exists(q(xdg + "/relctl/data/PG_VERSION")));
-        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+        QVERIFY(QFileInfo::exists(qstr(xdg + "/relctl/data/PG_VERSION")));
+        QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory())));
     }
 
     void aLongPathPutsTheSocketInAShortDirectory()
@@ -206,12 +201,12 @@ private slots:
         QVERIFY2(socket.rfind("/tmp/relctl-", 0) == 0, socket.c_str());
         QVERIFY(socket.size() < 64);
         QVERIFY(contains(s["conninfo"].get<std::string>(), "host=" + socket));
-        QCOMPARE(QFileInfo(q(socket)).permissions() & (QFileDevice::ReadOther | QFileDevice::ExeOther |
+        QCOMPARE(QFileInfo(qstr(socket)).permissions() & (QFileDevice::ReadOther | QFileDevice::ExeOther |
                                                        QFileDevice::ReadGroup | QFileDevice::ExeGroup),
                  QFileDevice::Permissions());
         QCOMPARE(environmentNames(home), std::vector<std::string>{"test"});
         QCOMPARE(home.run({"db", "stop"}).exitCode, 0);
-        QVERIFY(!QFileInfo::exists(q(socket))); // removed with the server
+        QVERIFY(!QFileInfo::exists(qstr(socket))); // removed with the server
     }
 
     void concurrentFirstUsesAreSerialised()
@@ -227,7 +222,7 @@ private slots:
         }
         QCOMPARE(environmentNames(home), names);
         // One initdb and one start: the others waited for the lock, then found it running.
-        QFile log(q(home.status()["log"].get<std::string>()));
+        QFile log(qstr(home.status()["log"].get<std::string>()));
         QVERIFY(log.open(QIODevice::ReadOnly));
         const QByteArray text = log.readAll();
         QCOMPARE(text.count(": initdb =="), 1);
@@ -272,7 +267,7 @@ private slots:
         for (const QString& a : args)
             words.push_back(a.toStdString());
         QCOMPARE(home.run(words).exitCode, 2);
-        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+        QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory())));
     }
 
     void missingBinariesNameThePackage()
@@ -285,7 +280,7 @@ private slots:
         QCOMPARE(r.exitCode, 9);
         QVERIFY2(contains(r.err, "postgresql"), r.err.c_str());
         QCOMPARE(r.json()["error"].get<std::string>(), std::string("unavailable"));
-        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory()))); // nothing was created
+        QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory()))); // nothing was created
     }
 
     void aNamedServerDisablesTheDefault()
@@ -295,7 +290,7 @@ private slots:
         home.set("PGHOST", home.path() + "/nowhere");
         RunResult r = home.run({"env", "list"});
         QCOMPARE(r.exitCode, 9);
-        QVERIFY(!QFileInfo::exists(q(home.defaultDirectory())));
+        QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory())));
     }
 
     void asRootAnUnreachableHomeIsExplained()

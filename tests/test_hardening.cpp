@@ -40,11 +40,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 const char* failure(const RunResult& r)
 {
     static std::string text;
@@ -221,9 +216,9 @@ QProcessEnvironment relctlEnvironment(const std::string& dsn, const Env& extra)
     for (const char* name : {"RELCTL_LEASE", "PGHOST", "PGDATABASE", "PGSERVICE", "PGUSER", "PGPORT",
                              "PGCONNECT_TIMEOUT", "PGOPTIONS"})
         env.remove(QLatin1String(name));
-    env.insert(QStringLiteral("RELCTL_DSN"), q(dsn));
+    env.insert(QStringLiteral("RELCTL_DSN"), qstr(dsn));
     for (const auto& [key, value] : extra)
-        env.insert(q(key), q(value));
+        env.insert(qstr(key), qstr(value));
     return env;
 }
 
@@ -232,9 +227,9 @@ std::unique_ptr<QProcess> startRelctlWith(const std::string& dsn, const Args& ar
     auto p = std::make_unique<QProcess>();
     QStringList list;
     for (const std::string& a : args)
-        list << q(a);
+        list << qstr(a);
     p->setProcessEnvironment(relctlEnvironment(dsn, extra));
-    p->start(q(relctlBinary()), list);
+    p->start(qstr(relctlBinary()), list);
     if (!p->waitForStarted())
         qFatal("cannot start relctl");
     p->closeWriteChannel();
@@ -268,11 +263,11 @@ class TestHardening final : public QObject
 private:
     QTemporaryDir m_dir;
 
-    std::string file(const std::string& name) const { return m_dir.filePath(q(name)).toStdString(); }
+    std::string file(const std::string& name) const { return m_dir.filePath(qstr(name)).toStdString(); }
 
     std::string writeFile(const std::string& name, const QByteArray& content) const
     {
-        QFile f(q(file(name)));
+        QFile f(qstr(file(name)));
         if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size())
             qFatal("cannot write %s", name.c_str());
         return file(name);
@@ -344,7 +339,7 @@ private slots:
         QVERIFY2(write.exitCode == 9, failure(write));
         QVERIFY2(write.elapsedMs < 6000, failure(write));
         QVERIFY2(write.err.find("the outcome is unknown") != std::string::npos, failure(write));
-        QCOMPARE(q(write.json().value("error", "")), QStringLiteral("unavailable"));
+        QCOMPARE(qstr(write.json().value("error", "")), QStringLiteral("unavailable"));
     }
 
     // The command fails; the final release meets a silent server. The wrapper
@@ -355,7 +350,7 @@ private slots:
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
         StallingProxy proxy(TestDatabase::clusterDsn());
-        const QString started = q(file("release-started"));
+        const QString started = qstr(file("release-started"));
         QElapsedTimer t;
         t.start();
         auto p = startRelctlWith(proxy.dsn(db.name()),
@@ -370,7 +365,7 @@ private slots:
         QVERIFY2(t.elapsed() < 15000, failure(r));
         QVERIFY2(r.err.find("could not release the lease") != std::string::npos, failure(r));
         QVERIFY2(r.err.find("runs out at its expiry") != std::string::npos, failure(r));
-        QCOMPARE(q(db.scalar("SELECT coalesce(end_reason, 'live') FROM relctl.leases WHERE job = 'job-r'")),
+        QCOMPARE(qstr(db.scalar("SELECT coalesce(end_reason, 'live') FROM relctl.leases WHERE job = 'job-r'")),
                  QStringLiteral("live"));
     }
 
@@ -381,7 +376,7 @@ private slots:
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
         StallingProxy proxy(TestDatabase::clusterDsn());
-        const QString started = q(file("cancel-started"));
+        const QString started = qstr(file("cancel-started"));
         auto p = startRelctlWith(proxy.dsn(db.name()),
                                  {"run", "--env", "prod", "--job", "job-c", "--release", "r1", "--generation",
                                   "1", "--ttl", "60s", "--", "sh", "-c",
@@ -503,7 +498,7 @@ private slots:
         const RunResult acquired = runRelctl(db, acquireArgs("prod", "job-s", "1"));
         QVERIFY2(acquired.exitCode == 0, failure(acquired));
         const std::string handle = acquired.line();
-        const std::string leaseFile = writeFile("lease", q("  " + handle + "\n").toUtf8());
+        const std::string leaseFile = writeFile("lease", qstr("  " + handle + "\n").toUtf8());
 
         const RunResult renew = runRelctl(db, {"lease", "renew", "--lease-file", leaseFile});
         QVERIFY2(renew.exitCode == 0 && renew.err.empty(), failure(renew));
@@ -512,7 +507,7 @@ private slots:
 
         const RunResult argv = runRelctl(db, {"lease", "renew", "--lease", handle});
         QVERIFY2(argv.exitCode == 0, failure(argv));
-        QCOMPARE(q(argv.err), QStringLiteral("relctl: warning: --lease puts the lease secret in the process "
+        QCOMPARE(qstr(argv.err), QStringLiteral("relctl: warning: --lease puts the lease secret in the process "
                                              "list; use RELCTL_LEASE or --lease-file\n"));
 
         const auto before = db.footprint();
@@ -529,7 +524,7 @@ private slots:
 
         const RunResult release = runRelctl(db, {"lease", "release", "--lease-file", leaseFile});
         QVERIFY2(release.exitCode == 0 && release.err.empty(), failure(release));
-        QCOMPARE(q(db.scalar("SELECT end_reason FROM relctl.leases WHERE job = 'job-s'")), QStringLiteral("released"));
+        QCOMPARE(qstr(db.scalar("SELECT end_reason FROM relctl.leases WHERE job = 'job-s'")), QStringLiteral("released"));
 
         const RunResult help = runRelctl(db, {"--help"});
         QVERIFY(help.out.find("--lease-file FILE") != std::string::npos);
@@ -546,7 +541,7 @@ private slots:
         const std::string id1 = liveLeaseId(db, "job-j1");
         QCOMPARE(id1.size(), std::size_t(32));
         QVERIFY2(ok.out.find(id1) == std::string::npos && ok.err.find(id1) == std::string::npos, failure(ok));
-        QCOMPARE(q(ok.json().value("env", "")), QStringLiteral("prod"));
+        QCOMPARE(qstr(ok.json().value("env", "")), QStringLiteral("prod"));
         QCOMPARE(ok.json().value("token", 0), 1);
         QVERIFY(!ok.json().contains("handle"));
 

@@ -21,11 +21,6 @@
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 Args toArgs(const QStringList& list)
 {
     Args out;
@@ -38,7 +33,7 @@ QStringList toList(const Args& args)
 {
     QStringList out;
     for (const std::string& a : args)
-        out << q(a);
+        out << qstr(a);
     return out;
 }
 
@@ -104,8 +99,8 @@ void checkErrorOutput(const RunResult& r, bool json, const std::string& error)
     QVERIFY2(j.is_object() && std::count(r.out.begin(), r.out.end(), '\n') == 1 && j.contains("error") &&
                  j.contains("message") && j.at("message").is_string(),
              ("stdout is not one error object: [" + r.out + "]").c_str());
-    QCOMPARE(q(j.at("error").dump()), q(nlohmann::json(error).dump()));
-    QCOMPARE(q("relctl: " + j.at("message").get<std::string>() + "\n"), q(e));
+    QCOMPARE(qstr(j.at("error").dump()), qstr(nlohmann::json(error).dump()));
+    QCOMPARE(qstr("relctl: " + j.at("message").get<std::string>() + "\n"), qstr(e));
 }
 
 // Runs args plainly and with a leading --json; both must be rejected as usage
@@ -295,13 +290,13 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("relctlLease");
-        QTest::newRow("malformed") << toList({"lease", "renew"}) << q("prod:" + m_token);
+        QTest::newRow("malformed") << toList({"lease", "renew"}) << qstr("prod:" + m_token);
         QTest::newRow("set but empty") << toList({"lease", "release"}) << QString();
-        QTest::newRow("unknown environment (server)") << toList({"publish"}) << q("nope:1:" + m_id);
+        QTest::newRow("unknown environment (server)") << toList({"publish"}) << qstr("nope:1:" + m_id);
         // With a valid RELCTL_LEASE, the command itself must still be checked.
-        QTest::newRow("--lease wins over it") << toList({"lease", "renew", "--lease", "prod"}) << q(m_lease);
-        QTest::newRow("ttl 11m (server)") << toList({"lease", "renew", "--ttl", "11m"}) << q(m_lease);
-        QTest::newRow("bad manifest") << toList({"publish", "--manifest", file("array.json")}) << q(m_lease);
+        QTest::newRow("--lease wins over it") << toList({"lease", "renew", "--lease", "prod"}) << qstr(m_lease);
+        QTest::newRow("ttl 11m (server)") << toList({"lease", "renew", "--ttl", "11m"}) << qstr(m_lease);
+        QTest::newRow("bad manifest") << toList({"publish", "--manifest", file("array.json")}) << qstr(m_lease);
     }
     void leaseFromEnvironment()
     {

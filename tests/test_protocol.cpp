@@ -37,11 +37,6 @@ Env skewedClock(const std::string& offset)
     return {{"LD_PRELOAD", found.first().toStdString()}, {"FAKETIME", offset}};
 }
 
-std::string q(const std::string& s)
-{
-    return "'" + s + "'";
-}
-
 } // namespace
 
 class TestProtocol final : public QObject
@@ -190,7 +185,7 @@ private slots:
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         RunResult renewed = relctl(db, {"--json", "lease", "renew", "--lease", h, "--ttl", "10s"});
         QCOMPARE(renewed.exitCode, 0);
-        QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE expires_at > " + q(before) +
+        QVERIFY(db.count("SELECT count(*) FROM relctl.leases WHERE expires_at > " + sqlLiteral(before) +
                          "::timestamptz + interval '8 seconds'") == 1);
         // $RELCTL_LEASE is the default handle.
         QCOMPARE(relctl(db, {"lease", "renew"}, {}, {{"RELCTL_LEASE", h}}).exitCode, 0);

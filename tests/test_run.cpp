@@ -20,11 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 // relctl run on "prod" for job-<release>, generation and extra options, then the command.
 Args runArgs(const std::string& release, const std::string& generation, const Args& options,
              const Args& command)
@@ -39,7 +34,7 @@ Args runArgs(const std::string& release, const std::string& generation, const Ar
 
 std::string readFile(const std::string& path)
 {
-    QFile f(q(path));
+    QFile f(qstr(path));
     return f.open(QIODevice::ReadOnly) ? f.readAll().trimmed().toStdString() : std::string();
 }
 
@@ -103,7 +98,7 @@ class TestRun final : public QObject
 private:
     QTemporaryDir m_dir;
 
-    std::string file(const std::string& name) const { return m_dir.filePath(q(name)).toStdString(); }
+    std::string file(const std::string& name) const { return m_dir.filePath(qstr(name)).toStdString(); }
 
     // The lease row of a job: token, handle, end_reason.
     static std::vector<std::string> leaseOf(const TestDatabase& db, const std::string& job)
@@ -132,7 +127,7 @@ private slots:
         TestDatabase db;
         QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
         const std::string manifest = file("manifest.json");
-        QFile f(q(manifest));
+        QFile f(qstr(manifest));
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(R"({"image": "registry.example/app:r1"})");
         f.close();
@@ -146,11 +141,11 @@ private slots:
         QVERIFY2(r.exitCode == 0, failure(r));
         const auto lease = leaseOf(db, "job-r1");
         QCOMPARE(lease.size(), std::size_t(3));
-        QCOMPARE(q(r.out), q(lease[0] + " " + lease[1] + " prod r1 1\n")); // only the command wrote to stdout
-        QCOMPARE(q(lease[2]), QStringLiteral("released"));
+        QCOMPARE(qstr(r.out), qstr(lease[0] + " " + lease[1] + " prod r1 1\n")); // only the command wrote to stdout
+        QCOMPARE(qstr(lease[2]), QStringLiteral("released"));
         json current = relctl(db, {"--json", "manifest", "show", "--env", "prod"}).json();
-        QCOMPARE(q(current["release"].get<std::string>()), QStringLiteral("r1"));
-        QCOMPARE(q(current["manifest"]["image"].get<std::string>()),
+        QCOMPARE(qstr(current["release"].get<std::string>()), QStringLiteral("r1"));
+        QCOMPARE(qstr(current["manifest"]["image"].get<std::string>()),
                  QStringLiteral("registry.example/app:r1"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.operations WHERE op_id IN ('op-r1', 'op-r1.publish')"),
                  2LL);
@@ -161,13 +156,13 @@ private slots:
         QVERIFY2(j.exitCode == 0, failure(j));
         QVERIFY(j.out.rfind("from the command\n", 0) == 0);
         const json reply = lastJson(j);
-        QCOMPARE(q(reply.value("release", "")), QStringLiteral("r2"));
+        QCOMPARE(qstr(reply.value("release", "")), QStringLiteral("r2"));
         // The lease by env and token: its id (the secret) stays out of the log.
         QVERIFY(!reply.contains("handle"));
-        QCOMPARE(q(reply.value("env", "")), QStringLiteral("prod"));
-        QCOMPARE(q(std::to_string(reply.value("token", 0))), q(leaseOf(db, "job-r2").at(0)));
+        QCOMPARE(qstr(reply.value("env", "")), QStringLiteral("prod"));
+        QCOMPARE(qstr(std::to_string(reply.value("token", 0))), qstr(leaseOf(db, "job-r2").at(0)));
         QVERIFY(j.out.find(leaseOf(db, "job-r2").at(1).substr(7)) == std::string::npos);
-        QCOMPARE(q(reply.value("lease_state", "")), QStringLiteral("released"));
+        QCOMPARE(qstr(reply.value("lease_state", "")), QStringLiteral("released"));
     }
 
     void commandFailureIsNotPublished_data()
@@ -196,7 +191,7 @@ private slots:
         QVERIFY2(r.exitCode == exitCode, failure(r));
         QCOMPARE(published(db, "job-r1"), 0LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.operations WHERE op_id = 'op-r1.publish'"), 0LL);
-        QCOMPARE(q(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
+        QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
     }
 
     // The wrapper is frozen (SIGSTOP) past its TTL while a newer job takes the
@@ -294,9 +289,9 @@ private slots:
         relctl(db, {"env", "add", "prod"});
         const std::string pidFile = file("cancel.pid"), sleepFile = file("cancel-sleep.pid"),
                           gotFile = file("cancel.got");
-        QFile::remove(q(pidFile));
-        QFile::remove(q(sleepFile));
-        QFile::remove(q(gotFile));
+        QFile::remove(qstr(pidFile));
+        QFile::remove(qstr(sleepFile));
+        QFile::remove(qstr(gotFile));
         const std::string script =
             "trap 'echo TERM > \"" + gotFile + "\"; exit 3' TERM; trap 'echo INT > \"" + gotFile +
             "\"; exit 3' INT; echo $$ > '" + pidFile + "'; sleep 60 & echo $! > '" + sleepFile + "'; wait";
@@ -312,10 +307,10 @@ private slots:
         QCOMPARE(kill(static_cast<pid_t>(wrapper->processId()), sig), 0);
         const RunResult r = finish(*wrapper);
         QVERIFY2(r.exitCode == 128 + sig, failure(r));
-        QCOMPARE(q(readFile(gotFile)), name); // the command got the signal itself
+        QCOMPARE(qstr(readFile(gotFile)), name); // the command got the signal itself
         QVERIFY(waitGone(shell, 2000));
         QVERIFY(waitGone(sleep, 2000)); // and nothing of its group survived
-        QCOMPARE(q(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
+        QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
         QCOMPARE(published(db, "job-r1"), 0LL);
     }
 
@@ -353,7 +348,7 @@ private slots:
         QVERIFY(waitGone(child, 5000));
         const RunResult r = finish(*wrapper);
         QVERIFY2(r.exitCode == 5, failure(r));
-        QCOMPARE(q(lastJson(r).value("error", "")), QStringLiteral("LEASE_SUPERSEDED"));
+        QCOMPARE(qstr(lastJson(r).value("error", "")), QStringLiteral("LEASE_SUPERSEDED"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND job = 'job-r8' "
                           "AND reason = 'LEASE_SUPERSEDED'"),
                  1LL);
@@ -366,7 +361,7 @@ private slots:
         const auto row = [](const char* name, const Args& args) {
             QStringList list;
             for (const std::string& a : args)
-                list << q(a);
+                list << qstr(a);
             QTest::newRow(name) << list;
         };
         const Args base{"run", "--env", "prod", "--job", "job-r1", "--release", "r1"};
@@ -394,7 +389,7 @@ private slots:
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         const std::string marker = file("bad-input.marker");
-        QFile::remove(q(marker));
+        QFile::remove(qstr(marker));
         Args words;
         for (const QString& w : args)
             words.push_back(w == QStringLiteral("MARKER") ? marker : w.toStdString());
@@ -404,7 +399,7 @@ private slots:
         QVERIFY2(r.err.rfind("relctl: ", 0) == 0, failure(r));
         QVERIFY(r.out.empty());
         QVERIFY(db.footprint() == before);
-        QVERIFY(!QFile::exists(q(marker)));
+        QVERIFY(!QFile::exists(qstr(marker)));
     }
 
     void busyRunsNothing()
@@ -416,11 +411,11 @@ private slots:
                      .exitCode,
                  0);
         const std::string marker = file("busy.marker");
-        QFile::remove(q(marker));
+        QFile::remove(qstr(marker));
         const RunResult r = relctl(db, concat({"--json"}, runArgs("r1", "1", {}, {"touch", marker})));
         QVERIFY2(r.exitCode == 3, failure(r));
-        QCOMPARE(q(r.json().value("error", "")), QStringLiteral("busy"));
-        QVERIFY(!QFile::exists(q(marker)));
+        QCOMPARE(qstr(r.json().value("error", "")), QStringLiteral("busy"));
+        QVERIFY(!QFile::exists(qstr(marker)));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-r1'"), 0LL);
     }
 
@@ -452,7 +447,7 @@ private slots:
                      .exitCode,
                  0);
         const std::string marker = file("queued.marker");
-        QFile::remove(q(marker));
+        QFile::remove(qstr(marker));
         auto wrapper = startRelctl(db, runArgs("r1", "2", {"--wait", "5m"}, {"touch", marker}));
         std::this_thread::sleep_for(1s);
         QElapsedTimer t;
@@ -461,7 +456,7 @@ private slots:
         const RunResult r = finish(*wrapper, 10000);
         QVERIFY2(r.exitCode == 143, failure(r));
         QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
-        QVERIFY(!QFile::exists(q(marker)));
+        QVERIFY(!QFile::exists(qstr(marker)));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-r1'"), 0LL);
     }
 
@@ -472,14 +467,14 @@ private slots:
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         const std::string marker = file("replay.marker");
-        QFile::remove(q(marker));
+        QFile::remove(qstr(marker));
         const Args args =
             runArgs("r1", "1", {"--op-id", "op-r1"}, {"sh", "-c", "echo run >> '" + marker + "'"});
         QCOMPARE(relctl(db, args).exitCode, 0);
         const RunResult again = relctl(db, concat({"--json"}, args));
         QVERIFY2(again.exitCode == 0, failure(again));
         QCOMPARE(lastJson(again).value("replayed", false), true);
-        QCOMPARE(q(readFile(marker)), QStringLiteral("run")); // once
+        QCOMPARE(qstr(readFile(marker)), QStringLiteral("run")); // once
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 1LL);
     }

@@ -9,20 +9,15 @@
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 QProcessEnvironment environmentFor(const std::string& dsn, const Env& extra)
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const char* name : {"RELCTL_LEASE", "PGHOST", "PGDATABASE", "PGSERVICE", "PGUSER", "PGPORT"})
         env.remove(QLatin1String(name));
-    env.insert(QStringLiteral("RELCTL_DSN"), q(dsn));
-    env.insert(QStringLiteral("RELCTL"), q(relctlBinary()));
+    env.insert(QStringLiteral("RELCTL_DSN"), qstr(dsn));
+    env.insert(QStringLiteral("RELCTL"), qstr(relctlBinary()));
     for (const auto& [key, value] : extra)
-        env.insert(q(key), q(value));
+        env.insert(qstr(key), qstr(value));
     return env;
 }
 
@@ -32,11 +27,11 @@ RunResult run(const std::string& program, const Args& args, const QProcessEnviro
     QProcess p;
     QStringList list;
     for (const std::string& a : args)
-        list << q(a);
+        list << qstr(a);
     p.setProcessEnvironment(env);
     QElapsedTimer timer;
     timer.start();
-    p.start(q(program), list);
+    p.start(qstr(program), list);
     if (!p.waitForStarted())
         qFatal("cannot start %s", program.c_str());
     if (!input.empty())
@@ -85,9 +80,9 @@ std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args)
     auto p = std::make_unique<QProcess>();
     QStringList list;
     for (const std::string& a : args)
-        list << q(a);
+        list << qstr(a);
     p->setProcessEnvironment(environmentFor(db.dsn(), {}));
-    p->start(q(relctlBinary()), list);
+    p->start(qstr(relctlBinary()), list);
     if (!p->waitForStarted())
         qFatal("cannot start relctl");
     p->closeWriteChannel();
@@ -97,9 +92,9 @@ std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args)
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args)
 {
     auto p = std::make_unique<QProcess>();
-    QStringList list{q(std::string(RELCTL_TEST_SCRIPTS) + "/" + script)};
+    QStringList list{qstr(std::string(RELCTL_TEST_SCRIPTS) + "/" + script)};
     for (const std::string& a : args)
-        list << q(a);
+        list << qstr(a);
     p->setProcessEnvironment(environmentFor(db.dsn(), {}));
     p->start(QStringLiteral("bash"), list);
     if (!p->waitForStarted())

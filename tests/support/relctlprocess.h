@@ -10,6 +10,11 @@
 
 class TestDatabase;
 
+inline QString qstr(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
 // One finished relctl (or helper script) process.
 struct RunResult
 {

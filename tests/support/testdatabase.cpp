@@ -19,6 +19,14 @@ std::string randomSuffix()
 
 } // namespace
 
+std::string sqlLiteral(const std::string& s)
+{
+    std::string out = "'";
+    for (const char c : s)
+        out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
 std::string TestDatabase::clusterDsn()
 {
     const char* dsn = std::getenv("RELCTL_TEST_DSN");

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// A SQL string literal of s (quotes doubled), for the tests' own statements.
+std::string sqlLiteral(const std::string& s);
+
 // A fresh database on the test cluster (RELCTL_TEST_DSN), created for one test
 // and dropped afterwards, so tests never see each other's rows. The queries
 // here are the tests' own window on the database, for asserting what was
