@@ -521,7 +521,7 @@ private slots:
         const auto asc = allPages(q, {}, 5, nullptr, {AuditSort::Column::Actor, false});
         const auto desc = allPages(q, {}, 5, nullptr, {AuditSort::Column::Actor, true});
         const long long nulls = db.count("SELECT count(*) FROM relctl.events WHERE actor IS NULL");
-        QVERIFY(nulls > 5 && nulls < (long long)asc.size());
+        QVERIFY(nulls > 5 && nulls < static_cast<long long>(asc.size()));
         for (std::size_t i = 0; i < asc.size(); ++i) {
             QCOMPARE(!asc[i].actor, i >= asc.size() - std::size_t(nulls));
             QCOMPARE(!desc[i].actor, i < std::size_t(nulls));

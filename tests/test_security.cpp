@@ -67,11 +67,6 @@ Lease acquire(const TestDatabase& db, const std::string& env, const std::string&
             j["lease_id"].get<std::string>()};
 }
 
-std::string q(const std::string& s)
-{
-    return "'" + s + "'";
-}
-
 } // namespace
 
 class TestSecurity final : public QObject
@@ -206,7 +201,7 @@ private slots:
         // What each group role may call, by name.
         const auto canCall = [&](const std::string& role, const std::string& fn) {
             return db.count("SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
-                            "AND p.proname = " + q(fn) + " AND has_function_privilege(" + q(role) +
+                            "AND p.proname = " + sqlLiteral(fn) + " AND has_function_privilege(" + sqlLiteral(role) +
                             ", p.oid, 'EXECUTE')") > 0;
         };
         for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "renew", "release", "publish",
@@ -452,7 +447,8 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease l = acquire(db, "prod", "job-1", 1);
         const auto publish = [&](int depth) {
-            const std::string manifest = "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+            const std::string manifest = "{\"a\":" + std::string(static_cast<std::size_t>(depth - 1), '[') +
+                                         std::string(static_cast<std::size_t>(depth - 1), ']') + "}";
             return sqlState(db.jobDsn(), "SELECT relctl.publish('prod', " + l.token + ", '" + l.id + "', '" +
                                              manifest + "', NULL, '{}')");
         };

@@ -64,8 +64,8 @@ relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane,
         const relctl::EpochMs slot = span / leasesPerLane;
         for (int i = 0; i < leasesPerLane; ++i) {
             const relctl::EpochMs start =
-                from + i * slot + static_cast<relctl::EpochMs>(random() % (slot / 4 + 1));
-            const relctl::EpochMs length = slot / 2 + static_cast<relctl::EpochMs>(random() % (slot / 2 + 1));
+                from + i * slot + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 4 + 1));
+            const relctl::EpochMs length = slot / 2 + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 2 + 1));
             const bool last = i == leasesPerLane - 1;
             slice.leases.push_back(
                 lease(env, token++, start, start + length, last ? "live" : endings[random() % 5]));
@@ -435,7 +435,7 @@ private slots:
         w.setFollowNow(true);
         QVERIFY(w.followNow());
         QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
-        QVERIFY(w.visibleTo() - slice.serverNow < g(w).spanMs() * 0.1); // now sits at the right edge
+        QVERIFY(static_cast<double>(w.visibleTo() - slice.serverNow) < g(w).spanMs() * 0.1); // now sits at the right edge
         const auto to = w.visibleTo();
 
         QTest::mousePress(&w, Qt::LeftButton, {}, QPoint(500, 80));

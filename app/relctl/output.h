@@ -52,7 +52,7 @@ inline std::string dumpJson(const json& j)
 class Output
 {
 public:
-    explicit Output(bool json) : m_json(json) {}
+    explicit Output(bool asJson) : m_json(asJson) {}
 
     int success(const json& body, const std::string& plain) const
     {

@@ -73,7 +73,7 @@ void Database::Impl::translateCurrentException()
                         "relctl_reviewer reads the audit trail, relctl_manager administers environments; "
                         "see the README's Security section)");
     } catch (const pqxx::sql_error& e) {
-        const std::string state = e.sqlstate();
+        const std::string& state = e.sqlstate();
         const std::string message = primaryMessage(e.what());
         if (state == "RC002" || state.rfind("22", 0) == 0)
             throw Error(ExitCode::Usage, message);

@@ -250,7 +250,7 @@ MigrationReport Database::migrate(const std::vector<Migration>& migrations,
             if (s.kind != "functions")
                 continue;
             modulesCurrent = modulesCurrent && s.state == "applied";
-            recordedModules += s.appliedAt ? 1 : 0;
+            recordedModules += s.appliedAt ? 1U : 0U;
         }
         if (!modules.empty() && (!modulesCurrent || recordedModules != modules.size())) {
             applyModules(d->conn, modules);

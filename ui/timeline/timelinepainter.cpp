@@ -16,9 +16,12 @@ namespace {
 
 QColor mix(const QColor& a, const QColor& b, double t)
 {
-    return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
-                            static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
-                            static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+    // QColor's components are floats; the blend is computed in double.
+    const auto blend = [t](float from, float to) {
+        const double a = static_cast<double>(from);
+        return static_cast<float>(a + (static_cast<double>(to) - a) * t);
+    };
+    return QColor::fromRgbF(blend(a.redF(), b.redF()), blend(a.greenF(), b.greenF()), blend(a.blueF(), b.blueF()));
 }
 
 double luminance(const QColor& c)

@@ -369,18 +369,18 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     const int lane = m_geometry.laneAt(pos.y());
     if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft())
         return {};
-    const auto& data = m_data.lanes[static_cast<std::size_t>(lane)];
+    const auto& laneData = m_data.lanes[static_cast<std::size_t>(lane)];
     const double t = m_geometry.timeForX(pos.x() - m_geometry.plotLeft());
     const double msPerPx = m_geometry.msPerPixel();
 
     // Markers first: they are drawn over the lane and are the smaller target.
     const double reach = m_geometry.markerRadius() + kHitTolerance;
     if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
-        const auto [first, last] = markersWithin(data, t - reach * msPerPx, t + reach * msPerPx);
+        const auto [first, last] = markersWithin(laneData, t - reach * msPerPx, t + reach * msPerPx);
         const relctl::TimelineMarker* best = nullptr;
         double bestDistance = std::numeric_limits<double>::max();
         for (std::size_t i = first; i < last; ++i) {
-            const auto& marker = data.markers[i];
+            const auto& marker = laneData.markers[i];
             double distance = std::abs(static_cast<double>(marker.at) - t);
             // Refusals are painted on top: at equal distance, they win.
             if (markerKind(marker.kind) == MarkerKind::Refusal)
@@ -398,11 +398,11 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     if (pos.y() < top - kHitTolerance || pos.y() > top + m_geometry.barHeight() + kHitTolerance)
         return {};
     const double slack = kHitTolerance * msPerPx;
-    const auto [first, last] = leasesOverlapping(data, t - slack, t + slack);
+    const auto [first, last] = leasesOverlapping(laneData, t - slack, t + slack);
     const relctl::LeaseSpan* best = nullptr;
     double bestDistance = std::numeric_limits<double>::max();
     for (std::size_t i = first; i < last; ++i) {
-        const auto& lease = data.leases[i];
+        const auto& lease = laneData.leases[i];
         const double start = static_cast<double>(lease.acquiredAt);
         const double end = static_cast<double>(lease.endsAt);
         const double distance = t < start ? start - t : (t > end ? t - end : 0.0);

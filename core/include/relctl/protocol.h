@@ -87,7 +87,7 @@ struct AuditQuery
     std::optional<int> limit;
 };
 
-inline constexpr std::size_t kMaxManifestBytes = 64 * 1024;
+inline constexpr std::size_t kMaxManifestBytes = std::size_t{64} * 1024;
 // At most 64 levels of nesting (the object itself is level 1): deeper
 // documents serve no release and make recursive JSON code exhaust its stack.
 inline constexpr std::size_t kMaxManifestDepth = 64;
