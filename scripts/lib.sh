@@ -23,9 +23,10 @@ RELCTL_PACKAGES=(
     faketime
 )
 
+# Installs what is missing of RELCTL_PACKAGES and of the extra packages given.
 relctl_install_deps() {
     local missing=()
-    for p in "${RELCTL_PACKAGES[@]}"; do
+    for p in "${RELCTL_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     if [ ${#missing[@]} -eq 0 ]; then
