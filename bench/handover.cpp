@@ -170,7 +170,7 @@ private:
     void awaitQueued()
     {
         const auto until = Clock::now() + 20s;
-        while (m_db.showEnvironment(m_env)["queue"].empty()) {
+        while (m_db.showEnvironment(m_env).queue.empty()) {
             if (Clock::now() > until)
                 fail("a waiter never queued");
             std::this_thread::sleep_for(1ms);
@@ -183,10 +183,9 @@ private:
         q.env = m_env;
         q.operation = operation;
         q.limit = 5;
-        const json events = m_db.audit(q)["events"]; // a copy: the reply is a temporary
-        for (const json& e : events)
-            if (e["token"].is_number() && e["token"].get<long long>() == token)
-                return epochSeconds(e["at"].get<std::string>());
+        for (const relctl::Event& e : m_db.audit(q).events)
+            if (e.token == token)
+                return epochSeconds(e.at);
         fail("no " + operation + " event for token " + std::to_string(token));
     }
 

@@ -110,9 +110,12 @@ public:
             expectSubcommand("manifest", {"show"});
             Options o("manifest show", rest(2), {{"env"}, {"history", false}});
             const std::string env = requireEnvironmentName(o.required("env"));
-            json reply = database().showManifest(env, o.has("history"));
-            return m_out.success(reply,
-                                 o.has("history") ? render::manifestHistory(reply) : render::manifest(reply));
+            if (o.has("history")) {
+                const ManifestHistory reply = database().manifestHistory(env);
+                return m_out.success(toJson(reply), render::manifestHistory(reply));
+            }
+            const ManifestShow reply = database().showManifest(env);
+            return m_out.success(toJson(reply), render::manifest(reply));
         }
         if (command == "audit")
             return audit();
@@ -126,14 +129,14 @@ public:
             return dbCommand(rest(1), m_out);
         if (command == "trace") {
             Options o("trace", rest(1), {{"job"}});
-            json reply = database().trace(o.required("job"));
-            return m_out.success(reply, render::trace(reply));
+            const JobTrace reply = database().trace(o.required("job"));
+            return m_out.success(toJson(reply), render::trace(reply));
         }
         if (command == "op") {
             expectSubcommand("op", {"show"});
             Options o("op show", rest(2), {}, 1);
-            json reply = database().showOperation(o.positional(0, "an operation id"));
-            return m_out.success(reply, render::operation(reply));
+            const OperationRecord reply = database().showOperation(o.positional(0, "an operation id"));
+            return m_out.success(toJson(reply), render::operation(reply));
         }
         throwUsage("unknown command \"" + command + "\" (see relctl --help)");
     }
@@ -290,10 +293,9 @@ private:
             Options o("env add", rest(2), {{"default-ttl"}, {"max-ttl"}}, 1);
             EnvironmentSpec spec{requireEnvironmentName(o.positional(0, "an environment name")),
                                  o.duration("default-ttl", true), o.duration("max-ttl", true)};
-            json reply = database().addEnvironment(spec);
-            return m_out.success(
-                reply, "environment " + spec.name +
-                           (render::text(reply, "created") == "true" ? " created\n" : " already exists\n"));
+            const EnvironmentAdded reply = database().addEnvironment(spec);
+            return m_out.success(toJson(reply), "environment " + spec.name +
+                                                    (reply.created ? " created\n" : " already exists\n"));
         }
         if (sub == "set") {
             Options o("env set", rest(2), {{"policy"}, {"supersede"}, {"serialization"}}, 1);
@@ -303,19 +305,19 @@ private:
                                          oneOf(o, "serialization", {"enforced", "off"})};
             if (!settings.policy && !settings.supersede && !settings.serialization)
                 throwUsage("'env set' needs --policy, --supersede or --serialization");
-            json reply = database().setEnvironment(settings);
-            return m_out.success(reply, render::environment(reply));
+            const EnvironmentSet reply = database().setEnvironment(settings);
+            return m_out.success(toJson(reply), render::environment(reply.environment));
         }
         if (sub == "list") {
             Options o("env list", rest(2), {});
-            json reply = database().listEnvironments();
-            return m_out.success(reply, render::environmentList(reply));
+            const EnvironmentList reply = database().listEnvironments();
+            return m_out.success(toJson(reply), render::environmentList(reply));
         }
         if (sub == "show") {
             Options o("env show", rest(2), {}, 1);
-            json reply =
+            const Environment reply =
                 database().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
-            return m_out.success(reply, render::environment(reply));
+            return m_out.success(toJson(reply), render::environment(reply));
         }
         throwUsage("unknown subcommand 'env " + sub + "'");
     }
@@ -326,12 +328,8 @@ private:
         if (sub == "revoke") {
             Options o("lease revoke", rest(2), {{"env"}, {"by"}, {"reason"}});
             const std::string env = requireEnvironmentName(o.required("env"));
-            json reply = database().revoke(env, o.required("by"), o.required("reason"));
-            const json& l = render::field(reply, "lease");
-            return m_out.success(reply, l.is_null()
-                                            ? render::text(reply, "message") + "\n"
-                                            : "revoked lease " + render::text(l, "token") + " of job " +
-                                                  render::text(l, "job") + " on " + env + "\n");
+            const Revocation reply = database().revoke(env, o.required("by"), o.required("reason"));
+            return m_out.success(toJson(reply), render::revocation(reply));
         }
         if (sub == "acquire") {
             Options o("lease acquire", rest(2),
@@ -362,8 +360,8 @@ private:
         }
         if (sub == "show") {
             Options o("lease show", rest(2), {{"env"}});
-            json reply = database().showLease(requireEnvironmentName(o.required("env")));
-            return m_out.success(reply, render::lease(reply));
+            const LeaseShow reply = database().showLease(requireEnvironmentName(o.required("env")));
+            return m_out.success(toJson(reply), render::lease(reply));
         }
         throwUsage("unknown subcommand 'lease " + sub + "'");
     }
@@ -418,9 +416,9 @@ private:
                   frozen ? std::vector<OptionSpec>{{"env"}, {"by"}, {"reason"}}
                          : std::vector<OptionSpec>{{"env"}, {"by"}});
         const std::string env = requireEnvironmentName(o.required("env"));
-        json reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
-                            : database().unfreeze(env, o.required("by"));
-        return m_out.success(reply, render::environment(reply));
+        const FreezeChange reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
+                                          : database().unfreeze(env, o.required("by"));
+        return m_out.success(toJson(reply), render::environment(reply.environment));
     }
 
     int approvals()
@@ -429,8 +427,8 @@ private:
         if (command == "approvals") {
             expectSubcommand("approvals", {"list"});
             Options o("approvals list", rest(2), {{"env"}, {"all", false}});
-            json reply = database().approvals(o.environment("env"), o.has("all"));
-            return m_out.success(reply, render::approvals(reply));
+            const Approvals reply = database().approvals(o.environment("env"), o.has("all"));
+            return m_out.success(toJson(reply), render::approvals(reply));
         }
         const bool approve = command == "approve";
         Options o(command, rest(1), {{"by"}, {"reason"}}, 1);
@@ -439,8 +437,8 @@ private:
         if (!id)
             throwUsage("invalid request id \"" + idText + "\": expected a positive integer");
         std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
-        json reply = database().decide(*id, approve, o.required("by"), reason);
-        return m_out.success(reply, render::approvals(json{{"approvals", json::array({reply})}}));
+        const Decision reply = database().decide(*id, approve, o.required("by"), reason);
+        return m_out.success(toJson(reply), render::approvals(Approvals{{reply.supersession}}));
     }
 
     int audit()
@@ -463,8 +461,8 @@ private:
                 throwUsage("--limit may not exceed 1000000");
             q.limit = static_cast<int>(*limit);
         }
-        json reply = database().audit(q);
-        return m_out.success(reply, render::audit(reply));
+        const AuditTrail reply = database().audit(q);
+        return m_out.success(toJson(reply), render::audit(reply));
     }
 
     Globals m_globals;

@@ -33,159 +33,187 @@ std::string text(const json& j, const char* key)
 
 namespace {
 
-std::string manifestLine(const json& m)
+// A value as text, as text() renders a JSON member: strings escaped (see
+// text()), numbers in decimal, "-" for none.
+std::string str(const std::string& value)
 {
-    if (m.is_null() || text(m, "release") == "-")
-        return "nothing published";
-    return text(m, "release") + " (generation " + text(m, "generation") + ") published by job " +
-           text(m, "job") + " with token " + text(m, "token") + " at " + text(m, "published_at");
+    return escapeControl(value);
 }
 
-std::string leaseLine(const json& l)
+std::string str(std::int64_t value)
 {
-    if (l.is_null())
+    return std::to_string(value);
+}
+
+template <class T> std::string str(const std::optional<T>& value)
+{
+    return value ? str(*value) : std::string("-");
+}
+
+// Any of the manifest shapes (the current one, one of the history, the one
+// current at a refusal).
+template <class M> std::string manifestLine(const M& m)
+{
+    return str(m.release) + " (generation " + str(m.generation) + ") published by job " + str(m.job) +
+           " with token " + str(m.token) + " at " + str(m.publishedAt);
+}
+
+std::string manifestLine(const std::optional<Manifest>& m)
+{
+    return m ? manifestLine(*m) : "nothing published";
+}
+
+std::string leaseLine(const std::optional<Lease>& l)
+{
+    if (!l)
         return "no live lease";
-    return "held by job " + text(l, "job") + " (release " + text(l, "release") + ", generation " +
-           text(l, "generation") + ", token " + text(l, "token") + ") until " + text(l, "expires_at") + ", " +
-           text(l, "remaining_ms") + " ms left";
+    return "held by job " + str(l->job) + " (release " + str(l->release) + ", generation " +
+           str(l->generation) + ", token " + str(l->token) + ") until " + str(l->expiresAt) + ", " +
+           str(l->remainingMs) + " ms left";
+}
+
+std::string supersession(const Supersession& a)
+{
+    std::ostringstream out;
+    const std::optional<Candidate>& w = a.winner;
+    out << "request " << str(a.id) << " on " << str(a.env) << " (" << str(a.state) << "): job "
+        << (w ? str(w->job) : "-") << " (release " << (w ? str(w->release) : "-") << ", generation "
+        << (w ? str(w->generation) : "-") << ") would skip";
+    for (const Candidate& c : a.skipped)
+        out << " " << str(c.job) << " (generation " << str(c.generation) << ")";
+    out << ", opened " << str(a.openedAt);
+    if (a.decidedBy)
+        out << ", decided by " << str(a.decidedBy) << " at " << str(a.decidedAt);
+    if (a.reason)
+        out << ": " << str(a.reason);
+    out << "\n";
+    return out.str();
 }
 
 } // namespace
 
-std::string environment(const json& env)
+std::string environment(const Environment& env)
 {
     std::ostringstream out;
-    out << text(env, "name") << ": default ttl " << text(env, "default_ttl_ms") << " ms, max ttl "
-        << text(env, "max_ttl_ms") << " ms, last token " << text(env, "last_token") << ", policy "
-        << text(env, "policy") << " (supersede " << text(env, "supersede") << "), serialization "
-        << text(env, "serialization") << "\n"
-        << "  current: " << manifestLine(field(env, "current")) << "\n"
-        << "  lease:   " << leaseLine(field(env, "lease")) << "\n";
-    const json& frozen = field(env, "frozen");
-    if (!frozen.is_null())
-        out << "  frozen:  since " << text(frozen, "at") << " by " << text(frozen, "by") << ": "
-            << text(frozen, "reason") << "\n";
-    for (const json& c : field(env, "queue"))
-        out << "  queued:  job " << text(c, "job") << " (release " << text(c, "release") << ", generation "
-            << text(c, "generation") << ") since " << text(c, "queued_at") << "\n";
-    if (text(env, "pending_supersessions") != "0" && text(env, "pending_supersessions") != "-")
-        out << "  " << text(env, "pending_supersessions") << " supersession request(s) await approval\n";
+    out << str(env.name) << ": default ttl " << str(env.defaultTtlMs) << " ms, max ttl " << str(env.maxTtlMs)
+        << " ms, last token " << str(env.lastToken) << ", policy " << str(env.policy) << " (supersede "
+        << str(env.supersede) << "), serialization " << str(env.serialization) << "\n"
+        << "  current: " << manifestLine(env.current) << "\n"
+        << "  lease:   " << leaseLine(env.lease) << "\n";
+    if (env.frozen)
+        out << "  frozen:  since " << str(env.frozen->at) << " by " << str(env.frozen->by) << ": "
+            << str(env.frozen->reason) << "\n";
+    for (const Candidate& c : env.queue)
+        out << "  queued:  job " << str(c.job) << " (release " << str(c.release) << ", generation "
+            << str(c.generation) << ") since " << str(c.queuedAt) << "\n";
+    if (env.pendingSupersessions != 0)
+        out << "  " << str(env.pendingSupersessions) << " supersession request(s) await approval\n";
     return out.str();
 }
 
-std::string environmentList(const json& reply)
+std::string environmentList(const EnvironmentList& reply)
 {
     std::string out;
-    for (const json& env : field(reply, "environments"))
+    for (const Environment& env : reply.environments)
         out += environment(env);
     return out.empty() ? "no environments\n" : out;
 }
 
-std::string lease(const json& reply)
+std::string lease(const LeaseShow& reply)
 {
-    return text(reply, "env") + ": " + leaseLine(field(reply, "lease")) + "\n";
+    return str(reply.env) + ": " + leaseLine(reply.lease) + "\n";
 }
 
-std::string manifest(const json& reply)
+std::string manifest(const ManifestShow& reply)
 {
-    return text(reply, "env") + ": " + manifestLine(reply) + "\n";
+    return str(reply.env) + ": " + manifestLine(reply.manifest) + "\n";
 }
 
-std::string manifestHistory(const json& reply)
+std::string manifestHistory(const ManifestHistory& reply)
 {
     std::string out;
-    for (const json& m : field(reply, "history"))
-        out += text(reply, "env") + ": " + manifestLine(m) + "\n";
-    return out.empty() ? text(reply, "env") + ": nothing published\n" : out;
+    for (const Manifest& m : reply.history)
+        out += str(reply.env) + ": " + manifestLine(m) + "\n";
+    return out.empty() ? str(reply.env) + ": nothing published\n" : out;
 }
 
-std::string audit(const json& reply)
+std::string audit(const AuditTrail& reply)
 {
     std::ostringstream out;
-    for (const json& e : field(reply, "events")) {
-        out << '#' << text(e, "id") << ' ' << text(e, "at") << ' ' << text(e, "env") << ' '
-            << text(e, "operation") << ' ' << text(e, "outcome");
-        if (!field(e, "reason").is_null())
-            out << ' ' << text(e, "reason");
-        out << " job=" << text(e, "job") << " release=" << text(e, "release")
-            << " generation=" << text(e, "generation") << " token=" << text(e, "token")
-            << " current=" << text(e, "current_release") << '/' << text(e, "current_generation") << '/'
-            << text(e, "current_token") << " host=" << text(e, "host") << " pid=" << text(e, "pid");
-        if (!field(e, "job_url").is_null())
-            out << ' ' << text(e, "job_url");
+    for (const Event& e : reply.events) {
+        out << '#' << str(e.id) << ' ' << str(e.at) << ' ' << str(e.env) << ' ' << str(e.operation) << ' '
+            << str(e.outcome);
+        if (e.reason)
+            out << ' ' << str(e.reason);
+        out << " job=" << str(e.job) << " release=" << str(e.release) << " generation=" << str(e.generation)
+            << " token=" << str(e.token) << " current=" << str(e.currentRelease) << '/'
+            << str(e.currentGeneration) << '/' << str(e.currentToken) << " host=" << str(e.host)
+            << " pid=" << str(e.pid);
+        if (e.jobUrl)
+            out << ' ' << str(e.jobUrl);
         out << '\n';
     }
     return out.str();
 }
 
-std::string trace(const json& reply)
+std::string trace(const JobTrace& reply)
 {
     std::ostringstream out;
-    const json& refusals = field(reply, "refusals");
-    if (refusals.empty())
-        return "job " + text(reply, "job") + " has no refused operations\n";
-    for (const json& r : refusals) {
-        const json& e = field(r, "event");
-        out << '#' << text(e, "id") << ' ' << text(e, "at") << ": " << text(e, "operation") << " on "
-            << text(e, "env") << " refused " << text(e, "reason") << " (release " << text(e, "release")
-            << ", generation " << text(e, "generation") << ", token " << text(e, "token") << ", host "
-            << text(e, "host") << ", pid " << text(e, "pid") << ", op " << text(e, "op_id") << ")\n";
-        if (!field(e, "job_url").is_null())
-            out << "  job url:          " << text(e, "job_url") << '\n';
-        const json& l = field(r, "lease");
-        if (!l.is_null())
-            out << "  its lease:        token " << text(l, "token") << ", acquired " << text(l, "acquired_at")
-                << ", expires " << text(l, "expires_at") << ", ended " << text(l, "ended_at") << " ("
-                << text(l, "end_reason") << ")\n";
-        const json& b = field(r, "superseded_by");
-        if (!b.is_null())
-            out << "  newest lease:     token " << text(b, "token") << " held by job " << text(b, "job")
-                << " (release " << text(b, "release") << ", generation " << text(b, "generation")
-                << "), acquired " << text(b, "acquired_at") << '\n';
-        const json& m = field(r, "current_manifest");
+    if (reply.refusals.empty())
+        return "job " + str(reply.job) + " has no refused operations\n";
+    for (const TracedRefusal& r : reply.refusals) {
+        const Event& e = r.event;
+        out << '#' << str(e.id) << ' ' << str(e.at) << ": " << str(e.operation) << " on " << str(e.env)
+            << " refused " << str(e.reason) << " (release " << str(e.release) << ", generation "
+            << str(e.generation) << ", token " << str(e.token) << ", host " << str(e.host) << ", pid "
+            << str(e.pid) << ", op " << str(e.opId) << ")\n";
+        if (e.jobUrl)
+            out << "  job url:          " << str(e.jobUrl) << '\n';
+        if (const auto& l = r.lease)
+            out << "  its lease:        token " << str(l->token) << ", acquired " << str(l->acquiredAt)
+                << ", expires " << str(l->expiresAt) << ", ended " << str(l->endedAt) << " ("
+                << str(l->endReason) << ")\n";
+        if (const auto& b = r.supersededBy)
+            out << "  newest lease:     token " << str(b->token) << " held by job " << str(b->job)
+                << " (release " << str(b->release) << ", generation " << str(b->generation) << "), acquired "
+                << str(b->acquiredAt) << '\n';
         out << "  current manifest: ";
-        if (m.is_null())
-            out << "nothing published\n";
+        if (const auto& m = r.currentManifest)
+            out << manifestLine(*m) << ", " << str(m->publishedBeforeMs) << " ms before the refusal\n";
         else
-            out << manifestLine(m) << ", " << text(m, "published_before_ms") << " ms before the refusal\n";
+            out << "nothing published\n";
     }
     return out.str();
 }
 
-std::string operation(const json& reply)
+std::string operation(const OperationRecord& reply)
 {
-    if (text(reply, "status") == "not-found")
-        return "operation " + text(reply, "op_id") +
-               ": not found (the database never saw it; a retry is safe)\n";
-    const json& outcome = field(reply, "outcome");
-    std::string result = text(outcome, "status");
-    if (!field(outcome, "reason").is_null())
-        result += " " + text(outcome, "reason");
-    return "operation " + text(reply, "op_id") + ": " + text(reply, "operation") + " " + result +
-           ", recorded at " + text(reply, "recorded_at") + "\n";
+    if (!reply.recorded())
+        return "operation " + str(reply.opId) + ": not found (the database never saw it; a retry is safe)\n";
+    // A stored outcome is accepted or refused (busy is never stored).
+    std::string result = "-";
+    if (const auto& o = reply.outcome)
+        result = o->accepted() ? "ok" : o->code == ExitCode::Busy ? "busy" : "refused " + str(o->reason);
+    return "operation " + str(reply.opId) + ": " + str(reply.operation) + " " + result + ", recorded at " +
+           str(reply.recordedAt) + "\n";
 }
 
-std::string approvals(const json& reply)
+std::string approvals(const Approvals& reply)
 {
-    std::ostringstream out;
-    const json& list = field(reply, "approvals");
-    if (list.empty())
+    if (reply.approvals.empty())
         return "no supersession requests\n";
-    for (const json& a : list) {
-        const json& w = field(a, "winner");
-        out << "request " << text(a, "id") << " on " << text(a, "env") << " (" << text(a, "state")
-            << "): job " << text(w, "job") << " (release " << text(w, "release") << ", generation "
-            << text(w, "generation") << ") would skip";
-        for (const json& c : field(a, "skipped"))
-            out << " " << text(c, "job") << " (generation " << text(c, "generation") << ")";
-        out << ", opened " << text(a, "opened_at");
-        if (!field(a, "decided_by").is_null())
-            out << ", decided by " << text(a, "decided_by") << " at " << text(a, "decided_at");
-        if (!field(a, "reason").is_null())
-            out << ": " << text(a, "reason");
-        out << "\n";
-    }
-    return out.str();
+    std::string out;
+    for (const Supersession& a : reply.approvals)
+        out += supersession(a);
+    return out;
+}
+
+std::string revocation(const Revocation& reply)
+{
+    if (!reply.lease)
+        return str(reply.message) + "\n";
+    return "revoked lease " + str(reply.lease->token) + " of job " + str(reply.lease->job) + " on " +
+           reply.env + "\n";
 }
 
 } // namespace relctl::cli::render

@@ -1,28 +1,31 @@
 #pragma once
 
+#include "relctl/replies.h"
+
 #include <nlohmann/json.hpp>
 #include <string>
 
-// Plain-text renderings of the JSON replies, for people reading a CI log.
-// --json output is the replies themselves.
+// Plain-text renderings of the replies, for people reading a CI log.
+// --json output is the replies themselves (toJson).
 namespace relctl::cli::render {
 
-// A member as text: strings bare, numbers and booleans as JSON writes them,
-// "-" when absent or null.
+// A member of a protocol outcome's body as text: strings bare, numbers and
+// booleans as JSON writes them, "-" when absent or null.
 std::string text(const nlohmann::json& j, const char* key);
 
 // The member, or null when absent (operator[] on a const json must not be
 // given a missing key).
 const nlohmann::json& field(const nlohmann::json& j, const char* key);
 
-std::string environment(const nlohmann::json& env);
-std::string environmentList(const nlohmann::json& reply);
-std::string lease(const nlohmann::json& reply);
-std::string manifest(const nlohmann::json& reply);
-std::string manifestHistory(const nlohmann::json& reply);
-std::string audit(const nlohmann::json& reply);
-std::string trace(const nlohmann::json& reply);
-std::string operation(const nlohmann::json& reply);
-std::string approvals(const nlohmann::json& reply);
+std::string environment(const Environment& env);
+std::string environmentList(const EnvironmentList& reply);
+std::string lease(const LeaseShow& reply);
+std::string manifest(const ManifestShow& reply);
+std::string manifestHistory(const ManifestHistory& reply);
+std::string audit(const AuditTrail& reply);
+std::string trace(const JobTrace& reply);
+std::string operation(const OperationRecord& reply);
+std::string approvals(const Approvals& reply);
+std::string revocation(const Revocation& reply);
 
 } // namespace relctl::cli::render

@@ -228,8 +228,7 @@ private:
         if (acquired.replayed()) {
             // A retried run with the same --op-id. If the first attempt got as
             // far as its publish, answer with that recorded outcome.
-            const json op = m_db->showOperation(m_spec.publishOpId());
-            if (op.value("status", std::string()) == "recorded") {
+            if (m_db->showOperation(m_spec.publishOpId()).recorded()) {
                 diagnostic("op id " + m_spec.acquire.opId +
                            " already reached its publish; replaying it without running the command");
                 return publishAndRelease();

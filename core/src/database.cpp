@@ -130,20 +130,21 @@ void Database::setCallTimeout(std::chrono::milliseconds bound)
 Database::Database(Database&&) noexcept = default;
 Database& Database::operator=(Database&&) noexcept = default;
 
-nlohmann::json Database::addEnvironment(const EnvironmentSpec& spec)
+EnvironmentAdded Database::addEnvironment(const EnvironmentSpec& spec)
 {
-    return d->call(true, "SELECT relctl.env_add($1, $2, $3, $4::jsonb)", spec.name, toMillis(spec.defaultTtl),
-                   toMillis(spec.maxTtl), d->client.toJson().dump());
+    return Impl::parsed<EnvironmentAdded>(d->call(true, "SELECT relctl.env_add($1, $2, $3, $4::jsonb)",
+                                                  spec.name, toMillis(spec.defaultTtl), toMillis(spec.maxTtl),
+                                                  d->client.toJson().dump()));
 }
 
-nlohmann::json Database::listEnvironments()
+EnvironmentList Database::listEnvironments()
 {
-    return d->call(false, "SELECT relctl.env_list()");
+    return Impl::parsed<EnvironmentList>(d->call(false, "SELECT relctl.env_list()"));
 }
 
-nlohmann::json Database::showEnvironment(const std::string& name)
+Environment Database::showEnvironment(const std::string& name)
 {
-    return d->call(false, "SELECT relctl.environment_json($1)", name);
+    return Impl::parsed<Environment>(d->call(false, "SELECT relctl.environment_json($1)", name));
 }
 
 Outcome Database::acquire(const AcquireRequest& r)
@@ -217,11 +218,12 @@ Outcome Database::publish(const PublishRequest& r)
                                       r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
 
-nlohmann::json Database::serverInfo()
+ServerInfo Database::serverInfo()
 {
-    return d->call(false, "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
-                          "'database', current_database(), 'now', clock_timestamp(), 'schema_version', "
-                          "(SELECT max(version) FROM relctl.schema_migrations))");
+    return Impl::parsed<ServerInfo>(
+        d->call(false, "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
+                       "'database', current_database(), 'now', clock_timestamp(), 'schema_version', "
+                       "(SELECT max(version) FROM relctl.schema_migrations))"));
 }
 
 void Database::sleepOnServer(double seconds)
@@ -229,32 +231,38 @@ void Database::sleepOnServer(double seconds)
     d->call(false, "SELECT to_jsonb(pg_sleep($1))", seconds);
 }
 
-nlohmann::json Database::showLease(const std::string& env)
+LeaseShow Database::showLease(const std::string& env)
 {
-    return d->call(false, "SELECT relctl.lease_show($1)", env);
+    return Impl::parsed<LeaseShow>(d->call(false, "SELECT relctl.lease_show($1)", env));
 }
 
-nlohmann::json Database::showManifest(const std::string& env, bool history)
+ManifestShow Database::showManifest(const std::string& env)
 {
-    return d->call(false, "SELECT relctl.manifest_show($1, $2)", env, history);
+    return Impl::parsed<ManifestShow>(d->call(false, "SELECT relctl.manifest_show($1, false)", env));
 }
 
-nlohmann::json Database::audit(const AuditQuery& q)
+ManifestHistory Database::manifestHistory(const std::string& env)
 {
-    return d->call(false,
-                   "SELECT relctl.audit($1, $2, $3, $4, "
-                   "coalesce($5::timestamptz, clock_timestamp() - $6 * interval '1 millisecond'), $7)",
-                   q.env, q.job, q.reason, q.operation, q.since, toMillis(q.sinceAgo), q.limit);
+    return Impl::parsed<ManifestHistory>(d->call(false, "SELECT relctl.manifest_show($1, true)", env));
 }
 
-nlohmann::json Database::trace(const std::string& job)
+AuditTrail Database::audit(const AuditQuery& q)
 {
-    return d->call(false, "SELECT relctl.trace($1)", job);
+    return Impl::parsed<AuditTrail>(
+        d->call(false,
+                "SELECT relctl.audit($1, $2, $3, $4, "
+                "coalesce($5::timestamptz, clock_timestamp() - $6 * interval '1 millisecond'), $7)",
+                q.env, q.job, q.reason, q.operation, q.since, toMillis(q.sinceAgo), q.limit));
 }
 
-nlohmann::json Database::showOperation(const std::string& opId)
+JobTrace Database::trace(const std::string& job)
 {
-    return d->call(false, "SELECT relctl.op_show($1)", opId);
+    return Impl::parsed<JobTrace>(d->call(false, "SELECT relctl.trace($1)", job));
+}
+
+OperationRecord Database::showOperation(const std::string& opId)
+{
+    return Impl::parsed<OperationRecord>(d->call(false, "SELECT relctl.op_show($1)", opId));
 }
 
 Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
@@ -265,39 +273,41 @@ Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
                                       r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
 }
 
-nlohmann::json Database::setEnvironment(const EnvironmentSettings& s)
+EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
 {
-    return d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb)", s.name, s.policy, s.supersede,
-                   s.serialization, d->client.toJson().dump());
+    return Impl::parsed<EnvironmentSet>(d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb)",
+                                                s.name, s.policy, s.supersede, s.serialization,
+                                                d->client.toJson().dump()));
 }
 
-nlohmann::json Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
+Revocation Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
 {
-    return d->call(true, "SELECT relctl.revoke($1, $2, $3, $4::jsonb)", env, by, reason,
-                   d->client.toJson().dump());
+    return Impl::parsed<Revocation>(d->call(true, "SELECT relctl.revoke($1, $2, $3, $4::jsonb)", env, by,
+                                            reason, d->client.toJson().dump()));
 }
 
-nlohmann::json Database::freeze(const std::string& env, const std::string& by, const std::string& reason)
+FreezeChange Database::freeze(const std::string& env, const std::string& by, const std::string& reason)
 {
-    return d->call(true, "SELECT relctl.freeze($1, $2, $3, $4::jsonb)", env, by, reason,
-                   d->client.toJson().dump());
+    return Impl::parsed<FreezeChange>(d->call(true, "SELECT relctl.freeze($1, $2, $3, $4::jsonb)", env, by,
+                                              reason, d->client.toJson().dump()));
 }
 
-nlohmann::json Database::unfreeze(const std::string& env, const std::string& by)
+FreezeChange Database::unfreeze(const std::string& env, const std::string& by)
 {
-    return d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb)", env, by, d->client.toJson().dump());
+    return Impl::parsed<FreezeChange>(
+        d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb)", env, by, d->client.toJson().dump()));
 }
 
-nlohmann::json Database::approvals(const std::optional<std::string>& env, bool all)
+Approvals Database::approvals(const std::optional<std::string>& env, bool all)
 {
-    return d->call(false, "SELECT relctl.approvals($1, $2)", env, all);
+    return Impl::parsed<Approvals>(d->call(false, "SELECT relctl.approvals($1, $2)", env, all));
 }
 
-nlohmann::json Database::decide(std::int64_t request, bool approve, const std::string& by,
-                                const std::optional<std::string>& reason)
+Decision Database::decide(std::int64_t request, bool approve, const std::string& by,
+                          const std::optional<std::string>& reason)
 {
-    return d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request, approve, by, reason,
-                   d->client.toJson().dump());
+    return Impl::parsed<Decision>(d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request,
+                                          approve, by, reason, d->client.toJson().dump()));
 }
 
 } // namespace relctl

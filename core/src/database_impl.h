@@ -101,6 +101,18 @@ struct Database::Impl
 
     // Rethrows the exception in flight as a relctl::Error.
     [[noreturn]] static void translateCurrentException();
+
+    // The server's reply as its type (relctl/replies.h). A reply without a key
+    // the type needs is a client/schema mismatch: reported like any unreadable
+    // reply, Error(Internal).
+    template <class Reply> static Reply parsed(const nlohmann::json& reply)
+    {
+        try {
+            return reply.get<Reply>();
+        } catch (...) {
+            translateCurrentException();
+        }
+    }
 };
 
 } // namespace relctl

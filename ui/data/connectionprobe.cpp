@@ -21,12 +21,11 @@ ProbeResult ConnectionProbe::run(const ConnectionTarget& target)
         relctl::Database db(target.resolve());
         QElapsedTimer timer;
         timer.start();
-        const nlohmann::json info = db.serverInfo();
+        const relctl::ServerInfo info = db.serverInfo();
         result.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-        result.serverVersion = QString::fromStdString(info.value("server_version", std::string()));
-        result.database = QString::fromStdString(info.value("database", std::string()));
-        const nlohmann::json schema = info.value("schema_version", nlohmann::json());
-        result.schemaVersion = schema.is_number() ? schema.get<int>() : 0;
+        result.serverVersion = QString::fromStdString(info.serverVersion);
+        result.database = QString::fromStdString(info.database);
+        result.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
         result.ok = true;
     } catch (const std::exception& e) {
         result.message = QString::fromStdString(e.what()).trimmed();

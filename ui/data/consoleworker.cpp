@@ -87,7 +87,7 @@ void ConsoleWorker::connectNow()
         }
         QElapsedTimer timer;
         timer.start();
-        const nlohmann::json info = db->serverInfo();
+        const relctl::ServerInfo info = db->serverInfo();
         m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
         if (m_live)
             m_listener = std::make_unique<relctl::EventListener>(conninfo);
@@ -100,12 +100,9 @@ void ConsoleWorker::connectNow()
         m_state.connected = true;
         m_state.live = m_live;
         m_state.message.clear();
-        m_state.server = QStringLiteral("PostgreSQL %1, database %2")
-                             .arg(q(info.value("server_version", std::string())),
-                                  q(info.value("database", std::string())));
-        m_state.schemaVersion = info.value("schema_version", nlohmann::json()).is_number()
-                                    ? info["schema_version"].get<int>()
-                                    : 0;
+        m_state.server =
+            QStringLiteral("PostgreSQL %1, database %2").arg(q(info.serverVersion), q(info.database));
+        m_state.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
         m_retry->stop();
         emit connectionChanged(m_state);
         // Nothing is kept for a disconnected listener: everything is re-read.
@@ -208,21 +205,19 @@ void ConsoleWorker::loadTrace(quint64 serial, qint64 eventId)
 void ConsoleWorker::loadApprovals(quint64 serial)
 {
     guarded({RequestKind::Approvals, serial}, [&] {
-        const nlohmann::json reply = m_db->approvals(std::nullopt, false);
+        const relctl::Approvals reply = m_db->approvals(std::nullopt, false);
         QList<ApprovalRow> rows;
-        for (const nlohmann::json& a : reply.at("approvals")) {
-            const nlohmann::json& w = a.at("winner");
+        for (const relctl::Supersession& a : reply.approvals) {
+            const relctl::Candidate w = a.winner.value_or(relctl::Candidate{});
             ApprovalRow row;
-            row.id = a.at("id").get<qint64>();
-            row.env = q(a.at("env").get<std::string>());
-            row.winnerJob = q(w.value("job", std::string()));
-            row.winnerRelease = q(w.value("release", std::string()));
-            row.winnerGeneration = w.value("generation", qint64(0));
-            for (const nlohmann::json& c : a.at("skipped"))
-                row.skipped << QStringLiteral("%1 (generation %2)")
-                                   .arg(q(c.value("job", std::string())))
-                                   .arg(c.value("generation", qint64(0)));
-            row.openedAt = q(a.value("opened_at", std::string()));
+            row.id = a.id;
+            row.env = q(a.env);
+            row.winnerJob = q(w.job);
+            row.winnerRelease = q(w.release);
+            row.winnerGeneration = w.generation;
+            for (const relctl::Candidate& c : a.skipped)
+                row.skipped << QStringLiteral("%1 (generation %2)").arg(q(c.job)).arg(c.generation);
+            row.openedAt = q(a.openedAt);
             rows << row;
         }
         emit approvalsLoaded(serial, rows);

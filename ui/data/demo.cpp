@@ -42,7 +42,7 @@ struct Seeder
 
 void seedDemoHistory(relctl::Database& db)
 {
-    if (!db.listEnvironments()["environments"].empty())
+    if (!db.listEnvironments().environments.empty())
         return;
     Seeder s{db};
     db.addEnvironment({"test", 30s, 10min});

@@ -2,9 +2,9 @@
 
 #include "relctl/migrations.h"
 #include "relctl/protocol.h"
+#include "relctl/replies.h"
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 namespace relctl {
@@ -44,10 +44,10 @@ public:
                                                 const std::vector<SchemaModule>& modules = bundledModules());
 
     // Environments
-    nlohmann::json addEnvironment(const EnvironmentSpec& spec);
-    nlohmann::json listEnvironments();
-    nlohmann::json showEnvironment(const std::string& name);
-    nlohmann::json setEnvironment(const EnvironmentSettings& settings);
+    EnvironmentAdded addEnvironment(const EnvironmentSpec& spec);
+    EnvironmentList listEnvironments();
+    Environment showEnvironment(const std::string& name);
+    EnvironmentSet setEnvironment(const EnvironmentSettings& settings);
 
     // The lease protocol. With request.wait, a busy environment queues the
     // request as a candidate and waits (LISTEN/NOTIFY, plus a timer at the
@@ -60,27 +60,27 @@ public:
     Outcome publishUnserialized(const UnserializedPublishRequest& request);
 
     // Operator controls, recorded with who and why.
-    nlohmann::json revoke(const std::string& env, const std::string& by, const std::string& reason);
-    nlohmann::json freeze(const std::string& env, const std::string& by, const std::string& reason);
-    nlohmann::json unfreeze(const std::string& env, const std::string& by);
-    nlohmann::json approvals(const std::optional<std::string>& env, bool all);
-    nlohmann::json decide(std::int64_t request, bool approve, const std::string& by,
-                          const std::optional<std::string>& reason);
+    Revocation revoke(const std::string& env, const std::string& by, const std::string& reason);
+    FreezeChange freeze(const std::string& env, const std::string& by, const std::string& reason);
+    FreezeChange unfreeze(const std::string& env, const std::string& by);
+    Approvals approvals(const std::optional<std::string>& env, bool all);
+    Decision decide(std::int64_t request, bool approve, const std::string& by,
+                    const std::optional<std::string>& reason);
 
-    // The server and schema: {"server_version", "database", "now", "schema_version"}.
-    // Cheap; the console times it as its round trip.
-    nlohmann::json serverInfo();
+    // The server and schema. Cheap; the console times it as its round trip.
+    ServerInfo serverInfo();
 
     // Keeps this connection busy on the server (pg_sleep): a stand-in for a
     // slow query, for diagnostics and the console's responsiveness tests.
     void sleepOnServer(double seconds);
 
     // Reading
-    nlohmann::json showLease(const std::string& env);
-    nlohmann::json showManifest(const std::string& env, bool history);
-    nlohmann::json audit(const AuditQuery& query);
-    nlohmann::json trace(const std::string& job);
-    nlohmann::json showOperation(const std::string& opId);
+    LeaseShow showLease(const std::string& env);
+    ManifestShow showManifest(const std::string& env);
+    ManifestHistory manifestHistory(const std::string& env);
+    AuditTrail audit(const AuditQuery& query);
+    JobTrace trace(const std::string& job);
+    OperationRecord showOperation(const std::string& opId);
 
 private:
     friend class ConsoleQueries; // the console's read queries share the connection

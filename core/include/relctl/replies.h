@@ -1,0 +1,345 @@
+#pragma once
+
+// The replies of relctl's SQL functions (migrations/functions/*.sql) as value
+// types: what Database returns for every operation besides the lease protocol
+// (whose answer is an Outcome). Each type is named after the SQL that builds
+// it, each member after its key (camelCase). JSON is made from these types
+// only at the edges (the CLI's --json output): to_json writes exactly the keys
+// the server sent, so that output keeps its shape. A member the server sends
+// as null is an empty optional and written back as null; a key the server
+// sends only in some replies is an empty optional there and left out.
+//
+// from_json/to_json are nlohmann's conversion hooks: `reply.get<Environment>()`
+// parses, `nlohmann::json(environment)` (or toJson) writes.
+
+#include "relctl/protocol.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relctl {
+
+// A time as the server wrote it (ISO 8601, UTC): kept as text so that --json
+// and the plain output print it unchanged, to the microsecond.
+using Timestamp = std::string;
+
+// relctl.lease_json: a live lease.
+struct Lease
+{
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::int64_t ttlMs = 0;
+    // On the server's clock when read; not in revoke's reply (the lease has ended).
+    std::optional<std::int64_t> remainingMs;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// relctl.candidate_json: a request in an environment's queue.
+struct Candidate
+{
+    std::int64_t candidate = 0; // its id
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp queuedAt;
+    std::string state; // waiting | granted | superseded | ...
+    std::optional<Timestamp> endedAt;
+    std::optional<std::int64_t> token; // the lease it was granted
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// relctl.manifest_json without its environment: a published manifest.
+struct Manifest
+{
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token; // empty: published without a lease (serialization off)
+    Timestamp publishedAt;
+    nlohmann::json manifest; // the document itself, as published; null when none was
+};
+
+// Who froze an environment, when and why.
+struct Frozen
+{
+    Timestamp at;
+    std::string by;
+    std::string reason;
+};
+
+// relctl.environment_json.
+struct Environment
+{
+    std::string name;
+    std::int64_t defaultTtlMs = 0;
+    std::int64_t maxTtlMs = 0;
+    std::int64_t lastToken = 0;
+    Timestamp createdAt;
+    std::string policy;        // ordered | newest
+    std::string supersede;     // auto | approval
+    std::string serialization; // enforced | off
+    std::optional<Frozen> frozen;
+    std::optional<Manifest> current;
+    std::optional<Lease> lease;   // the live lease
+    std::vector<Candidate> queue; // waiting candidates whose session is alive
+    std::int64_t pendingSupersessions = 0;
+};
+
+// relctl.env_list.
+struct EnvironmentList
+{
+    std::vector<Environment> environments;
+};
+
+// relctl.env_add: the environment, and whether this call created it.
+struct EnvironmentAdded
+{
+    Environment environment;
+    bool created = false;
+};
+
+// relctl.env_set: the environment after the change, and what changed (only
+// the settings whose value differs are named).
+struct EnvironmentSet
+{
+    struct Changed
+    {
+        std::optional<std::string> policy;
+        std::optional<std::string> supersede;
+        std::optional<std::string> serialization;
+    };
+    Environment environment;
+    std::string status; // ok
+    Changed changed;
+};
+
+// relctl.freeze and relctl.unfreeze: the environment after the call, and
+// whether it changed (freezing a frozen environment changes nothing).
+struct FreezeChange
+{
+    Environment environment;
+    std::string status; // ok
+    bool changed = false;
+};
+
+// relctl.lease_show.
+struct LeaseShow
+{
+    std::string env;
+    std::optional<Lease> lease;
+};
+
+// relctl.revoke. With a live lease: who revoked it and why, and the lease
+// (without remainingMs); without one: a message.
+struct Revocation
+{
+    std::string status; // ok
+    std::string env;
+    bool revoked = false;
+    std::optional<Lease> lease;
+    std::optional<std::string> by;
+    std::optional<std::string> reason;
+    std::optional<std::string> message;
+};
+
+// relctl.manifest_show without history: the current manifest, empty when
+// nothing is published (the server then sends every member as null).
+struct ManifestShow
+{
+    std::string env;
+    std::optional<Manifest> manifest;
+};
+
+// relctl.manifest_show with history: every manifest published there, oldest first.
+struct ManifestHistory
+{
+    std::string env;
+    std::vector<Manifest> history;
+};
+
+// relctl.supersession_json: a request to let a newer candidate skip older ones.
+struct Supersession
+{
+    std::int64_t id = 0;
+    std::string env;
+    std::string state; // pending | approved | denied | ...
+    Timestamp openedAt;
+    std::optional<Timestamp> decidedAt;
+    std::optional<std::string> decidedBy;
+    std::optional<std::string> reason;
+    std::optional<Candidate> winner;
+    std::vector<Candidate> skipped;
+};
+
+// relctl.approvals.
+struct Approvals
+{
+    std::vector<Supersession> approvals;
+};
+
+// relctl.decide: the request as decided.
+struct Decision
+{
+    Supersession supersession;
+    std::string status; // ok
+};
+
+// The server and schema; cheap, so the console times it as its round trip.
+struct ServerInfo
+{
+    std::string serverVersion;
+    std::string database;
+    Timestamp now;
+    std::optional<std::int64_t> schemaVersion; // empty before the first migration
+};
+
+// relctl.event_json: one row of the audit trail. (The console reads the same
+// rows as AuditEvent, with times in epoch milliseconds.)
+struct Event
+{
+    std::int64_t id = 0;
+    Timestamp at;
+    std::optional<std::string> env;
+    std::string operation;
+    std::string outcome; // accepted | rejected
+    std::optional<std::string> reason;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::int64_t> currentToken;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> currentRelease;
+    std::optional<std::string> opId;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    nlohmann::json detail; // free-form, per operation; null when none
+};
+
+// relctl.audit: the newest matching events, oldest first.
+struct AuditTrail
+{
+    std::vector<Event> events;
+};
+
+// One refusal of relctl.trace, with what explains it.
+struct TracedRefusal
+{
+    // The refused job's own lease, as it stood or ended.
+    struct OwnLease
+    {
+        std::int64_t token = 0;
+        std::string release;
+        std::int64_t generation = 0;
+        Timestamp acquiredAt;
+        Timestamp expiresAt;
+        std::optional<Timestamp> endedAt;
+        std::optional<std::string> endReason; // released | revoked
+        std::optional<std::string> host;
+        std::optional<std::int64_t> pid;
+        std::optional<std::string> jobUrl;
+    };
+    // The environment's newest lease at the refusal, when it was not the job's.
+    struct SupersedingLease
+    {
+        std::int64_t token = 0;
+        std::string job;
+        std::string release;
+        std::int64_t generation = 0;
+        Timestamp acquiredAt;
+        Timestamp expiresAt;
+        std::optional<std::string> host;
+        std::optional<std::int64_t> pid;
+        std::optional<std::string> jobUrl;
+    };
+    // The manifest current at the refusal.
+    struct CurrentManifest
+    {
+        std::string release;
+        std::int64_t generation = 0;
+        std::string job;
+        std::optional<std::int64_t> token;
+        Timestamp publishedAt;
+        std::int64_t publishedBeforeMs = 0; // from that publish to the refusal
+    };
+    Event event;
+    std::optional<OwnLease> lease;
+    std::optional<SupersedingLease> supersededBy;
+    std::optional<CurrentManifest> currentManifest;
+};
+
+// relctl.trace: every refusal of one job.
+struct JobTrace
+{
+    std::string job;
+    std::vector<TracedRefusal> refusals;
+};
+
+// relctl.op_show: the first outcome stored under an op id.
+struct OperationRecord
+{
+    std::string opId;
+    std::string status; // recorded | not-found
+    // The rest only when recorded.
+    std::optional<std::string> operation;
+    std::optional<nlohmann::json> request; // as the operation's function recorded it
+    std::optional<Outcome> outcome;        // the stored reply, lease credentials stripped
+    std::optional<Timestamp> recordedAt;
+
+    bool recorded() const { return status == "recorded"; }
+};
+
+#define RELCTL_REPLY_JSON(Type)                                                                              \
+    void to_json(nlohmann::json& j, const Type& value);                                                      \
+    void from_json(const nlohmann::json& j, Type& value)
+
+RELCTL_REPLY_JSON(Lease);
+RELCTL_REPLY_JSON(Candidate);
+RELCTL_REPLY_JSON(Manifest);
+RELCTL_REPLY_JSON(Frozen);
+RELCTL_REPLY_JSON(Environment);
+RELCTL_REPLY_JSON(EnvironmentList);
+RELCTL_REPLY_JSON(EnvironmentAdded);
+RELCTL_REPLY_JSON(EnvironmentSet::Changed);
+RELCTL_REPLY_JSON(EnvironmentSet);
+RELCTL_REPLY_JSON(FreezeChange);
+RELCTL_REPLY_JSON(LeaseShow);
+RELCTL_REPLY_JSON(Revocation);
+RELCTL_REPLY_JSON(ManifestShow);
+RELCTL_REPLY_JSON(ManifestHistory);
+RELCTL_REPLY_JSON(Supersession);
+RELCTL_REPLY_JSON(Approvals);
+RELCTL_REPLY_JSON(Decision);
+RELCTL_REPLY_JSON(ServerInfo);
+RELCTL_REPLY_JSON(Event);
+RELCTL_REPLY_JSON(AuditTrail);
+RELCTL_REPLY_JSON(TracedRefusal::OwnLease);
+RELCTL_REPLY_JSON(TracedRefusal::SupersedingLease);
+RELCTL_REPLY_JSON(TracedRefusal::CurrentManifest);
+RELCTL_REPLY_JSON(TracedRefusal);
+RELCTL_REPLY_JSON(JobTrace);
+RELCTL_REPLY_JSON(OperationRecord);
+
+#undef RELCTL_REPLY_JSON
+
+// A reply as the server sent it: for --json output.
+template <class Reply> nlohmann::json toJson(const Reply& reply)
+{
+    nlohmann::json j;
+    to_json(j, reply);
+    return j;
+}
+
+} // namespace relctl

@@ -1,0 +1,233 @@
+// The typed replies (relctl/replies.h) carry every key the server sends. Over
+// a history with every shape a reply takes (members null and present,
+// refusals of each kind, a freeze, a queue, supersession requests), each SQL
+// function behind a Database call is called directly, its reply parsed into
+// its type and written back: the JSON must be the server's, key for key, null
+// for null. And `relctl --json` prints exactly what the server sent, as it did
+// before the replies were typed.
+
+#include "relctl/database.h"
+#include "relctl/parse.h"
+#include "relctl/replies.h"
+#define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QtTest>
+#include <thread>
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The server's reply, parsed into Reply and written back, compared as text:
+// the text is what --json prints, and it also tells an integer from a float.
+template <class Reply> Reply roundTrip(const json& server)
+{
+    const Reply typed = server.get<Reply>();
+    const std::string back = relctl::toJson(typed).dump();
+    if (back != server.dump())
+        qFatal("the typed reply differs from the server's:\nserver: %s\ntyped:  %s", server.dump().c_str(),
+               back.c_str());
+    return typed;
+}
+
+const char* const kClient =
+    R"('{"host": "ci-runner-7", "pid": 4242, "job_url": "https://ci.example/jobs/7"}')";
+
+relctl::Handle handleOf(const relctl::Outcome& o)
+{
+    if (!o.accepted())
+        qFatal("expected an accepted outcome: %s", o.body.dump().c_str());
+    return *relctl::parseHandle(o.body.at("handle").get<std::string>());
+}
+
+} // namespace
+
+class TestReplies final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void everyReplyCarriesEveryKeyTheServerSends()
+    {
+        TestDatabase db;
+        relctl::Database m(db.dsn(), relctl::ClientContext{"ci-runner-7", 4242, "https://ci.example/jobs/7"});
+
+        // Environments: created, already there; settings changed and unchanged.
+        auto added = roundTrip<relctl::EnvironmentAdded>(
+            db.write(std::string("SELECT relctl.env_add('prod', NULL, NULL, ") + kClient + ")"));
+        QVERIFY(added.created);
+        QCOMPARE(added.environment.defaultTtlMs, std::int64_t(60000));
+        added =
+            roundTrip<relctl::EnvironmentAdded>(db.write("SELECT relctl.env_add('prod', NULL, NULL, '{}')"));
+        QVERIFY(!added.created);
+        QVERIFY(m.addEnvironment({"staging", 30s, 10min}).created);
+        QCOMPARE(m.addEnvironment({"test", {}, {}}).environment.name, std::string("test"));
+        auto set = roundTrip<relctl::EnvironmentSet>(
+            db.write("SELECT relctl.env_set('staging', 'newest', 'approval', NULL, '{}')"));
+        QCOMPARE(set.changed.policy, std::optional<std::string>("newest"));
+        QVERIFY(!set.changed.serialization);
+        set = roundTrip<relctl::EnvironmentSet>(
+            db.write("SELECT relctl.env_set('staging', 'newest', NULL, NULL, '{}')"));
+        QVERIFY(!set.changed.policy && !set.changed.supersede && !set.changed.serialization);
+        QCOMPARE(m.setEnvironment({"test", {}, {}, "off"}).environment.serialization, std::string("off"));
+
+        // Nothing published, no lease.
+        auto shown = roundTrip<relctl::ManifestShow>(db.json("SELECT relctl.manifest_show('prod', false)"));
+        QVERIFY(!shown.manifest);
+        QVERIFY(roundTrip<relctl::ManifestHistory>(db.json("SELECT relctl.manifest_show('prod', true)"))
+                    .history.empty());
+        QVERIFY(!roundTrip<relctl::LeaseShow>(db.json("SELECT relctl.lease_show('prod')")).lease);
+        auto revoked = roundTrip<relctl::Revocation>(db.write(
+            std::string("SELECT relctl.revoke('prod', 'alice', 'nothing to see', ") + kClient + ")"));
+        QVERIFY(!revoked.revoked && !revoked.lease && revoked.message && !revoked.by);
+
+        // prod: r1 published with a manifest; r2 stalls past its lease, r3 takes
+        // over and publishes, r2's late publish and renewal are refused; r4 is stale.
+        const relctl::Handle h1 =
+            handleOf(m.acquire({"prod", "job-1", "r1", 1, 30s, "op-1-acquire", {}, {}}));
+        auto live = roundTrip<relctl::LeaseShow>(db.json("SELECT relctl.lease_show('prod')"));
+        QVERIFY(live.lease && live.lease->remainingMs && live.lease->pid == 4242);
+        QVERIFY(m.publish({h1, json{{"image", "app:1"}, {"nested", {{"a", {1, 2.5, nullptr, true}}}}},
+                           "op-1-publish"})
+                    .accepted());
+        QVERIFY(m.release(h1).accepted());
+        const relctl::Handle h2 = handleOf(m.acquire({"prod", "job-2", "r2", 2, 1s, "op-2-acquire", {}, {}}));
+        std::this_thread::sleep_for(1200ms);
+        const relctl::Handle h3 =
+            handleOf(m.acquire({"prod", "job-3", "r3", 3, 30s, "op-3-acquire", {}, {}}));
+        QCOMPARE(m.publish({h2, json{{"image", "app:2"}}, "op-2-publish"}).reason,
+                 std::string("LEASE_SUPERSEDED"));
+        QVERIFY(!m.renew(h2).accepted());
+        QVERIFY(m.publish({h3, json{{"image", "app:3"}}, "op-3-publish"}).accepted());
+        QCOMPARE(m.acquire({"prod", "job-4", "r2b", 2, 30s, "op-4-acquire", {}, {}}).reason,
+                 std::string("STALE_GENERATION"));
+        QVERIFY(m.release(h3).accepted());
+        const auto h5 = handleOf(m.acquire({"prod", "job-5", "r5", 5, 30s, "op-5-acquire", {}, {}}));
+        auto prod = roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('prod')"));
+        QVERIFY(prod.current && prod.current->token && prod.lease && !prod.frozen);
+        QCOMPARE(prod.current->generation, std::int64_t(3));
+        revoked = roundTrip<relctl::Revocation>(
+            db.write(std::string("SELECT relctl.revoke('prod', 'alice', 'stuck deploy', ") + kClient + ")"));
+        QVERIFY(revoked.revoked && revoked.lease && !revoked.lease->remainingMs && revoked.by &&
+                !revoked.message);
+        QCOMPARE(revoked.lease->token, h5.token);
+
+        // test: serialization off, a publish without a lease and without a manifest.
+        QVERIFY(m.publishUnserialized({"test", "job-u", "r9", 9, std::nullopt, "op-u-publish"}).accepted());
+        shown = roundTrip<relctl::ManifestShow>(db.json("SELECT relctl.manifest_show('test', false)"));
+        QVERIFY(shown.manifest && !shown.manifest->token && shown.manifest->manifest.is_null());
+        QCOMPARE(roundTrip<relctl::ManifestHistory>(db.json("SELECT relctl.manifest_show('prod', true)"))
+                     .history.size(),
+                 std::size_t(2));
+
+        // Freezing: changed, unchanged; unfreezing; test stays frozen.
+        QVERIFY(
+            roundTrip<relctl::FreezeChange>(
+                db.write(std::string("SELECT relctl.freeze('prod', 'alice', 'audit week', ") + kClient + ")"))
+                .changed);
+        auto frozen =
+            roundTrip<relctl::FreezeChange>(db.write("SELECT relctl.freeze('prod', 'bob', 'again', '{}')"));
+        QVERIFY(!frozen.changed && frozen.environment.frozen);
+        QCOMPARE(frozen.environment.frozen->by, std::string("alice"));
+        QVERIFY(roundTrip<relctl::FreezeChange>(db.write("SELECT relctl.unfreeze('prod', 'alice', '{}')"))
+                    .changed);
+        QVERIFY(!roundTrip<relctl::FreezeChange>(db.write("SELECT relctl.unfreeze('prod', 'alice', '{}')"))
+                     .changed);
+        QVERIFY(m.freeze("test", "alice", "change freeze").changed);
+
+        // staging: a holder, two waiters (separate processes: a candidate lives
+        // as long as its session), a supersession request for the newer one.
+        const relctl::Handle holder =
+            handleOf(m.acquire({"staging", "job-h", "r10", 10, 60s, "op-h-acquire", {}, {}}));
+        auto w1 =
+            startRelctl(db, {"lease", "acquire", "--env", "staging", "--job", "job-w1", "--release", "r11",
+                             "--generation", "11", "--ttl", "60s", "--wait", "60s", "--op-id", "op-w1"});
+        QTRY_COMPARE_WITH_TIMEOUT(m.showEnvironment("staging").queue.size(), std::size_t(1), 20000);
+        auto w2 =
+            startRelctl(db, {"lease", "acquire", "--env", "staging", "--job", "job-w2", "--release", "r12",
+                             "--generation", "12", "--ttl", "60s", "--wait", "60s", "--op-id", "op-w2"});
+        QTRY_COMPARE_WITH_TIMEOUT(m.approvals(std::nullopt, false).approvals.size(), std::size_t(1), 20000);
+        const auto staging =
+            roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('staging')"));
+        QCOMPARE(staging.queue.size(), std::size_t(2));
+        QCOMPARE(staging.pendingSupersessions, std::int64_t(1));
+        QVERIFY(staging.lease && staging.queue[0].pid && !staging.queue[0].endedAt);
+        roundTrip<relctl::EnvironmentList>(db.json("SELECT relctl.env_list()"));
+        const auto pending = roundTrip<relctl::Approvals>(db.json("SELECT relctl.approvals(NULL, false)"));
+        QCOMPARE(pending.approvals.size(), std::size_t(1));
+        const relctl::Supersession& request = pending.approvals.front();
+        QVERIFY(request.winner && !request.decidedAt && !request.decidedBy && !request.reason);
+        QCOMPARE(request.winner->job, std::string("job-w2"));
+        QCOMPARE(request.skipped.size(), std::size_t(1));
+        const auto decided = roundTrip<relctl::Decision>(db.write(
+            "SELECT relctl.decide(" + std::to_string(request.id) + ", true, 'alice', 'newest wins', '{}')"));
+        QVERIFY(decided.supersession.decidedAt && decided.supersession.reason);
+        QVERIFY(m.revoke("staging", "alice", "hand over").revoked);
+        QCOMPARE(finish(*w2).exitCode, 0);
+        QCOMPARE(finish(*w1).exitCode, 4); // SUPERSEDED: skipped for the newer candidate
+        Q_UNUSED(holder);
+
+        const auto decidedAll = roundTrip<relctl::Approvals>(db.json("SELECT relctl.approvals(NULL, true)"));
+        QVERIFY(!decidedAll.approvals.empty());
+        roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('staging')"));
+        roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('test')"));
+        roundTrip<relctl::EnvironmentList>(db.json("SELECT relctl.env_list()"));
+
+        // Reading: the audit trail, traces, operations, the server.
+        const auto trail =
+            roundTrip<relctl::AuditTrail>(db.json("SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)"));
+        QVERIFY(trail.events.size() > 20);
+        const auto t2 = roundTrip<relctl::JobTrace>(db.json("SELECT relctl.trace('job-2')"));
+        QCOMPARE(t2.refusals.size(), std::size_t(2)); // publish and renew
+        QVERIFY(t2.refusals.front().lease && t2.refusals.front().supersededBy &&
+                t2.refusals.front().currentManifest);
+        const auto t4 = roundTrip<relctl::JobTrace>(db.json("SELECT relctl.trace('job-4')"));
+        QVERIFY(!t4.refusals.empty() && !t4.refusals.front().lease);
+        QVERIFY(roundTrip<relctl::JobTrace>(db.json("SELECT relctl.trace('nobody')")).refusals.empty());
+        roundTrip<relctl::JobTrace>(db.json("SELECT relctl.trace('job-w1')"));
+        const auto op1 = roundTrip<relctl::OperationRecord>(db.json("SELECT relctl.op_show('op-1-acquire')"));
+        QVERIFY(op1.recorded() && op1.outcome && op1.outcome->accepted() && op1.request);
+        const auto op2 = roundTrip<relctl::OperationRecord>(db.json("SELECT relctl.op_show('op-2-publish')"));
+        QVERIFY(op2.outcome && !op2.outcome->accepted());
+        const auto none = roundTrip<relctl::OperationRecord>(db.json("SELECT relctl.op_show('no-such-op')"));
+        QVERIFY(!none.recorded() && !none.outcome && !none.operation);
+        const auto info = roundTrip<relctl::ServerInfo>(db.json(
+            "SELECT jsonb_build_object('server_version', current_setting('server_version'), 'database', "
+            "current_database(), 'now', clock_timestamp(), 'schema_version', "
+            "(SELECT max(version) FROM relctl.schema_migrations))"));
+        QVERIFY(info.schemaVersion.value_or(0) > 0);
+        QCOMPARE(m.serverInfo().database, db.name());
+
+        // relctl --json prints the server's reply (the history is at rest now:
+        // no live lease whose remaining time would change between two reads).
+        QVERIFY(m.revoke("staging", "alice", "end of the test").revoked);
+        const std::vector<std::pair<Args, std::string>> cases = {
+            {{"env", "list"}, "SELECT relctl.env_list()"},
+            {{"env", "show", "prod"}, "SELECT relctl.environment_json('prod')"},
+            {{"env", "show", "test"}, "SELECT relctl.environment_json('test')"},
+            {{"lease", "show", "--env", "prod"}, "SELECT relctl.lease_show('prod')"},
+            {{"manifest", "show", "--env", "prod"}, "SELECT relctl.manifest_show('prod', false)"},
+            {{"manifest", "show", "--env", "test"}, "SELECT relctl.manifest_show('test', false)"},
+            {{"manifest", "show", "--env", "prod", "--history"}, "SELECT relctl.manifest_show('prod', true)"},
+            {{"audit"}, "SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)"},
+            {{"trace", "--job", "job-2"}, "SELECT relctl.trace('job-2')"},
+            {{"trace", "--job", "job-4"}, "SELECT relctl.trace('job-4')"},
+            {{"op", "show", "op-2-publish"}, "SELECT relctl.op_show('op-2-publish')"},
+            {{"op", "show", "no-such-op"}, "SELECT relctl.op_show('no-such-op')"},
+            {{"approvals", "list", "--all"}, "SELECT relctl.approvals(NULL, true)"},
+        };
+        for (const auto& [args, sql] : cases) {
+            Args withJson{"--json"};
+            withJson.insert(withJson.end(), args.begin(), args.end());
+            const RunResult r = runRelctl(db, withJson);
+            QVERIFY2(r.exitCode == 0, r.err.c_str());
+            QCOMPARE(r.out, db.json(sql).dump() + "\n");
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReplies)
+#include "test_replies.moc"
