@@ -15,6 +15,7 @@
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "mainwindow.h"
+#include "postgresbackend.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -45,7 +46,9 @@ namespace {
 struct Console
 {
     explicit Console(const TestDatabase& db)
-        : session(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false), window(&session)
+        : session(std::make_unique<PostgresBackend>(
+              ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
+          window(&session)
     {
         window.show();
         session.start();
