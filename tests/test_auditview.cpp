@@ -8,6 +8,7 @@
 #include "auditmodel.h"
 #include "auditview.h"
 #include "consolesession.h"
+#include "postgresbackend.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -52,7 +53,8 @@ private slots:
 
     void headerClicksSortOnTheServer()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
         AuditView view(&session);
         view.show();
         session.start();
@@ -79,7 +81,8 @@ private slots:
 
     void liveEventsKeepTheReviewersPlace()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
         AuditView view(&session);
         view.show();
         session.start();
@@ -126,7 +129,8 @@ private slots:
 
     void customRangeIsValidatedAndAppliedByTheServer()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
         AuditView view(&session);
         view.show();
         session.start();
@@ -167,7 +171,8 @@ private slots:
 
     void exportWritesEveryFilteredEventInTheBackground()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
         AuditView view(&session);
         view.show();
         session.start();

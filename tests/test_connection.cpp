@@ -14,6 +14,7 @@
 #include "environmentsview.h"
 #include "icons.h"
 #include "mainwindow.h"
+#include "postgresbackend.h"
 #include "rehearsalsview.h"
 #include "relctl/database.h"
 #include "testdatabase.h"
@@ -345,7 +346,7 @@ private slots:
         TestDatabase first, second;
         addEnvironments(first, {"alpha"});
         addEnvironments(second, {"beta", "gamma"});
-        ConsoleSession session(targetOf(first), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(targetOf(first), false));
         MainWindow window(&session);
         window.setConnectionTarget(targetOf(first));
         window.show();
@@ -404,7 +405,8 @@ private slots:
         const QPalette before = QApplication::palette();
         QApplication::setPalette(darkPalette());
         {
-            ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+            ConsoleSession session(std::make_unique<PostgresBackend>(
+                ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false));
             MainWindow window(&session);
             window.show();
             QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -423,7 +425,8 @@ private slots:
 
     void rehearsalsSayTheyAreNotHereYet()
     {
-        ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false));
         MainWindow window(&session);
         // Nothing there can start a rehearsal; the page names today's way instead.
         auto* start = window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("startRehearsal"));
@@ -450,7 +453,8 @@ private slots:
     {
         QFETCH(int, key);
         QFETCH(QString, view);
-        ConsoleSession session(ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false));
         MainWindow window(&session);
         window.show();
         QApplication::setActiveWindow(&window);
@@ -479,7 +483,7 @@ private slots:
     {
         TestDatabase db;
         addEnvironments(db, {"prod"});
-        ConsoleSession session(targetOf(db), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(targetOf(db), false));
         MainWindow window(&session);
         window.show();
         QApplication::setActiveWindow(&window);

@@ -10,11 +10,13 @@
 #include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
+#include "consoleclicks.h"
 #include "consolesession.h"
 #include "demo.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "mainwindow.h"
+#include "postgresbackend.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -23,11 +25,8 @@
 
 #include <QApplication>
 #include <QComboBox>
-#include <QDialogButtonBox>
 #include <QImage>
-#include <QLineEdit>
 #include <QListWidget>
-#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -45,7 +44,9 @@ namespace {
 struct Console
 {
     explicit Console(const TestDatabase& db)
-        : session(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false), window(&session)
+        : session(std::make_unique<PostgresBackend>(
+              ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
+          window(&session)
     {
         window.show();
         session.start();
@@ -54,50 +55,6 @@ struct Console
     ConsoleSession session;
     MainWindow window;
 };
-
-// A button of `parent` by its visible text (without the mnemonic's "&").
-template <typename Button> Button* button(QWidget* parent, const QString& text)
-{
-    for (Button* b : parent->findChildren<Button*>())
-        if (b->text().remove(QLatin1Char('&')).startsWith(text))
-            return b;
-    return nullptr;
-}
-
-// Answers the next confirmation (modal, exec()'d by the view) from inside
-// its event loop: fills in the operator and the reason, then clicks the
-// confirm button, so a confirmation that refuses to proceed (say, a reason
-// missing) is not answered. The result tells whether it was.
-// (Found among the top-level widgets: offscreen, no window is ever active.)
-std::shared_ptr<bool> confirmNextAction(const QString& by, const QString& reason)
-{
-    auto answered = std::make_shared<bool>(false);
-    auto* timer = new QTimer;
-    auto deadline = std::make_shared<QElapsedTimer>();
-    deadline->start();
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, answered, deadline, by, reason] {
-        for (QWidget* w : QApplication::topLevelWidgets()) {
-            auto* dialog = qobject_cast<ActionDialog*>(w);
-            if (!dialog || !dialog->isVisible())
-                continue;
-            if (!by.isEmpty())
-                dialog->findChild<QLineEdit*>()->setText(by);
-            dialog->findChild<QPlainTextEdit*>()->setPlainText(reason);
-            QPushButton* confirm = dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
-            *answered = confirm->isEnabled();
-            if (*answered)
-                confirm->click();
-            else
-                dialog->reject();
-            timer->deleteLater();
-            return;
-        }
-        if (deadline->elapsed() > 10000)
-            timer->deleteLater();
-    });
-    timer->start(50);
-    return answered;
-}
 
 void selectEnvironment(Console& c, const QString& name)
 {

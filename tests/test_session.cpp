@@ -7,6 +7,7 @@
 #include "auditmodel.h"
 #include "consolesession.h"
 #include "environmentsmodel.h"
+#include "postgresbackend.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -41,7 +42,8 @@ private slots:
                 "SELECT 'prod', 'renew', 'accepted' FROM generate_series(1, 12)");
         // Refused by the server, not lost: the connection stays up.
         db.exec("REVOKE EXECUTE ON FUNCTION " + function.toStdString() + " FROM relctl_reviewer");
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false));
         QSignalSpy failed(&session, &ConsoleSession::failed);
         session.start();
         QVERIFY(failed.wait(15000));
@@ -59,7 +61,8 @@ private slots:
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
         db.exec("REVOKE EXECUTE ON FUNCTION relctl.console_audit FROM relctl_reviewer");
-        ConsoleSession session(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false));
         QSignalSpy failed(&session, &ConsoleSession::failed);
         QSignalSpy environments(&session, &ConsoleSession::environmentsLoaded);
         session.start();

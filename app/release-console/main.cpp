@@ -3,6 +3,7 @@
 
 #include "consolesession.h"
 #include "mainwindow.h"
+#include "postgresbackend.h"
 #include "timelinewidget.h"
 
 #include <QApplication>
@@ -11,6 +12,7 @@
 #include <QTimer>
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 int main(int argc, char** argv)
 {
@@ -41,7 +43,8 @@ int main(int argc, char** argv)
     using relctl::ui::ConnectionTarget;
     const ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
                                                       : ConnectionTarget::load(QSettings());
-    relctl::ui::ConsoleSession session(target, parser.isSet(demo));
+    relctl::ui::ConsoleSession session(
+        std::make_unique<relctl::ui::PostgresBackend>(target, parser.isSet(demo)));
     relctl::ui::MainWindow window(&session);
     window.setConnectionTarget(target);
     if (parser.isSet(demo)) {

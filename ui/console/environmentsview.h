@@ -1,6 +1,6 @@
 #pragma once
 
-#include "consoleworker.h"
+#include "consoletypes.h"
 
 #include <QWidget>
 

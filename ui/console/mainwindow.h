@@ -1,7 +1,7 @@
 #pragma once
 
 #include "connectiontarget.h"
-#include "consoleworker.h"
+#include "consoletypes.h"
 
 #include <QMainWindow>
 

@@ -5,38 +5,16 @@
 
 namespace relctl::ui {
 
-namespace {
-
-// Runs call(worker) on the worker's thread, queued behind what was asked
-// before (the worker answers in order). The functor form is checked by the
-// compiler, slot and arguments, where a misspelt name in the string form only
-// printed a warning at run time and dropped the request. Arguments are
-// captured by value: they cross threads. The worker is the call's context, so
-// a call still queued when the worker is deleted is dropped, not run.
-template <typename Call> void post(ConsoleWorker* worker, Call&& call)
+ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject* parent)
+    : QObject(parent), m_backend(std::move(backend)), m_environments(new EnvironmentsModel(this)),
+      m_audit(new AuditModel(this))
 {
-    QMetaObject::invokeMethod(
-        worker, [worker, call = std::forward<Call>(call)] { call(*worker); }, Qt::QueuedConnection);
-}
-
-} // namespace
-
-ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent)
-    : QObject(parent), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target)),
-      m_environments(new EnvironmentsModel(this)), m_audit(new AuditModel(this))
-{
-    m_worker->setSeedDemo(seedDemo);
-    m_worker->moveToThread(&m_thread);
-    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
-    // It connects on its first export.
-    m_exporter->setLive(false);
-    m_exporter->moveToThread(&m_exportThread);
-    connect(&m_exportThread, &QThread::finished, m_exporter, &QObject::deleteLater);
-    connect(m_exporter, &ConsoleWorker::exportProgress, this, [this](quint64 serial, qint64 rows) {
+    ConsoleBackend* b = m_backend.get();
+    connect(b, &ConsoleBackend::exportProgress, this, [this](quint64 serial, qint64 rows) {
         if (serial == m_exportSerial && m_exportCancel)
             emit exportProgress(rows);
     });
-    connect(m_exporter, &ConsoleWorker::exportFinished, this,
+    connect(b, &ConsoleBackend::exportFinished, this,
             [this](quint64 serial, bool ok, qint64 rows, const QString& message) {
                 if (serial != m_exportSerial)
                     return;
@@ -44,39 +22,39 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
                 emit exportFinished(ok, rows, message);
             });
 
-    connect(m_worker, &ConsoleWorker::connectionChanged, this, [this](const ConnectionState& state) {
+    connect(b, &ConsoleBackend::connectionChanged, this, [this](const ConnectionState& state) {
         m_connection = state;
         emit connectionChanged(state);
     });
-    connect(m_worker, &ConsoleWorker::eventsArrived, this, &ConsoleSession::scheduleReload);
-    connect(m_worker, &ConsoleWorker::environmentsLoaded, this,
+    connect(b, &ConsoleBackend::eventsArrived, this, &ConsoleSession::scheduleReload);
+    connect(b, &ConsoleBackend::environmentsLoaded, this,
             [this](quint64 serial, const std::vector<relctl::EnvironmentRow>& rows) {
                 if (!m_environmentsRequests.isCurrent(serial))
                     return;
                 m_environments->setEnvironments(rows);
                 emit environmentsLoaded();
             });
-    connect(m_audit, &AuditModel::fetchRequested, m_worker, &ConsoleWorker::loadAuditPage);
-    connect(m_worker, &ConsoleWorker::auditPageLoaded, m_audit,
+    connect(m_audit, &AuditModel::fetchRequested, b, &ConsoleBackend::loadAuditPage);
+    connect(b, &ConsoleBackend::auditPageLoaded, m_audit,
             [this](quint64 serial, const relctl::AuditPage& page) { m_audit->appendPage(serial, page); });
-    connect(m_worker, &ConsoleWorker::timelineLoaded, this,
+    connect(b, &ConsoleBackend::timelineLoaded, this,
             [this](quint64 serial, const relctl::TimelineSlice& slice) {
                 if (m_timelineRequests.isCurrent(serial))
                     emit timelineReady(slice);
             });
-    connect(m_worker, &ConsoleWorker::traceLoaded, this,
+    connect(b, &ConsoleBackend::traceLoaded, this,
             [this](quint64 serial, const std::optional<relctl::RefusalTrace>& trace) {
                 if (m_traceRequests.isCurrent(serial))
                     emit traceReady(trace);
             });
-    connect(m_worker, &ConsoleWorker::approvalsLoaded, this,
+    connect(b, &ConsoleBackend::approvalsLoaded, this,
             [this](quint64 serial, const QList<ApprovalRow>& rows) {
                 if (m_approvalRequests.isCurrent(serial))
                     emit approvalsReady(rows);
             });
-    connect(m_worker, &ConsoleWorker::actionFinished, this,
+    connect(b, &ConsoleBackend::actionFinished, this,
             [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
-    connect(m_worker, &ConsoleWorker::requestFailed, this,
+    connect(b, &ConsoleBackend::requestFailed, this,
             [this](const RequestId& request, const QString& message) {
                 // Only the audit model holds a request open (one page at a
                 // time, none other asked for until it is answered): it alone
@@ -98,7 +76,7 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
 
     // Many events in a burst (a queue handing over) cost one reload.
     m_reload.setSingleShot(true);
-    m_reload.setInterval(150);
+    m_reload.setInterval(std::chrono::milliseconds(150));
     connect(&m_reload, &QTimer::timeout, this, &ConsoleSession::reload);
     // Countdowns move locally between events; no query.
     m_countdown.setInterval(1000);
@@ -107,20 +85,15 @@ ConsoleSession::ConsoleSession(const ConnectionTarget& target, bool seedDemo, QO
 
 ConsoleSession::~ConsoleSession()
 {
-    // An export in progress stops at its next page and removes its file.
+    // An export in progress stops at its next page and removes its file;
+    // the backend, deleted next, waits for it.
     if (m_exportCancel)
         *m_exportCancel = true;
-    m_exportThread.quit();
-    m_thread.quit();
-    m_exportThread.wait();
-    m_thread.wait();
 }
 
 void ConsoleSession::start()
 {
-    m_thread.start();
-    m_exportThread.start();
-    QMetaObject::invokeMethod(m_worker, &ConsoleWorker::start, Qt::QueuedConnection);
+    m_backend->start();
     m_countdown.start();
 }
 
@@ -132,9 +105,8 @@ void ConsoleSession::scheduleReload()
 
 void ConsoleSession::reload()
 {
-    post(m_worker,
-         [serial = m_environmentsRequests.next()](ConsoleWorker& w) { w.loadEnvironments(serial); });
-    post(m_worker, [serial = m_approvalRequests.next()](ConsoleWorker& w) { w.loadApprovals(serial); });
+    m_backend->loadEnvironments(m_environmentsRequests.next());
+    m_backend->loadApprovals(m_approvalRequests.next());
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
     // The first time (connected): the first page. After that never a reset:
@@ -148,8 +120,7 @@ void ConsoleSession::reload()
 
 void ConsoleSession::setTarget(const ConnectionTarget& target)
 {
-    post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
-    post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
+    m_backend->setTarget(target);
     // Another database's ids say nothing about this one's: read it afresh.
     // Queued after setTarget, the first page comes from the new database.
     m_audit->reload();
@@ -160,10 +131,8 @@ bool ConsoleSession::exportAudit(const QString& path, bool json)
     if (m_exportCancel)
         return false;
     m_exportCancel = std::make_shared<std::atomic<bool>>(false);
-    post(m_exporter, [serial = ++m_exportSerial, path, json, filter = m_audit->filter(),
-                      sort = m_audit->auditSort(), cancel = m_exportCancel](ConsoleWorker& w) {
-        w.exportAudit(serial, path, json, filter, sort, cancel);
-    });
+    m_backend->exportAudit(++m_exportSerial, path, json, m_audit->filter(), m_audit->auditSort(),
+                           m_exportCancel);
     return true;
 }
 
@@ -177,21 +146,17 @@ void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)
 {
     m_timelineFrom = fromMs;
     m_timelineTo = toMs;
-    post(m_worker, [serial = m_timelineRequests.next(), fromMs, toMs](ConsoleWorker& w) {
-        w.loadTimeline(serial, fromMs, toMs);
-    });
+    m_backend->loadTimeline(m_timelineRequests.next(), fromMs, toMs);
 }
 
 void ConsoleSession::requestTrace(qint64 eventId)
 {
-    post(m_worker,
-         [serial = m_traceRequests.next(), eventId](ConsoleWorker& w) { w.loadTrace(serial, eventId); });
+    m_backend->loadTrace(m_traceRequests.next(), eventId);
 }
 
 void ConsoleSession::runAction(const ConsoleAction& action)
 {
-    post(m_worker,
-         [serial = m_actionRequests.next(), action](ConsoleWorker& w) { w.runAction(serial, action); });
+    m_backend->runAction(m_actionRequests.next(), action);
 }
 
 } // namespace relctl::ui

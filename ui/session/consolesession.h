@@ -1,27 +1,29 @@
 #pragma once
 
-#include "consoleworker.h"
+#include "consolebackend.h"
 #include "requesttracker.h"
 
 #include <QObject>
-#include <QThread>
 #include <QTimer>
+#include <chrono>
+#include <memory>
 
 namespace relctl::ui {
 
 class AuditModel;
 class EnvironmentsModel;
 
-// Wires the worker (on its own thread) to the models and views (on the GUI
-// thread): every request carries a serial, and only the newest answer for a
-// view is applied. Events from the database trigger a debounced reload of
-// what is on screen; nothing is reloaded periodically.
+// Wires a backend (PostgresBackend in the console, a fake in tests) to the
+// models and views, all on the GUI thread: every request carries a serial,
+// and only the newest answer for a view is applied. Events from the database
+// trigger a debounced reload of what is on screen; nothing is reloaded
+// periodically.
 class ConsoleSession final : public QObject
 {
     Q_OBJECT
 
 public:
-    ConsoleSession(const ConnectionTarget& target, bool seedDemo, QObject* parent = nullptr);
+    explicit ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject* parent = nullptr);
     ~ConsoleSession() override;
 
     EnvironmentsModel* environments() const { return m_environments; }
@@ -29,6 +31,10 @@ public:
     const ConnectionState& connection() const { return m_connection; }
 
     void start();
+    // How long after an event the views reload, so that a burst of events
+    // (a queue handing over) costs one reload: 150 ms unless set (tests
+    // shorten it).
+    void setReloadDelay(std::chrono::milliseconds delay) { m_reload.setInterval(delay); }
     void requestTimeline(qint64 fromMs, qint64 toMs);
     void requestTrace(qint64 eventId);
     void runAction(const ConsoleAction& action);
@@ -37,8 +43,7 @@ public:
     void setTarget(const ConnectionTarget& target);
 
     // Exports every event the audit table's filter matches, in its sort
-    // order, to `path`, on a thread and connection of its own (the console
-    // keeps updating meanwhile). One at a time: false if one is running.
+    // order, to `path` (the backend keeps answering meanwhile). One at a time: false if one is running.
     bool exportAudit(const QString& path, bool json);
     void cancelExport();
     bool isExporting() const { return m_exportCancel != nullptr; }
@@ -57,11 +62,7 @@ signals:
 private:
     void scheduleReload();
 
-    QThread m_thread;
-    ConsoleWorker* m_worker;
-    // Exports hold their worker for as long as they run: not the console's.
-    QThread m_exportThread;
-    ConsoleWorker* m_exporter;
+    std::unique_ptr<ConsoleBackend> m_backend;
     ExportCancelFlag m_exportCancel;
     quint64 m_exportSerial = 0;
     EnvironmentsModel* m_environments;

@@ -1,0 +1,354 @@
+#include "fakebackend.h"
+
+#include <QFile>
+#include <algorithm>
+#include <charconv>
+
+namespace relctl::ui {
+
+namespace {
+
+bool contains(const std::optional<std::string>& field, const std::string& text)
+{
+    return field && field->find(text) != std::string::npos;
+}
+
+bool matches(const relctl::AuditEvent& e, const relctl::AuditFilter& f)
+{
+    if ((f.env && e.env != *f.env) || (f.job && e.job != f.job) ||
+        (f.operation && e.operation != *f.operation) || (f.reason && e.reason != f.reason) ||
+        (f.from && e.at < *f.from) || (f.to && e.at > *f.to))
+        return false;
+    if (!f.text)
+        return true;
+    const std::string& t = *f.text;
+    return contains(e.job, t) || contains(e.release, t) || contains(e.opId, t) || contains(e.host, t) ||
+           contains(e.reason, t) || contains(e.actor, t) || contains(e.jobUrl, t);
+}
+
+std::optional<std::int64_t> number(const std::string& s)
+{
+    std::int64_t n = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (error != std::errc() || end != s.data() + s.size())
+        return std::nullopt;
+    return n;
+}
+
+// The server's order on a cursor: the sort key (NULL larger than every value,
+// numbers as numbers), then the id; reversed as a whole when descending.
+bool before(const relctl::AuditCursor& a, const relctl::AuditCursor& b, bool descending)
+{
+    const auto less = [](const relctl::AuditCursor& x, const relctl::AuditCursor& y) {
+        if (x.key != y.key) {
+            if (!x.key || !y.key)
+                return x.key.has_value(); // the other is NULL
+            const auto nx = number(*x.key), ny = number(*y.key);
+            if (nx && ny)
+                return *nx < *ny;
+            return *x.key < *y.key;
+        }
+        return x.id < y.id;
+    };
+    return descending ? less(b, a) : less(a, b);
+}
+
+const char* operationOf(ConsoleAction::Kind kind)
+{
+    switch (kind) {
+    case ConsoleAction::Kind::Approve:
+        return "approve";
+    case ConsoleAction::Kind::Deny:
+        return "deny";
+    case ConsoleAction::Kind::Revoke:
+        return "revoke";
+    case ConsoleAction::Kind::Freeze:
+        return "freeze";
+    case ConsoleAction::Kind::Unfreeze:
+        return "unfreeze";
+    }
+    return "";
+}
+
+} // namespace
+
+FakeBackend::FakeBackend(QObject* parent) : ConsoleBackend(parent)
+{
+    m_state.connected = true;
+    m_state.live = true;
+    m_state.server = QStringLiteral("in-memory fake");
+    m_state.schemaVersion = 99;
+    m_state.target = QStringLiteral("fake");
+}
+
+relctl::EnvironmentRow* FakeBackend::environment(const QString& name)
+{
+    const auto it =
+        std::find_if(m_environments.begin(), m_environments.end(),
+                     [&](const relctl::EnvironmentRow& row) { return row.name == name.toStdString(); });
+    return it == m_environments.end() ? nullptr : &*it;
+}
+
+std::int64_t FakeBackend::addEvent(relctl::AuditEvent event)
+{
+    const relctl::AuditEvent* last = m_events.empty() ? nullptr : &m_events.back();
+    event.id = last ? last->id + 1 : 1;
+    if (event.at == 0)
+        event.at = last ? last->at + 1 : 1'700'000'000'000;
+    m_events.push_back(std::move(event));
+    return m_events.back().id;
+}
+
+void FakeBackend::failNext(RequestKind kind, const QString& message)
+{
+    m_failures[kind].push_back(message);
+}
+
+void FakeBackend::refuseNextAction(const QString& message)
+{
+    m_refusals.push_back(message);
+}
+
+void FakeBackend::releaseHeld(Order order)
+{
+    std::vector<std::function<void()>> held = std::exchange(m_held, {});
+    if (order == Order::NewestFirst)
+        std::reverse(held.begin(), held.end());
+    // Each through the event loop, as they would arrive.
+    for (std::function<void()>& send : held)
+        QMetaObject::invokeMethod(this, std::move(send), Qt::QueuedConnection);
+}
+
+void FakeBackend::announce(const QStringList& environments)
+{
+    // Never held: the database's notifications do not wait for answers.
+    QMetaObject::invokeMethod(
+        this, [this, environments] { emit eventsArrived(environments); }, Qt::QueuedConnection);
+}
+
+void FakeBackend::dropConnection(const QString& message)
+{
+    ConnectionState lost = m_state;
+    lost.connected = false;
+    lost.live = false;
+    lost.message = message;
+    QMetaObject::invokeMethod(
+        this, [this, lost] { emit connectionChanged(lost); }, Qt::QueuedConnection);
+}
+
+int FakeBackend::requestCount(RequestKind kind) const
+{
+    return static_cast<int>(std::count_if(m_requests.begin(), m_requests.end(),
+                                          [kind](const RequestId& r) { return r.kind == kind; }));
+}
+
+void FakeBackend::answer(std::function<void()> send)
+{
+    if (m_holding)
+        m_held.push_back(std::move(send));
+    else
+        QMetaObject::invokeMethod(this, std::move(send), Qt::QueuedConnection);
+}
+
+bool FakeBackend::failing(RequestId request)
+{
+    m_requests.push_back(request);
+    std::deque<QString>& failures = m_failures[request.kind];
+    if (failures.empty())
+        return false;
+    answer([this, request, message = failures.front()] { emit requestFailed(request, message); });
+    failures.pop_front();
+    return true;
+}
+
+void FakeBackend::connected()
+{
+    answer([this] {
+        emit connectionChanged(m_state);
+        // As the worker does: nothing is kept for a new connection, views re-read.
+        emit eventsArrived({});
+    });
+}
+
+void FakeBackend::start()
+{
+    ++m_starts;
+    connected();
+}
+
+void FakeBackend::setTarget(const ConnectionTarget& target)
+{
+    m_targets << target;
+    m_state.target = target.describe();
+    connected();
+}
+
+void FakeBackend::loadEnvironments(quint64 serial)
+{
+    if (!failing({RequestKind::Environments, serial}))
+        answer([this, serial] { emit environmentsLoaded(serial, m_environments); });
+}
+
+void FakeBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
+{
+    m_auditRequests.push_back(request);
+    if (!failing({RequestKind::AuditPage, serial}))
+        answer([this, serial, request] { emit auditPageLoaded(serial, page(request)); });
+}
+
+void FakeBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+{
+    if (failing({RequestKind::Timeline, serial}))
+        return;
+    answer([this, serial, fromMs, toMs] {
+        relctl::TimelineSlice slice = m_timeline;
+        std::erase_if(slice.markers,
+                      [&](const relctl::TimelineMarker& m) { return m.at < fromMs || m.at > toMs; });
+        std::erase_if(slice.leases,
+                      [&](const relctl::LeaseSpan& l) { return l.endsAt < fromMs || l.acquiredAt > toMs; });
+        emit timelineLoaded(serial, slice);
+    });
+}
+
+void FakeBackend::loadTrace(quint64 serial, qint64 eventId)
+{
+    if (failing({RequestKind::Trace, serial}))
+        return;
+    answer([this, serial, eventId] {
+        const auto it = m_traces.find(eventId);
+        emit traceLoaded(serial, it == m_traces.end() ? std::nullopt : std::optional(it->second));
+    });
+}
+
+void FakeBackend::loadApprovals(quint64 serial)
+{
+    if (!failing({RequestKind::Approvals, serial}))
+        answer([this, serial] { emit approvalsLoaded(serial, m_approvals); });
+}
+
+void FakeBackend::runAction(quint64 serial, const ConsoleAction& action)
+{
+    m_actions << action;
+    answer([this, serial, action] {
+        if (!m_refusals.empty()) {
+            const QString message = m_refusals.front();
+            m_refusals.pop_front();
+            emit actionFinished(serial, false, message);
+            return;
+        }
+        const QString error = apply(action);
+        emit actionFinished(serial, error.isEmpty(), error);
+        if (error.isEmpty())
+            announce({action.env});
+    });
+}
+
+QString FakeBackend::apply(const ConsoleAction& action)
+{
+    QString env = action.env;
+    if (action.kind == ConsoleAction::Kind::Approve || action.kind == ConsoleAction::Kind::Deny) {
+        const auto it = std::find_if(m_approvals.begin(), m_approvals.end(),
+                                     [&](const ApprovalRow& row) { return row.id == action.request; });
+        if (it == m_approvals.end())
+            return QStringLiteral("no pending supersession request %1").arg(action.request);
+        env = it->env;
+        m_approvals.erase(it);
+    } else {
+        relctl::EnvironmentRow* row = environment(env);
+        if (!row)
+            return QStringLiteral("no environment %1").arg(env);
+        switch (action.kind) {
+        case ConsoleAction::Kind::Revoke:
+            row->holderJob.reset();
+            row->holderRelease.reset();
+            row->holderToken.reset();
+            row->leaseExpiresAt.reset();
+            break;
+        case ConsoleAction::Kind::Freeze:
+            row->frozen = true;
+            row->frozenBy = action.by.toStdString();
+            row->frozenReason = action.reason.toStdString();
+            break;
+        case ConsoleAction::Kind::Unfreeze:
+            row->frozen = false;
+            row->frozenBy.reset();
+            row->frozenReason.reset();
+            break;
+        case ConsoleAction::Kind::Approve:
+        case ConsoleAction::Kind::Deny:
+            break;
+        }
+    }
+    relctl::AuditEvent event;
+    event.env = env.toStdString();
+    event.operation = operationOf(action.kind);
+    event.outcome = "accepted";
+    event.actor = action.by.toStdString();
+    addEvent(std::move(event));
+    return {};
+}
+
+void FakeBackend::exportAudit(quint64 serial, const QString& path, bool json,
+                              const relctl::AuditFilter& filter, const relctl::AuditSort& sort,
+                              const ExportCancelFlag& cancel)
+{
+    Q_UNUSED(json);
+    answer([this, serial, path, filter, sort, cancel] {
+        if (cancel && *cancel) {
+            emit exportFinished(serial, false, 0, QStringLiteral("export cancelled"));
+            return;
+        }
+        const std::vector<relctl::AuditEvent> rows = matching(filter, sort);
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            emit exportFinished(serial, false, 0, file.errorString());
+            return;
+        }
+        for (const relctl::AuditEvent& e : rows)
+            file.write(QByteArray::number(qint64(e.id)) + '\n');
+        const auto count = static_cast<qint64>(rows.size());
+        emit exportProgress(serial, count);
+        emit exportFinished(serial, true, count, QString());
+    });
+}
+
+std::vector<relctl::AuditEvent> FakeBackend::matching(const relctl::AuditFilter& filter,
+                                                      const relctl::AuditSort& sort) const
+{
+    std::vector<relctl::AuditEvent> rows;
+    std::copy_if(m_events.begin(), m_events.end(), std::back_inserter(rows),
+                 [&](const relctl::AuditEvent& e) { return matches(e, filter); });
+    std::sort(rows.begin(), rows.end(), [&](const relctl::AuditEvent& a, const relctl::AuditEvent& b) {
+        return before(relctl::auditCursorAfter(a, sort.column), relctl::auditCursorAfter(b, sort.column),
+                      sort.descending);
+    });
+    return rows;
+}
+
+relctl::AuditPage FakeBackend::page(const relctl::AuditPageRequest& request) const
+{
+    relctl::AuditPage page;
+    for (const relctl::AuditEvent& e : m_events)
+        page.horizon = std::max(page.horizon, e.id);
+    std::vector<relctl::AuditEvent> rows;
+    if (request.newerThan) {
+        // What arrived since: oldest first, whatever the sort.
+        rows = matching(request.filter, {relctl::AuditSort::Column::Time, false});
+        std::erase_if(rows, [&](const relctl::AuditEvent& e) { return e.id <= *request.newerThan; });
+    } else {
+        rows = matching(request.filter, request.sort);
+        if (request.after)
+            std::erase_if(rows, [&](const relctl::AuditEvent& e) {
+                return !before(*request.after, relctl::auditCursorAfter(e, request.sort.column),
+                               request.sort.descending);
+            });
+    }
+    const auto limit = static_cast<std::size_t>(std::max(request.limit, 0));
+    page.more = rows.size() > limit;
+    if (page.more)
+        rows.resize(limit);
+    page.events = std::move(rows);
+    return page;
+}
+
+} // namespace relctl::ui

@@ -1,0 +1,116 @@
+#pragma once
+
+#include "consolebackend.h"
+
+#include <QList>
+#include <deque>
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace relctl::ui {
+
+// The console's backend in memory, for tests of the session and the window
+// that need no database: it holds environments, audit events, approvals, a
+// timeline slice and traces, and answers every request from them later,
+// through the event loop, as the PostgreSQL backend answers from its thread.
+// So two requests in a row are both answered, the older first, and the
+// session's dropping of superseded answers is exercised as in the console.
+// Answers can also be held and released in any order, requests made to fail,
+// actions refused, and live events announced, all on demand. It records what
+// was asked.
+//
+// Not a model of the protocol: an action changes what it holds the obvious
+// way (a freeze freezes the environment, an approval leaves the list), records
+// an accepted event and announces it, as the database's notification would.
+class FakeBackend final : public ConsoleBackend
+{
+    Q_OBJECT
+
+public:
+    explicit FakeBackend(QObject* parent = nullptr);
+
+    // What it holds; answers read it when they go out, not when asked.
+    void setEnvironments(std::vector<relctl::EnvironmentRow> rows) { m_environments = std::move(rows); }
+    const std::vector<relctl::EnvironmentRow>& environments() const { return m_environments; }
+    relctl::EnvironmentRow* environment(const QString& name);
+    // Appends an event with the next id (and `at`, when 0, the next
+    // millisecond); returns the id. Nothing is announced.
+    std::int64_t addEvent(relctl::AuditEvent event);
+    const std::vector<relctl::AuditEvent>& events() const { return m_events; }
+    void setApprovals(QList<ApprovalRow> rows) { m_approvals = std::move(rows); }
+    const QList<ApprovalRow>& approvals() const { return m_approvals; }
+    void setTimeline(relctl::TimelineSlice slice) { m_timeline = std::move(slice); }
+    void setTrace(std::int64_t eventId, relctl::RefusalTrace trace) { m_traces[eventId] = std::move(trace); }
+    // What start() and setTarget() report once "connected".
+    void setConnectionState(ConnectionState state) { m_state = std::move(state); }
+
+    // The next request of this kind fails with `message` (one per call).
+    void failNext(RequestKind kind, const QString& message);
+    // The next action is refused with `message`, and changes nothing.
+    void refuseNextAction(const QString& message);
+    // While held, answers (of every kind) wait, in the order asked, until
+    // released: all of them, in the order asked or newest first.
+    void setHoldingAnswers(bool hold) { m_holding = hold; }
+    int heldAnswers() const { return static_cast<int>(m_held.size()); }
+    enum class Order { AsAsked, NewestFirst };
+    void releaseHeld(Order order = Order::AsAsked);
+    // Events were recorded for these environments: eventsArrived(), through
+    // the event loop as from the database.
+    void announce(const QStringList& environments);
+    // The connection is lost (connected: false, with the message).
+    void dropConnection(const QString& message);
+
+    // What was asked, in order.
+    const std::vector<RequestId>& requests() const { return m_requests; }
+    int requestCount(RequestKind kind) const;
+    const std::vector<relctl::AuditPageRequest>& auditRequests() const { return m_auditRequests; }
+    const QList<ConsoleAction>& actions() const { return m_actions; }
+    const QList<ConnectionTarget>& targets() const { return m_targets; }
+    int starts() const { return m_starts; }
+
+    void start() override;
+    void setTarget(const ConnectionTarget& target) override;
+    void loadEnvironments(quint64 serial) override;
+    void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
+    void loadTrace(quint64 serial, qint64 eventId) override;
+    void loadApprovals(quint64 serial) override;
+    void runAction(quint64 serial, const ConsoleAction& action) override;
+    // Counts the matching events (progress, then finished) and writes them
+    // as one id a line: enough to see what an export asked for.
+    void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
+                     const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;
+
+private:
+    // Sends the answer through the event loop, or holds it.
+    void answer(std::function<void()> send);
+    // Records the request; true if it is to fail (and answers the failure).
+    bool failing(RequestId request);
+    void connected();
+    relctl::AuditPage page(const relctl::AuditPageRequest& request) const;
+    std::vector<relctl::AuditEvent> matching(const relctl::AuditFilter& filter,
+                                             const relctl::AuditSort& sort) const;
+    // The action's effect on what is held; an error message if there is none to have.
+    QString apply(const ConsoleAction& action);
+
+    std::vector<relctl::EnvironmentRow> m_environments;
+    std::vector<relctl::AuditEvent> m_events;
+    QList<ApprovalRow> m_approvals;
+    relctl::TimelineSlice m_timeline;
+    std::map<std::int64_t, relctl::RefusalTrace> m_traces;
+    ConnectionState m_state;
+
+    std::map<RequestKind, std::deque<QString>> m_failures;
+    std::deque<QString> m_refusals;
+    bool m_holding = false;
+    std::vector<std::function<void()>> m_held;
+
+    std::vector<RequestId> m_requests;
+    std::vector<relctl::AuditPageRequest> m_auditRequests;
+    QList<ConsoleAction> m_actions;
+    QList<ConnectionTarget> m_targets;
+    int m_starts = 0;
+};
+
+} // namespace relctl::ui

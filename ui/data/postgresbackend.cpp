@@ -1,0 +1,109 @@
+#include "postgresbackend.h"
+
+#include "consoleworker.h"
+
+namespace relctl::ui {
+
+namespace {
+
+// Runs call(worker) on the worker's thread, queued behind what was asked
+// before (the worker answers in order). The functor form is checked by the
+// compiler, slot and arguments, where a misspelt name in the string form only
+// printed a warning at run time and dropped the request. Arguments are
+// captured by value: they cross threads. The worker is the call's context, so
+// a call still queued when the worker is deleted is dropped, not run.
+template <typename Call> void post(ConsoleWorker* worker, Call&& call)
+{
+    QMetaObject::invokeMethod(
+        worker, [worker, call = std::forward<Call>(call)] { call(*worker); }, Qt::QueuedConnection);
+}
+
+} // namespace
+
+PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
+    : ConsoleBackend(parent), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
+{
+    // Created here, on the GUI thread, then handed to their threads: each
+    // creates its connections and socket notifier on its own thread.
+    m_worker->setSeedDemo(seedDemo);
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_exporter->setLive(false);
+    m_exporter->moveToThread(&m_exportThread);
+    connect(&m_exportThread, &QThread::finished, m_exporter, &QObject::deleteLater);
+
+    // Signal to signal: queued, so the answers arrive on this (the GUI) thread.
+    connect(m_worker, &ConsoleWorker::connectionChanged, this, &ConsoleBackend::connectionChanged);
+    connect(m_worker, &ConsoleWorker::eventsArrived, this, &ConsoleBackend::eventsArrived);
+    connect(m_worker, &ConsoleWorker::environmentsLoaded, this, &ConsoleBackend::environmentsLoaded);
+    connect(m_worker, &ConsoleWorker::auditPageLoaded, this, &ConsoleBackend::auditPageLoaded);
+    connect(m_worker, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
+    connect(m_worker, &ConsoleWorker::traceLoaded, this, &ConsoleBackend::traceLoaded);
+    connect(m_worker, &ConsoleWorker::approvalsLoaded, this, &ConsoleBackend::approvalsLoaded);
+    connect(m_worker, &ConsoleWorker::actionFinished, this, &ConsoleBackend::actionFinished);
+    connect(m_worker, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
+    connect(m_exporter, &ConsoleWorker::exportProgress, this, &ConsoleBackend::exportProgress);
+    connect(m_exporter, &ConsoleWorker::exportFinished, this, &ConsoleBackend::exportFinished);
+}
+
+PostgresBackend::~PostgresBackend()
+{
+    m_exportThread.quit();
+    m_thread.quit();
+    m_exportThread.wait();
+    m_thread.wait();
+}
+
+void PostgresBackend::start()
+{
+    m_thread.start();
+    m_exportThread.start();
+    QMetaObject::invokeMethod(m_worker, &ConsoleWorker::start, Qt::QueuedConnection);
+}
+
+void PostgresBackend::setTarget(const ConnectionTarget& target)
+{
+    post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
+    post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
+}
+
+void PostgresBackend::loadEnvironments(quint64 serial)
+{
+    post(m_worker, [serial](ConsoleWorker& w) { w.loadEnvironments(serial); });
+}
+
+void PostgresBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
+{
+    post(m_worker, [serial, request](ConsoleWorker& w) { w.loadAuditPage(serial, request); });
+}
+
+void PostgresBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+{
+    post(m_worker, [serial, fromMs, toMs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs); });
+}
+
+void PostgresBackend::loadTrace(quint64 serial, qint64 eventId)
+{
+    post(m_worker, [serial, eventId](ConsoleWorker& w) { w.loadTrace(serial, eventId); });
+}
+
+void PostgresBackend::loadApprovals(quint64 serial)
+{
+    post(m_worker, [serial](ConsoleWorker& w) { w.loadApprovals(serial); });
+}
+
+void PostgresBackend::runAction(quint64 serial, const ConsoleAction& action)
+{
+    post(m_worker, [serial, action](ConsoleWorker& w) { w.runAction(serial, action); });
+}
+
+void PostgresBackend::exportAudit(quint64 serial, const QString& path, bool json,
+                                  const relctl::AuditFilter& filter, const relctl::AuditSort& sort,
+                                  const ExportCancelFlag& cancel)
+{
+    post(m_exporter, [serial, path, json, filter, sort, cancel](ConsoleWorker& w) {
+        w.exportAudit(serial, path, json, filter, sort, cancel);
+    });
+}
+
+} // namespace relctl::ui

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "consolebackend.h"
+
+#include <QThread>
+
+namespace relctl::ui {
+
+class ConsoleWorker;
+
+// The console's backend on PostgreSQL: every request goes to a ConsoleWorker
+// on a thread of its own, which owns the connections, and every answer comes
+// back as a queued signal; nothing here touches the database. Exports run
+// on a second worker with a connection of its own (opened on the first
+// export, without live updates): an export of a million events holds its
+// thread for half a minute, and pages and live updates must not wait for it.
+class PostgresBackend final : public ConsoleBackend
+{
+    Q_OBJECT
+
+public:
+    // seedDemo: write the demo history after connecting, into a database
+    // without environments (release-console --demo).
+    PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent = nullptr);
+    // Stops both threads; an export in progress is cancelled by its owner first.
+    ~PostgresBackend() override;
+
+    void start() override;
+    void setTarget(const ConnectionTarget& target) override;
+    void loadEnvironments(quint64 serial) override;
+    void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
+    void loadTrace(quint64 serial, qint64 eventId) override;
+    void loadApprovals(quint64 serial) override;
+    void runAction(quint64 serial, const ConsoleAction& action) override;
+    void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
+                     const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;
+
+private:
+    QThread m_thread;
+    ConsoleWorker* m_worker; // lives on m_thread, deleted there when it finishes
+    QThread m_exportThread;
+    ConsoleWorker* m_exporter; // lives on m_exportThread
+};
+
+} // namespace relctl::ui
