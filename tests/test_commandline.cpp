@@ -256,6 +256,11 @@ private slots:
         QCOMPARE(parse({"publish", "--manifest", "-"}).get("manifest").value_or("?"), std::string("-"));
         QCOMPARE(parse({"publish", "--manifest", "--op-id"}).get("manifest").value_or("?"), std::string("--op-id"));
         QCOMPARE(parse({"audit", "--job="}).get("job").value_or("?"), std::string());
+        // No list syntax: a value is one word, brackets and commas included.
+        QCOMPARE(parse({"audit", "--job", "[a,b]"}).get("job").value_or("?"), std::string("[a,b]"));
+        QCOMPARE(parse({"audit", "--reason=a,b"}).get("reason").value_or("?"), std::string("a,b"));
+        // An environment may be called like a command.
+        QCOMPARE(parse({"env", "show", "lease"}).positional(0, "name"), std::string("lease"));
         const auto flags = parse({"approvals", "list", "--all"});
         QVERIFY(flags.has("all"));
         QVERIFY(!flags.has("env"));
