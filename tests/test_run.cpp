@@ -165,6 +165,21 @@ private slots:
         QCOMPARE(qstr(reply.value("lease_state", "")), QStringLiteral("released"));
     }
 
+    // Everything after "--" is the command's, even words that are relctl's
+    // own options: they reach it in order and change nothing in relctl (no
+    // other database, no JSON, no help).
+    void commandArgumentsPassUntouched()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const RunResult r = relctl(db, runArgs("r1", "1", {},
+                                               {"sh", "-c", R"(printf '%s|' "$@")", "sh", "--dsn", "host=/nowhere",
+                                                "--json", "--help", "--", "--env=x", ""}));
+        QVERIFY2(r.exitCode == 0, failure(r));
+        QCOMPARE(q(r.out), QStringLiteral("--dsn|host=/nowhere|--json|--help|--|--env=x||"));
+        QCOMPARE(q(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
+    }
+
     void commandFailureIsNotPublished_data()
     {
         QTest::addColumn<QStringList>("command");

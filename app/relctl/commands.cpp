@@ -1,7 +1,8 @@
 #include "commands.h"
 
 #include "dbcommand.h"
-#include "options.h"
+#include "arguments.h"
+#include "commandline.h"
 #include "output.h"
 #include "relctl/database.h"
 #include "relctl/embedded.h"
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <sstream>
 
 namespace relctl::cli {
 
@@ -24,71 +26,20 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kUsage = R"(usage: relctl [--dsn CONNINFO] [--json] [--job-url URL] COMMAND ...
-
-Release control: leases with fencing tokens and write-time freshness checks.
-
-commands:
-  migrate [--status]
-  env add NAME [--default-ttl D] [--max-ttl D]
-  env set NAME [--policy ordered|newest] [--supersede auto|approval]
-               [--serialization enforced|off]
-  env list
-  env show NAME
-  lease acquire --env E --job J --release R --generation N [--ttl D] [--wait D] [--op-id ID]
-  lease renew [--lease-file FILE] [--ttl D]
-  lease release [--lease-file FILE]
-  lease show --env E
-  lease revoke --env E --by NAME --reason TEXT
-  publish [--lease-file FILE] [--manifest FILE|-] [--op-id ID]
-  publish --env E --job J --release R --generation N [--manifest FILE|-] [--op-id ID]
-          (without a lease: only while the environment's serialization is off)
-  run --env E --job J --release R --generation N [--ttl D] [--wait D] [--manifest FILE]
-      [--op-id ID] [--grace D] -- CMD [ARGS...]
-  freeze --env E --by NAME --reason TEXT
-  unfreeze --env E --by NAME
-  approvals list [--env E] [--all]
-  approve ID --by NAME [--reason TEXT]
-  deny ID --by NAME --reason TEXT
-  db status|start|stop|path
-  manifest show --env E [--history]
-  audit [--env E] [--job J] [--reason CODE] [--operation OP] [--since TIME] [--limit N]
-  trace --job J
-  op show ID
-
---dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
-PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
-and started on first use). The lease handle of renew, release and publish comes
-from --lease-file FILE or $RELCTL_LEASE (--lease H also works, but puts the
-secret in the process list: a warning says so).
-Every connection is bounded: connect_timeout 5 s, lock_timeout 10 s,
-statement_timeout 30 s, TCP keepalives; each call waits at most 35 s
-($RELCTL_CALL_TIMEOUT), then exits 9.
-Durations: an integer with ms, s, m or h (a bare integer means seconds).
-A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
-Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
-5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
-9 database unavailable.
-)";
-
-struct Globals
-{
-    std::optional<std::string> dsn;
-    bool json = false;
-    std::string jobUrl;
-};
-
 class Cli
 {
 public:
-    Cli(Globals globals, std::vector<std::string> words)
-        : m_globals(std::move(globals)), m_words(std::move(words)), m_out(m_globals.json)
+    explicit Cli(Invocation invocation)
+        : m_globals(std::move(invocation.globals)), m_args(std::move(invocation.arguments)),
+          m_childCommand(std::move(invocation.childCommand)), m_out(m_globals.json)
     {
     }
 
+    // The command line was parsed and checked (commandline.h); each handler
+    // reads its own arguments from m_args.
     int dispatch()
     {
-        const std::string command = word(0, "a command");
+        const std::string command = word(0);
         if (command == "migrate")
             return migrate();
         if (command == "env")
@@ -96,19 +47,9 @@ public:
         if (command == "lease")
             return lease();
         if (command == "publish")
-            return publish(
-                Options("publish", rest(1),
-                        {{"lease"},
-                         {"lease-file"},
-                         {"manifest"},
-                         {"op-id"},
-                         {"env"},
-                         {"job"},
-                         {"release"},
-                         {"generation"}}));
+            return publish(m_args);
         if (command == "manifest") {
-            expectSubcommand("manifest", {"show"});
-            Options o("manifest show", rest(2), {{"env"}, {"history", false}});
+            const Arguments& o = m_args;
             const std::string env = requireEnvironmentName(o.required("env"));
             if (o.has("history")) {
                 const ManifestHistory reply = database().manifestHistory(env);
@@ -124,47 +65,40 @@ public:
         if (command == "approvals" || command == "approve" || command == "deny")
             return approvals();
         if (command == "run")
-            return runCommand(RunContext{rest(1), m_out, m_globals.jobUrl, [this] { return connect(); }});
+            return runCommand(RunContext{m_args, m_childCommand.value(), m_out, m_globals.jobUrl,
+                                         [this] { return connect(); }});
         if (command == "db")
-            return dbCommand(rest(1), m_out);
+            return dbCommand(word(1), m_out);
         if (command == "trace") {
-            Options o("trace", rest(1), {{"job"}});
+            const Arguments& o = m_args;
             const JobTrace reply = database().trace(o.required("job"));
             return m_out.success(toJson(reply), render::trace(reply));
         }
         if (command == "op") {
-            expectSubcommand("op", {"show"});
-            Options o("op show", rest(2), {}, 1);
+            const Arguments& o = m_args;
             const OperationRecord reply = database().showOperation(o.positional(0, "an operation id"));
             return m_out.success(toJson(reply), render::operation(reply));
         }
-        throwUsage("unknown command \"" + command + "\" (see relctl --help)");
+        throw noHandler();
     }
 
     const Output& output() const { return m_out; }
 
 private:
-    std::string word(std::size_t i, const std::string& what) const
+    // The i-th word of the command, e.g. "acquire" of "lease acquire" ("" past the end).
+    std::string word(std::size_t i) const
     {
-        if (i >= m_words.size())
-            throwUsage("missing " + what + " (see relctl --help)");
-        return m_words[i];
+        std::istringstream words(m_args.command());
+        std::string w;
+        for (std::size_t n = 0; n <= i; ++n)
+            if (!(words >> w))
+                return std::string();
+        return w;
     }
 
-    std::vector<std::string> rest(std::size_t from) const
-    {
-        return from >= m_words.size() ? std::vector<std::string>{}
-                                      : std::vector<std::string>(m_words.begin() + from, m_words.end());
-    }
-
-    void expectSubcommand(const std::string& command, std::initializer_list<const char*> allowed) const
-    {
-        const std::string sub = word(1, "a subcommand of '" + command + "'");
-        for (const char* a : allowed)
-            if (sub == a)
-                return;
-        throwUsage("unknown subcommand '" + command + " " + sub + "'");
-    }
+    // The grammar and the handlers name the same commands; a command parsed
+    // but not handled is relctl's own bug.
+    Error noHandler() const { return Error(ExitCode::Internal, "no handler for '" + m_args.command() + "'"); }
 
     // Connects on first use, after the arguments were checked: invalid input
     // is reported without touching the database.
@@ -189,25 +123,10 @@ private:
         return Database(dsn, ClientContext::current(m_globals.jobUrl));
     }
 
-    static std::optional<std::string> oneOf(const Options& o, const std::string& name,
-                                            std::initializer_list<const char*> allowed)
-    {
-        auto value = o.get(name);
-        if (!value)
-            return value;
-        std::string list;
-        for (const char* a : allowed) {
-            if (*value == a)
-                return value;
-            list += list.empty() ? a : std::string(" or ") + a;
-        }
-        throwUsage("invalid --" + name + " \"" + *value + "\": expected " + list);
-    }
-
     // The lease handle is a secret (whoever has it may publish): from
     // --lease-file or $RELCTL_LEASE it stays out of the process list, which
     // any user on the machine can read; --lease still works, with a warning.
-    Handle handle(const Options& o) const
+    Handle handle(const Arguments& o) const
     {
         if (o.has("lease") && o.has("lease-file"))
             throwUsage("give either --lease or --lease-file, not both");
@@ -256,7 +175,7 @@ private:
 
     int migrate()
     {
-        Options o("migrate", rest(1), {{"status", false}});
+        const Arguments& o = m_args;
         std::vector<MigrationState> states;
         std::string plain;
         json reply = json::object();
@@ -288,9 +207,9 @@ private:
 
     int env()
     {
-        const std::string sub = word(1, "a subcommand of 'env' (add, set, list, show)");
+        const std::string sub = word(1);
+        const Arguments& o = m_args;
         if (sub == "add") {
-            Options o("env add", rest(2), {{"default-ttl"}, {"max-ttl"}}, 1);
             EnvironmentSpec spec{requireEnvironmentName(o.positional(0, "an environment name")),
                                  o.duration("default-ttl", true), o.duration("max-ttl", true)};
             const EnvironmentAdded reply = database().addEnvironment(spec);
@@ -298,47 +217,39 @@ private:
                                                     (reply.created ? " created\n" : " already exists\n"));
         }
         if (sub == "set") {
-            Options o("env set", rest(2), {{"policy"}, {"supersede"}, {"serialization"}}, 1);
             EnvironmentSettings settings{requireEnvironmentName(o.positional(0, "an environment name")),
-                                         oneOf(o, "policy", {"ordered", "newest"}),
-                                         oneOf(o, "supersede", {"auto", "approval"}),
-                                         oneOf(o, "serialization", {"enforced", "off"})};
+                                         o.get("policy"), o.get("supersede"), o.get("serialization")};
             if (!settings.policy && !settings.supersede && !settings.serialization)
                 throwUsage("'env set' needs --policy, --supersede or --serialization");
             const EnvironmentSet reply = database().setEnvironment(settings);
             return m_out.success(toJson(reply), render::environment(reply.environment));
         }
         if (sub == "list") {
-            Options o("env list", rest(2), {});
             const EnvironmentList reply = database().listEnvironments();
             return m_out.success(toJson(reply), render::environmentList(reply));
         }
         if (sub == "show") {
-            Options o("env show", rest(2), {}, 1);
             const Environment reply =
                 database().showEnvironment(requireEnvironmentName(o.positional(0, "an environment name")));
             return m_out.success(toJson(reply), render::environment(reply));
         }
-        throwUsage("unknown subcommand 'env " + sub + "'");
+        throw noHandler();
     }
 
     int lease()
     {
-        const std::string sub = word(1, "a subcommand of 'lease' (acquire, renew, release, show, revoke)");
+        const std::string sub = word(1);
+        const Arguments& o = m_args;
         if (sub == "revoke") {
-            Options o("lease revoke", rest(2), {{"env"}, {"by"}, {"reason"}});
             const std::string env = requireEnvironmentName(o.required("env"));
             const Revocation reply = database().revoke(env, o.required("by"), o.required("reason"));
             return m_out.success(toJson(reply), render::revocation(reply));
         }
         if (sub == "acquire") {
-            Options o("lease acquire", rest(2),
-                      {{"env"}, {"job"}, {"release"}, {"generation"}, {"ttl"}, {"op-id"}, {"wait"}});
             Outcome outcome = database().acquire(acquireRequest(o));
             return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
-            Options o("lease renew", rest(2), {{"lease"}, {"lease-file"}, {"ttl"}});
             Handle h = handle(o);
             auto ttl = o.duration("ttl", true);
             Outcome outcome = database().renew(h, ttl);
@@ -348,7 +259,6 @@ private:
             });
         }
         if (sub == "release") {
-            Options o("lease release", rest(2), {{"lease"}, {"lease-file"}});
             Handle h = handle(o);
             Outcome outcome = database().release(h);
             return m_out.outcome(outcome, [&] {
@@ -359,14 +269,13 @@ private:
             });
         }
         if (sub == "show") {
-            Options o("lease show", rest(2), {{"env"}});
             const LeaseShow reply = database().showLease(requireEnvironmentName(o.required("env")));
             return m_out.success(toJson(reply), render::lease(reply));
         }
-        throwUsage("unknown subcommand 'lease " + sub + "'");
+        throw noHandler();
     }
 
-    int publish(const Options& o)
+    int publish(const Arguments& o)
     {
         if (o.has("env"))
             return publishUnserialized(o);
@@ -389,7 +298,7 @@ private:
 
     // While an environment's serialization is off (staged rollout), a job may
     // publish without a lease; freshness is still checked by the server.
-    int publishUnserialized(const Options& o)
+    int publishUnserialized(const Arguments& o)
     {
         if (o.has("lease") || o.has("lease-file"))
             throwUsage("give either a lease or --env (a publish without a lease), not both");
@@ -411,10 +320,7 @@ private:
 
     int freeze(bool frozen)
     {
-        const std::string command = frozen ? "freeze" : "unfreeze";
-        Options o(command, rest(1),
-                  frozen ? std::vector<OptionSpec>{{"env"}, {"by"}, {"reason"}}
-                         : std::vector<OptionSpec>{{"env"}, {"by"}});
+        const Arguments& o = m_args;
         const std::string env = requireEnvironmentName(o.required("env"));
         const FreezeChange reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
                                           : database().unfreeze(env, o.required("by"));
@@ -423,15 +329,13 @@ private:
 
     int approvals()
     {
-        const std::string command = word(0, "a command");
+        const std::string command = word(0);
+        const Arguments& o = m_args;
         if (command == "approvals") {
-            expectSubcommand("approvals", {"list"});
-            Options o("approvals list", rest(2), {{"env"}, {"all", false}});
             const Approvals reply = database().approvals(o.environment("env"), o.has("all"));
             return m_out.success(toJson(reply), render::approvals(reply));
         }
         const bool approve = command == "approve";
-        Options o(command, rest(1), {{"by"}, {"reason"}}, 1);
         const std::string idText = o.positional(0, "a supersession request id");
         auto id = parsePositiveInt(idText);
         if (!id)
@@ -443,7 +347,7 @@ private:
 
     int audit()
     {
-        Options o("audit", rest(1), {{"env"}, {"job"}, {"reason"}, {"operation"}, {"since"}, {"limit"}});
+        const Arguments& o = m_args;
         AuditQuery q;
         q.env = o.environment("env");
         q.job = o.get("job");
@@ -466,7 +370,8 @@ private:
     }
 
     Globals m_globals;
-    std::vector<std::string> m_words;
+    Arguments m_args;
+    std::optional<std::vector<std::string>> m_childCommand;
     Output m_out;
     std::optional<Database> m_db;
 };
@@ -480,48 +385,25 @@ int run(int argc, char** argv)
     setenv("PGAPPNAME", "relctl", 0);
     configureLogging();
 
-    Globals globals;
-    std::vector<std::string> words(argv + 1, argv + argc);
-    std::size_t i = 0;
-    bool json = false;
-    for (const std::string& w : words)
-        if (w == "--json")
-            json = true; // so that even an early usage error is rendered as JSON
-    Output early(json);
+    CommandLine commandLine;
+    // A usage error is rendered as JSON when --json came before it.
+    const auto early = [&] { return Output(commandLine.jsonRequested()); };
     try {
-        for (; i < words.size() && words[i].rfind("--", 0) == 0; ++i) {
-            const std::string& w = words[i];
-            if (w == "--help" || w == "-h") {
-                std::cout << kUsage;
-                return 0;
-            }
-            if (w == "--json") {
-                globals.json = true;
-            } else if (w == "--dsn" || w == "--job-url") {
-                if (i + 1 >= words.size())
-                    throwUsage("option " + w + " needs a value");
-                if (w == "--dsn")
-                    globals.dsn = words[i + 1];
-                else
-                    globals.jobUrl = words[i + 1];
-                ++i;
-            } else {
-                throwUsage("unknown global option " + w + " (global options come before the command)");
-            }
+        Invocation invocation = commandLine.parse(std::vector<std::string>(argv + 1, argv + argc));
+        if (invocation.help) {
+            std::cout << *invocation.help;
+            return 0;
         }
-        if (i == words.size())
-            throwUsage("missing a command (see relctl --help)");
-        Cli cli(globals,
-                std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(i), words.end()));
+        Cli cli(std::move(invocation));
         try {
             return cli.dispatch();
         } catch (const Error& e) {
             return cli.output().failure(e.code(), e.reason(), e.what(), e.detail());
         }
     } catch (const Error& e) {
-        return early.failure(e.code(), e.reason(), e.what(), e.detail());
+        return early().failure(e.code(), e.reason(), e.what(), e.detail());
     } catch (const std::exception& e) {
-        return early.failure(ExitCode::Internal, "internal", std::string("internal error: ") + e.what());
+        return early().failure(ExitCode::Internal, "internal", std::string("internal error: ") + e.what());
     }
 }
 

@@ -1,6 +1,5 @@
 #include "dbcommand.h"
 
-#include "options.h"
 #include "relctl/embedded.h"
 #include "relctl/error.h"
 
@@ -25,16 +24,8 @@ std::string plainStatus(const json& s)
 
 } // namespace
 
-int dbCommand(const std::vector<std::string>& words, const Output& output)
+int dbCommand(const std::string& sub, const Output& output)
 {
-    if (words.empty())
-        throwUsage("missing a subcommand of 'db' (status, start, stop, path)");
-    const std::string& sub = words[0];
-    if (sub != "status" && sub != "start" && sub != "stop" && sub != "path")
-        throwUsage("unknown subcommand 'db " + sub + "' (status, start, stop, path)");
-    // No subcommand takes arguments; a stray one is a usage error, not ignored.
-    Options("db " + sub, std::vector<std::string>(words.begin() + 1, words.end()), {});
-
     EmbeddedCluster cluster = EmbeddedCluster::forCurrentUser();
     const std::string path = cluster.directory().string();
     if (sub == "path")

@@ -3,11 +3,11 @@
 #include "output.h"
 
 #include <string>
-#include <vector>
 
 namespace relctl::cli {
 
 // relctl db status|start|stop|path: manages the embedded default database.
-int dbCommand(const std::vector<std::string>& words, const Output& output);
+// sub: the subcommand, already checked by the command line.
+int dbCommand(const std::string& sub, const Output& output);
 
 } // namespace relctl::cli

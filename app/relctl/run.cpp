@@ -6,7 +6,7 @@
 
 #include "run.h"
 
-#include "options.h"
+#include "arguments.h"
 #include "run_support.h"
 
 #include <algorithm>
@@ -36,21 +36,8 @@ struct RunSpec
 };
 
 // Everything is checked before the database is touched: bad input writes nothing.
-RunSpec parseRun(const std::vector<std::string>& words)
+RunSpec parseRun(const Arguments& o, const std::vector<std::string>& command)
 {
-    const auto separator = std::find(words.begin(), words.end(), "--");
-    if (separator == words.end())
-        throwUsage("'run' needs -- before the command: relctl run --env E ... -- CMD [ARGS...]");
-    Options o("run", std::vector<std::string>(words.begin(), separator),
-              {{"env"},
-               {"job"},
-               {"release"},
-               {"generation"},
-               {"ttl"},
-               {"wait"},
-               {"manifest"},
-               {"op-id"},
-               {"grace"}});
     RunSpec spec;
     spec.acquire = acquireRequest(o);
     AcquireRequest& r = spec.acquire;
@@ -60,7 +47,7 @@ RunSpec parseRun(const std::vector<std::string>& words)
     if (r.opId.size() > 192)
         throwUsage(
             "--op-id may have at most 192 characters for 'run' (\".publish\" is appended for its publish)");
-    spec.command.assign(separator + 1, words.end());
+    spec.command = command;
     if (spec.command.empty() || spec.command.front().empty())
         throwUsage("'run' needs a command after --");
     if (auto path = o.get("manifest"))
@@ -420,7 +407,7 @@ private:
 
 int runCommand(const RunContext& context)
 {
-    return Runner(context, parseRun(context.words)).run();
+    return Runner(context, parseRun(context.arguments, context.command)).run();
 }
 
 } // namespace relctl::cli

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "arguments.h"
 #include "output.h"
 #include "relctl/database.h"
 
@@ -12,7 +13,9 @@ namespace relctl::cli {
 // What `relctl run` needs from the command line around it.
 struct RunContext
 {
-    std::vector<std::string> words; // the arguments after "run"
+    const Arguments& arguments; // run's own options
+    // The words after "--": the command and its arguments, untouched.
+    const std::vector<std::string>& command;
     const Output& output;
     std::string jobUrl;
     // Opens a new connection (the wrapper keeps one per thread).

@@ -1,0 +1,414 @@
+#include "commandline.h"
+
+#include "relctl/error.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <functional>
+#include <set>
+
+namespace relctl::cli {
+
+namespace {
+
+constexpr const char* kNotes = R"(--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
+PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
+and started on first use). The lease handle of renew, release and publish comes
+from --lease-file FILE or $RELCTL_LEASE (--lease H also works, but puts the
+secret in the process list: a warning says so).
+Every connection is bounded: connect_timeout 5 s, lock_timeout 10 s,
+statement_timeout 30 s, TCP keepalives; each call waits at most 35 s
+($RELCTL_CALL_TIMEOUT), then exits 9.
+Durations: an integer with ms, s, m or h (a bare integer means seconds).
+A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
+Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
+5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
+9 database unavailable.
+Each command has its own --help (relctl lease acquire --help).)";
+
+constexpr const char* kRunUsage = "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
+
+using Problem = std::function<std::optional<std::string>(const std::string&)>;
+
+// A CLI11 validator with relctl's wording; CLI11 prefixes the option's name.
+CLI::Validator rule(Problem problem)
+{
+    return CLI::Validator([problem = std::move(problem)](std::string& value) { return problem(value).value_or(""); },
+                          std::string());
+}
+
+CLI::Validator oneOf(std::vector<std::string> allowed)
+{
+    return rule([allowed = std::move(allowed)](const std::string& value) -> std::optional<std::string> {
+        if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
+            return std::nullopt;
+        std::string list;
+        for (const std::string& a : allowed)
+            list += (list.empty() ? "" : " or ") + a;
+        return "invalid value \"" + value + "\": expected " + list;
+    });
+}
+
+// "--name VALUE" or "--name=VALUE".
+CLI::Option* value(CLI::App* command, const std::string& name, const std::string& valueName, const std::string& help)
+{
+    return command->add_option("--" + name, help)->type_name(valueName);
+}
+
+// A value that may not be empty (a job, a release, who and why).
+CLI::Option* text(CLI::App* command, const std::string& name, const std::string& valueName, const std::string& help)
+{
+    return value(command, name, valueName, help)->check(rule(emptyProblem));
+}
+
+CLI::Option* flag(CLI::App* command, const std::string& name, const std::string& help)
+{
+    return command->add_flag("--" + name, help);
+}
+
+CLI::Option* environment(CLI::App* command, const std::string& help)
+{
+    return value(command, "env", "E", help)->check(rule(environmentNameProblem));
+}
+
+CLI::Option* duration(CLI::App* command, const std::string& name, bool positive, const std::string& help)
+{
+    return value(command, name, "D", help)->check(rule([positive](const std::string& v) {
+        return durationProblem(v, positive);
+    }));
+}
+
+CLI::Option* positiveInt(CLI::App* command, const std::string& name, const std::string& valueName,
+                         const std::string& help)
+{
+    return value(command, name, valueName, help)->check(rule(positiveIntProblem));
+}
+
+// A required positional; its description completes "'env add' needs ...".
+CLI::Option* positional(CLI::App* command, const std::string& name, const std::string& what)
+{
+    return command->add_option(name, what)->required();
+}
+
+// What every candidate declares (lease acquire, run).
+void candidate(CLI::App* command)
+{
+    environment(command, "the environment")->required();
+    text(command, "job", "J", "the CI job")->required();
+    text(command, "release", "R", "the release label")->required();
+    positiveInt(command, "generation", "N", "the release order the pipeline knows (a positive integer)")->required();
+    duration(command, "ttl", true, "the lease's time to live (default: the environment's)");
+    duration(command, "wait", false, "queue for up to D when the lease is busy");
+    text(command, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
+}
+
+void leaseHandle(CLI::App* command)
+{
+    value(command, "lease-file", "FILE", "read the lease handle from FILE (default: $RELCTL_LEASE)");
+    value(command, "lease", "H", "the lease handle itself (visible in the process list: prefer --lease-file)");
+}
+
+CLI::App* group(CLI::App* parent, const std::string& name, const std::string& help)
+{
+    CLI::App* g = parent->add_subcommand(name, help);
+    g->require_subcommand(1);
+    return g;
+}
+
+void buildGrammar(CLI::App& app)
+{
+    // Options given twice are reported by parse() (as before CLI11): keep them all.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    app.require_subcommand(1);
+    // Global options: a repeated one takes the last value, as it always did.
+    value(&app, "dsn", "CONNINFO", "libpq conninfo or URI of the relctl database")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    flag(&app, "json", "print one JSON object on stdout");
+    value(&app, "job-url", "URL", "recorded with the job's events")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    CLI::App* c = app.add_subcommand("migrate", "apply the bundled migrations and function modules (as a superuser)");
+    flag(c, "status", "list them with checksums and state instead");
+
+    CLI::App* env = group(&app, "env", "environments");
+    c = env->add_subcommand("add", "declare an environment");
+    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
+    duration(c, "default-ttl", true, "a lease's time to live when acquire gives none (default 60 s)");
+    duration(c, "max-ttl", true, "the longest time to live (default 10 min)");
+    c = env->add_subcommand("set", "the environment's queue policy and serialization");
+    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
+    value(c, "policy", "ordered|newest", "which waiting candidate goes next")->check(oneOf({"ordered", "newest"}));
+    value(c, "supersede", "auto|approval", "with newest: skip lower candidates at once or after approval")
+        ->check(oneOf({"auto", "approval"}));
+    value(c, "serialization", "enforced|off", "off allows a publish without a lease (staged rollout)")
+        ->check(oneOf({"enforced", "off"}));
+    env->add_subcommand("list", "environments with current manifest and live lease");
+    c = env->add_subcommand("show", "one environment with its current manifest and live lease");
+    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
+
+    CLI::App* lease = group(&app, "lease", "the environment's lease");
+    c = lease->add_subcommand("acquire", "take the lease; prints the handle ENV:TOKEN:LEASE_ID");
+    candidate(c);
+    c = lease->add_subcommand("renew", "extend the lease from the server's now");
+    leaseHandle(c);
+    duration(c, "ttl", true, "the new time to live (default: the lease's)");
+    c = lease->add_subcommand("release", "end the caller's own lease (idempotent)");
+    leaseHandle(c);
+    c = lease->add_subcommand("show", "the live lease, with remaining_ms");
+    environment(c, "the environment")->required();
+    c = lease->add_subcommand("revoke", "end the live lease at once");
+    environment(c, "the environment")->required();
+    text(c, "by", "NAME", "who revokes it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+
+    c = app.add_subcommand("publish", "mark the lease's release current");
+    c->footer("Without a lease: publish --env E --job J --release R --generation N [--manifest FILE|-]\n"
+              "is accepted only while the environment's serialization is off.");
+    leaseHandle(c);
+    value(c, "manifest", "FILE|-", "the manifest, a JSON object (- reads stdin)");
+    text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
+    environment(c, "publish without a lease on this environment");
+    text(c, "job", "J", "with --env: the CI job");
+    text(c, "release", "R", "with --env: the release label");
+    positiveInt(c, "generation", "N", "with --env: the release order");
+
+    c = app.add_subcommand("run", "the whole lease life cycle around a command");
+    c->footer(std::string(kRunUsage) +
+              "\nEverything after -- is the command's own, untouched (a --dsn there is the command's).");
+    candidate(c);
+    value(c, "manifest", "FILE", "publish this manifest when the command succeeds");
+    duration(c, "grace", false, "time between SIGTERM and SIGKILL when the lease is lost (default 10 s)");
+
+    c = app.add_subcommand("freeze", "refuse acquisitions and publishes on the environment");
+    environment(c, "the environment")->required();
+    text(c, "by", "NAME", "who freezes it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+    c = app.add_subcommand("unfreeze", "end a dispatch freeze");
+    environment(c, "the environment")->required();
+    text(c, "by", "NAME", "who unfreezes it")->required();
+
+    CLI::App* approvals = group(&app, "approvals", "supersession requests");
+    c = approvals->add_subcommand("list", "the pending supersession requests");
+    environment(c, "only this environment's");
+    flag(c, "all", "decided ones too");
+    c = app.add_subcommand("approve", "approve a supersession request");
+    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who approves it")->required();
+    value(c, "reason", "TEXT", "why");
+    c = app.add_subcommand("deny", "deny a supersession request");
+    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who denies it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+
+    CLI::App* db = group(&app, "db", "the embedded default database");
+    db->add_subcommand("status", "where it is and whether it runs");
+    db->add_subcommand("start", "start it (created on first use)");
+    db->add_subcommand("stop", "stop its server");
+    db->add_subcommand("path", "print its directory");
+
+    CLI::App* manifest = group(&app, "manifest", "published manifests");
+    c = manifest->add_subcommand("show", "the current manifest");
+    environment(c, "the environment")->required();
+    flag(c, "history", "every manifest, oldest first");
+
+    c = app.add_subcommand("audit", "the newest matching events, oldest first");
+    environment(c, "only this environment's");
+    value(c, "job", "J", "only this job's");
+    value(c, "reason", "CODE", "only this refusal reason");
+    value(c, "operation", "OP", "only this operation");
+    value(c, "since", "TIME", "a time, or an age such as 2h");
+    positiveInt(c, "limit", "N", "at most N events (default 1000)");
+
+    c = app.add_subcommand("trace",
+                           "every refusal of a job with its lease, the lease that beat it and the manifest then");
+    text(c, "job", "J", "the CI job")->required();
+
+    CLI::App* op = group(&app, "op", "operation ids");
+    c = op->add_subcommand("show", "the recorded outcome of an operation id");
+    positional(c, "ID", "an operation id");
+
+    // Last: a subcommand takes its parent's footer when it is added.
+    app.footer(kNotes);
+}
+
+// The commands chosen so far: the root, then each parsed subcommand.
+std::vector<const CLI::App*> chainOf(const CLI::App& root)
+{
+    std::vector<const CLI::App*> chain{&root};
+    while (!chain.back()->get_subcommands().empty())
+        chain.push_back(chain.back()->get_subcommands().front());
+    return chain;
+}
+
+std::string pathOf(const std::vector<const CLI::App*>& chain, std::size_t length)
+{
+    std::string path;
+    for (std::size_t i = 1; i < length; ++i)
+        path += (path.empty() ? "" : " ") + chain[i]->get_name();
+    return path;
+}
+
+std::vector<const CLI::App*> subcommandsOf(const CLI::App& app)
+{
+    return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
+// The flags of the whole grammar, by their long names.
+void collectFlags(const CLI::App& app, std::set<std::string>& flags)
+{
+    for (const CLI::Option* o : app.get_options())
+        if (o->get_expected_max() == 0)
+            for (const std::string& name : o->get_lnames())
+                flags.insert("--" + name);
+    for (const CLI::App* sub : subcommandsOf(app))
+        collectFlags(*sub, flags);
+}
+
+std::string runNeedsSeparator()
+{
+    return std::string("'run' needs -- before the command: ") + kRunUsage;
+}
+
+// A CLI11 parse error in relctl's words. Where the error leaves a word over,
+// the word and where it stood say what was wrong; otherwise the error's kind.
+std::string usageMessage(const CLI::App& root, const CLI::ParseError& e)
+{
+    const std::vector<const CLI::App*> chain = chainOf(root);
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+        const std::vector<std::string> extra = chain[i]->remaining();
+        if (extra.empty())
+            continue;
+        const std::string& word = extra.front();
+        const bool option = word.size() > 1 && word.front() == '-';
+        const std::string name = option ? word.substr(0, word.find('=')) : word;
+        const std::string path = pathOf(chain, i + 1);
+        if (i == 0)
+            return option ? "unknown global option " + name + " (global options come before the command)"
+                          : "unknown command \"" + word + "\" (see relctl --help)";
+        if (option)
+            return "unknown option " + name + " for '" + path + "'";
+        if (!subcommandsOf(*chain[i]).empty())
+            return "unknown subcommand '" + path + " " + word + "'";
+        if (path == "run")
+            return runNeedsSeparator();
+        return "unexpected argument \"" + word + "\" for '" + path + "'";
+    }
+    const CLI::App& last = *chain.back();
+    const std::string path = pathOf(chain, chain.size());
+    if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+        const std::vector<const CLI::App*> subcommands = subcommandsOf(last);
+        if (chain.size() == 1)
+            return "missing a command (see relctl --help)";
+        if (!subcommands.empty()) {
+            std::string names;
+            for (const CLI::App* sub : subcommands)
+                names += (names.empty() ? "" : ", ") + sub->get_name();
+            return "missing a subcommand of '" + path + "' (" + names + ")";
+        }
+        for (const CLI::Option* o : last.get_options())
+            if (o->get_required() && o->count() == 0)
+                return "'" + path + "' needs " +
+                       (o->get_positional() ? o->get_description() : "--" + o->get_lnames().front());
+    }
+    // CLI11 2.1.2 starts a missing value's message with the option's name.
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+        const std::string what = e.what();
+        for (const CLI::App* app : chain)
+            for (const CLI::Option* o : app->get_options())
+                for (const std::string& lname : o->get_lnames())
+                    if (what.rfind("--" + lname + ":", 0) == 0)
+                        return "option --" + lname + " needs a value";
+    }
+    return e.what();
+}
+
+} // namespace
+
+CommandLine::CommandLine() : m_app(std::make_unique<CLI::App>(
+                                 "Release control: leases with fencing tokens and write-time freshness checks.",
+                                 "relctl"))
+{
+    buildGrammar(*m_app);
+}
+
+CommandLine::~CommandLine() = default;
+
+bool CommandLine::jsonRequested() const
+{
+    return m_app->get_option("--json")->count() > 0;
+}
+
+Invocation CommandLine::parse(const std::vector<std::string>& words)
+{
+    Invocation invocation;
+    // Everything after the first "--" belongs to run's command, untouched:
+    // relctl never looks at it, so a child's "--dsn" stays the child's.
+    const auto separator = std::find(words.begin(), words.end(), "--");
+    if (separator != words.end())
+        invocation.childCommand.emplace(separator + 1, words.end());
+
+    std::set<std::string> flags;
+    collectFlags(*m_app, flags);
+    std::vector<std::string> own;
+    std::optional<std::string> flagWithValue;
+    for (auto word = words.begin(); word != separator; ++word) {
+        const std::size_t eq = word->find('=');
+        if (word->rfind("--", 0) != 0 || eq == std::string::npos) {
+            own.push_back(*word);
+        } else if (flags.count(word->substr(0, eq))) {
+            // CLI11 would read "--all=false" as a flag turned off; relctl's
+            // flags never took a value. Left out and reported after parsing
+            // the rest, so that a --json before it is known.
+            if (!flagWithValue)
+                flagWithValue = word->substr(0, eq);
+        } else if (eq + 1 == word->size()) {
+            // "--name=" is an empty value, as "--name ''"; CLI11 would take the next word instead.
+            own.push_back(word->substr(0, eq));
+            own.emplace_back();
+        } else {
+            own.push_back(*word);
+        }
+    }
+    std::reverse(own.begin(), own.end()); // CLI11 takes its words last first
+    try {
+        m_app->parse(std::move(own));
+    } catch (const CLI::CallForHelp&) {
+        invocation.help = m_app->help(); // the help of the deepest command given
+        return invocation;
+    } catch (const CLI::ParseError& e) {
+        throwUsage(usageMessage(*m_app, e));
+    }
+    if (flagWithValue)
+        throwUsage("option " + *flagWithValue + " takes no value");
+
+    const std::vector<const CLI::App*> chain = chainOf(*m_app);
+    const CLI::App& command = *chain.back();
+    const std::string path = pathOf(chain, chain.size());
+    invocation.arguments = Arguments(path);
+    for (const CLI::Option* o : command.get_options()) {
+        if (o->count() == 0 || o == command.get_help_ptr())
+            continue;
+        if (o->get_positional()) {
+            invocation.arguments.addPositional(o->results().front());
+            continue;
+        }
+        const std::string name = o->get_lnames().front();
+        if (o->count() > 1)
+            throwUsage("option --" + name + " given twice");
+        invocation.arguments.set(name, o->get_expected_max() == 0 ? std::string() : o->results().front());
+    }
+    if (invocation.childCommand && path != "run")
+        throwUsage("unexpected argument \"--\" for '" + path + "'");
+    if (!invocation.childCommand && path == "run")
+        throwUsage(runNeedsSeparator());
+
+    Globals& globals = invocation.globals;
+    if (const CLI::Option* dsn = m_app->get_option("--dsn"); dsn->count() > 0)
+        globals.dsn = dsn->results().back();
+    globals.json = jsonRequested();
+    if (const CLI::Option* jobUrl = m_app->get_option("--job-url"); jobUrl->count() > 0)
+        globals.jobUrl = jobUrl->results().back();
+    return invocation;
+}
+
+} // namespace relctl::cli

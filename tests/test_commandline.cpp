@@ -1,0 +1,304 @@
+// relctl's command line contract, without a database: the generated --help of
+// every level exits 0 on stdout; each kind of bad usage exits 2 with exactly one
+// "relctl: " line on stderr (and with --json one error object on stdout); the
+// words after "--" belong to run's command untouched; global options come
+// before the command. The binary runs against a DSN that cannot connect, so a
+// command line that slipped through to the database would exit 9, not 0 or 2.
+
+#define RELCTL_TEST_NO_SHORT_NAME // namespace relctl is used here too
+#include "commandline.h"
+#include "relctl/error.h"
+#include "relctlprocess.h"
+
+#include <QtTest>
+#include <algorithm>
+
+namespace {
+
+const std::string kDeadDsn = "host=/nonexistent-relctl-dir user=x connect_timeout=1";
+
+QStringList toList(const Args& args)
+{
+    QStringList out;
+    for (const std::string& a : args)
+        out << QString::fromStdString(a);
+    return out;
+}
+
+Args toArgs(const QStringList& list)
+{
+    Args out;
+    for (const QString& w : list)
+        out.push_back(w.toStdString());
+    return out;
+}
+
+std::string failure(const RunResult& r)
+{
+    return "exit " + std::to_string(r.exitCode) + "\nstdout: [" + r.out + "]\nstderr: [" + r.err + "]";
+}
+
+// The usage message parse() throws, or "" when it accepts the words.
+std::string usageError(const Args& words)
+{
+    try {
+        relctl::cli::CommandLine().parse(words);
+        return std::string();
+    } catch (const relctl::Error& e) {
+        return e.code() == relctl::ExitCode::Usage ? std::string(e.what()) : "not a usage error: " + std::string(e.what());
+    }
+}
+
+} // namespace
+
+class TestCommandLine final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // --help of the top level and of commands: exit 0, the text on stdout,
+    // naming the command and each of its options.
+    void help_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("usage");
+        QTest::addColumn<QStringList>("names");
+        QTest::addRow("relctl --help") << toList({"--help"}) << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
+                                       << toList({"--dsn", "--json", "--job-url", "lease", "run", "audit",
+                                                  "Exit codes", "Durations"});
+        QTest::addRow("relctl -h") << toList({"-h"}) << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
+                                   << toList({"--dsn", "migrate", "approvals", "op"});
+        QTest::addRow("with global options") << toList({"--json", "--dsn", "x", "--help"})
+                                             << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
+                                             << toList({"--job-url"});
+        QTest::addRow("lease acquire --help")
+            << toList({"lease", "acquire", "--help"}) << QStringLiteral("Usage: relctl lease acquire [OPTIONS]")
+            << toList({"--env", "--job", "--release", "--generation", "--ttl", "--wait", "--op-id", "REQUIRED"});
+        QTest::addRow("lease --help") << toList({"lease", "--help"})
+                                      << QStringLiteral("Usage: relctl lease [OPTIONS] SUBCOMMAND")
+                                      << toList({"acquire", "renew", "release", "show", "revoke"});
+        QTest::addRow("env add --help") << toList({"env", "add", "--help"})
+                                        << QStringLiteral("Usage: relctl env add [OPTIONS] NAME")
+                                        << toList({"--default-ttl", "--max-ttl"});
+        QTest::addRow("env set -h") << toList({"env", "set", "-h"})
+                                    << QStringLiteral("Usage: relctl env set [OPTIONS] NAME")
+                                    << toList({"--policy", "ordered|newest", "--supersede", "--serialization"});
+        QTest::addRow("run --help") << toList({"run", "--help"}) << QStringLiteral("Usage: relctl run [OPTIONS]")
+                                    << toList({"--env", "--generation", "--manifest", "--grace", "-- CMD [ARGS...]"});
+        QTest::addRow("publish --help") << toList({"publish", "--help"})
+                                        << QStringLiteral("Usage: relctl publish [OPTIONS]")
+                                        << toList({"--lease-file", "--manifest", "--op-id", "--env"});
+        QTest::addRow("audit --help") << toList({"audit", "--help"}) << QStringLiteral("Usage: relctl audit [OPTIONS]")
+                                      << toList({"--env", "--job", "--reason", "--operation", "--since", "--limit"});
+        QTest::addRow("approve --help") << toList({"approve", "--help"})
+                                        << QStringLiteral("Usage: relctl approve [OPTIONS] ID")
+                                        << toList({"--by", "--reason"});
+        QTest::addRow("db --help") << toList({"db", "--help"})
+                                   << QStringLiteral("Usage: relctl db [OPTIONS] SUBCOMMAND")
+                                   << toList({"status", "start", "stop", "path"});
+        // --help wins over what else is wrong on the line: it is asked for help.
+        QTest::addRow("help despite missing options") << toList({"freeze", "--help"})
+                                                       << QStringLiteral("Usage: relctl freeze [OPTIONS]")
+                                                       << toList({"--env", "--by", "--reason"});
+    }
+
+    void help()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, usage);
+        QFETCH(QStringList, names);
+        const RunResult r = relctlWithDsn(kDeadDsn, toArgs(args));
+        QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r).c_str());
+        QVERIFY2(r.out.find(usage.toStdString()) != std::string::npos, failure(r).c_str());
+        for (const QString& name : names)
+            QVERIFY2(r.out.find(name.toStdString()) != std::string::npos,
+                     ("help does not name " + name.toStdString() + "\n" + r.out).c_str());
+    }
+
+    // Each kind of bad usage: exit 2, one "relctl: " line on stderr holding the
+    // message, nothing on stdout; with a leading --json the same message as one
+    // error object on stdout.
+    void badUsage_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const auto row = [](const char* name, const Args& args, const char* message) {
+            QTest::newRow(name) << toList(args) << QString::fromUtf8(message);
+        };
+        const Args acquire{"lease", "acquire", "--env", "prod", "--job", "j", "--release", "r"};
+        const auto with = [](Args head, const Args& tail) {
+            head.insert(head.end(), tail.begin(), tail.end());
+            return head;
+        };
+        row("no command", {}, "missing a command (see relctl --help)");
+        row("unknown command", {"frobnicate"}, "unknown command \"frobnicate\" (see relctl --help)");
+        row("missing subcommand", {"lease"}, "missing a subcommand of 'lease' (acquire, renew, release, show, revoke)");
+        row("unknown subcommand", {"lease", "steal"}, "unknown subcommand 'lease steal'");
+        row("unknown option", with(acquire, {"--generation", "1", "--force"}),
+            "unknown option --force for 'lease acquire'");
+        row("unknown option with a value", {"audit", "--tail=5"}, "unknown option --tail for 'audit'");
+        row("unknown global option", {"--frobnicate", "env", "list"},
+            "unknown global option --frobnicate (global options come before the command)");
+        row("missing required option", acquire, "'lease acquire' needs --generation");
+        row("missing positional", {"env", "add"}, "'env add' needs an environment name");
+        row("missing value", {"env", "add", "qa", "--max-ttl"}, "option --max-ttl needs a value");
+        row("missing value of a global option", {"--dsn"}, "option --dsn needs a value");
+        row("invalid duration", {"env", "add", "qa", "--default-ttl", "1.5s"},
+            "--default-ttl: invalid duration \"1.5s\"");
+        row("duration not positive", with(acquire, {"--generation", "1", "--ttl", "0"}),
+            "--ttl: must be positive, not \"0\"");
+        row("invalid positive integer", with(acquire, {"--generation", "0"}),
+            "--generation: invalid value \"0\": expected a positive 64-bit integer");
+        row("invalid environment name", {"lease", "show", "--env", "Prod"},
+            "--env: invalid environment name \"Prod\"");
+        row("invalid positional", {"env", "show", "PROD"}, "invalid environment name \"PROD\"");
+        row("invalid enumeration", {"env", "set", "prod", "--policy", "fifo"},
+            "--policy: invalid value \"fifo\": expected ordered or newest");
+        row("empty value", {"trace", "--job", ""}, "--job: may not be empty");
+        row("empty value with =", {"trace", "--job="}, "--job: may not be empty");
+        row("extra positional", {"env", "show", "prod", "staging"}, "unexpected argument \"staging\" for 'env show'");
+        row("option given twice", {"env", "add", "qa", "--max-ttl", "1m", "--max-ttl=2m"},
+            "option --max-ttl given twice");
+        row("flag given twice", {"manifest", "show", "--env", "prod", "--history", "--history"},
+            "option --history given twice");
+        row("flag given a value", {"manifest", "show", "--env", "prod", "--history=yes"},
+            "option --history takes no value");
+        row("flag given true", {"migrate", "--status=true"}, "option --status takes no value");
+        row("global flag given a value", {"--json=false", "env", "list"}, "option --json takes no value");
+        row("global option after the command", {"env", "list", "--json"}, "unknown option --json for 'env list'");
+        row("--dsn after the command", {"lease", "show", "--env", "prod", "--dsn", "x"},
+            "unknown option --dsn for 'lease show'");
+        row("-- for a command other than run", {"env", "list", "--", "x"}, "unexpected argument \"--\" for 'env list'");
+        row("run without --",
+            {"run", "--env", "prod", "--job", "j", "--release", "r", "--generation", "1", "./deploy.sh"},
+            "'run' needs -- before the command");
+        row("run without a command", {"run", "--env", "prod", "--job", "j", "--release", "r", "--generation", "1", "--"},
+            "'run' needs a command after --");
+        row("run option after --", {"run", "--env", "prod", "--job", "j", "--release", "r", "--", "cmd", "--generation",
+                                    "1"},
+            "'run' needs --generation");
+    }
+
+    void badUsage()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        for (bool json : {false, true}) {
+            Args words = toArgs(args);
+            if (json)
+                words.insert(words.begin(), "--json");
+            const RunResult r = relctlWithDsn(kDeadDsn, words);
+            QVERIFY2(r.exitCode == 2, failure(r).c_str());
+            QVERIFY2(r.err.rfind("relctl: ", 0) == 0 && r.err.back() == '\n' &&
+                         std::count(r.err.begin(), r.err.end(), '\n') == 1,
+                     ("stderr is not one \"relctl: \" line\n" + failure(r)).c_str());
+            QVERIFY2(r.err.find(message.toStdString()) != std::string::npos,
+                     ("expected \"" + message.toStdString() + "\"\n" + failure(r)).c_str());
+            if (!json) {
+                QVERIFY2(r.out.empty(), failure(r).c_str());
+                continue;
+            }
+            const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+            QVERIFY2(j.is_object() && j.value("error", "") == "usage" &&
+                         "relctl: " + j.value("message", "") + "\n" == r.err,
+                     failure(r).c_str());
+        }
+    }
+
+    // Everything after the first "--" is the command of run, untouched, even
+    // words that look like relctl's own options.
+    void runCommandIsUntouched()
+    {
+        const Args words{"--job-url", "u",  "run",   "--env", "prod",   "--job",  "j",    "--release", "r",
+                         "--generation", "7", "--",  "./deploy.sh", "--dsn", "x", "--json", "--help", "--", "--env=y"};
+        const relctl::cli::Invocation i = relctl::cli::CommandLine().parse(words);
+        QVERIFY(!i.help);
+        QVERIFY(i.childCommand.has_value());
+        QCOMPARE(toList(*i.childCommand),
+                 toList({"./deploy.sh", "--dsn", "x", "--json", "--help", "--", "--env=y"}));
+        QVERIFY(!i.globals.dsn);
+        QVERIFY(!i.globals.json);
+        QCOMPARE(i.globals.jobUrl, std::string("u"));
+        QCOMPARE(i.arguments.command(), std::string("run"));
+        QCOMPARE(i.arguments.get("env").value_or("?"), std::string("prod"));
+        QCOMPARE(i.arguments.requiredPositiveInt("generation"), std::int64_t(7));
+    }
+
+    // Global options before the command, in any order; a repeated one keeps
+    // its last value, as it always did.
+    void globalOptions()
+    {
+        const relctl::cli::Invocation i = relctl::cli::CommandLine().parse(
+            {"--dsn", "host=a", "--json", "--job-url", "https://ci/1", "--dsn=host=b", "env", "list"});
+        QCOMPARE(i.globals.dsn.value_or("?"), std::string("host=b"));
+        QVERIFY(i.globals.json);
+        QCOMPARE(i.globals.jobUrl, std::string("https://ci/1"));
+        QCOMPARE(i.arguments.command(), std::string("env list"));
+        QVERIFY(!i.childCommand);
+        const relctl::cli::Invocation none = relctl::cli::CommandLine().parse({"env", "list"});
+        QVERIFY(!none.globals.dsn && !none.globals.json && none.globals.jobUrl.empty());
+    }
+
+    // "--name=VALUE" and "--name VALUE" mean the same; a value is the next
+    // word whatever it looks like ("-" for stdin, a leading dash); "--name="
+    // is an empty value.
+    void optionValues()
+    {
+        const auto parse = [](const Args& words) { return relctl::cli::CommandLine().parse(words).arguments; };
+        const auto spaced = parse({"approve", "12", "--by", "alice", "--reason", "-x"});
+        const auto joined = parse({"approve", "--by=alice", "--reason=-x", "12"});
+        for (const auto* a : {&spaced, &joined}) {
+            QCOMPARE(a->command(), std::string("approve"));
+            QCOMPARE(a->positional(0, "id"), std::string("12"));
+            QCOMPARE(a->get("by").value_or("?"), std::string("alice"));
+            QCOMPARE(a->get("reason").value_or("?"), std::string("-x"));
+        }
+        QCOMPARE(parse({"publish", "--manifest", "-"}).get("manifest").value_or("?"), std::string("-"));
+        QCOMPARE(parse({"publish", "--manifest", "--op-id"}).get("manifest").value_or("?"), std::string("--op-id"));
+        QCOMPARE(parse({"audit", "--job="}).get("job").value_or("?"), std::string());
+        // No list syntax: a value is one word, brackets and commas included.
+        QCOMPARE(parse({"audit", "--job", "[a,b]"}).get("job").value_or("?"), std::string("[a,b]"));
+        QCOMPARE(parse({"audit", "--reason=a,b"}).get("reason").value_or("?"), std::string("a,b"));
+        // An environment may be called like a command.
+        QCOMPARE(parse({"env", "show", "lease"}).positional(0, "name"), std::string("lease"));
+        const auto flags = parse({"approvals", "list", "--all"});
+        QVERIFY(flags.has("all"));
+        QVERIFY(!flags.has("env"));
+        QCOMPARE(parse({"db", "status"}).command(), std::string("db status"));
+    }
+
+    // The same checks through the function, for the kinds the binary rows
+    // above do not spell out: each is a usage error naming the culprit.
+    void usageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("deny needs a reason") << toList({"deny", "3", "--by", "bob"})
+                                             << QStringLiteral("'deny' needs --reason");
+        QTest::addRow("unfreeze takes no reason") << toList({"unfreeze", "--env", "p", "--by", "a", "--reason", "r"})
+                                                  << QStringLiteral("unknown option --reason for 'unfreeze'");
+        QTest::addRow("short option") << toList({"env", "add", "-x"})
+                                      << QStringLiteral("unknown option -x for 'env add'");
+        QTest::addRow("subcommand word after a full command") << toList({"env", "show", "prod", "list"})
+                                                              << QStringLiteral("unexpected argument \"list\"");
+        QTest::addRow("db stray argument") << toList({"db", "status", "now"})
+                                           << QStringLiteral("unexpected argument \"now\" for 'db status'");
+        QTest::addRow("approve id not a number") << toList({"approve", "first", "--by", "alice"})
+                                                 << QStringLiteral("invalid value \"first\"");
+        QTest::addRow("negative wait") << toList({"lease", "acquire", "--env", "p", "--job", "j", "--release", "r",
+                                                  "--generation", "1", "--wait", "-1s"})
+                                       << QStringLiteral("--wait: invalid duration \"-1s\"");
+    }
+
+    void usageErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const std::string e = usageError(toArgs(args));
+        QVERIFY2(e.find(message.toStdString()) != std::string::npos, e.c_str());
+        QVERIFY2(e.find('\n') == std::string::npos, e.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommandLine)
+#include "test_commandline.moc"
