@@ -1,272 +1,392 @@
 #include "relctl/replies.h"
 
+#include <concepts>
+#include <type_traits>
+
 namespace relctl {
 
 namespace {
 
 using nlohmann::json;
 
+// Each type's keys are listed once, in a `fields` function that names every
+// key with its member and its kind:
+//   required   always there;
+//   nullable   always there, null when the server has no value (an empty optional);
+//   omittable  only in some replies (an empty optional: the key is left out);
+//   merged     another reply's keys, in the same object (listed first: the
+//              type's own keys are written over them).
+// Writer and Reader walk that list: to_json writes it, from_json reads it.
+
+// `Self` is Type, or const Type when writing: one list serves both directions.
+template <class Self, class Type>
+concept Is = std::same_as<std::remove_const_t<Self>, Type>;
+
+// A member as one JSON value: by its own to_json/from_json, except an Outcome,
+// which is carried as the reply it was decoded from.
+template <class T> json toValue(const T& value)
+{
+    return json(value);
+}
+
+json toValue(const Outcome& outcome)
+{
+    return outcome.body;
+}
+
+template <class T> T fromValue(const json& value)
+{
+    return value.get<T>();
+}
+
+template <> Outcome fromValue<Outcome>(const json& value)
+{
+    return Outcome::fromReply(value);
+}
+
+struct Writer
+{
+    json& j;
+
+    template <class T> void required(const char* key, const T& value) { j[key] = toValue(value); }
+
+    template <class T> void nullable(const char* key, const std::optional<T>& value)
+    {
+        j[key] = value ? toValue(*value) : json();
+    }
+
+    template <class T> void omittable(const char* key, const std::optional<T>& value)
+    {
+        if (value)
+            j[key] = toValue(*value);
+    }
+
+    template <class T> void merged(const T& value) { j.update(json(value)); }
+};
+
 // Reading is strict: a key the type expects must be there (a missing one is
 // json::out_of_range, which Database reports as an unreadable reply), so a
 // change of the SQL's shape fails loudly instead of printing defaults.
-template <class T> void read(const json& j, const char* key, T& out)
+struct Reader
 {
-    j.at(key).get_to(out);
+    const json& j;
+
+    template <class T> void required(const char* key, T& out) { out = fromValue<T>(j.at(key)); }
+
+    template <class T> void nullable(const char* key, std::optional<T>& out)
+    {
+        const json& value = j.at(key);
+        if (value.is_null())
+            out.reset();
+        else
+            out = fromValue<T>(value);
+    }
+
+    template <class T> void omittable(const char* key, std::optional<T>& out)
+    {
+        const auto it = j.find(key);
+        if (it == j.end())
+            out.reset();
+        else
+            out = fromValue<T>(*it);
+    }
+
+    template <class T> void merged(T& out) { j.get_to(out); }
+};
+
+// `fields` is declared below; the call finds it when instantiated (by argument-
+// dependent lookup: Writer and Reader are in this namespace).
+template <class T> void writeFields(json& j, const T& value)
+{
+    j = json::object();
+    Writer writer{j};
+    fields(writer, value);
 }
 
-// A member the server sends as null when it has no value.
-template <class T> void read(const json& j, const char* key, std::optional<T>& out)
+template <class T> void readFields(const json& j, T& value)
 {
-    const json& v = j.at(key);
-    if (v.is_null())
-        out.reset();
-    else
-        out = v.get<T>();
+    Reader reader{j};
+    fields(reader, value);
 }
 
-// A key that only some replies carry.
-template <class T> void readIfPresent(const json& j, const char* key, std::optional<T>& out)
+template <class Io, Is<Lease> L> void fields(Io& io, L& l)
 {
-    const auto it = j.find(key);
-    if (it == j.end())
-        out.reset();
-    else
-        out = it->template get<T>();
+    io.required("token", l.token);
+    io.required("job", l.job);
+    io.required("release", l.release);
+    io.required("generation", l.generation);
+    io.required("acquired_at", l.acquiredAt);
+    io.required("expires_at", l.expiresAt);
+    io.required("ttl_ms", l.ttlMs);
+    io.omittable("remaining_ms", l.remainingMs);
+    io.nullable("host", l.host);
+    io.nullable("pid", l.pid);
+    io.nullable("job_url", l.jobUrl);
 }
 
-template <class T> json nullable(const std::optional<T>& value)
+template <class Io, Is<Candidate> C> void fields(Io& io, C& c)
 {
-    return value ? json(*value) : json();
+    io.required("candidate", c.candidate);
+    io.required("job", c.job);
+    io.required("release", c.release);
+    io.required("generation", c.generation);
+    io.required("queued_at", c.queuedAt);
+    io.required("state", c.state);
+    io.nullable("ended_at", c.endedAt);
+    io.nullable("token", c.token);
+    io.nullable("host", c.host);
+    io.nullable("pid", c.pid);
+    io.nullable("job_url", c.jobUrl);
 }
 
-template <class T> void writeIfPresent(json& j, const char* key, const std::optional<T>& value)
+template <class Io, Is<Manifest> M> void fields(Io& io, M& m)
 {
-    if (value)
-        j[key] = *value;
+    io.required("release", m.release);
+    io.required("generation", m.generation);
+    io.required("job", m.job);
+    io.nullable("token", m.token);
+    io.required("published_at", m.publishedAt);
+    io.required("manifest", m.manifest);
 }
 
-} // namespace
-
-void to_json(json& j, const Lease& l)
+template <class Io, Is<Frozen> F> void fields(Io& io, F& f)
 {
-    j = json{{"token", l.token},
-             {"job", l.job},
-             {"release", l.release},
-             {"generation", l.generation},
-             {"acquired_at", l.acquiredAt},
-             {"expires_at", l.expiresAt},
-             {"ttl_ms", l.ttlMs},
-             {"host", nullable(l.host)},
-             {"pid", nullable(l.pid)},
-             {"job_url", nullable(l.jobUrl)}};
-    writeIfPresent(j, "remaining_ms", l.remainingMs);
+    io.required("at", f.at);
+    io.required("by", f.by);
+    io.required("reason", f.reason);
 }
 
-void from_json(const json& j, Lease& l)
+template <class Io, Is<Environment> E> void fields(Io& io, E& e)
 {
-    read(j, "token", l.token);
-    read(j, "job", l.job);
-    read(j, "release", l.release);
-    read(j, "generation", l.generation);
-    read(j, "acquired_at", l.acquiredAt);
-    read(j, "expires_at", l.expiresAt);
-    read(j, "ttl_ms", l.ttlMs);
-    readIfPresent(j, "remaining_ms", l.remainingMs);
-    read(j, "host", l.host);
-    read(j, "pid", l.pid);
-    read(j, "job_url", l.jobUrl);
+    io.required("name", e.name);
+    io.required("default_ttl_ms", e.defaultTtlMs);
+    io.required("max_ttl_ms", e.maxTtlMs);
+    io.required("last_token", e.lastToken);
+    io.required("created_at", e.createdAt);
+    io.required("policy", e.policy);
+    io.required("supersede", e.supersede);
+    io.required("serialization", e.serialization);
+    io.nullable("frozen", e.frozen);
+    io.nullable("current", e.current);
+    io.nullable("lease", e.lease);
+    io.required("queue", e.queue);
+    io.required("pending_supersessions", e.pendingSupersessions);
 }
 
-void to_json(json& j, const Candidate& c)
+template <class Io, Is<EnvironmentList> L> void fields(Io& io, L& l)
 {
-    j = json{{"candidate", c.candidate},
-             {"job", c.job},
-             {"release", c.release},
-             {"generation", c.generation},
-             {"queued_at", c.queuedAt},
-             {"state", c.state},
-             {"ended_at", nullable(c.endedAt)},
-             {"token", nullable(c.token)},
-             {"host", nullable(c.host)},
-             {"pid", nullable(c.pid)},
-             {"job_url", nullable(c.jobUrl)}};
-}
-
-void from_json(const json& j, Candidate& c)
-{
-    read(j, "candidate", c.candidate);
-    read(j, "job", c.job);
-    read(j, "release", c.release);
-    read(j, "generation", c.generation);
-    read(j, "queued_at", c.queuedAt);
-    read(j, "state", c.state);
-    read(j, "ended_at", c.endedAt);
-    read(j, "token", c.token);
-    read(j, "host", c.host);
-    read(j, "pid", c.pid);
-    read(j, "job_url", c.jobUrl);
-}
-
-void to_json(json& j, const Manifest& m)
-{
-    j = json{{"release", m.release},       {"generation", m.generation},    {"job", m.job},
-             {"token", nullable(m.token)}, {"published_at", m.publishedAt}, {"manifest", m.manifest}};
-}
-
-void from_json(const json& j, Manifest& m)
-{
-    read(j, "release", m.release);
-    read(j, "generation", m.generation);
-    read(j, "job", m.job);
-    read(j, "token", m.token);
-    read(j, "published_at", m.publishedAt);
-    m.manifest = j.at("manifest");
-}
-
-void to_json(json& j, const Frozen& f)
-{
-    j = json{{"at", f.at}, {"by", f.by}, {"reason", f.reason}};
-}
-
-void from_json(const json& j, Frozen& f)
-{
-    read(j, "at", f.at);
-    read(j, "by", f.by);
-    read(j, "reason", f.reason);
-}
-
-void to_json(json& j, const Environment& e)
-{
-    j = json{{"name", e.name},
-             {"default_ttl_ms", e.defaultTtlMs},
-             {"max_ttl_ms", e.maxTtlMs},
-             {"last_token", e.lastToken},
-             {"created_at", e.createdAt},
-             {"policy", e.policy},
-             {"supersede", e.supersede},
-             {"serialization", e.serialization},
-             {"frozen", nullable(e.frozen)},
-             {"current", nullable(e.current)},
-             {"lease", nullable(e.lease)},
-             {"queue", e.queue},
-             {"pending_supersessions", e.pendingSupersessions}};
-}
-
-void from_json(const json& j, Environment& e)
-{
-    read(j, "name", e.name);
-    read(j, "default_ttl_ms", e.defaultTtlMs);
-    read(j, "max_ttl_ms", e.maxTtlMs);
-    read(j, "last_token", e.lastToken);
-    read(j, "created_at", e.createdAt);
-    read(j, "policy", e.policy);
-    read(j, "supersede", e.supersede);
-    read(j, "serialization", e.serialization);
-    read(j, "frozen", e.frozen);
-    read(j, "current", e.current);
-    read(j, "lease", e.lease);
-    read(j, "queue", e.queue);
-    read(j, "pending_supersessions", e.pendingSupersessions);
-}
-
-void to_json(json& j, const EnvironmentList& l)
-{
-    j = json{{"environments", l.environments}};
-}
-
-void from_json(const json& j, EnvironmentList& l)
-{
-    read(j, "environments", l.environments);
+    io.required("environments", l.environments);
 }
 
 // The replies about one environment are its relctl.environment_json with the
 // call's own keys merged in.
-void to_json(json& j, const EnvironmentAdded& a)
+template <class Io, Is<EnvironmentAdded> A> void fields(Io& io, A& a)
 {
-    to_json(j, a.environment);
-    j["created"] = a.created;
+    io.merged(a.environment);
+    io.required("created", a.created);
 }
 
-void from_json(const json& j, EnvironmentAdded& a)
+template <class Io, Is<EnvironmentSet::Changed> C> void fields(Io& io, C& c)
 {
-    from_json(j, a.environment);
-    read(j, "created", a.created);
+    io.omittable("policy", c.policy);
+    io.omittable("supersede", c.supersede);
+    io.omittable("serialization", c.serialization);
 }
 
-void to_json(json& j, const EnvironmentSet::Changed& c)
+template <class Io, Is<EnvironmentSet> S> void fields(Io& io, S& s)
 {
-    j = json::object();
-    writeIfPresent(j, "policy", c.policy);
-    writeIfPresent(j, "supersede", c.supersede);
-    writeIfPresent(j, "serialization", c.serialization);
+    io.merged(s.environment);
+    io.required("status", s.status);
+    io.required("changed", s.changed);
 }
 
-void from_json(const json& j, EnvironmentSet::Changed& c)
+template <class Io, Is<FreezeChange> F> void fields(Io& io, F& f)
 {
-    readIfPresent(j, "policy", c.policy);
-    readIfPresent(j, "supersede", c.supersede);
-    readIfPresent(j, "serialization", c.serialization);
+    io.merged(f.environment);
+    io.required("status", f.status);
+    io.required("changed", f.changed);
 }
 
-void to_json(json& j, const EnvironmentSet& s)
+template <class Io, Is<LeaseShow> S> void fields(Io& io, S& s)
 {
-    to_json(j, s.environment);
-    j["status"] = s.status;
-    j["changed"] = s.changed;
+    io.required("env", s.env);
+    io.nullable("lease", s.lease);
 }
 
-void from_json(const json& j, EnvironmentSet& s)
+template <class Io, Is<Revocation> R> void fields(Io& io, R& r)
 {
-    from_json(j, s.environment);
-    read(j, "status", s.status);
-    read(j, "changed", s.changed);
+    io.required("status", r.status);
+    io.required("env", r.env);
+    io.required("revoked", r.revoked);
+    io.nullable("lease", r.lease);
+    io.omittable("by", r.by);
+    io.omittable("reason", r.reason);
+    io.omittable("message", r.message);
 }
 
-void to_json(json& j, const FreezeChange& f)
+template <class Io, Is<Supersession> S> void fields(Io& io, S& s)
 {
-    to_json(j, f.environment);
-    j["status"] = f.status;
-    j["changed"] = f.changed;
+    io.required("id", s.id);
+    io.required("env", s.env);
+    io.required("state", s.state);
+    io.required("opened_at", s.openedAt);
+    io.nullable("decided_at", s.decidedAt);
+    io.nullable("decided_by", s.decidedBy);
+    io.nullable("reason", s.reason);
+    io.nullable("winner", s.winner);
+    io.required("skipped", s.skipped);
 }
 
-void from_json(const json& j, FreezeChange& f)
+template <class Io, Is<Approvals> A> void fields(Io& io, A& a)
 {
-    from_json(j, f.environment);
-    read(j, "status", f.status);
-    read(j, "changed", f.changed);
+    io.required("approvals", a.approvals);
 }
 
-void to_json(json& j, const LeaseShow& s)
+template <class Io, Is<Decision> D> void fields(Io& io, D& d)
 {
-    j = json{{"env", s.env}, {"lease", nullable(s.lease)}};
+    io.merged(d.supersession);
+    io.required("status", d.status);
 }
 
-void from_json(const json& j, LeaseShow& s)
+template <class Io, Is<ServerInfo> S> void fields(Io& io, S& s)
 {
-    read(j, "env", s.env);
-    read(j, "lease", s.lease);
+    io.required("server_version", s.serverVersion);
+    io.required("database", s.database);
+    io.required("now", s.now);
+    io.nullable("schema_version", s.schemaVersion);
 }
 
-void to_json(json& j, const Revocation& r)
+template <class Io, Is<Event> E> void fields(Io& io, E& e)
 {
-    j = json{{"status", r.status}, {"env", r.env}, {"revoked", r.revoked}, {"lease", nullable(r.lease)}};
-    writeIfPresent(j, "by", r.by);
-    writeIfPresent(j, "reason", r.reason);
-    writeIfPresent(j, "message", r.message);
+    io.required("id", e.id);
+    io.required("at", e.at);
+    io.nullable("env", e.env);
+    io.required("operation", e.operation);
+    io.required("outcome", e.outcome);
+    io.nullable("reason", e.reason);
+    io.nullable("job", e.job);
+    io.nullable("release", e.release);
+    io.nullable("generation", e.generation);
+    io.nullable("token", e.token);
+    io.nullable("current_token", e.currentToken);
+    io.nullable("current_generation", e.currentGeneration);
+    io.nullable("current_release", e.currentRelease);
+    io.nullable("op_id", e.opId);
+    io.nullable("host", e.host);
+    io.nullable("pid", e.pid);
+    io.nullable("job_url", e.jobUrl);
+    io.required("detail", e.detail);
 }
 
-void from_json(const json& j, Revocation& r)
+template <class Io, Is<AuditTrail> A> void fields(Io& io, A& a)
 {
-    read(j, "status", r.status);
-    read(j, "env", r.env);
-    read(j, "revoked", r.revoked);
-    read(j, "lease", r.lease);
-    readIfPresent(j, "by", r.by);
-    readIfPresent(j, "reason", r.reason);
-    readIfPresent(j, "message", r.message);
+    io.required("events", a.events);
 }
 
-// relctl.manifest_json of a row that does not exist: every member null.
+template <class Io, Is<TracedRefusal::OwnLease> L> void fields(Io& io, L& l)
+{
+    io.required("token", l.token);
+    io.required("release", l.release);
+    io.required("generation", l.generation);
+    io.required("acquired_at", l.acquiredAt);
+    io.required("expires_at", l.expiresAt);
+    io.nullable("ended_at", l.endedAt);
+    io.nullable("end_reason", l.endReason);
+    io.nullable("host", l.host);
+    io.nullable("pid", l.pid);
+    io.nullable("job_url", l.jobUrl);
+}
+
+template <class Io, Is<TracedRefusal::SupersedingLease> L> void fields(Io& io, L& l)
+{
+    io.required("token", l.token);
+    io.required("job", l.job);
+    io.required("release", l.release);
+    io.required("generation", l.generation);
+    io.required("acquired_at", l.acquiredAt);
+    io.required("expires_at", l.expiresAt);
+    io.nullable("host", l.host);
+    io.nullable("pid", l.pid);
+    io.nullable("job_url", l.jobUrl);
+}
+
+template <class Io, Is<TracedRefusal::CurrentManifest> M> void fields(Io& io, M& m)
+{
+    io.required("release", m.release);
+    io.required("generation", m.generation);
+    io.required("job", m.job);
+    io.nullable("token", m.token);
+    io.required("published_at", m.publishedAt);
+    io.required("published_before_ms", m.publishedBeforeMs);
+}
+
+template <class Io, Is<TracedRefusal> R> void fields(Io& io, R& r)
+{
+    io.required("event", r.event);
+    io.nullable("lease", r.lease);
+    io.nullable("superseded_by", r.supersededBy);
+    io.nullable("current_manifest", r.currentManifest);
+}
+
+template <class Io, Is<JobTrace> T> void fields(Io& io, T& t)
+{
+    io.required("job", t.job);
+    io.required("refusals", t.refusals);
+}
+
+// The outcome is the stored reply (see toValue/fromValue).
+template <class Io, Is<OperationRecord> O> void fields(Io& io, O& o)
+{
+    io.required("op_id", o.opId);
+    io.required("status", o.status);
+    io.omittable("operation", o.operation);
+    io.omittable("request", o.request);
+    io.omittable("outcome", o.outcome);
+    io.omittable("recorded_at", o.recordedAt);
+}
+
+} // namespace
+
+// to_json and from_json of a type whose keys its `fields` lists.
+#define RELCTL_JSON_FROM_FIELDS(Type)                                                                        \
+    void to_json(json& j, const Type& value)                                                                 \
+    {                                                                                                        \
+        writeFields(j, value);                                                                               \
+    }                                                                                                        \
+    void from_json(const json& j, Type& value)                                                               \
+    {                                                                                                        \
+        readFields(j, value);                                                                                \
+    }
+
+RELCTL_JSON_FROM_FIELDS(Lease)
+RELCTL_JSON_FROM_FIELDS(Candidate)
+RELCTL_JSON_FROM_FIELDS(Manifest)
+RELCTL_JSON_FROM_FIELDS(Frozen)
+RELCTL_JSON_FROM_FIELDS(Environment)
+RELCTL_JSON_FROM_FIELDS(EnvironmentList)
+RELCTL_JSON_FROM_FIELDS(EnvironmentAdded)
+RELCTL_JSON_FROM_FIELDS(EnvironmentSet::Changed)
+RELCTL_JSON_FROM_FIELDS(EnvironmentSet)
+RELCTL_JSON_FROM_FIELDS(FreezeChange)
+RELCTL_JSON_FROM_FIELDS(LeaseShow)
+RELCTL_JSON_FROM_FIELDS(Revocation)
+RELCTL_JSON_FROM_FIELDS(Supersession)
+RELCTL_JSON_FROM_FIELDS(Approvals)
+RELCTL_JSON_FROM_FIELDS(Decision)
+RELCTL_JSON_FROM_FIELDS(ServerInfo)
+RELCTL_JSON_FROM_FIELDS(Event)
+RELCTL_JSON_FROM_FIELDS(AuditTrail)
+RELCTL_JSON_FROM_FIELDS(TracedRefusal::OwnLease)
+RELCTL_JSON_FROM_FIELDS(TracedRefusal::SupersedingLease)
+RELCTL_JSON_FROM_FIELDS(TracedRefusal::CurrentManifest)
+RELCTL_JSON_FROM_FIELDS(TracedRefusal)
+RELCTL_JSON_FROM_FIELDS(JobTrace)
+RELCTL_JSON_FROM_FIELDS(OperationRecord)
+
+#undef RELCTL_JSON_FROM_FIELDS
+
+// Not a list of keys: relctl.manifest_json of a row that does not exist has
+// every member null.
 void to_json(json& j, const ManifestShow& s)
 {
     if (s.manifest) {
@@ -281,13 +401,14 @@ void to_json(json& j, const ManifestShow& s)
 
 void from_json(const json& j, ManifestShow& s)
 {
-    read(j, "env", s.env);
+    Reader{j}.required("env", s.env);
     if (j.at("release").is_null())
         s.manifest.reset();
     else
         s.manifest = j.get<Manifest>();
 }
 
+// Not a list of keys: each manifest of the history carries the environment too.
 void to_json(json& j, const ManifestHistory& h)
 {
     json history = json::array();
@@ -301,250 +422,9 @@ void to_json(json& j, const ManifestHistory& h)
 
 void from_json(const json& j, ManifestHistory& h)
 {
-    read(j, "env", h.env);
-    read(j, "history", h.history);
-}
-
-void to_json(json& j, const Supersession& s)
-{
-    j = json{{"id", s.id},
-             {"env", s.env},
-             {"state", s.state},
-             {"opened_at", s.openedAt},
-             {"decided_at", nullable(s.decidedAt)},
-             {"decided_by", nullable(s.decidedBy)},
-             {"reason", nullable(s.reason)},
-             {"winner", nullable(s.winner)},
-             {"skipped", s.skipped}};
-}
-
-void from_json(const json& j, Supersession& s)
-{
-    read(j, "id", s.id);
-    read(j, "env", s.env);
-    read(j, "state", s.state);
-    read(j, "opened_at", s.openedAt);
-    read(j, "decided_at", s.decidedAt);
-    read(j, "decided_by", s.decidedBy);
-    read(j, "reason", s.reason);
-    read(j, "winner", s.winner);
-    read(j, "skipped", s.skipped);
-}
-
-void to_json(json& j, const Approvals& a)
-{
-    j = json{{"approvals", a.approvals}};
-}
-
-void from_json(const json& j, Approvals& a)
-{
-    read(j, "approvals", a.approvals);
-}
-
-void to_json(json& j, const Decision& d)
-{
-    to_json(j, d.supersession);
-    j["status"] = d.status;
-}
-
-void from_json(const json& j, Decision& d)
-{
-    from_json(j, d.supersession);
-    read(j, "status", d.status);
-}
-
-void to_json(json& j, const ServerInfo& s)
-{
-    j = json{{"server_version", s.serverVersion},
-             {"database", s.database},
-             {"now", s.now},
-             {"schema_version", nullable(s.schemaVersion)}};
-}
-
-void from_json(const json& j, ServerInfo& s)
-{
-    read(j, "server_version", s.serverVersion);
-    read(j, "database", s.database);
-    read(j, "now", s.now);
-    read(j, "schema_version", s.schemaVersion);
-}
-
-void to_json(json& j, const Event& e)
-{
-    j = json{{"id", e.id},
-             {"at", e.at},
-             {"env", nullable(e.env)},
-             {"operation", e.operation},
-             {"outcome", e.outcome},
-             {"reason", nullable(e.reason)},
-             {"job", nullable(e.job)},
-             {"release", nullable(e.release)},
-             {"generation", nullable(e.generation)},
-             {"token", nullable(e.token)},
-             {"current_token", nullable(e.currentToken)},
-             {"current_generation", nullable(e.currentGeneration)},
-             {"current_release", nullable(e.currentRelease)},
-             {"op_id", nullable(e.opId)},
-             {"host", nullable(e.host)},
-             {"pid", nullable(e.pid)},
-             {"job_url", nullable(e.jobUrl)},
-             {"detail", e.detail}};
-}
-
-void from_json(const json& j, Event& e)
-{
-    read(j, "id", e.id);
-    read(j, "at", e.at);
-    read(j, "env", e.env);
-    read(j, "operation", e.operation);
-    read(j, "outcome", e.outcome);
-    read(j, "reason", e.reason);
-    read(j, "job", e.job);
-    read(j, "release", e.release);
-    read(j, "generation", e.generation);
-    read(j, "token", e.token);
-    read(j, "current_token", e.currentToken);
-    read(j, "current_generation", e.currentGeneration);
-    read(j, "current_release", e.currentRelease);
-    read(j, "op_id", e.opId);
-    read(j, "host", e.host);
-    read(j, "pid", e.pid);
-    read(j, "job_url", e.jobUrl);
-    e.detail = j.at("detail");
-}
-
-void to_json(json& j, const AuditTrail& a)
-{
-    j = json{{"events", a.events}};
-}
-
-void from_json(const json& j, AuditTrail& a)
-{
-    read(j, "events", a.events);
-}
-
-void to_json(json& j, const TracedRefusal::OwnLease& l)
-{
-    j = json{{"token", l.token},
-             {"release", l.release},
-             {"generation", l.generation},
-             {"acquired_at", l.acquiredAt},
-             {"expires_at", l.expiresAt},
-             {"ended_at", nullable(l.endedAt)},
-             {"end_reason", nullable(l.endReason)},
-             {"host", nullable(l.host)},
-             {"pid", nullable(l.pid)},
-             {"job_url", nullable(l.jobUrl)}};
-}
-
-void from_json(const json& j, TracedRefusal::OwnLease& l)
-{
-    read(j, "token", l.token);
-    read(j, "release", l.release);
-    read(j, "generation", l.generation);
-    read(j, "acquired_at", l.acquiredAt);
-    read(j, "expires_at", l.expiresAt);
-    read(j, "ended_at", l.endedAt);
-    read(j, "end_reason", l.endReason);
-    read(j, "host", l.host);
-    read(j, "pid", l.pid);
-    read(j, "job_url", l.jobUrl);
-}
-
-void to_json(json& j, const TracedRefusal::SupersedingLease& l)
-{
-    j = json{{"token", l.token},
-             {"job", l.job},
-             {"release", l.release},
-             {"generation", l.generation},
-             {"acquired_at", l.acquiredAt},
-             {"expires_at", l.expiresAt},
-             {"host", nullable(l.host)},
-             {"pid", nullable(l.pid)},
-             {"job_url", nullable(l.jobUrl)}};
-}
-
-void from_json(const json& j, TracedRefusal::SupersedingLease& l)
-{
-    read(j, "token", l.token);
-    read(j, "job", l.job);
-    read(j, "release", l.release);
-    read(j, "generation", l.generation);
-    read(j, "acquired_at", l.acquiredAt);
-    read(j, "expires_at", l.expiresAt);
-    read(j, "host", l.host);
-    read(j, "pid", l.pid);
-    read(j, "job_url", l.jobUrl);
-}
-
-void to_json(json& j, const TracedRefusal::CurrentManifest& m)
-{
-    j = json{{"release", m.release},
-             {"generation", m.generation},
-             {"job", m.job},
-             {"token", nullable(m.token)},
-             {"published_at", m.publishedAt},
-             {"published_before_ms", m.publishedBeforeMs}};
-}
-
-void from_json(const json& j, TracedRefusal::CurrentManifest& m)
-{
-    read(j, "release", m.release);
-    read(j, "generation", m.generation);
-    read(j, "job", m.job);
-    read(j, "token", m.token);
-    read(j, "published_at", m.publishedAt);
-    read(j, "published_before_ms", m.publishedBeforeMs);
-}
-
-void to_json(json& j, const TracedRefusal& r)
-{
-    j = json{{"event", r.event},
-             {"lease", nullable(r.lease)},
-             {"superseded_by", nullable(r.supersededBy)},
-             {"current_manifest", nullable(r.currentManifest)}};
-}
-
-void from_json(const json& j, TracedRefusal& r)
-{
-    read(j, "event", r.event);
-    read(j, "lease", r.lease);
-    read(j, "superseded_by", r.supersededBy);
-    read(j, "current_manifest", r.currentManifest);
-}
-
-void to_json(json& j, const JobTrace& t)
-{
-    j = json{{"job", t.job}, {"refusals", t.refusals}};
-}
-
-void from_json(const json& j, JobTrace& t)
-{
-    read(j, "job", t.job);
-    read(j, "refusals", t.refusals);
-}
-
-void to_json(json& j, const OperationRecord& o)
-{
-    j = json{{"op_id", o.opId}, {"status", o.status}};
-    writeIfPresent(j, "operation", o.operation);
-    writeIfPresent(j, "request", o.request);
-    if (o.outcome)
-        j["outcome"] = o.outcome->body;
-    writeIfPresent(j, "recorded_at", o.recordedAt);
-}
-
-void from_json(const json& j, OperationRecord& o)
-{
-    read(j, "op_id", o.opId);
-    read(j, "status", o.status);
-    readIfPresent(j, "operation", o.operation);
-    readIfPresent(j, "request", o.request);
-    if (const auto it = j.find("outcome"); it != j.end())
-        o.outcome = Outcome::fromReply(*it);
-    else
-        o.outcome.reset();
-    readIfPresent(j, "recorded_at", o.recordedAt);
+    Reader reader{j};
+    reader.required("env", h.env);
+    reader.required("history", h.history);
 }
 
 } // namespace relctl
