@@ -11,21 +11,22 @@
 // before the lease ends. The database must be migrated (relctl migrate).
 
 #include "relctl/database.h"
+#include "relctl/process.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
-#include <spawn.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
-extern char** environ;
 
 namespace {
 
@@ -39,21 +40,18 @@ using nlohmann::json;
     std::exit(1);
 }
 
+// Starts a relctl with its output discarded (the bench reads the database).
 pid_t spawn(const std::vector<std::string>& args)
 {
-    std::vector<char*> argv;
-    for (const std::string& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
-        fail("cannot start " + args[0]);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
+    static const relctl::Fd devNull(open("/dev/null", O_WRONLY | O_CLOEXEC));
+    relctl::SpawnOptions options;
+    options.argv = args;
+    options.environment = relctl::environmentWith({});
+    options.output = devNull.get();
+    const relctl::Spawned spawned = relctl::spawn(options);
+    if (spawned.error != 0)
+        fail("cannot start " + args.at(0) + ": " + std::strerror(spawned.error));
+    return spawned.pid;
 }
 
 int reap(pid_t pid)
@@ -78,7 +76,7 @@ double epochSeconds(const std::string& at)
 double percentile(std::vector<double> v, double p)
 {
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1))))];
 }
 
 void report(const char* what, const std::vector<double>& ms)
@@ -201,7 +199,8 @@ private:
 
 int main(int argc, char** argv)
 {
-    std::string dsn = std::getenv("RELCTL_DSN") ? std::getenv("RELCTL_DSN") : "";
+    const char* dsnVariable = std::getenv("RELCTL_DSN");
+    std::string dsn = dsnVariable != nullptr ? dsnVariable : "";
     int rounds = 50;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];

@@ -111,6 +111,7 @@ void seedEvents(const TestDatabase& db, long long n)
 std::vector<std::int64_t> ids(const std::vector<AuditEvent>& events)
 {
     std::vector<std::int64_t> out;
+    out.reserve(events.size());
     for (const AuditEvent& e : events)
         out.push_back(e.id);
     return out;

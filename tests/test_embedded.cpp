@@ -214,6 +214,7 @@ private slots:
         Home home;
         const std::vector<std::string> names{"a", "b", "c", "d"};
         std::vector<std::unique_ptr<QProcess>> runs;
+        runs.reserve(names.size());
         for (const std::string& name : names)
             runs.push_back(home.start({"env", "add", name}));
         for (auto& p : runs) {

@@ -25,7 +25,7 @@ namespace {
 // the text is what --json prints, and it also tells an integer from a float.
 template <class Reply> Reply roundTrip(const json& server)
 {
-    const Reply typed = server.get<Reply>();
+    Reply typed = server.get<Reply>();
     const std::string back = relctl::toJson(typed).dump();
     if (back != server.dump())
         qFatal("the typed reply differs from the server's:\nserver: %s\ntyped:  %s", server.dump().c_str(),

@@ -176,8 +176,8 @@ private slots:
                                                {"sh", "-c", R"(printf '%s|' "$@")", "sh", "--dsn", "host=/nowhere",
                                                 "--json", "--help", "--", "--env=x", ""}));
         QVERIFY2(r.exitCode == 0, failure(r));
-        QCOMPARE(q(r.out), QStringLiteral("--dsn|host=/nowhere|--json|--help|--|--env=x||"));
-        QCOMPARE(q(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
+        QCOMPARE(qstr(r.out), QStringLiteral("--dsn|host=/nowhere|--json|--help|--|--env=x||"));
+        QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
     }
 
     void commandFailureIsNotPublished_data()

@@ -269,8 +269,7 @@ private slots:
               "SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)", "SELECT relctl.trace('job-1')",
               "SELECT relctl.op_show('gitlab-77-acquire')", "SELECT relctl.approvals(NULL, true)",
               "SELECT relctl.console_environments()::text",
-              "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, NULL, NULL, "
-              "NULL, 500)::text",
+              "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, NULL, NULL, NULL, 500)::text",
               "SELECT relctl.console_timeline(0, 9999999999999)::text"})
             answers.push_back(value(db.reviewerDsn(), sql));
         for (const std::string& a : answers) {

@@ -353,15 +353,14 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
     std::optional<std::string> flagWithValue;
     for (auto word = words.begin(); word != separator; ++word) {
         const std::size_t eq = word->find('=');
-        if (word->rfind("--", 0) != 0 || eq == std::string::npos) {
-            own.push_back(*word);
-        } else if (flags.count(word->substr(0, eq))) {
+        const bool optionWithValue = word->rfind("--", 0) == 0 && eq != std::string::npos;
+        if (optionWithValue && flags.count(word->substr(0, eq))) {
             // CLI11 would read "--all=false" as a flag turned off; relctl's
             // flags never took a value. Left out and reported after parsing
             // the rest, so that a --json before it is known.
             if (!flagWithValue)
                 flagWithValue = word->substr(0, eq);
-        } else if (eq + 1 == word->size()) {
+        } else if (optionWithValue && eq + 1 == word->size()) {
             // "--name=" is an empty value, as "--name ''"; CLI11 would take the next word instead.
             own.push_back(word->substr(0, eq));
             own.emplace_back();

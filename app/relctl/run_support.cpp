@@ -282,7 +282,7 @@ int Heartbeat::renewals() const
     return m_state->renewals;
 }
 
-void Heartbeat::loop(std::shared_ptr<State> s)
+void Heartbeat::loop(const std::shared_ptr<State>& s)
 {
     std::optional<Database> db; // connected at once, dropped after any failure
     const auto retryDelay = std::clamp<std::chrono::milliseconds>(s->ttl / 10, 50ms, 1s);

@@ -127,7 +127,7 @@ public:
 
 private:
     struct State;
-    static void loop(std::shared_ptr<State> state);
+    static void loop(const std::shared_ptr<State>& state);
 
     std::shared_ptr<State> m_state;
     std::thread m_thread;

@@ -442,7 +442,7 @@ void createDatabaseAndMigrate(const Layout& at)
 
 } // namespace
 
-EmbeddedCluster::EmbeddedCluster(std::filesystem::path directory)
+EmbeddedCluster::EmbeddedCluster(const std::filesystem::path& directory)
     : m_directory(fs::absolute(directory).lexically_normal())
 {
     if (!m_directory.has_filename())

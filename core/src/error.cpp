@@ -40,8 +40,8 @@ std::string_view errorCodeName(ExitCode code)
     return "internal";
 }
 
-Error::Error(ExitCode code, std::string message, std::string reason, nlohmann::json detail)
-    : std::runtime_error(std::move(message)), m_code(code),
+Error::Error(ExitCode code, const std::string& message, std::string reason, nlohmann::json detail)
+    : std::runtime_error(message), m_code(code),
       m_reason(reason.empty() ? std::string(errorCodeName(code)) : std::move(reason)),
       m_detail(std::move(detail))
 {

@@ -76,6 +76,7 @@ std::vector<MigrationState> readStates(pqxx::connection& conn, const std::vector
         }
     }
     std::vector<MigrationState> states;
+    states.reserve(byVersion.size());
     for (auto& [version, s] : byVersion)
         states.push_back(std::move(s));
 

@@ -348,6 +348,7 @@ template <class Io, Is<OperationRecord> O> void fields(Io& io, O& o)
 } // namespace
 
 // to_json and from_json of a type whose keys its `fields` lists.
+// NOLINTBEGIN(bugprone-macro-parentheses): the argument is a type name
 #define RELCTL_JSON_FROM_FIELDS(Type)                                                                        \
     void to_json(json& j, const Type& value)                                                                 \
     {                                                                                                        \
@@ -384,6 +385,7 @@ RELCTL_JSON_FROM_FIELDS(JobTrace)
 RELCTL_JSON_FROM_FIELDS(OperationRecord)
 
 #undef RELCTL_JSON_FROM_FIELDS
+// NOLINTEND(bugprone-macro-parentheses)
 
 // Not a list of keys: relctl.manifest_json of a row that does not exist has
 // every member null.

@@ -133,19 +133,19 @@ std::vector<long long> TestDatabase::footprint() const
     // case, and a connection per figure made them the slowest suite.
     std::vector<std::string> figures;
     for (const char* table : {"environments", "leases", "manifests", "events", "operations"})
-        figures.push_back(std::string("(SELECT count(*) FROM relctl.") + table + ")");
+        figures.emplace_back(std::string("(SELECT count(*) FROM relctl.") + table + ")");
     // Tables and settings of migration 0002, when it is applied.
     if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'candidates'") ==
         1) {
-        figures.push_back("(SELECT count(*) FROM relctl.candidates)");
-        figures.push_back("(SELECT count(*) FROM relctl.supersessions)");
-        figures.push_back(
+        figures.emplace_back("(SELECT count(*) FROM relctl.candidates)");
+        figures.emplace_back("(SELECT count(*) FROM relctl.supersessions)");
+        figures.emplace_back(
             "(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', name, policy, supersede, "
             "serialization, frozen_by, frozen_reason), ',' ORDER BY name), '')), 1, 15))"
             "::bit(60)::bigint FROM relctl.environments)");
     }
-    figures.push_back("(SELECT coalesce(sum(last_token), 0) FROM relctl.environments)");
-    figures.push_back("(SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
+    figures.emplace_back("(SELECT coalesce(sum(last_token), 0) FROM relctl.environments)");
+    figures.emplace_back("(SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
                       "FROM relctl.leases)");
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < figures.size(); ++i)

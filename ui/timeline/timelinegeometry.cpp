@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 
 namespace relctl::ui {
 
@@ -141,7 +142,11 @@ std::vector<TimelineGeometry::Tick> TimelineGeometry::niceTicks(double minSpacin
         // values stay exact in a double.
         QDate previousDay;
         int previousYear = 0;
-        for (double t = std::ceil((m_start - offset) / step) * step + offset; t <= m_end; t += step) {
+        // Counted in whole steps: a double counter would drift by its sums.
+        for (auto k = static_cast<std::int64_t>(std::ceil((m_start - offset) / step));; ++k) {
+            const double t = static_cast<double>(k) * step + offset;
+            if (t > m_end)
+                break;
             const QDateTime at = utc(t);
             Tick tick{t, xForTime(t), at.toString(format), {}, false};
             // The date is shown where the day changes (and at the first tick,

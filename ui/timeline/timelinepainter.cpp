@@ -18,8 +18,8 @@ QColor mix(const QColor& a, const QColor& b, double t)
 {
     // QColor's components are floats; the blend is computed in double.
     const auto blend = [t](float from, float to) {
-        const double a = static_cast<double>(from);
-        return static_cast<float>(a + (static_cast<double>(to) - a) * t);
+        const double start = static_cast<double>(from);
+        return static_cast<float>(start + (static_cast<double>(to) - start) * t);
     };
     return QColor::fromRgbF(blend(a.redF(), b.redF()), blend(a.greenF(), b.greenF()), blend(a.blueF(), b.blueF()));
 }

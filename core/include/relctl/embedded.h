@@ -14,7 +14,7 @@ namespace relctl {
 class EmbeddedCluster final
 {
 public:
-    explicit EmbeddedCluster(std::filesystem::path directory);
+    explicit EmbeddedCluster(const std::filesystem::path& directory);
 
     // The cluster of the current user (from XDG_DATA_HOME / HOME).
     static EmbeddedCluster forCurrentUser();

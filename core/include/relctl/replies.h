@@ -234,46 +234,58 @@ struct AuditTrail
     std::vector<Event> events;
 };
 
+// The parts of a traced refusal. At namespace scope, not nested in
+// TracedRefusal: clang decides whether a nested struct with member
+// initializers is default-constructible while the enclosing one is still
+// incomplete, says no, and nlohmann::json then cannot read it.
+
+// The refused job's own lease, as it stood or ended.
+struct RefusalOwnLease
+{
+    std::int64_t token = 0;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::optional<Timestamp> endedAt;
+    std::optional<std::string> endReason; // released | revoked
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// The environment's newest lease at the refusal, when it was not the job's.
+struct RefusalSupersedingLease
+{
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// The manifest current at the refusal.
+struct RefusalCurrentManifest
+{
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token;
+    Timestamp publishedAt;
+    std::int64_t publishedBeforeMs = 0; // from that publish to the refusal
+};
+
 // One refusal of relctl.trace, with what explains it.
 struct TracedRefusal
 {
-    // The refused job's own lease, as it stood or ended.
-    struct OwnLease
-    {
-        std::int64_t token = 0;
-        std::string release;
-        std::int64_t generation = 0;
-        Timestamp acquiredAt;
-        Timestamp expiresAt;
-        std::optional<Timestamp> endedAt;
-        std::optional<std::string> endReason; // released | revoked
-        std::optional<std::string> host;
-        std::optional<std::int64_t> pid;
-        std::optional<std::string> jobUrl;
-    };
-    // The environment's newest lease at the refusal, when it was not the job's.
-    struct SupersedingLease
-    {
-        std::int64_t token = 0;
-        std::string job;
-        std::string release;
-        std::int64_t generation = 0;
-        Timestamp acquiredAt;
-        Timestamp expiresAt;
-        std::optional<std::string> host;
-        std::optional<std::int64_t> pid;
-        std::optional<std::string> jobUrl;
-    };
-    // The manifest current at the refusal.
-    struct CurrentManifest
-    {
-        std::string release;
-        std::int64_t generation = 0;
-        std::string job;
-        std::optional<std::int64_t> token;
-        Timestamp publishedAt;
-        std::int64_t publishedBeforeMs = 0; // from that publish to the refusal
-    };
+    using OwnLease = RefusalOwnLease;
+    using SupersedingLease = RefusalSupersedingLease;
+    using CurrentManifest = RefusalCurrentManifest;
+
     Event event;
     std::optional<OwnLease> lease;
     std::optional<SupersedingLease> supersededBy;
@@ -301,6 +313,7 @@ struct OperationRecord
     bool recorded() const { return status == "recorded"; }
 };
 
+// NOLINTBEGIN(bugprone-macro-parentheses): the argument is a type name
 #define RELCTL_REPLY_JSON(Type)                                                                              \
     void to_json(nlohmann::json& j, const Type& value);                                                      \
     void from_json(const nlohmann::json& j, Type& value)
@@ -333,6 +346,7 @@ RELCTL_REPLY_JSON(JobTrace);
 RELCTL_REPLY_JSON(OperationRecord);
 
 #undef RELCTL_REPLY_JSON
+// NOLINTEND(bugprone-macro-parentheses)
 
 // A reply as the server sent it: for --json output.
 template <class Reply> nlohmann::json toJson(const Reply& reply)
