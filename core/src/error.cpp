@@ -47,9 +47,9 @@ Error::Error(ExitCode code, const std::string& message, std::string reason, nloh
 {
 }
 
-void throwUsage(std::string message)
+void throwUsage(const std::string& message)
 {
-    throw Error(ExitCode::Usage, std::move(message));
+    throw Error(ExitCode::Usage, message);
 }
 
 } // namespace relctl

@@ -48,6 +48,6 @@ private:
     nlohmann::json m_detail;
 };
 
-[[noreturn]] void throwUsage(std::string message);
+[[noreturn]] void throwUsage(const std::string& message);
 
 } // namespace relctl
