@@ -58,7 +58,9 @@ private slots:
         QSignalSpy connected(r.worker, &ConsoleWorker::connectionChanged);
         QSignalSpy slept(r.worker, &ConsoleWorker::slept);
         r.start();
-        QVERIFY(connected.wait(10000));
+        // The spies record on the worker's thread, so an answer may come
+        // before a wait() would begin: the tests count answers instead.
+        QTRY_VERIFY_WITH_TIMEOUT(!connected.isEmpty(), 10000);
         QVERIFY(connected.last().at(0).value<ConnectionState>().connected);
 
         int ticks = 0;
@@ -68,7 +70,7 @@ private slots:
         QElapsedTimer elapsed;
         elapsed.start();
         r.post([](ConsoleWorker& w) { w.sleepOnServer(7, 2.0); });
-        QVERIFY(slept.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(!slept.isEmpty(), 10000);
         QCOMPARE(slept.first().at(0).value<quint64>(), quint64(7));
         QVERIFY(elapsed.elapsed() >= 1900);
         // 2 s at one tick per 20 ms is ~100: the event loop kept running throughout.
@@ -82,7 +84,7 @@ private slots:
         QSignalSpy connected(r.worker, &ConsoleWorker::connectionChanged);
         QSignalSpy events(r.worker, &ConsoleWorker::eventsArrived);
         r.start();
-        QVERIFY(connected.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(!connected.isEmpty(), 10000);
         QTRY_VERIFY_WITH_TIMEOUT(events.count() >= 1, 5000); // the reload after connecting
         events.clear();
         QCOMPARE(runRelctl(db, {"env", "add", "staging"}).exitCode, 0);
@@ -96,7 +98,7 @@ private slots:
         QSignalSpy state(r.worker, &ConsoleWorker::connectionChanged);
         QSignalSpy failed(r.worker, &ConsoleWorker::requestFailed);
         r.start();
-        QVERIFY(state.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(!state.isEmpty(), 10000);
         const auto s = state.last().at(0).value<ConnectionState>();
         QVERIFY(!s.connected);
         QVERIFY(!s.message.isEmpty());
@@ -128,8 +130,6 @@ private slots:
         ConsoleAction freeze{ConsoleAction::Kind::Freeze, QStringLiteral("prod"), 0, QStringLiteral("erin"),
                              QStringLiteral("incident 7")};
         r.post([freeze](ConsoleWorker& w) { w.runAction(1, freeze); });
-        // The spy records on the worker's thread: an answer may precede a
-        // wait() (which would then wait for a second one), so count instead.
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
         QVERIFY(done.first().at(1).toBool());
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'freeze' AND actor = 'erin' "
