@@ -1,0 +1,145 @@
+#pragma once
+
+// The history checker: the protocol's invariants, judged from what the
+// database recorded (leases, manifests, the audit trail and the record of
+// operation outcomes), not from what any client believes. `relctl verify`
+// runs it read-only against any relctl database, production included, and
+// every rehearsal ends with it on its scratch database.
+//
+// The checks are pure functions of a History value, so each is unit-tested on
+// fabricated histories that break exactly that check (tests/test_history.cpp);
+// nothing in the protocol has to be bypassed to show that a check can fail.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relctl {
+
+class Database;
+
+namespace history {
+
+using EpochMs = std::int64_t; // milliseconds since the epoch, from the server's clock
+
+struct EnvironmentRow
+{
+    std::string name;
+    std::int64_t lastToken = 0;
+    std::optional<std::int64_t> currentManifestId;
+};
+
+struct LeaseRow
+{
+    std::string env;
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    EpochMs acquiredAt = 0;
+    // Renewals only ever move it later, and a lease cannot be renewed once
+    // expired, so a lease was live exactly on [acquiredAt, min(expiresAt, endedAt)).
+    EpochMs expiresAt = 0;
+    std::optional<EpochMs> endedAt;
+    std::optional<std::string> endReason; // released | revoked
+    std::optional<std::string> opId;
+};
+
+struct ManifestRow
+{
+    std::int64_t id = 0;
+    std::string env;
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token; // empty: published with serialization off
+    EpochMs publishedAt = 0;
+    std::optional<std::string> opId;
+    // A recorded rollback (the promotions issue) may restore an older
+    // generation; nothing else may make the history go backwards.
+    bool rollback = false;
+};
+
+struct EventRow
+{
+    std::int64_t id = 0;
+    EpochMs at = 0;
+    std::optional<std::string> env;
+    std::string operation;
+    std::string outcome; // accepted | rejected
+    std::optional<std::string> reason;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::int64_t> currentToken;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> currentRelease;
+    std::optional<std::string> opId;
+};
+
+// The first recorded outcome of an operation id.
+struct OperationRow
+{
+    std::string opId;
+    std::string operation;
+    std::string status; // ok | refused | busy | queued ...
+    std::optional<std::string> reason;
+    std::optional<std::string> env;
+    EpochMs recordedAt = 0;
+};
+
+struct History
+{
+    std::vector<EnvironmentRow> environments;
+    std::vector<LeaseRow> leases;       // by env, token
+    std::vector<ManifestRow> manifests; // by id
+    std::vector<EventRow> events;       // by id
+    std::vector<OperationRow> operations;
+    // What the history was read for (`--env`, `--since`); empty: everything.
+    std::optional<std::string> env;
+    std::optional<EpochMs> since;
+};
+
+// Reads the history from a relctl database through relctl.history() (granted
+// to relctl_reviewer): one read-only transaction, so the tables are seen at
+// one instant. With `since`, rows before it are left out except what the
+// checks need to judge the rows after it (each environment's last manifest
+// before it and the leases live at it).
+History load(Database& db, const std::optional<std::string>& env = {},
+             const std::optional<std::string>& since = {});
+
+struct Verdict
+{
+    std::string name;   // e.g. "fencing-tokens-increase"
+    bool passed = true;
+    std::string detail; // one line: what was checked, or the first violation
+    std::vector<std::string> violations; // every violation found, one line each
+};
+
+struct Expectations
+{
+    // The release that must be current on the environment at the end.
+    std::optional<std::string> env;
+    std::optional<std::string> currentRelease;
+};
+
+struct CheckInfo
+{
+    std::string name;
+    std::string meaning; // one sentence, for help texts and reports
+};
+
+// The checks, in the order check() reports them.
+const std::vector<CheckInfo>& checks();
+
+// Every check on the history (and "expected-current-manifest" when the
+// expectations name a release). Never throws on a malformed history: a row
+// that cannot be judged is itself a violation.
+std::vector<Verdict> check(const History& history, const Expectations& expected = {});
+
+bool allPassed(const std::vector<Verdict>& verdicts);
+
+} // namespace history
+} // namespace relctl
