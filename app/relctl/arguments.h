@@ -39,6 +39,7 @@ public:
     std::optional<std::string> get(const std::string& name) const;
     std::string required(const std::string& name) const;
     std::string positional(std::size_t index, const std::string& what) const;
+    const std::vector<std::string>& positionals() const { return m_positionals; }
 
     // Typed accessors: each throws Error(Usage) naming the option and the value.
     std::optional<std::chrono::milliseconds> duration(const std::string& name, bool positive) const;

@@ -1,6 +1,7 @@
 #include "commandline.h"
 
 #include "relctl/error.h"
+#include "relctl/rehearsal.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -115,6 +116,16 @@ CLI::App* group(CLI::App* parent, const std::string& name, const std::string& he
     return g;
 }
 
+std::string rehearsalFooter()
+{
+    std::string text = "Scenarios:\n";
+    for (const rehearsal::Scenario& s : rehearsal::scenarios())
+        text += "  " + s.name + std::string(12 - std::min<std::size_t>(s.name.size(), 11), ' ') + s.title + "\n";
+    return text + "The global --dsn names the server the scratch database is created on (the login needs\n"
+                  "CREATEDB and superuser); without one, the embedded default database's server.\n"
+                  "Exit 0 when every invariant held, 10 when one broke, 2 for invalid input.";
+}
+
 void buildGrammar(CLI::App& app)
 {
     // Options given twice are reported by parse() (as before CLI11): keep them all.
@@ -226,6 +237,19 @@ void buildGrammar(CLI::App& app)
     CLI::App* op = group(&app, "op", "operation ids");
     c = op->add_subcommand("show", "the recorded outcome of an operation id");
     positional(c, "ID", "an operation id");
+
+    c = app.add_subcommand("rehearse",
+                           "play failure scenarios on a scratch database and check the invariants");
+    c->add_option("SCENARIO", "scenarios to play (default: all)")->expected(0, -1)->allow_extra_args();
+    flag(c, "list", "name and explain the scenarios");
+    value(c, "like", "ENV", "copy this environment's queue policy, supersede mode and serialization")
+        ->check(rule(environmentNameProblem));
+    flag(c, "keep", "keep the scratch database afterwards");
+    value(c, "dsn", "CONNINFO", "rehearse in this existing, empty test database instead of a scratch one");
+    duration(c, "ttl", true, "the scratch environments' lease TTL (default 1500ms)");
+    value(c, "report", "FILE", "write a self-contained HTML report");
+    value(c, "relctl", "PATH", "the relctl executable the jobs run (default: this one)");
+    c->footer(rehearsalFooter());
 
     // Last: a subcommand takes its parent's footer when it is added.
     app.footer(kNotes);
@@ -388,7 +412,8 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
         if (o->count() == 0 || o == command.get_help_ptr())
             continue;
         if (o->get_positional()) {
-            invocation.arguments.addPositional(o->results().front());
+            for (const std::string& v : o->results())
+                invocation.arguments.addPositional(v);
             continue;
         }
         const std::string name = o->get_lnames().front();

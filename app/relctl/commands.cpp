@@ -10,6 +10,7 @@
 #include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
+#include "rehearse.h"
 #include "render.h"
 #include "run.h"
 
@@ -69,6 +70,8 @@ public:
                                          [this] { return connect(); }});
         if (command == "db")
             return dbCommand(word(1), m_out);
+        if (command == "rehearse")
+            return rehearseCommand(RehearseContext{m_args, m_out, namedDsn()});
         if (command == "trace") {
             const Arguments& o = m_args;
             const JobTrace reply = database().trace(o.required("job"));
@@ -114,13 +117,24 @@ private:
     Database connect() const
     {
         std::string dsn;
-        if (m_globals.dsn)
-            dsn = *m_globals.dsn;
-        else if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
-            dsn = env;
+        if (auto named = namedDsn())
+            dsn = *named;
         else if (embeddedIsDefault())
             dsn = EmbeddedCluster::forCurrentUser().ensureRunning();
         return Database(dsn, ClientContext::current(m_globals.jobUrl));
+    }
+
+    // --dsn, else $RELCTL_DSN, else "" when libpq's PG* variables name a
+    // server; nothing when the embedded default database is meant.
+    std::optional<std::string> namedDsn() const
+    {
+        if (m_globals.dsn)
+            return m_globals.dsn;
+        if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
+            return std::string(env);
+        if (!embeddedIsDefault())
+            return std::string();
+        return std::nullopt;
     }
 
     // The lease handle is a secret (whoever has it may publish): from

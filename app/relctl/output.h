@@ -54,6 +54,8 @@ class Output
 public:
     explicit Output(bool asJson) : m_json(asJson) {}
 
+    bool asJson() const { return m_json; }
+
     int success(const json& body, const std::string& plain) const
     {
         if (m_json)

@@ -467,6 +467,12 @@ std::string EmbeddedCluster::conninfo() const
     return Layout(m_directory).conninfo("relctl");
 }
 
+std::string EmbeddedCluster::administratorConninfo(const std::string& database) const
+{
+    const Layout at(m_directory);
+    return at.conninfo(database, adminRole(at));
+}
+
 std::string EmbeddedCluster::ensureRunning()
 {
     const Layout at(m_directory);

@@ -34,6 +34,8 @@ std::string_view errorCodeName(ExitCode code)
         return "bad_credentials";
     case ExitCode::OpConflict:
         return "op_id_conflict";
+    case ExitCode::Violations:
+        return "violations";
     case ExitCode::Unavailable:
         return "unavailable";
     }

@@ -91,6 +91,23 @@ std::string boundedConninfo(const std::string& conninfo)
     return out;
 }
 
+std::string withDatabase(const std::string& conninfo, const std::string& database)
+{
+    char* message = nullptr;
+    PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
+    if (options == nullptr) {
+        std::string text = message ? message : "out of memory";
+        PQfreemem(message);
+        throwUsage("invalid connection string: " + text);
+    }
+    std::string out;
+    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o)
+        if (o->val != nullptr && std::string_view(o->keyword) != "dbname")
+            out += std::string(o->keyword) + "=" + quotedValue(o->val) + " ";
+    PQconninfoFree(options);
+    return out + "dbname=" + quotedValue(database);
+}
+
 std::chrono::milliseconds callTimeout()
 {
     const char* text = std::getenv("RELCTL_CALL_TIMEOUT");

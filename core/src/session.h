@@ -53,6 +53,10 @@ inline constexpr std::chrono::milliseconds kCallTimeout = kStatementTimeout + 5s
 // same setting overrides them. Throws Error(Usage) for a malformed string.
 std::string boundedConninfo(const std::string& conninfo);
 
+// The same connection string (keyword/value or URI) naming another database,
+// as a keyword/value string. Throws Error(Usage) for a malformed string.
+std::string withDatabase(const std::string& conninfo, const std::string& database);
+
 // RELCTL_CALL_TIMEOUT, else kCallTimeout. Throws Error(Usage) for an invalid value.
 std::chrono::milliseconds callTimeout();
 

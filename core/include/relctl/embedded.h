@@ -23,6 +23,10 @@ public:
 
     // The libpq connection string of the relctl database in this cluster.
     std::string conninfo() const;
+    // A database of this cluster as its administrator (a superuser), for what
+    // a login with the manager's role may not do: rehearsals create, migrate
+    // and drop their scratch databases with it.
+    std::string administratorConninfo(const std::string& database = "postgres") const;
 
     // Creates (initdb), starts (pg_ctl) and migrates the cluster as needed and
     // returns conninfo(). Idempotent and safe when several processes call it

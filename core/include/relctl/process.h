@@ -38,6 +38,8 @@ struct SpawnOptions
     std::filesystem::path cwd;
     // When set: stdin from /dev/null, stdout and stderr to this descriptor.
     int output = -1;
+    // With output: stderr to this descriptor instead.
+    int errorOutput = -1;
     // In a new process group whose id is its pid, so that it and everything
     // it starts can be signalled together.
     bool newProcessGroup = false;

@@ -1,0 +1,746 @@
+#include "relctl/rehearsal.h"
+
+#include "relctl/console.h"
+#include "relctl/error.h"
+#include "relctl/process.h"
+#include "rehearsal_stage.h"
+#include "session.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <random>
+#include <spdlog/spdlog.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace relctl::rehearsal {
+
+namespace {
+
+std::string slurp(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// "2026-11-30T23:53:43.123456+00:00" (the server's UTC timestamps) in epoch ms.
+std::optional<EpochMs> epochMs(const std::string& text)
+{
+    std::tm tm{};
+    int fraction = 0;
+    std::size_t digits = 0;
+    if (text.size() < 19 || std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
+                                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+        return std::nullopt;
+    if (text.size() > 20 && text[19] == '.')
+        for (std::size_t i = 20; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 3;
+             ++i, ++digits)
+            fraction = fraction * 10 + (text[i] - '0');
+    while (digits++ < 3)
+        fraction *= 10;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return static_cast<EpochMs>(timegm(&tm)) * 1000 + fraction;
+}
+
+EpochMs wallNowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string randomHex(int bytes)
+{
+    std::random_device device;
+    std::string out;
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < bytes; ++i) {
+        const unsigned v = device() & 0xffU;
+        out += kHex[v >> 4U];
+        out += kHex[v & 0xfU];
+    }
+    return out;
+}
+
+const ScenarioPlay& playNamed(const std::string& name)
+{
+    for (const ScenarioPlay& p : plays())
+        if (p.scenario.name == name)
+            return p;
+    throwUsage("unknown scenario \"" + name + "\" (relctl rehearse --list names them)");
+}
+
+std::vector<const ScenarioPlay*> selected(const Options& options)
+{
+    std::vector<const ScenarioPlay*> out;
+    const bool all = options.scenarios.empty() ||
+                     std::find(options.scenarios.begin(), options.scenarios.end(), "all") != options.scenarios.end();
+    if (all) {
+        for (const ScenarioPlay& p : plays())
+            out.push_back(&p);
+        return out;
+    }
+    for (const std::string& name : options.scenarios) {
+        const ScenarioPlay* p = &playNamed(name);
+        if (std::find(out.begin(), out.end(), p) == out.end())
+            out.push_back(p);
+    }
+    return out;
+}
+
+// A database that is migrated and holds no environment, or an Error(Usage).
+void requireEmpty(const std::string& conninfo)
+{
+    Database db(conninfo);
+    const auto states = db.migrationStatus();
+    const bool migrated = std::any_of(states.begin(), states.end(),
+                                      [](const MigrationState& s) { return s.state != "pending"; });
+    if (!migrated)
+        return; // a fresh database: nothing in it can be a real environment
+    const EnvironmentList list = db.listEnvironments();
+    if (!list.environments.empty())
+        throwUsage("the database of --dsn holds " + std::to_string(list.environments.size()) +
+                   " environment(s) (" + list.environments.front().name +
+                   (list.environments.size() > 1 ? ", ..." : "") +
+                   "): a rehearsal runs only in an empty test database");
+}
+
+// The scratch database: created, migrated, and dropped in the destructor
+// (also after a failure or a cancel) unless kept.
+class ScratchDatabase final
+{
+public:
+    ScratchDatabase(const std::string& server, bool keep) : m_server(server), m_keep(keep)
+    {
+        m_name = "relctl_rehearsal_" + randomHex(6);
+        try {
+            pqxx::connection conn(session::boundedConninfo(server));
+            pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
+            tx.exec("CREATE DATABASE " + tx.quote_name(m_name));
+        } catch (const pqxx::broken_connection& e) {
+            throw Error(ExitCode::Unavailable, std::string("cannot reach the server for the scratch database: ") +
+                                                   e.what());
+        } catch (const std::exception& e) {
+            throwUsage("cannot create a scratch database (the login needs CREATEDB, and superuser to migrate "
+                       "it): " +
+                       std::string(e.what()));
+        }
+        m_created = true;
+        m_conninfo = session::withDatabase(server, m_name);
+    }
+    ~ScratchDatabase()
+    {
+        if (m_created && !m_keep)
+            drop();
+    }
+    ScratchDatabase(const ScratchDatabase&) = delete;
+    ScratchDatabase& operator=(const ScratchDatabase&) = delete;
+
+    const std::string& name() const { return m_name; }
+    const std::string& conninfo() const { return m_conninfo; }
+    bool dropped() const { return m_dropped; }
+
+    void drop()
+    {
+        try {
+            pqxx::connection conn(session::boundedConninfo(m_server));
+            pqxx::nontransaction tx(conn);
+            // FORCE: an actor that was killed may leave its session behind for a moment.
+            tx.exec("DROP DATABASE IF EXISTS " + tx.quote_name(m_name) + " WITH (FORCE)");
+            m_dropped = true;
+            m_created = false;
+        } catch (const std::exception& e) {
+            spdlog::error("could not drop the scratch database {}: {}", m_name, e.what());
+        }
+    }
+
+private:
+    std::string m_server;
+    bool m_keep;
+    std::string m_name;
+    std::string m_conninfo;
+    bool m_created = false;
+    bool m_dropped = false;
+};
+
+// The run's directory for the actors' output, manifests and request secrets.
+class TemporaryDirectory final
+{
+public:
+    TemporaryDirectory()
+    {
+        std::string pattern = (fs::temp_directory_path() / "relctl-rehearsal-XXXXXX").string();
+        if (mkdtemp(pattern.data()) == nullptr)
+            throw Error(ExitCode::Internal, "cannot create a temporary directory: " + std::string(strerror(errno)));
+        m_path = pattern;
+    }
+    ~TemporaryDirectory()
+    {
+        std::error_code ignored;
+        fs::remove_all(m_path, ignored);
+    }
+    TemporaryDirectory(const TemporaryDirectory&) = delete;
+    TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+    const fs::path& path() const { return m_path; }
+
+private:
+    fs::path m_path;
+};
+
+EnvironmentSettings likeSettings(const Options& options)
+{
+    EnvironmentSettings s;
+    if (!options.like)
+        return s;
+    Database db(options.likeConninfo.empty() ? options.server : options.likeConninfo);
+    const Environment e = db.showEnvironment(*options.like);
+    s.policy = e.policy;
+    s.supersede = e.supersede;
+    s.serialization = e.serialization;
+    return s;
+}
+
+std::int64_t likeMaxRatio(const Options& options)
+{
+    if (!options.like)
+        return 10;
+    Database db(options.likeConninfo.empty() ? options.server : options.likeConninfo);
+    const Environment e = db.showEnvironment(*options.like);
+    return std::clamp<std::int64_t>(e.defaultTtlMs > 0 ? e.maxTtlMs / e.defaultTtlMs : 10, 1, 100);
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// Actor
+
+Actor::Actor(std::string name, pid_t pid, fs::path out, fs::path err)
+    : m_name(std::move(name)), m_pid(pid), m_out(std::move(out)), m_err(std::move(err))
+{
+}
+
+Actor::~Actor()
+{
+    if (!m_code) {
+        signalGroup(SIGKILL);
+        int status = 0;
+        waitpid(m_pid, &status, 0);
+    }
+}
+
+std::optional<int> Actor::poll()
+{
+    if (m_code)
+        return m_code;
+    int status = 0;
+    const pid_t r = waitpid(m_pid, &status, WNOHANG);
+    if (r == m_pid) {
+        if (WIFEXITED(status))
+            m_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+            m_code = 128 + WTERMSIG(status);
+    } else if (r < 0 && errno == ECHILD) {
+        m_code = 127;
+    }
+    return m_code;
+}
+
+void Actor::signal(int sig)
+{
+    if (!m_code)
+        kill(m_pid, sig);
+}
+
+void Actor::signalGroup(int sig)
+{
+    // The group outlives the wrapper when its command keeps running.
+    kill(-m_pid, sig);
+}
+
+std::string Actor::output() const
+{
+    return slurp(m_out);
+}
+
+std::string Actor::errors() const
+{
+    return slurp(m_err);
+}
+
+nlohmann::json Actor::reply() const
+{
+    const std::string text = output();
+    // relctl --json prints one object; `run` may print the command's output first.
+    const auto start = text.rfind("\n{");
+    const std::string last = start == std::string::npos ? text : text.substr(start + 1);
+    return nlohmann::json::parse(last, nullptr, false).is_object() ? nlohmann::json::parse(last)
+                                                                    : nlohmann::json();
+}
+
+// ---------------------------------------------------------------------------
+// Stage
+
+Stage::Stage(const Scenario& scenario, const std::string& conninfo, const fs::path& relctl, const fs::path& directory,
+             std::chrono::milliseconds ttl, Observer& observer, const std::atomic<bool>& cancel)
+    : m_scenario(scenario), m_conninfo(conninfo), m_relctl(relctl), m_directory(directory / scenario.name),
+      m_ttl(ttl), m_observer(observer), m_cancel(cancel), m_started(std::chrono::steady_clock::now()),
+      m_db(std::make_unique<Database>(conninfo))
+{
+    fs::create_directories(m_directory / "state");
+}
+
+Stage::~Stage() = default;
+
+std::int64_t Stage::elapsed() const
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - m_started).count();
+}
+
+std::string Stage::ttlText(double factor) const
+{
+    return std::to_string(static_cast<std::int64_t>(static_cast<double>(m_ttl.count()) * factor)) + "ms";
+}
+
+Actor& Stage::start(const std::string& name, const std::vector<std::string>& args,
+                    const std::vector<std::string>& environment)
+{
+    if (m_cancel)
+        throw Cancelled{};
+    const fs::path out = m_directory / (name + "." + std::to_string(m_actors.size()) + ".out");
+    const fs::path err = m_directory / (name + "." + std::to_string(m_actors.size()) + ".err");
+    Fd outFd(open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    Fd errFd(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (outFd.get() < 0 || errFd.get() < 0)
+        throw Error(ExitCode::Internal, "cannot write " + out.string() + ": " + strerror(errno));
+
+    std::vector<std::string> overrides{"RELCTL_DSN=" + m_conninfo,
+                                       "RELCTL_STATE_DIR=" + (m_directory / "state").string()};
+    overrides.insert(overrides.end(), environment.begin(), environment.end());
+    std::vector<std::string> childEnvironment = environmentWith(overrides);
+    // What a rehearsal's jobs must not inherit from the person running it.
+    const auto inherited = [&](const std::string& entry, const std::string& prefix) {
+        return entry.rfind(prefix, 0) == 0 &&
+               std::none_of(environment.begin(), environment.end(),
+                            [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
+    };
+    childEnvironment.erase(std::remove_if(childEnvironment.begin(), childEnvironment.end(),
+                             [&](const std::string& e) {
+                                 return inherited(e, "RELCTL_LEASE=") || inherited(e, "RELCTL_OP_KEY=") ||
+                                        inherited(e, "RELCTL_CALL_TIMEOUT=");
+                             }),
+              childEnvironment.end());
+
+    SpawnOptions spawnOptions;
+    spawnOptions.argv = {m_relctl.string(), "--json", "--job-url", "rehearsal://" + env() + "/" + name};
+    spawnOptions.argv.insert(spawnOptions.argv.end(), args.begin(), args.end());
+    spawnOptions.environment = std::move(childEnvironment);
+    spawnOptions.output = outFd.get();
+    spawnOptions.errorOutput = errFd.get();
+    spawnOptions.newProcessGroup = true;
+    spawnOptions.defaultSignals = {SIGINT, SIGTERM, SIGPIPE, SIGCHLD};
+    const Spawned spawned = spawn(spawnOptions);
+    if (spawned.pid < 0)
+        throw Error(ExitCode::Internal,
+                    "cannot start " + m_relctl.string() + ": " + strerror(spawned.error) +
+                        " (set RELCTL_EXECUTABLE or --relctl to the relctl executable)");
+    m_actors.push_back(std::make_unique<Actor>(name, spawned.pid, out, err));
+    m_actorOfJob[env() + "-" + name] = name;
+    return *m_actors.back();
+}
+
+int Stage::finish(Actor& actor, std::chrono::milliseconds bound)
+{
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    for (;;) {
+        if (const auto code = actor.poll())
+            return *code;
+        if (m_cancel)
+            throw Cancelled{};
+        if (std::chrono::steady_clock::now() > deadline)
+            throw Error(ExitCode::Internal, actor.name() + " did not finish within " +
+                                                std::to_string(bound.count()) + " ms");
+        pollEvents();
+        std::this_thread::sleep_for(25ms);
+    }
+}
+
+void Stage::logExit(Actor& actor, const std::string& action, int code)
+{
+    const nlohmann::json reply = actor.reply();
+    std::string reason;
+    std::optional<std::int64_t> token;
+    std::optional<std::int64_t> generation;
+    std::string detail;
+    if (reply.is_object()) {
+        if (reply.contains("reason") && reply["reason"].is_string())
+            reason = reply["reason"].get<std::string>();
+        else if (reply.contains("error") && reply["error"].is_string() && code != 0)
+            reason = reply["error"].get<std::string>();
+        if (reply.contains("token") && reply["token"].is_number_integer())
+            token = reply["token"].get<std::int64_t>();
+        if (reply.contains("generation") && reply["generation"].is_number_integer())
+            generation = reply["generation"].get<std::int64_t>();
+        if (reply.contains("message") && reply["message"].is_string())
+            detail = reply["message"].get<std::string>();
+        if (reply.value("replayed", false))
+            detail = "replayed from the record" + (detail.empty() ? "" : ": " + detail);
+    }
+    if (detail.empty()) {
+        std::string err = actor.errors();
+        while (!err.empty() && (err.back() == '\n' || err.back() == ' '))
+            err.pop_back();
+        const auto line = err.rfind('\n');
+        detail = line == std::string::npos ? err : err.substr(line + 1);
+    }
+    log(actor.name(), action, "exit " + std::to_string(code), reason, token, generation, detail);
+}
+
+int Stage::play(const std::string& name, const std::string& action, const std::vector<std::string>& args,
+                const std::vector<std::string>& environment)
+{
+    Actor& actor = start(name, args, environment);
+    const int code = finish(actor, 30s);
+    logExit(actor, action, code);
+    return code;
+}
+
+fs::path Stage::writeFile(const std::string& name, const std::string& text)
+{
+    const fs::path path = m_directory / name;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return path;
+}
+
+std::string Stage::readFile(const std::string& name) const
+{
+    return slurp(m_directory / name);
+}
+
+void Stage::log(const std::string& actor, const std::string& action, const std::string& outcome,
+                const std::string& reason, std::optional<std::int64_t> token, std::optional<std::int64_t> generation,
+                const std::string& detail)
+{
+    Step s;
+    s.scenario = m_scenario.name;
+    s.elapsedMs = elapsed();
+    s.actor = actor;
+    s.action = action;
+    s.outcome = outcome;
+    s.reason = reason;
+    s.token = token;
+    s.generation = generation;
+    s.detail = detail;
+    m_steps.push_back(s);
+    m_observer.step(s);
+}
+
+void Stage::pollEvents()
+{
+    AuditQuery query;
+    query.env = env();
+    query.limit = 1000;
+    const AuditTrail trail = m_db->audit(query);
+    bool fresh = false;
+    for (const Event& e : trail.events) {
+        if (e.id <= m_lastEvent)
+            continue;
+        m_lastEvent = e.id;
+        fresh = true;
+        Step s;
+        s.scenario = m_scenario.name;
+        s.elapsedMs = elapsed();
+        const auto actor = e.job ? m_actorOfJob.find(*e.job) : m_actorOfJob.end();
+        s.actor = actor != m_actorOfJob.end() ? actor->second : (e.job ? *e.job : "operator");
+        s.action = "db: " + e.operation;
+        s.outcome = e.outcome;
+        s.reason = e.reason.value_or("");
+        s.token = e.token;
+        s.generation = e.generation;
+        s.serverAt = epochMs(e.at);
+        if (e.release)
+            s.detail = "release " + *e.release;
+        if (e.reason && e.currentToken)
+            s.detail += (s.detail.empty() ? "" : ", ") + std::string("current token ") +
+                        std::to_string(*e.currentToken);
+        if (e.reason && e.currentRelease)
+            s.detail += ", current release " + *e.currentRelease;
+        m_steps.push_back(s);
+        m_observer.step(s);
+    }
+    if (fresh) {
+        ConsoleQueries queries(*m_db);
+        TimelineSlice slice = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
+        const auto other = [&](const auto& x) { return x.env != env(); };
+        slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(), other), slice.leases.end());
+        slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other), slice.markers.end());
+        slice.environments = {env()};
+        m_observer.timeline(m_scenario.name, slice);
+    }
+}
+
+void Stage::pause(std::chrono::milliseconds duration)
+{
+    const auto until = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < until) {
+        if (m_cancel)
+            throw Cancelled{};
+        pollEvents();
+        const auto left = until - std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, 50ms));
+    }
+}
+
+void Stage::waitFor(const std::string& what, std::chrono::milliseconds bound, const std::function<bool()>& condition)
+{
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (!condition()) {
+        if (m_cancel)
+            throw Cancelled{};
+        if (std::chrono::steady_clock::now() > deadline)
+            throw Error(ExitCode::Internal, "gave up waiting " + std::to_string(bound.count()) + " ms for " + what);
+        pollEvents();
+        std::this_thread::sleep_for(50ms);
+    }
+}
+
+void Stage::expect(const std::string& name, bool passed, const std::string& detail)
+{
+    m_expectations.push_back(history::Verdict{name, passed, detail, passed ? std::vector<std::string>{}
+                                                                           : std::vector<std::string>{detail}});
+}
+
+void Stage::expectExit(const std::string& actor, int code, int expected, const std::string& meaning)
+{
+    expect(actor + "-exit-" + std::to_string(expected), code == expected,
+           actor + " exited " + std::to_string(code) + " (expected " + std::to_string(expected) + ": " + meaning + ")");
+}
+
+void Stage::expectTraced(const std::string& job, const std::string& reason)
+{
+    const JobTrace trace = m_db->trace(env() + "-" + job);
+    const auto found = std::find_if(trace.refusals.begin(), trace.refusals.end(),
+                                    [&](const TracedRefusal& r) { return r.event.reason == reason; });
+    std::string name = job + "-traced-";
+    for (const char c : reason)
+        name += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    expect(name, found != trace.refusals.end(),
+           found != trace.refusals.end()
+               ? "relctl trace --job " + env() + "-" + job + " finds its " + reason + " refusal (event " +
+                     std::to_string(found->event.id) + ")"
+               : "relctl trace --job " + env() + "-" + job + " has no " + reason + " refusal (" +
+                     std::to_string(trace.refusals.size()) + " refusal(s))");
+}
+
+ScenarioResult Stage::conclude(std::string error)
+{
+    for (auto& actor : m_actors)
+        if (actor->running()) {
+            actor->signalGroup(SIGKILL);
+            log(actor->name(), "SIGKILL", "killed", {}, {}, {}, "still running when the scenario ended");
+        }
+    ScenarioResult result;
+    result.name = m_scenario.name;
+    try {
+        pollEvents();
+        history::Expectations expected;
+        expected.env = env();
+        expected.currentRelease = m_expectedRelease;
+        result.invariants = history::check(history::load(*m_db, env()), expected);
+        ConsoleQueries queries(*m_db);
+        result.timeline = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
+        const auto other = [&](const auto& x) { return x.env != env(); };
+        result.timeline.leases.erase(
+            std::remove_if(result.timeline.leases.begin(), result.timeline.leases.end(), other),
+            result.timeline.leases.end());
+        result.timeline.markers.erase(
+            std::remove_if(result.timeline.markers.begin(), result.timeline.markers.end(), other),
+            result.timeline.markers.end());
+        result.timeline.environments = {env()};
+    } catch (const std::exception& e) {
+        if (error.empty())
+            error = std::string("reading the scratch database failed: ") + e.what();
+    }
+    result.invariants.insert(result.invariants.end(), m_expectations.begin(), m_expectations.end());
+    result.steps = m_steps;
+    result.error = std::move(error);
+    result.durationMs = elapsed();
+    result.passed = result.error.empty() && history::allPassed(result.invariants);
+    return result;
+}
+
+// ---------------------------------------------------------------------------
+
+bool Report::passed() const
+{
+    return !cancelled && !scenarios.empty() &&
+           std::all_of(scenarios.begin(), scenarios.end(), [](const ScenarioResult& s) { return s.passed; });
+}
+
+fs::path defaultRelctl()
+{
+    if (const char* path = std::getenv("RELCTL_EXECUTABLE"); path != nullptr && *path != '\0')
+        return path;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (const fs::path& candidate : {self.parent_path() / "relctl", self.parent_path() / "../relctl/relctl"})
+            if (fs::exists(candidate))
+                return candidate.lexically_normal();
+    }
+    return "relctl"; // found in PATH
+}
+
+void validate(const Options& options)
+{
+    (void)selected(options);
+    if (options.ttl < 200ms || options.ttl > 10min)
+        throwUsage("a rehearsal's TTL is between 200ms and 10min");
+    if (options.like) {
+        Database db(options.likeConninfo.empty() ? options.server : options.likeConninfo);
+        (void)db.showEnvironment(*options.like); // Error(Usage) for an unknown environment
+    }
+    if (options.dsn)
+        requireEmpty(*options.dsn);
+}
+
+Report run(const Options& options, Observer& observer, const std::atomic<bool>& cancel)
+{
+    validate(options);
+    const std::vector<const ScenarioPlay*> plays = selected(options);
+    const EnvironmentSettings like = likeSettings(options);
+    const std::int64_t maxRatio = likeMaxRatio(options);
+    const fs::path relctl = options.relctl.empty() ? defaultRelctl() : options.relctl;
+
+    TemporaryDirectory directory;
+    std::optional<ScratchDatabase> scratch;
+    std::string conninfo;
+    Report report;
+    if (options.dsn) {
+        conninfo = *options.dsn;
+        Database(conninfo).migrate();
+        report.database = conninfo;
+    } else {
+        scratch.emplace(options.server, options.keep);
+        conninfo = scratch->conninfo();
+        report.database = scratch->name();
+        try {
+            Database(conninfo).migrate();
+        } catch (const Error& e) {
+            throwUsage("cannot migrate the scratch database " + scratch->name() +
+                       " (migrating needs a superuser): " + e.what());
+        }
+    }
+
+    int index = 0;
+    for (const ScenarioPlay* play : plays) {
+        if (cancel) {
+            report.cancelled = true;
+            break;
+        }
+        observer.scenarioStarted(play->scenario, index++, static_cast<int>(plays.size()));
+        std::optional<Stage> stage;
+        std::string error;
+        try {
+            stage.emplace(play->scenario, conninfo, relctl, directory.path(), options.ttl, observer, cancel);
+            EnvironmentSpec spec;
+            spec.name = play->scenario.name;
+            spec.defaultTtl = options.ttl;
+            spec.maxTtl = options.ttl * maxRatio;
+            stage->db().addEnvironment(spec);
+            EnvironmentSettings settings = like;
+            settings.name = spec.name;
+            if (play->forced.policy)
+                settings.policy = play->forced.policy;
+            if (play->forced.supersede)
+                settings.supersede = play->forced.supersede;
+            if (play->forced.serialization)
+                settings.serialization = play->forced.serialization;
+            stage->db().setEnvironment(settings);
+            stage->log("rehearsal", "env add " + spec.name, "ready", {}, {}, {},
+                       "ttl " + stage->ttlText() + ", policy " + settings.policy.value_or("ordered") + ", supersede " +
+                           settings.supersede.value_or("auto") + ", serialization " +
+                           settings.serialization.value_or("enforced") +
+                           (options.like ? " (like " + *options.like + ")" : ""));
+            play->play(*stage);
+        } catch (const Cancelled&) {
+            report.cancelled = true;
+            error = "cancelled";
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        if (!stage) {
+            ScenarioResult failed;
+            failed.name = play->scenario.name;
+            failed.error = error;
+            report.scenarios.push_back(failed);
+            observer.scenarioFinished(report.scenarios.back());
+            continue;
+        }
+        if (!error.empty())
+            stage->log("rehearsal", "scenario", "failed", {}, {}, {}, error);
+        report.scenarios.push_back(stage->conclude(error));
+        observer.scenarioFinished(report.scenarios.back());
+        if (report.cancelled)
+            break;
+    }
+    if (scratch && !options.keep) {
+        scratch->drop();
+        report.dropped = scratch->dropped();
+    }
+    return report;
+}
+
+// ---------------------------------------------------------------------------
+
+nlohmann::json toJson(const Report& report)
+{
+    nlohmann::json scenarios = nlohmann::json::array();
+    for (const ScenarioResult& s : report.scenarios) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const Step& st : s.steps) {
+            nlohmann::json j{{"at", st.elapsedMs},
+                             {"actor", st.actor},
+                             {"action", st.action},
+                             {"outcome", st.outcome},
+                             {"reason", st.reason.empty() ? nlohmann::json() : nlohmann::json(st.reason)},
+                             {"token", st.token ? nlohmann::json(*st.token) : nlohmann::json()},
+                             {"generation", st.generation ? nlohmann::json(*st.generation) : nlohmann::json()}};
+            if (st.serverAt)
+                j["server_at"] = *st.serverAt;
+            if (!st.detail.empty())
+                j["detail"] = st.detail;
+            steps.push_back(j);
+        }
+        nlohmann::json invariants = nlohmann::json::array();
+        for (const history::Verdict& v : s.invariants)
+            invariants.push_back({{"name", v.name}, {"passed", v.passed}, {"detail", v.detail}});
+        nlohmann::json j{{"name", s.name},
+                         {"passed", s.passed},
+                         {"duration_ms", s.durationMs},
+                         {"steps", steps},
+                         {"invariants", invariants}};
+        if (!s.error.empty())
+            j["error"] = s.error;
+        scenarios.push_back(j);
+    }
+    return {{"passed", report.passed()},
+            {"cancelled", report.cancelled},
+            {"database", report.database},
+            {"dropped", report.dropped},
+            {"scenarios", scenarios}};
+}
+
+} // namespace relctl::rehearsal
