@@ -326,7 +326,9 @@ Actor& Stage::start(const std::string& name, const std::vector<std::string>& arg
     if (outFd.get() < 0 || errFd.get() < 0)
         throw Error(ExitCode::Internal, "cannot write " + out.string() + ": " + strerror(errno));
 
-    std::vector<std::string> overrides{"RELCTL_DSN=" + m_conninfo,
+    // The jobs act with relctl_job's privileges only, as CI jobs do: what the
+    // rehearsal shows holds for an ordinary job login, not just a superuser.
+    std::vector<std::string> overrides{"RELCTL_DSN=" + session::withRole(m_conninfo, "relctl_job"),
                                        "RELCTL_STATE_DIR=" + (m_directory / "state").string()};
     overrides.insert(overrides.end(), environment.begin(), environment.end());
     std::vector<std::string> childEnvironment = environmentWith(overrides);

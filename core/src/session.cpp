@@ -108,6 +108,34 @@ std::string withDatabase(const std::string& conninfo, const std::string& databas
     return out + "dbname=" + quotedValue(database);
 }
 
+std::string withRole(const std::string& conninfo, const std::string& role)
+{
+    char* message = nullptr;
+    PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
+    if (options == nullptr) {
+        std::string text = message ? message : "out of memory";
+        PQfreemem(message);
+        throwUsage("invalid connection string: " + text);
+    }
+    std::string out;
+    std::string serverOptions;
+    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+        if (o->val == nullptr)
+            continue;
+        if (std::string_view(o->keyword) == "options")
+            serverOptions = o->val;
+        else
+            out += std::string(o->keyword) + "=" + quotedValue(o->val) + " ";
+    }
+    PQconninfoFree(options);
+    if (serverOptions.empty())
+        if (const char* env = std::getenv("PGOPTIONS"))
+            serverOptions = env;
+    // A role name is an identifier here: relctl's group roles need no quoting.
+    serverOptions += (serverOptions.empty() ? "" : " ") + std::string("-c role=") + role;
+    return out + "options=" + quotedValue(serverOptions);
+}
+
 std::chrono::milliseconds callTimeout()
 {
     const char* text = std::getenv("RELCTL_CALL_TIMEOUT");

@@ -57,6 +57,11 @@ std::string boundedConninfo(const std::string& conninfo);
 // as a keyword/value string. Throws Error(Usage) for a malformed string.
 std::string withDatabase(const std::string& conninfo, const std::string& database);
 
+// The same connection string, with the session's role set to `role` when it
+// starts (options -c role=...): the login's privileges narrowed to a group
+// role's, e.g. a rehearsal's jobs acting with relctl_job's and nothing more.
+std::string withRole(const std::string& conninfo, const std::string& role);
+
 // RELCTL_CALL_TIMEOUT, else kCallTimeout. Throws Error(Usage) for an invalid value.
 std::chrono::milliseconds callTimeout();
 
