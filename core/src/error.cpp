@@ -36,6 +36,8 @@ std::string_view errorCodeName(ExitCode code)
         return "op_id_conflict";
     case ExitCode::Unavailable:
         return "unavailable";
+    case ExitCode::Violations:
+        return "violations";
     }
     return "internal";
 }
