@@ -13,8 +13,8 @@ using namespace relctl::history;
 namespace {
 
 EventRow eventRow(std::int64_t id, EpochMs at, const std::string& env, const std::string& operation,
-               const std::optional<std::string>& reason, std::optional<std::int64_t> token,
-               std::optional<std::int64_t> currentToken, std::optional<std::string> opId = {})
+                  const std::optional<std::string>& reason, std::optional<std::int64_t> token,
+                  std::optional<std::int64_t> currentToken, std::optional<std::string> opId = {})
 {
     EventRow e;
     e.id = id;
@@ -162,9 +162,9 @@ class TestHistory final : public QObject
 private slots:
     void theChecksAreNamedAndExplainedInOrder()
     {
-        const std::vector<std::string> names{"fencing-tokens-increase", "generations-advance",
+        const std::vector<std::string> names{"fencing-tokens-increase",  "generations-advance",
                                              "publish-under-live-lease", "refusals-explained",
-                                             "operations-applied-once", "expected-current-manifest"};
+                                             "operations-applied-once",  "expected-current-manifest"};
         QCOMPARE(checks().size(), names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             QCOMPARE(checks()[i].name, names[i]);
@@ -192,10 +192,7 @@ private slots:
         QVERIFY2(verdicts[3].detail.rfind("5 rejected events", 0) == 0, verdicts[3].detail.c_str());
     }
 
-    void anEmptyHistoryPasses()
-    {
-        QVERIFY(allPassed(check(History{})));
-    }
+    void anEmptyHistoryPasses() { QVERIFY(allPassed(check(History{}))); }
 
     void aPublishUnderASupersededTokenFails()
     {
@@ -282,9 +279,11 @@ private slots:
     void aRefusedOperationWithoutItsEventFails()
     {
         History h = validHistory();
-        h.events.erase(std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.id == 9; }),
-                       h.events.end());
-        expectOnly(check(h), "refusals-explained", {"j0-acquire", "STALE_GENERATION", "without a rejected event"});
+        h.events.erase(
+            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.id == 9; }),
+            h.events.end());
+        expectOnly(check(h), "refusals-explained",
+                   {"j0-acquire", "STALE_GENERATION", "without a rejected event"});
     }
 
     void aRejectedEventWithoutTheCurrentTokenFails()
@@ -319,7 +318,8 @@ private slots:
     void theWrongCurrentManifestFails()
     {
         expectOnly(check(validHistory(), {"prod", "r1"}), "expected-current-manifest", {"prod", "#2", "r1"});
-        expectOnly(check(validHistory(), {"test", "r1"}), "expected-current-manifest", {"test", "no current"});
+        expectOnly(check(validHistory(), {"test", "r1"}), "expected-current-manifest",
+                   {"test", "no current"});
     }
 
     // With an environment, only its rows are judged.

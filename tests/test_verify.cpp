@@ -48,8 +48,9 @@ RunResult ok(const TestDatabase& db, const Args& args, const std::string& input 
 std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
                     const std::string& ttl = "60s")
 {
-    return ok(db, {"lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
-                   "--generation", std::to_string(generation), "--ttl", ttl, "--op-id", job + "-acquire"})
+    return ok(db,
+              {"lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
+               "--generation", std::to_string(generation), "--ttl", ttl, "--op-id", job + "-acquire"})
         .line();
 }
 
@@ -79,7 +80,8 @@ void makeHistory(const TestDatabase& db)
     // A publish, retried with its op id: answered from the record.
     const std::string j1 = acquire(db, "prod", "j1", 1);
     ok(db, {"publish", "--op-id", "j1-publish"}, {}, lease(j1));
-    QVERIFY(ok(db, {"--json", "publish", "--op-id", "j1-publish"}, {}, lease(j1)).json()["replayed"].get<bool>());
+    QVERIFY(
+        ok(db, {"--json", "publish", "--op-id", "j1-publish"}, {}, lease(j1)).json()["replayed"].get<bool>());
     ok(db, {"lease", "release"}, {}, lease(j1));
 
     // j2's lease expires; j3 takes the next token and publishes a newer
@@ -97,8 +99,9 @@ void makeHistory(const TestDatabase& db)
 
     // A queue: j5 waits while j4 holds the lease, and is granted on release.
     const std::string j4 = acquire(db, "prod", "j4", 5);
-    auto waiter = startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "j5", "--release", "r6",
-                                   "--generation", "6", "--ttl", "60s", "--wait", "30s", "--op-id", "j5-acquire"});
+    auto waiter =
+        startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "j5", "--release", "r6",
+                         "--generation", "6", "--ttl", "60s", "--wait", "30s", "--op-id", "j5-acquire"});
     awaitQueueLength(db, "prod", 1);
     ok(db, {"lease", "release"}, {}, lease(j4));
     const RunResult granted = finish(*waiter, 30000);
@@ -112,8 +115,8 @@ void makeHistory(const TestDatabase& db)
 
     // A freeze refuses an acquisition.
     ok(db, {"freeze", "--env", "prod", "--by", "alice", "--reason", "incident"});
-    QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "j6", "--release", "r7", "--generation", "7",
-                         "--op-id", "j6-acquire"})
+    QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "j6", "--release", "r7",
+                         "--generation", "7", "--op-id", "j6-acquire"})
                  .exitCode,
              6);
     ok(db, {"unfreeze", "--env", "prod", "--by", "alice"});
@@ -183,7 +186,8 @@ private slots:
         QVERIFY2(r.exitCode == 0, failure(r).c_str());
         QCOMPARE(r.json()["env"], json("prod"));
         QVERIFY(r.json()["since"].is_number_integer());
-        const std::string since = m_db->scalar("SELECT min(at)::text FROM relctl.events WHERE operation = 'freeze'");
+        const std::string since =
+            m_db->scalar("SELECT min(at)::text FROM relctl.events WHERE operation = 'freeze'");
         r = relctl(*m_db, {"--json", "verify", "--env", "prod", "--since", since});
         QVERIFY2(r.exitCode == 0, failure(r).c_str());
         // Only the window is judged: the lease after the freeze (none) and the
@@ -211,7 +215,8 @@ private slots:
         QVERIFY2(reviewer.exitCode == 0, failure(reviewer).c_str());
         QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history(NULL, NULL)"), std::string());
         QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('prod', now())"), std::string());
-        QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('nosuch', NULL)"), std::string("RC002"));
+        QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('nosuch', NULL)"),
+                 std::string("RC002"));
         QCOMPARE(sqlState(m_db->jobDsn(), "SELECT relctl.history(NULL, NULL)"), std::string("42501"));
         QCOMPARE(relctlWithDsn(m_db->jobDsn(), {"verify"}).exitCode, 1);
         // What it returns holds no credential.

@@ -224,7 +224,8 @@ void buildGrammar(CLI::App& app)
                            "every refusal of a job with its lease, the lease that beat it and the manifest then");
     text(c, "job", "J", "the CI job")->required();
 
-    c = app.add_subcommand("verify", "check the recorded history against the protocol's invariants (read-only)");
+    c = app.add_subcommand("verify",
+                           "check the recorded history against the protocol's invariants (read-only)");
     environment(c, "only this environment's history");
     value(c, "since", "TIME", "only what was recorded since TIME: a time, or an age such as 2h");
     std::string checks = "Checks (exit 0 when all pass, 10 when one fails):";

@@ -381,11 +381,13 @@ private:
         const std::vector<history::Verdict> verdicts = history::check(h);
         json checks = json::array();
         for (const history::Verdict& v : verdicts)
-            checks.push_back({{"name", v.name}, {"passed", v.passed}, {"detail", v.detail},
-                              {"violations", v.violations}});
+            checks.push_back(
+                {{"name", v.name}, {"passed", v.passed}, {"detail", v.detail}, {"violations", v.violations}});
         const bool passed = history::allPassed(verdicts);
-        const json body{{"passed", passed}, {"env", env ? json(*env) : json()},
-                        {"since", h.since ? json(*h.since) : json()}, {"checks", std::move(checks)}};
+        const json body{{"passed", passed},
+                        {"env", env ? json(*env) : json()},
+                        {"since", h.since ? json(*h.since) : json()},
+                        {"checks", std::move(checks)}};
         m_out.success(body, render::verdicts(verdicts));
         return static_cast<int>(passed ? ExitCode::Ok : ExitCode::Violations);
     }

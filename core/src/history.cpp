@@ -1,9 +1,8 @@
 #include "relctl/history.h"
 
+#include "database_impl.h"
 #include "relctl/error.h"
 #include "relctl/parse.h"
-
-#include "database_impl.h"
 
 #include <algorithm>
 #include <map>
@@ -73,14 +72,14 @@ History fromJson(const json& j)
                                value<EpochMs>(m, "published_at"), optional<std::string>(m, "op_id"),
                                value<bool>(m, "rollback", false)});
     for (const json& v : j.at("events"))
-        h.events.push_back({value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
-                            value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
-                            optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
-                            optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
-                            optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
-                            optional<std::int64_t>(v, "current_generation"),
-                            optional<std::string>(v, "current_release"), optional<std::string>(v, "op_id"),
-                            value<bool>(v, "unserialized", false)});
+        h.events.push_back(
+            {value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
+             value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
+             optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
+             optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
+             optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
+             optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
+             optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false)});
     for (const json& o : j.at("operations"))
         h.operations.push_back({value<std::string>(o, "op_id"), value<std::string>(o, "operation"),
                                 value<std::string>(o, "status"), optional<std::string>(o, "reason"),
@@ -122,7 +121,7 @@ public:
     {
         const auto& v = m_verdict.violations;
         m_verdict.passed = v.empty();
-        m_verdict.detail = v.empty()    ? std::move(summary)
+        m_verdict.detail = v.empty()       ? std::move(summary)
                            : v.size() == 1 ? v.front()
                                            : v.front() + " (and " + count(v.size() - 1, "more") + ")";
         return std::move(m_verdict);
@@ -196,11 +195,11 @@ Verdict fencingTokensIncrease(const History& h)
             if (!judged && !scope.at(prev.acquiredAt))
                 continue;
             if (prev.token == l.token)
-                f.violation("token " + str(l.token) + " of " + env + " was issued twice (jobs " + prev.job + " and " +
-                            l.job + ")");
+                f.violation("token " + str(l.token) + " of " + env + " was issued twice (jobs " + prev.job +
+                            " and " + l.job + ")");
             else if (l.acquiredAt < prev.acquiredAt)
-                f.violation(lease(l) + " was acquired " + str(prev.acquiredAt - l.acquiredAt) + " ms before " +
-                            lease(prev) + ", which has the lower token");
+                f.violation(lease(l) + " was acquired " + str(prev.acquiredAt - l.acquiredAt) +
+                            " ms before " + lease(prev) + ", which has the lower token");
         }
     }
     // The audit trail's side: accepted acquires, in the order they were
@@ -219,12 +218,13 @@ Verdict fencingTokensIncrease(const History& h)
         acquires += judged ? 1 : 0;
         const EventRow*& prev = previous[*e.env];
         if (judged && prev && *prev->token >= *e.token)
-            f.violation(event(e) + " granted token " + str(*e.token) + " after " + event(*prev) + " granted token " +
-                        str(*prev->token));
+            f.violation(event(e) + " granted token " + str(*e.token) + " after " + event(*prev) +
+                        " granted token " + str(*prev->token));
         prev = &e;
     }
-    return f.verdict(count(leases, "leases") + ": tokens unique, increasing with acquisition time, none above the "
-                                               "environment's last token; " +
+    return f.verdict(count(leases, "leases") +
+                     ": tokens unique, increasing with acquisition time, none above the "
+                     "environment's last token; " +
                      count(acquires, "accepted acquires") + " in increasing token order");
 }
 
@@ -274,7 +274,8 @@ Verdict generationsAdvance(const History& h)
             f.violation(e.name + "'s current manifest #" + str(*e.currentManifestId) +
                         " is not among its manifests");
         else if (!(*current)->rollback)
-            f.violation(e.name + "'s current " + manifest(**current) + " is not its newest, " + manifest(*newest));
+            f.violation(e.name + "'s current " + manifest(**current) + " is not its newest, " +
+                        manifest(*newest));
     }
     return f.verdict(count(judged, "manifests") + " advance their environment's generation; " +
                      count(environments, "environments") + " point at their newest manifest");
@@ -299,8 +300,8 @@ Verdict publishUnderLiveLease(const History& h)
         l.byToken = rows;
         l.earliestFrom.resize(rows.size());
         for (std::size_t i = rows.size(); i-- > 0;) {
-            const bool later = i + 1 < rows.size() &&
-                               rows[l.earliestFrom[i + 1]]->acquiredAt < rows[i]->acquiredAt;
+            const bool later =
+                i + 1 < rows.size() && rows[l.earliestFrom[i + 1]]->acquiredAt < rows[i]->acquiredAt;
             l.earliestFrom[i] = later ? l.earliestFrom[i + 1] : i;
         }
     }
@@ -331,11 +332,11 @@ Verdict publishUnderLiveLease(const History& h)
             f.violation(manifest(m) + " was published " + str(l.acquiredAt - m.publishedAt) +
                         " ms before its lease was acquired");
         if (m.publishedAt > l.expiresAt)
-            f.violation(manifest(m) + " was published " + str(m.publishedAt - l.expiresAt) + " ms after " + lease(l) +
-                        " expired");
+            f.violation(manifest(m) + " was published " + str(m.publishedAt - l.expiresAt) + " ms after " +
+                        lease(l) + " expired");
         if (l.endedAt && m.publishedAt > *l.endedAt)
-            f.violation(manifest(m) + " was published " + str(m.publishedAt - *l.endedAt) + " ms after " + lease(l) +
-                        " was " + str(l.endReason));
+            f.violation(manifest(m) + " was published " + str(m.publishedAt - *l.endedAt) + " ms after " +
+                        lease(l) + " was " + str(l.endReason));
         const auto next = static_cast<std::size_t>(it - rows.begin()) + 1;
         if (next < rows.size()) {
             const LeaseRow& newer = *rows[env->second.earliestFrom[next]];
@@ -344,8 +345,8 @@ Verdict publishUnderLiveLease(const History& h)
                             " was acquired " + str(m.publishedAt - newer.acquiredAt) + " ms before");
         }
         if (l.job != m.job || l.release != m.release || l.generation != m.generation)
-            f.violation(manifest(m) + " differs from its " + lease(l) + " (release " + l.release + ", generation " +
-                        str(l.generation) + ")");
+            f.violation(manifest(m) + " differs from its " + lease(l) + " (release " + l.release +
+                        ", generation " + str(l.generation) + ")");
     }
     return f.verdict(count(serialized, "serialized manifests") +
                      " published by their lease while it was live and newest; " +
@@ -387,19 +388,20 @@ Verdict refusalsExplained(const History& h)
         // snapshots last_token). A STALE_GENERATION publish presents one
         // too, except without a lease (serialization off): then there is no
         // token to record, and the generations below still explain it.
-        const bool leaseBound = e.operation == "renew" || e.operation == "publish" || e.operation == "release";
+        const bool leaseBound =
+            e.operation == "renew" || e.operation == "publish" || e.operation == "release";
         if (leaseBound && (leaseRefusal(reason) || (reason == "STALE_GENERATION" && !e.unserialized))) {
             if (!e.token || !e.currentToken)
                 f.violation(event(e) + " does not record the presented token (" + str(e.token) +
                             ") and the current token (" + str(e.currentToken) + ")");
             else if (reason == "LEASE_SUPERSEDED" && *e.currentToken <= *e.token)
-                f.violation(event(e) + " says token " + str(*e.token) + " was superseded, but the current token was " +
-                            str(*e.currentToken));
+                f.violation(event(e) + " says token " + str(*e.token) +
+                            " was superseded, but the current token was " + str(*e.currentToken));
         }
         if (reason == "STALE_GENERATION") {
             if (!e.currentGeneration || !e.currentRelease)
-                f.violation(event(e) + " does not record the current generation (" + str(e.currentGeneration) +
-                            ") and release (" + str(e.currentRelease) + ")");
+                f.violation(event(e) + " does not record the current generation (" +
+                            str(e.currentGeneration) + ") and release (" + str(e.currentRelease) + ")");
             else if (e.generation && *e.generation > *e.currentGeneration)
                 f.violation(event(e) + " refuses generation " + str(*e.generation) + " as stale, but only " +
                             str(*e.currentGeneration) + " was current");
@@ -421,7 +423,8 @@ Verdict refusalsExplained(const History& h)
             f.violation("operation " + o.opId + " (" + o.operation + ") was refused " + str(o.reason) +
                         ", but its rejected events give another reason");
     }
-    return f.verdict(count(rejected, "rejected events") + " give their reason and the state that explains it; " +
+    return f.verdict(count(rejected, "rejected events") +
+                     " give their reason and the state that explains it; " +
                      count(refusedOutcomes, "refused operations") + " each have their rejected event");
 }
 
@@ -432,7 +435,8 @@ Verdict operationsAppliedOnce(const History& h)
     // A retry is answered from the record (relctl.replay) and records no
     // second accepted event; an op id is one operation, so it names at most
     // one lease, one manifest and one accepted effect.
-    const auto once = [&](const std::string& what, const std::map<std::string, std::vector<std::string>>& uses) {
+    const auto once = [&](const std::string& what,
+                          const std::map<std::string, std::vector<std::string>>& uses) {
         for (const auto& [op, rows] : uses) {
             if (rows.size() < 2)
                 continue;
@@ -519,18 +523,20 @@ History load(Database& db, const std::optional<std::string>& env, const std::opt
 const std::vector<CheckInfo>& checks()
 {
     static const std::vector<CheckInfo> all{
-        {"fencing-tokens-increase",
-         "per environment, fencing tokens are unique, increase with acquisition time and in the order acquires were "
-         "recorded, and none exceeds the environment's last issued token"},
-        {"generations-advance",
-         "per environment, every manifest has a higher generation than the one before it (unless it is a recorded "
-         "rollback), and the current manifest is the newest"},
+        {"fencing-tokens-increase", "per environment, fencing tokens are unique, increase with acquisition "
+                                    "time and in the order acquires were "
+                                    "recorded, and none exceeds the environment's last issued token"},
+        {"generations-advance", "per environment, every manifest has a higher generation than the one before "
+                                "it (unless it is a recorded "
+                                "rollback), and the current manifest is the newest"},
         {"publish-under-live-lease",
-         "every manifest with a token was published by that lease while it was live (acquired, not expired, not "
+         "every manifest with a token was published by that lease while it was live (acquired, not expired, "
+         "not "
          "ended) and no newer lease existed, with the lease's job, release and generation"},
         {"refusals-explained",
          "every refusal records its reason and the state that explains it (presented and current token for a "
-         "lease's refusal, current generation and release for a stale one), and every operation remembered as "
+         "lease's refusal, current generation and release for a stale one), and every operation remembered "
+         "as "
          "refused has its rejected event"},
         {"operations-applied-once",
          "no operation id names two leases, two manifests or two accepted acquires or publishes: a retry was "
