@@ -207,11 +207,11 @@ private slots:
         for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "renew", "release", "publish",
                                "publish_unserialized", "op_show", "environment_json", "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
-        for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit", "trace",
-                               "console_audit", "record", "grant_lease"})
+        for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit",
+                               "trace", "console_audit", "record", "grant_lease", "history"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
         for (const char* fn : {"audit", "trace", "op_show", "approvals", "console_audit", "console_trace",
-                               "console_environments", "console_timeline", "environment_json"})
+                               "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
         for (const char* fn : {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})
             QVERIFY2(!canCall("relctl_reviewer", fn), fn);
@@ -265,12 +265,13 @@ private slots:
         const Lease live = acquire(db, "prod", "job-1", 1, {}, "gitlab-77-acquire");
         std::vector<std::string> answers;
         for (const char* sql :
-             {"SELECT relctl.env_list()", "SELECT relctl.environment_json('prod')", "SELECT relctl.lease_show('prod')",
-              "SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)", "SELECT relctl.trace('job-1')",
-              "SELECT relctl.op_show('gitlab-77-acquire')", "SELECT relctl.approvals(NULL, true)",
-              "SELECT relctl.console_environments()::text",
-              "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, NULL, NULL, NULL, 500)::text",
-              "SELECT relctl.console_timeline(0, 9999999999999)::text"})
+             {"SELECT relctl.env_list()", "SELECT relctl.environment_json('prod')",
+              "SELECT relctl.lease_show('prod')", "SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)",
+              "SELECT relctl.trace('job-1')", "SELECT relctl.op_show('gitlab-77-acquire')",
+              "SELECT relctl.approvals(NULL, true)", "SELECT relctl.console_environments()::text",
+              "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, NULL, "
+              "NULL, NULL, 500)::text",
+              "SELECT relctl.console_timeline(0, 9999999999999)::text", "SELECT relctl.history(NULL, NULL)"})
             answers.push_back(value(db.reviewerDsn(), sql));
         for (const std::string& a : answers) {
             QVERIFY2(a.find(live.id) == std::string::npos, a.c_str());

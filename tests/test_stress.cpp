@@ -396,6 +396,14 @@ private slots:
                                            .c_str());
     }
 
+    // (6b) The history checker agrees with the checks above: `relctl verify`
+    // finds every invariant intact on what the run recorded.
+    void theHistoryVerifiesClean()
+    {
+        const RunResult r = relctl(*m_db, {"verify"});
+        QVERIFY2(r.exitCode == 0, ("exit " + std::to_string(r.exitCode) + "\n" + r.out + r.err).c_str());
+    }
+
     // (7) The run exercised both sides of the protocol; otherwise the checks
     // above would prove nothing.
     void workloadWasNotVacuous()

@@ -1,6 +1,7 @@
 #include "commandline.h"
 
 #include "relctl/error.h"
+#include "relctl/history.h"
 #include "relctl/rehearsal.h"
 
 #include <CLI/CLI.hpp>
@@ -24,7 +25,7 @@ Durations: an integer with ms, s, m or h (a bare integer means seconds).
 A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
 Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
-9 database unavailable.
+9 database unavailable, 10 verify found a broken invariant.
 Each command has its own --help (relctl lease acquire --help).)";
 
 constexpr const char* kRunUsage = "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
@@ -233,6 +234,16 @@ void buildGrammar(CLI::App& app)
     c = app.add_subcommand("trace",
                            "every refusal of a job with its lease, the lease that beat it and the manifest then");
     text(c, "job", "J", "the CI job")->required();
+
+    c = app.add_subcommand("verify",
+                           "check the recorded history against the protocol's invariants (read-only)");
+    environment(c, "only this environment's history");
+    value(c, "since", "TIME", "only what was recorded since TIME: a time, or an age such as 2h");
+    std::string checks = "Checks (exit 0 when all pass, 10 when one fails):";
+    for (const history::CheckInfo& check : history::checks())
+        if (check.name != "expected-current-manifest") // rehearsals only: verify expects no release
+            checks += "\n  " + check.name + ": " + check.meaning + ".";
+    c->footer(checks);
 
     CLI::App* op = group(&app, "op", "operation ids");
     c = op->add_subcommand("show", "the recorded outcome of an operation id");

@@ -7,6 +7,7 @@
 #include "relctl/database.h"
 #include "relctl/embedded.h"
 #include "relctl/error.h"
+#include "relctl/history.h"
 #include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
@@ -61,6 +62,8 @@ public:
         }
         if (command == "audit")
             return audit();
+        if (command == "verify")
+            return verify();
         if (command == "freeze" || command == "unfreeze")
             return freeze(command == "freeze");
         if (command == "approvals" || command == "approve" || command == "deny")
@@ -381,6 +384,26 @@ private:
         }
         const AuditTrail reply = database().audit(q);
         return m_out.success(toJson(reply), render::audit(reply));
+    }
+
+    // Read-only: relctl.history() needs relctl_reviewer only.
+    int verify()
+    {
+        const Arguments& o = m_args;
+        const std::optional<std::string> env = o.environment("env");
+        const history::History h = history::load(database(), env, o.get("since"));
+        const std::vector<history::Verdict> verdicts = history::check(h);
+        json checks = json::array();
+        for (const history::Verdict& v : verdicts)
+            checks.push_back(
+                {{"name", v.name}, {"passed", v.passed}, {"detail", v.detail}, {"violations", v.violations}});
+        const bool passed = history::allPassed(verdicts);
+        const json body{{"passed", passed},
+                        {"env", env ? json(*env) : json()},
+                        {"since", h.since ? json(*h.since) : json()},
+                        {"checks", std::move(checks)}};
+        m_out.success(body, render::verdicts(verdicts));
+        return static_cast<int>(passed ? ExitCode::Ok : ExitCode::Violations);
     }
 
     Globals m_globals;

@@ -216,4 +216,15 @@ std::string revocation(const Revocation& reply)
            reply.env + "\n";
 }
 
+std::string verdicts(const std::vector<history::Verdict>& verdicts)
+{
+    std::string out;
+    for (const history::Verdict& v : verdicts) {
+        out += (v.passed ? "PASS " : "FAIL ") + v.name + ": " + str(v.detail) + "\n";
+        for (const std::string& violation : v.violations)
+            out += "    " + str(violation) + "\n";
+    }
+    return out;
+}
+
 } // namespace relctl::cli::render

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "relctl/history.h"
 #include "relctl/replies.h"
 
 #include <nlohmann/json.hpp>
@@ -27,5 +28,7 @@ std::string trace(const JobTrace& reply);
 std::string operation(const OperationRecord& reply);
 std::string approvals(const Approvals& reply);
 std::string revocation(const Revocation& reply);
+// One line per check, PASS or FAIL, each violation indented below its check.
+std::string verdicts(const std::vector<history::Verdict>& verdicts);
 
 } // namespace relctl::cli::render

@@ -9,6 +9,10 @@
 
 namespace relctl {
 
+namespace history {
+class Reader;
+}
+
 // The typed client of a relctl database. Every protocol operation is one call
 // of a SQL function (see migrations/): one statement in one round trip, one
 // transaction, all decisions on the server. One Database belongs to one thread.
@@ -84,6 +88,7 @@ public:
 
 private:
     friend class ConsoleQueries; // the console's read queries share the connection
+    friend class history::Reader; // the history checker's read (relctl/history.h)
     struct Impl;
     std::unique_ptr<Impl> d;
 };

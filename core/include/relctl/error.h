@@ -20,7 +20,7 @@ enum class ExitCode : int {
     BadCredentials = 7, // BAD_LEASE_ID, UNKNOWN_LEASE, REQUEST_SECRET_MISMATCH
     OpConflict = 8,     // an operation id reused for a different request
     Unavailable = 9,    // the database cannot be reached (or the outcome of a write is unknown)
-    Violations = 10,    // verify or rehearse found a broken invariant
+    Violations = 10,    // verify or rehearse found a broken invariant (relctl/history.h)
 };
 
 // The exit code a refusal reason maps onto (Internal for an unknown reason).

@@ -77,6 +77,8 @@ struct EventRow
     std::optional<std::int64_t> currentGeneration;
     std::optional<std::string> currentRelease;
     std::optional<std::string> opId;
+    // A publish without a lease (serialization off): it presents no token.
+    bool unserialized = false;
 };
 
 // The first recorded outcome of an operation id.
@@ -106,7 +108,11 @@ struct History
 // to relctl_reviewer): one read-only transaction, so the tables are seen at
 // one instant. With `since`, rows before it are left out except what the
 // checks need to judge the rows after it (each environment's last manifest
-// before it and the leases live at it).
+// before it and the leases live at it). `since` is what `relctl audit
+// --since` takes: a duration ("2h") is an age on the server's clock, anything
+// else a time PostgreSQL reads as timestamptz. Throws Error(Usage) for an
+// unknown environment or an unreadable time, Error(Unavailable) when the
+// database cannot be reached.
 History load(Database& db, const std::optional<std::string>& env = {},
              const std::optional<std::string>& since = {});
 
@@ -136,7 +142,14 @@ const std::vector<CheckInfo>& checks();
 
 // Every check on the history (and "expected-current-manifest" when the
 // expectations name a release). Never throws on a malformed history: a row
-// that cannot be judged is itself a violation.
+// that cannot be judged is itself a violation. With history.env, only that
+// environment is judged; with history.since, only rows at or after it (older
+// rows are context: what the first judged row is compared with).
+//
+// Times are whole milliseconds (floored on the server), so two instants in
+// the same millisecond cannot be ordered: comparisons that need an order
+// (published before expiry, a newer lease acquired before a publish) treat
+// equal milliseconds as the protocol's order.
 std::vector<Verdict> check(const History& history, const Expectations& expected = {});
 
 bool allPassed(const std::vector<Verdict>& verdicts);

@@ -1,0 +1,565 @@
+#include "relctl/history.h"
+
+#include "database_impl.h"
+#include "relctl/error.h"
+#include "relctl/parse.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+#include <utility>
+
+namespace relctl::history {
+
+// The one read of the history: relctl.history() in one read-only transaction.
+class Reader
+{
+public:
+    static nlohmann::json read(Database& db, const std::optional<std::string>& env,
+                               const std::optional<std::string>& since)
+    {
+        // As `relctl audit --since`: a duration is an age on the server's
+        // clock, anything else a time the server reads.
+        std::optional<std::string> at;
+        std::optional<std::int64_t> agoMs;
+        if (since) {
+            if (const auto age = parseDuration(*since))
+                agoMs = age->count();
+            else
+                at = since;
+        }
+        return db.d->call(false,
+                          "SELECT relctl.history($1, coalesce($2::timestamptz, "
+                          "clock_timestamp() - $3 * interval '1 millisecond'))",
+                          env, at, agoMs);
+    }
+};
+
+namespace {
+
+using nlohmann::json;
+
+template <typename T> std::optional<T> optional(const json& j, const char* key)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return std::nullopt;
+    return it->get<T>();
+}
+
+template <typename T> T value(const json& j, const char* key, T fallback = T())
+{
+    return optional<T>(j, key).value_or(std::move(fallback));
+}
+
+History fromJson(const json& j)
+{
+    History h;
+    for (const json& e : j.at("environments"))
+        h.environments.push_back({e.at("name").get<std::string>(), value<std::int64_t>(e, "last_token"),
+                                  optional<std::int64_t>(e, "current_manifest_id")});
+    for (const json& l : j.at("leases"))
+        h.leases.push_back({value<std::string>(l, "env"), value<std::int64_t>(l, "token"),
+                            value<std::string>(l, "job"), value<std::string>(l, "release"),
+                            value<std::int64_t>(l, "generation"), value<EpochMs>(l, "acquired_at"),
+                            value<EpochMs>(l, "expires_at"), optional<EpochMs>(l, "ended_at"),
+                            optional<std::string>(l, "end_reason"), optional<std::string>(l, "op_id")});
+    for (const json& m : j.at("manifests"))
+        h.manifests.push_back({value<std::int64_t>(m, "id"), value<std::string>(m, "env"),
+                               value<std::string>(m, "release"), value<std::int64_t>(m, "generation"),
+                               value<std::string>(m, "job"), optional<std::int64_t>(m, "token"),
+                               value<EpochMs>(m, "published_at"), optional<std::string>(m, "op_id"),
+                               value<bool>(m, "rollback", false)});
+    for (const json& v : j.at("events"))
+        h.events.push_back(
+            {value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
+             value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
+             optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
+             optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
+             optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
+             optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
+             optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false)});
+    for (const json& o : j.at("operations"))
+        h.operations.push_back({value<std::string>(o, "op_id"), value<std::string>(o, "operation"),
+                                value<std::string>(o, "status"), optional<std::string>(o, "reason"),
+                                optional<std::string>(o, "env"), value<EpochMs>(o, "recorded_at")});
+    h.env = optional<std::string>(j, "env");
+    h.since = optional<EpochMs>(j, "since");
+    return h;
+}
+
+std::string str(std::int64_t n)
+{
+    return std::to_string(n);
+}
+
+std::string str(const std::optional<std::string>& s)
+{
+    return s ? *s : "(none)";
+}
+
+std::string str(const std::optional<std::int64_t>& n)
+{
+    return n ? std::to_string(*n) : "(none)";
+}
+
+std::string count(std::size_t n, const std::string& what)
+{
+    return std::to_string(n) + " " + what;
+}
+
+// What one check found: its violations, and the summary it gives when none.
+class Finding
+{
+public:
+    explicit Finding(std::string name) { m_verdict.name = std::move(name); }
+
+    void violation(std::string text) { m_verdict.violations.push_back(std::move(text)); }
+
+    Verdict verdict(std::string summary)
+    {
+        const auto& v = m_verdict.violations;
+        m_verdict.passed = v.empty();
+        m_verdict.detail = v.empty()       ? std::move(summary)
+                           : v.size() == 1 ? v.front()
+                                           : v.front() + " (and " + count(v.size() - 1, "more") + ")";
+        return std::move(m_verdict);
+    }
+
+private:
+    Verdict m_verdict;
+};
+
+// Which rows a check judges: the environment asked for, and rows at or
+// after `since` (older rows are the context the first judged row is compared with).
+struct Scope
+{
+    const History& h;
+
+    bool env(const std::string& name) const { return !h.env || *h.env == name; }
+    bool env(const std::optional<std::string>& name) const { return !h.env || name == h.env; }
+    bool at(EpochMs t) const { return !h.since || t >= *h.since; }
+};
+
+// Rows of one environment, by the environment's name.
+template <typename Row> std::map<std::string, std::vector<const Row*>> byEnv(const std::vector<Row>& rows)
+{
+    std::map<std::string, std::vector<const Row*>> out;
+    for (const Row& r : rows)
+        out[r.env].push_back(&r);
+    return out;
+}
+
+std::string lease(const LeaseRow& l)
+{
+    return "lease " + l.env + ":" + str(l.token) + " (job " + l.job + ")";
+}
+
+std::string manifest(const ManifestRow& m)
+{
+    return "manifest #" + str(m.id) + " on " + m.env + " (release " + m.release + ", generation " +
+           str(m.generation) + ", token " + str(m.token) + ")";
+}
+
+std::string event(const EventRow& e)
+{
+    return "event #" + str(e.id) + " (" + e.operation + " on " + str(e.env) + ", " + e.outcome +
+           (e.reason ? " " + *e.reason : "") + ")";
+}
+
+Verdict fencingTokensIncrease(const History& h)
+{
+    const Scope scope{h};
+    Finding f("fencing-tokens-increase");
+    std::map<std::string, std::int64_t> lastToken;
+    for (const EnvironmentRow& e : h.environments)
+        lastToken[e.name] = e.lastToken;
+    std::size_t leases = 0;
+    for (auto& [env, rows] : byEnv(h.leases)) {
+        if (!scope.env(env))
+            continue;
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
+        const auto last = lastToken.find(env);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const LeaseRow& l = *rows[i];
+            const bool judged = scope.at(l.acquiredAt);
+            leases += judged ? 1 : 0;
+            if (judged && last == lastToken.end())
+                f.violation(lease(l) + " is on an environment the history does not have");
+            else if (judged && l.token > last->second)
+                f.violation(lease(l) + " is above " + env + "'s last issued token " + str(last->second));
+            if (i == 0)
+                continue;
+            const LeaseRow& prev = *rows[i - 1];
+            if (!judged && !scope.at(prev.acquiredAt))
+                continue;
+            if (prev.token == l.token)
+                f.violation("token " + str(l.token) + " of " + env + " was issued twice (jobs " + prev.job +
+                            " and " + l.job + ")");
+            else if (l.acquiredAt < prev.acquiredAt)
+                f.violation(lease(l) + " was acquired " + str(prev.acquiredAt - l.acquiredAt) +
+                            " ms before " + lease(prev) + ", which has the lower token");
+        }
+    }
+    // The audit trail's side: accepted acquires, in the order they were
+    // recorded (event ids are assigned under the environment's row lock).
+    std::map<std::string, const EventRow*> previous;
+    std::size_t acquires = 0;
+    for (const EventRow& e : h.events) {
+        if (e.operation != "acquire" || e.outcome != "accepted" || !e.env || !scope.env(e.env))
+            continue;
+        const bool judged = scope.at(e.at);
+        if (!e.token) {
+            if (judged)
+                f.violation(event(e) + " granted a lease but records no token");
+            continue;
+        }
+        acquires += judged ? 1 : 0;
+        const EventRow*& prev = previous[*e.env];
+        if (judged && prev && *prev->token >= *e.token)
+            f.violation(event(e) + " granted token " + str(*e.token) + " after " + event(*prev) +
+                        " granted token " + str(*prev->token));
+        prev = &e;
+    }
+    return f.verdict(count(leases, "leases") +
+                     ": tokens unique, increasing with acquisition time, none above the "
+                     "environment's last token; " +
+                     count(acquires, "accepted acquires") + " in increasing token order");
+}
+
+Verdict generationsAdvance(const History& h)
+{
+    const Scope scope{h};
+    Finding f("generations-advance");
+    auto manifests = byEnv(h.manifests);
+    std::size_t judged = 0;
+    for (auto& [env, rows] : manifests) {
+        if (!scope.env(env))
+            continue;
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->id < b->id; });
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const ManifestRow& m = *rows[i];
+            if (!scope.at(m.publishedAt))
+                continue;
+            ++judged;
+            // A recorded rollback may restore an older generation (the hook
+            // for promotions); nothing else may make the history go back.
+            if (i > 0 && !m.rollback && m.generation <= rows[i - 1]->generation)
+                f.violation(manifest(m) + " does not advance past " + manifest(*rows[i - 1]));
+        }
+    }
+    std::size_t environments = 0;
+    for (const EnvironmentRow& e : h.environments) {
+        if (!scope.env(e.name))
+            continue;
+        ++environments;
+        const auto rows = manifests.find(e.name);
+        const ManifestRow* newest = rows == manifests.end() ? nullptr : rows->second.back();
+        if (!newest) {
+            if (e.currentManifestId)
+                f.violation(e.name + "'s current manifest #" + str(*e.currentManifestId) +
+                            " is not among its manifests");
+            continue;
+        }
+        if (!e.currentManifestId) {
+            f.violation(e.name + " has manifests but no current one (newest: " + manifest(*newest) + ")");
+            continue;
+        }
+        if (*e.currentManifestId == newest->id)
+            continue;
+        const auto current = std::find_if(rows->second.begin(), rows->second.end(),
+                                          [&](auto* m) { return m->id == *e.currentManifestId; });
+        if (current == rows->second.end())
+            f.violation(e.name + "'s current manifest #" + str(*e.currentManifestId) +
+                        " is not among its manifests");
+        else if (!(*current)->rollback)
+            f.violation(e.name + "'s current " + manifest(**current) + " is not its newest, " +
+                        manifest(*newest));
+    }
+    return f.verdict(count(judged, "manifests") + " advance their environment's generation; " +
+                     count(environments, "environments") + " point at their newest manifest");
+}
+
+Verdict publishUnderLiveLease(const History& h)
+{
+    const Scope scope{h};
+    Finding f("publish-under-live-lease");
+    // Per environment, leases by token, and for each position the earliest
+    // acquisition among it and every higher token: a publish under token T
+    // is superseded when a higher token was acquired before it.
+    struct Leases
+    {
+        std::vector<const LeaseRow*> byToken;
+        std::vector<std::size_t> earliestFrom;
+    };
+    std::map<std::string, Leases> leases;
+    for (auto& [env, rows] : byEnv(h.leases)) {
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
+        Leases& l = leases[env];
+        l.byToken = rows;
+        l.earliestFrom.resize(rows.size());
+        for (std::size_t i = rows.size(); i-- > 0;) {
+            const bool later =
+                i + 1 < rows.size() && rows[l.earliestFrom[i + 1]]->acquiredAt < rows[i]->acquiredAt;
+            l.earliestFrom[i] = later ? l.earliestFrom[i + 1] : i;
+        }
+    }
+    std::size_t serialized = 0;
+    std::size_t unserialized = 0;
+    for (const ManifestRow& m : h.manifests) {
+        if (!scope.env(m.env) || !scope.at(m.publishedAt))
+            continue;
+        if (!m.token) {
+            ++unserialized;
+            continue;
+        }
+        ++serialized;
+        const auto env = leases.find(m.env);
+        if (env == leases.end()) {
+            f.violation(manifest(m) + " names a lease that " + m.env + " never granted");
+            continue;
+        }
+        const std::vector<const LeaseRow*>& rows = env->second.byToken;
+        const auto it = std::lower_bound(rows.begin(), rows.end(), *m.token,
+                                         [](auto* l, std::int64_t t) { return l->token < t; });
+        if (it == rows.end() || (*it)->token != *m.token) {
+            f.violation(manifest(m) + " names a lease that " + m.env + " never granted");
+            continue;
+        }
+        const LeaseRow& l = **it;
+        if (m.publishedAt < l.acquiredAt)
+            f.violation(manifest(m) + " was published " + str(l.acquiredAt - m.publishedAt) +
+                        " ms before its lease was acquired");
+        if (m.publishedAt > l.expiresAt)
+            f.violation(manifest(m) + " was published " + str(m.publishedAt - l.expiresAt) + " ms after " +
+                        lease(l) + " expired");
+        if (l.endedAt && m.publishedAt > *l.endedAt)
+            f.violation(manifest(m) + " was published " + str(m.publishedAt - *l.endedAt) + " ms after " +
+                        lease(l) + " was " + str(l.endReason));
+        const auto next = static_cast<std::size_t>(it - rows.begin()) + 1;
+        if (next < rows.size()) {
+            const LeaseRow& newer = *rows[env->second.earliestFrom[next]];
+            if (newer.acquiredAt < m.publishedAt)
+                f.violation(manifest(m) + " was published under a superseded token: " + lease(newer) +
+                            " was acquired " + str(m.publishedAt - newer.acquiredAt) + " ms before");
+        }
+        if (l.job != m.job || l.release != m.release || l.generation != m.generation)
+            f.violation(manifest(m) + " differs from its " + lease(l) + " (release " + l.release +
+                        ", generation " + str(l.generation) + ")");
+    }
+    return f.verdict(count(serialized, "serialized manifests") +
+                     " published by their lease while it was live and newest; " +
+                     count(unserialized, "unserialized manifests (no lease) not judged here"));
+}
+
+bool leaseRefusal(std::string_view reason)
+{
+    return reason == "LEASE_EXPIRED" || reason == "LEASE_SUPERSEDED" || reason == "LEASE_RELEASED" ||
+           reason == "LEASE_REVOKED" || reason == "UNKNOWN_LEASE" || reason == "BAD_LEASE_ID";
+}
+
+Verdict refusalsExplained(const History& h)
+{
+    const Scope scope{h};
+    Finding f("refusals-explained");
+    std::map<std::string, std::set<std::string>> refusedOps; // op id -> reasons of its rejected events
+    std::size_t rejected = 0;
+    for (const EventRow& e : h.events) {
+        if (e.outcome == "rejected" && e.opId)
+            refusedOps[*e.opId].insert(e.reason.value_or(""));
+        if (!scope.env(e.env) || !scope.at(e.at))
+            continue;
+        if (e.outcome != "rejected") {
+            if (e.outcome != "accepted")
+                f.violation(event(e) + " has neither outcome accepted nor rejected");
+            else if (e.reason)
+                f.violation(event(e) + " is accepted with a refusal reason");
+            continue;
+        }
+        ++rejected;
+        if (!e.reason || e.reason->empty()) {
+            f.violation(event(e) + " is rejected without a reason");
+            continue;
+        }
+        const std::string& reason = *e.reason;
+        // renew, publish and release judge a presented lease against the
+        // environment's newest token; both are recorded (relctl.record
+        // snapshots last_token). A STALE_GENERATION publish presents one
+        // too, except without a lease (serialization off): then there is no
+        // token to record, and the generations below still explain it.
+        const bool leaseBound =
+            e.operation == "renew" || e.operation == "publish" || e.operation == "release";
+        if (leaseBound && (leaseRefusal(reason) || (reason == "STALE_GENERATION" && !e.unserialized))) {
+            if (!e.token || !e.currentToken)
+                f.violation(event(e) + " does not record the presented token (" + str(e.token) +
+                            ") and the current token (" + str(e.currentToken) + ")");
+            else if (reason == "LEASE_SUPERSEDED" && *e.currentToken <= *e.token)
+                f.violation(event(e) + " says token " + str(*e.token) +
+                            " was superseded, but the current token was " + str(*e.currentToken));
+        }
+        if (reason == "STALE_GENERATION") {
+            if (!e.currentGeneration || !e.currentRelease)
+                f.violation(event(e) + " does not record the current generation (" +
+                            str(e.currentGeneration) + ") and release (" + str(e.currentRelease) + ")");
+            else if (e.generation && *e.generation > *e.currentGeneration)
+                f.violation(event(e) + " refuses generation " + str(*e.generation) + " as stale, but only " +
+                            str(*e.currentGeneration) + " was current");
+        }
+    }
+    // An outcome remembered as refused was recorded in the same transaction
+    // as its refusal, with the op id (a DISPATCH_FROZEN or NO_LEASE refusal is
+    // recorded but not remembered, so a retry can go through later).
+    std::size_t refusedOutcomes = 0;
+    for (const OperationRow& o : h.operations) {
+        if (o.status != "refused" || !scope.env(o.env) || !scope.at(o.recordedAt))
+            continue;
+        ++refusedOutcomes;
+        const auto events = refusedOps.find(o.opId);
+        if (events == refusedOps.end())
+            f.violation("operation " + o.opId + " (" + o.operation + ") was refused " + str(o.reason) +
+                        " without a rejected event");
+        else if (!events->second.count(o.reason.value_or("")))
+            f.violation("operation " + o.opId + " (" + o.operation + ") was refused " + str(o.reason) +
+                        ", but its rejected events give another reason");
+    }
+    return f.verdict(count(rejected, "rejected events") +
+                     " give their reason and the state that explains it; " +
+                     count(refusedOutcomes, "refused operations") + " each have their rejected event");
+}
+
+Verdict operationsAppliedOnce(const History& h)
+{
+    const Scope scope{h};
+    Finding f("operations-applied-once");
+    // A retry is answered from the record (relctl.replay) and records no
+    // second accepted event; an op id is one operation, so it names at most
+    // one lease, one manifest and one accepted effect.
+    const auto once = [&](const std::string& what,
+                          const std::map<std::string, std::vector<std::string>>& uses) {
+        for (const auto& [op, rows] : uses) {
+            if (rows.size() < 2)
+                continue;
+            std::string list;
+            for (const std::string& r : rows)
+                list += (list.empty() ? "" : ", ") + r;
+            f.violation("operation " + op + " was applied " + str(static_cast<std::int64_t>(rows.size())) +
+                        " times (" + what + ": " + list + ")");
+        }
+    };
+    std::map<std::string, std::vector<std::string>> leases, manifests, effects;
+    std::set<std::string> judgedOps;
+    for (const LeaseRow& l : h.leases)
+        if (l.opId && scope.env(l.env)) {
+            leases[*l.opId].push_back(l.env + ":" + str(l.token));
+            if (scope.at(l.acquiredAt))
+                judgedOps.insert(*l.opId);
+        }
+    for (const ManifestRow& m : h.manifests)
+        if (m.opId && scope.env(m.env)) {
+            manifests[*m.opId].push_back("#" + str(m.id));
+            if (scope.at(m.publishedAt))
+                judgedOps.insert(*m.opId);
+        }
+    for (const EventRow& e : h.events)
+        if (e.opId && e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish") &&
+            scope.env(e.env)) {
+            effects[*e.opId].push_back(e.operation + " #" + str(e.id));
+            if (scope.at(e.at))
+                judgedOps.insert(*e.opId);
+        }
+    // Only op ids with a judged row: a duplicate wholly before `since` is not this window's.
+    const auto judged = [&](std::map<std::string, std::vector<std::string>> uses) {
+        for (auto it = uses.begin(); it != uses.end();)
+            it = judgedOps.count(it->first) ? std::next(it) : uses.erase(it);
+        return uses;
+    };
+    once("leases", judged(leases));
+    once("manifests", judged(manifests));
+    once("accepted events", judged(effects));
+    return f.verdict(count(judgedOps.size(), "operation ids") +
+                     " each name at most one lease, one manifest and one accepted acquire or publish");
+}
+
+Verdict expectedCurrentManifest(const History& h, const Expectations& expected)
+{
+    Finding f("expected-current-manifest");
+    std::optional<std::string> env = expected.env ? expected.env : h.env;
+    if (!env && h.environments.size() == 1)
+        env = h.environments.front().name;
+    const std::string want = expected.currentRelease.value_or("");
+    if (!env) {
+        f.violation("the expectation names no environment, and the history has " +
+                    count(h.environments.size(), "environments"));
+        return f.verdict({});
+    }
+    const auto e = std::find_if(h.environments.begin(), h.environments.end(),
+                                [&](const EnvironmentRow& r) { return r.name == *env; });
+    const auto m = e == h.environments.end() || !e->currentManifestId
+                       ? h.manifests.end()
+                       : std::find_if(h.manifests.begin(), h.manifests.end(),
+                                      [&](const ManifestRow& r) { return r.id == *e->currentManifestId; });
+    if (e == h.environments.end())
+        f.violation("the history has no environment " + *env);
+    else if (m == h.manifests.end())
+        f.violation(*env + " has no current manifest; expected release " + want);
+    else if (m->release != want)
+        f.violation(*env + "'s current " + manifest(*m) + " is not the expected release " + want);
+    return f.verdict(*env + "'s current manifest is release " + want);
+}
+
+} // namespace
+
+History load(Database& db, const std::optional<std::string>& env, const std::optional<std::string>& since)
+{
+    const json reply = Reader::read(db, env, since);
+    try {
+        return fromJson(reply);
+    } catch (const json::exception& e) {
+        throw Error(ExitCode::Internal, std::string("unreadable history from the database: ") + e.what());
+    }
+}
+
+const std::vector<CheckInfo>& checks()
+{
+    static const std::vector<CheckInfo> all{
+        {"fencing-tokens-increase", "per environment, fencing tokens are unique, increase with acquisition "
+                                    "time and in the order acquires were "
+                                    "recorded, and none exceeds the environment's last issued token"},
+        {"generations-advance", "per environment, every manifest has a higher generation than the one before "
+                                "it (unless it is a recorded "
+                                "rollback), and the current manifest is the newest"},
+        {"publish-under-live-lease",
+         "every manifest with a token was published by that lease while it was live (acquired, not expired, "
+         "not "
+         "ended) and no newer lease existed, with the lease's job, release and generation"},
+        {"refusals-explained",
+         "every refusal records its reason and the state that explains it (presented and current token for a "
+         "lease's refusal, current generation and release for a stale one), and every operation remembered "
+         "as "
+         "refused has its rejected event"},
+        {"operations-applied-once",
+         "no operation id names two leases, two manifests or two accepted acquires or publishes: a retry was "
+         "answered from the record"},
+        {"expected-current-manifest",
+         "the environment's current manifest is the expected release (only when an expectation names one)"},
+    };
+    return all;
+}
+
+std::vector<Verdict> check(const History& history, const Expectations& expected)
+{
+    std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
+                                  publishUnderLiveLease(history), refusalsExplained(history),
+                                  operationsAppliedOnce(history)};
+    if (expected.currentRelease)
+        verdicts.push_back(expectedCurrentManifest(history, expected));
+    return verdicts;
+}
+
+bool allPassed(const std::vector<Verdict>& verdicts)
+{
+    return std::all_of(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return v.passed; });
+}
+
+} // namespace relctl::history

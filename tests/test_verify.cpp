@@ -1,0 +1,266 @@
+// `relctl verify` on real histories: one made by the relctl binary through
+// the protocol (acquires, a replayed publish, a stale publish after expiry, a
+// queue, a revoke, a freeze) verifies clean, for a reviewer login too; bad
+// input exits 2; relctl.history() is the reviewer's and not a job's; and a
+// superuser who writes around the protocol (a manifest under a superseded
+// token, the append-only guard disabled to lower a generation) is caught
+// with exit 10, naming the check.
+
+#include "relctlprocess.h"
+#include "testdatabase.h"
+
+#include <QElapsedTimer>
+#include <QtTest>
+#include <pqxx/pqxx>
+#include <thread>
+
+using nlohmann::json;
+
+namespace {
+
+// The SQLSTATE of a statement run as the given login ("" when it succeeded).
+std::string sqlState(const std::string& dsn, const std::string& sql)
+{
+    pqxx::connection c(dsn);
+    try {
+        pqxx::nontransaction(c).exec(sql);
+        return "";
+    } catch (const pqxx::insufficient_privilege&) {
+        return "42501"; // libpqxx 6.4 throws this class without its SQLSTATE
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+}
+
+std::string failure(const RunResult& r)
+{
+    return "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;
+}
+
+RunResult ok(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {})
+{
+    RunResult r = relctl(db, args, input, env);
+    if (r.exitCode != 0)
+        qFatal("relctl failed: %s", failure(r).c_str());
+    return r;
+}
+
+std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+                    const std::string& ttl = "60s")
+{
+    return ok(db,
+              {"lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
+               "--generation", std::to_string(generation), "--ttl", ttl, "--op-id", job + "-acquire"})
+        .line();
+}
+
+Env lease(const std::string& handle)
+{
+    return {{"RELCTL_LEASE", handle}};
+}
+
+void awaitQueueLength(const TestDatabase& db, const std::string& env, std::size_t count)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (timer.elapsed() < 20000) {
+        if (ok(db, {"--json", "env", "show", env}).json()["queue"].size() == count)
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    qFatal("the queue of %s never reached %zu candidates", env.c_str(), count);
+}
+
+// Every kind of row the checks judge, made through the protocol.
+void makeHistory(const TestDatabase& db)
+{
+    ok(db, {"env", "add", "prod", "--default-ttl", "1s", "--max-ttl", "1m"});
+    ok(db, {"env", "add", "staging"});
+
+    // A publish, retried with its op id: answered from the record.
+    const std::string j1 = acquire(db, "prod", "j1", 1);
+    ok(db, {"publish", "--op-id", "j1-publish"}, {}, lease(j1));
+    QVERIFY(
+        ok(db, {"--json", "publish", "--op-id", "j1-publish"}, {}, lease(j1)).json()["replayed"].get<bool>());
+    ok(db, {"lease", "release"}, {}, lease(j1));
+
+    // j2's lease expires; j3 takes the next token and publishes a newer
+    // generation; j2's late publish is refused as stale.
+    const std::string j2 = acquire(db, "prod", "j2", 3, "1s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    const std::string j3 = acquire(db, "prod", "j3", 4);
+    ok(db, {"publish", "--op-id", "j3-publish"}, {}, lease(j3));
+    ok(db, {"lease", "release"}, {}, lease(j3));
+    const RunResult stale = relctl(db, {"publish", "--op-id", "j2-publish"}, {}, lease(j2));
+    QVERIFY2(stale.exitCode == 4 && stale.err.find("STALE_GENERATION") != std::string::npos,
+             failure(stale).c_str());
+    // A renewal of the expired, superseded lease is refused too.
+    QCOMPARE(relctl(db, {"lease", "renew"}, {}, lease(j2)).exitCode, 5);
+
+    // A queue: j5 waits while j4 holds the lease, and is granted on release.
+    const std::string j4 = acquire(db, "prod", "j4", 5);
+    auto waiter =
+        startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "j5", "--release", "r6",
+                         "--generation", "6", "--ttl", "60s", "--wait", "30s", "--op-id", "j5-acquire"});
+    awaitQueueLength(db, "prod", 1);
+    ok(db, {"lease", "release"}, {}, lease(j4));
+    const RunResult granted = finish(*waiter, 30000);
+    QVERIFY2(granted.exitCode == 0, failure(granted).c_str());
+    const std::string j5 = granted.json()["handle"].get<std::string>();
+    ok(db, {"publish", "--op-id", "j5-publish"}, {}, lease(j5));
+
+    // A revoke ends j5's lease; its renewal is refused LEASE_REVOKED.
+    ok(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "stuck deploy"});
+    QCOMPARE(relctl(db, {"lease", "renew"}, {}, lease(j5)).exitCode, 5);
+
+    // A freeze refuses an acquisition.
+    ok(db, {"freeze", "--env", "prod", "--by", "alice", "--reason", "incident"});
+    QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "j6", "--release", "r7",
+                         "--generation", "7", "--op-id", "j6-acquire"})
+                 .exitCode,
+             6);
+    ok(db, {"unfreeze", "--env", "prod", "--by", "alice"});
+
+    const std::string s1 = acquire(db, "staging", "s1", 1);
+    ok(db, {"publish", "--op-id", "s1-publish"}, {}, lease(s1));
+    ok(db, {"lease", "release"}, {}, lease(s1));
+}
+
+// The verdicts of `relctl --json verify`, by name.
+std::map<std::string, json> checksOf(const json& report)
+{
+    std::map<std::string, json> out;
+    for (const json& c : report.at("checks"))
+        out[c.at("name").get<std::string>()] = c;
+    return out;
+}
+
+} // namespace
+
+class TestVerify final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        m_db = std::make_unique<TestDatabase>();
+        makeHistory(*m_db);
+        QVERIFY(!QTest::currentTestFailed());
+    }
+
+    void cleanupTestCase() { m_db.reset(); }
+
+    void aProtocolHistoryVerifiesClean()
+    {
+        const RunResult r = relctl(*m_db, {"--json", "verify"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        const json report = r.json();
+        QCOMPARE(report["passed"], json(true));
+        QVERIFY(report["env"].is_null() && report["since"].is_null());
+        const auto checks = checksOf(report);
+        QCOMPARE(checks.size(), std::size_t{5});
+        for (const auto& [name, c] : checks) {
+            QVERIFY2(c["passed"].get<bool>(), c.dump().c_str());
+            QVERIFY(c["violations"].empty());
+        }
+        // Not vacuous: the history's rows were judged.
+        const std::string leases = checks.at("fencing-tokens-increase")["detail"];
+        QVERIFY2(leases.rfind("6 leases", 0) == 0, leases.c_str());
+        const std::string manifests = checks.at("publish-under-live-lease")["detail"];
+        QVERIFY2(manifests.rfind("4 serialized manifests", 0) == 0, manifests.c_str());
+        const std::string refusals = checks.at("refusals-explained")["detail"];
+        QVERIFY2(refusals.rfind("4 rejected events", 0) == 0, refusals.c_str());
+        QVERIFY2(refusals.find("1 refused operations") != std::string::npos, refusals.c_str());
+
+        // Plain output: one PASS line per check.
+        const RunResult plain = relctl(*m_db, {"verify"});
+        QCOMPARE(plain.exitCode, 0);
+        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 5);
+        QVERIFY2(plain.out.rfind("PASS fencing-tokens-increase: ", 0) == 0, plain.out.c_str());
+    }
+
+    void oneEnvironmentAndAWindowVerifyToo()
+    {
+        RunResult r = relctl(*m_db, {"--json", "verify", "--env", "prod", "--since", "1h"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QCOMPARE(r.json()["env"], json("prod"));
+        QVERIFY(r.json()["since"].is_number_integer());
+        const std::string since =
+            m_db->scalar("SELECT min(at)::text FROM relctl.events WHERE operation = 'freeze'");
+        r = relctl(*m_db, {"--json", "verify", "--env", "prod", "--since", since});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        // Only the window is judged: the lease after the freeze (none) and the
+        // rejected acquire of the freeze.
+        const std::string refusals = checksOf(r.json()).at("refusals-explained")["detail"];
+        QVERIFY2(refusals.rfind("1 rejected events", 0) == 0, refusals.c_str());
+    }
+
+    void badInputExitsTwoWithOneMessage()
+    {
+        for (const Args& args : {Args{"verify", "--env", "nosuch"}, Args{"verify", "--since", "not a time"},
+                                 Args{"verify", "--env", "Not-A-Name"}}) {
+            const RunResult r = relctl(*m_db, args);
+            QVERIFY2(r.exitCode == 2, failure(r).c_str());
+            QVERIFY(r.out.empty());
+            QCOMPARE(static_cast<int>(std::count(r.err.begin(), r.err.end(), '\n')), 1);
+        }
+        QVERIFY(relctl(*m_db, {"verify", "--env", "nosuch"}).err.find("unknown environment \"nosuch\"") !=
+                std::string::npos);
+    }
+
+    void aReviewerMayVerifyAndAJobMayNot()
+    {
+        const RunResult reviewer = relctlWithDsn(m_db->reviewerDsn(), {"verify"});
+        QVERIFY2(reviewer.exitCode == 0, failure(reviewer).c_str());
+        QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history(NULL, NULL)"), std::string());
+        QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('prod', now())"), std::string());
+        QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('nosuch', NULL)"),
+                 std::string("RC002"));
+        QCOMPARE(sqlState(m_db->jobDsn(), "SELECT relctl.history(NULL, NULL)"), std::string("42501"));
+        QCOMPARE(relctlWithDsn(m_db->jobDsn(), {"verify"}).exitCode, 1);
+        // What it returns holds no credential.
+        const std::string all = m_db->json("SELECT relctl.history(NULL, NULL)").dump();
+        QVERIFY(all.find("lease_id") == std::string::npos && all.find("secret") == std::string::npos);
+    }
+
+    // Last: it writes around the protocol.
+    void aTamperingSuperuserIsCaught()
+    {
+        // A manifest under j2's token, superseded by j3's, inserted directly
+        // (and made current) as a newer generation.
+        m_db->exec("INSERT INTO relctl.manifests (env, release, generation, job, token, published_at, op_id) "
+                   "SELECT 'prod', 'r9', 9, 'j2', 2, clock_timestamp(), NULL");
+        m_db->exec("UPDATE relctl.environments SET current_manifest_id = "
+                   "(SELECT max(id) FROM relctl.manifests WHERE env = 'prod') WHERE name = 'prod'");
+        RunResult r = relctl(*m_db, {"--json", "verify"});
+        QVERIFY2(r.exitCode == 10, failure(r).c_str());
+        json report = r.json();
+        QCOMPARE(report["passed"], json(false));
+        auto checks = checksOf(report);
+        QCOMPARE(checks.at("publish-under-live-lease")["passed"], json(false));
+        const std::string first = checks.at("publish-under-live-lease")["violations"][0];
+        QVERIFY2(first.find("prod:") != std::string::npos, first.c_str());
+        for (const char* other : {"fencing-tokens-increase", "generations-advance", "refusals-explained",
+                                  "operations-applied-once"})
+            QVERIFY2(checks.at(other)["passed"].get<bool>(), checks.at(other).dump().c_str());
+
+        // The append-only guard disabled to move the newest generation back.
+        m_db->exec("ALTER TABLE relctl.manifests DISABLE TRIGGER USER");
+        m_db->exec("UPDATE relctl.manifests SET generation = 2 WHERE generation = 9");
+        m_db->exec("ALTER TABLE relctl.manifests ENABLE TRIGGER USER");
+        r = relctl(*m_db, {"verify"});
+        QVERIFY2(r.exitCode == 10, failure(r).c_str());
+        QVERIFY2(r.out.find("FAIL generations-advance: manifest #") != std::string::npos, r.out.c_str());
+        QVERIFY2(r.out.find("FAIL publish-under-live-lease: ") != std::string::npos, r.out.c_str());
+        QVERIFY2(r.out.find("PASS fencing-tokens-increase: ") != std::string::npos, r.out.c_str());
+        // The other environment is still clean on its own.
+        QCOMPARE(relctl(*m_db, {"verify", "--env", "staging"}).exitCode, 0);
+    }
+
+private:
+    std::unique_ptr<TestDatabase> m_db;
+};
+
+QTEST_GUILESS_MAIN(TestVerify)
+#include "test_verify.moc"
