@@ -132,6 +132,16 @@ private slots:
         seedDemoHistory(db);
     }
 
+    // The demo history is the protocol's own doing, so the history checker
+    // finds nothing wrong in it (run before the other tests add to it).
+    void theDemoHistoryVerifiesClean()
+    {
+        const RunResult r = relctlWithDsn(m_db->dsn(), {"--json", "verify"});
+        QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
+        QCOMPARE(r.json()["passed"].get<bool>(), true);
+        QVERIFY(r.json()["checks"].size() >= 5);
+    }
+
     void viewsFillAndARefusalIsTraced()
     {
         Console c{*m_db};

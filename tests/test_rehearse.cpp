@@ -214,6 +214,8 @@ private slots:
         QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
         QCOMPARE(r.json()["dropped"].get<bool>(), false);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE name = 'rollout'"), 1LL);
+        // What the rehearsal left there verifies clean, through relctl verify too.
+        QCOMPARE(relctlWithDsn(db.adminDsn(), {"verify"}).exitCode, 0);
         QCOMPARE(scratchDatabases(), 0LL);
     }
 
