@@ -421,7 +421,7 @@ int Stage::play(const std::string& name, const std::string& action, const std::v
 
 fs::path Stage::writeFile(const std::string& name, const std::string& text)
 {
-    const fs::path path = m_directory / name;
+    fs::path path = m_directory / name;
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     return path;
 }

@@ -47,7 +47,7 @@ fs::path manifestOf(Stage& stage, const std::string& release)
 // then waits until the scenario creates its go file.
 std::string deployCommand(Stage& stage, const std::string& actor)
 {
-    const fs::path dir = stage.directory();
+    const fs::path& dir = stage.directory();
     return "echo $$ > " + quoted(dir / (actor + ".pid")) + "; echo \"$RELCTL_LEASE\" > " +
            quoted(dir / (actor + ".lease")) + "; while [ ! -e " + quoted(dir / (actor + ".go")) +
            " ]; do sleep 0.05; done; echo deployed > " + quoted(dir / (actor + ".deployed"));
