@@ -101,11 +101,14 @@ std::string timelineSvg(const TimelineSlice& slice)
     svg << "<text x='4' y='" << y + 14 << "' font-size='11'>events</text>";
     for (const TimelineMarker& m : slice.markers) {
         const int px = x(m.at);
-        const char* colour = m.kind == "publish" ? "#2e7d32" : m.kind == "operator" ? "#555" : "#c62828";
+        const char* colour = m.kind == "publish"                           ? "#2e7d32"
+                             : m.kind == "refusal" || m.kind == "superseded" ? "#c62828"
+                                                                             : "#888";
         svg << "<circle cx='" << px << "' cy='" << y + 8 << "' r='5' fill='" << colour << "'><title>"
             << html(m.kind + ": " + m.label) << " at +" << seconds(m.at - from) << "</title></circle>";
     }
-    svg << "</svg>";
+    svg << "</svg><p class=muted>Bars: leases by token (blue released, orange expired, red revoked, green "
+           "live). Dots: green publish, red refusal, grey queued or operator action. Hover for details.</p>";
     return svg.str();
 }
 
