@@ -367,8 +367,10 @@ int Stage::finish(Actor& actor, std::chrono::milliseconds bound)
 {
     const auto deadline = std::chrono::steady_clock::now() + bound;
     for (;;) {
-        if (const auto code = actor.poll())
+        if (const auto code = actor.poll()) {
+            pollEvents(); // what the actor got recorded comes before its exit in the log
             return *code;
+        }
         if (m_cancel)
             throw Cancelled{};
         if (std::chrono::steady_clock::now() > deadline)
@@ -671,6 +673,7 @@ Report run(const Options& options, Observer& observer, const std::atomic<bool>& 
             if (play->forced.serialization)
                 settings.serialization = play->forced.serialization;
             stage->db().setEnvironment(settings);
+            stage->pollEvents();
             stage->log("rehearsal", "env add " + spec.name, "ready", {}, {}, {},
                        "ttl " + stage->ttlText() + ", policy " + settings.policy.value_or("ordered") + ", supersede " +
                            settings.supersede.value_or("auto") + ", serialization " +
