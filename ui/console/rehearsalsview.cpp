@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
@@ -21,6 +22,8 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSplitter>
+#include <QStyle>
+#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -74,6 +77,27 @@ std::optional<std::pair<EpochMs, EpochMs>> extent(const relctl::TimelineSlice& s
     return out;
 }
 
+// Word wrap in a tree view: the view asks for a row's height without saying
+// how wide its column is, so wrapped text got one line's height and was cut.
+// Telling the style the column's width gives the wrapped height. (The
+// indentation of column 0 is not subtracted: its names do not wrap.)
+class WrappingDelegate final : public QStyledItemDelegate
+{
+public:
+    explicit WrappingDelegate(QTreeView* view) : QStyledItemDelegate(view), m_view(view) {}
+
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override
+    {
+        QStyleOptionViewItem sized(option);
+        // A valid rectangle (the style ignores the width of an empty one), as tall as it likes.
+        sized.rect = QRect(0, 0, m_view->columnWidth(index.column()), QWIDGETSIZE_MAX);
+        return QStyledItemDelegate::sizeHint(sized, index);
+    }
+
+private:
+    QTreeView* m_view;
+};
+
 } // namespace
 
 RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
@@ -106,10 +130,17 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     m_verdicts->setObjectName(QStringLiteral("rehearsalVerdicts"));
     m_verdicts->setColumnCount(2);
     m_verdicts->setHeaderLabels({tr("Scenario / invariant"), tr("Verdict")});
+    // The detail wraps instead of being elided: it is the sentence that says
+    // what was checked, and the dock is narrow.
     m_verdicts->setWordWrap(true);
+    m_verdicts->setItemDelegate(new WrappingDelegate(m_verdicts));
+    m_verdicts->setTextElideMode(Qt::ElideNone);
     m_verdicts->setUniformRowHeights(false);
     m_verdicts->header()->setStretchLastSection(true);
-    m_verdicts->setColumnWidth(0, 14 * em);
+    // Names whole (they are what a failure is called by); the detail wraps in what is left.
+    m_verdicts->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // Row heights follow the detail column's width: the view computes them only on a layout.
+    connect(m_verdicts->header(), &QHeaderView::sectionResized, m_verdicts, [this] { m_verdicts->doItemsLayout(); });
     connect(m_verdicts, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
         // The finished scenario's lease story next to its verdicts.
         if (!item || m_runner->isRunning())
@@ -120,22 +151,25 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     });
 
     m_tabs->setObjectName(QStringLiteral("rehearsalTabs"));
+    m_tabs->addTab(createChooser(), tr("Scenarios"));
     m_tabs->addTab(m_log, tr("Steps"));
     m_tabs->addTab(m_verdicts, tr("Verdicts"));
 
     // Stacked, not side by side: the page shares a narrow dock with Approvals.
+    // The run's controls stay in view; the chooser, the log and the verdicts
+    // take turns below the timeline, so each gets the dock's height.
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->setObjectName(QStringLiteral("rehearsalSplitter"));
     splitter->setChildrenCollapsible(false);
-    splitter->addWidget(createControls());
     splitter->addWidget(m_timeline);
     splitter->addWidget(m_tabs);
-    splitter->setStretchFactor(0, 0);
-    splitter->setStretchFactor(1, 1);
-    splitter->setStretchFactor(2, 2);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 3);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(splitter);
+    layout->setSpacing(2);
+    layout->addWidget(createRunControls());
+    layout->addWidget(splitter, 1);
     setFocusProxy(m_scenarios);
 
     connect(m_runner, &RehearsalRunner::scenarioStarted, this, &RehearsalsView::scenarioStarted);
@@ -158,14 +192,21 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
 
 RehearsalsView::~RehearsalsView() = default;
 
-QWidget* RehearsalsView::createControls()
+QSize RehearsalsView::sizeHint() const
 {
-    auto* controls = new QWidget(this);
-    m_scenarios = new QListWidget(controls);
+    return {std::max(minimumSizeHint().width(), fontMetrics().horizontalAdvance(QLatin1Char('m')) * 34),
+            QWidget::sizeHint().height()};
+}
+
+QWidget* RehearsalsView::createChooser()
+{
+    auto* chooser = new QWidget(this);
+    m_scenarios = new QListWidget(chooser);
     m_scenarios->setObjectName(QStringLiteral("rehearsalScenarios"));
     for (const rh::Scenario& s : rh::scenarios()) {
-        auto* item = new QListWidgetItem(
-            QStringLiteral("%1 — %2").arg(QString::fromStdString(s.name), QString::fromStdString(s.title)), m_scenarios);
+        // The name only: the title and explanation wrap in the pane beside it,
+        // where a narrow dock cannot cut them off.
+        auto* item = new QListWidgetItem(QString::fromStdString(s.name), m_scenarios);
         item->setData(kScenarioName, QString::fromStdString(s.name));
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(Qt::Checked);
@@ -173,24 +214,44 @@ QWidget* RehearsalsView::createControls()
                              .arg(QString::fromStdString(s.title).toHtmlEscaped(),
                                   QString::fromStdString(s.explanation).toHtmlEscaped()));
     }
-    // Every scenario in view without scrolling, no taller.
-    m_scenarios->setMaximumHeight(m_scenarios->sizeHintForRow(0) * (m_scenarios->count() + 1) +
-                                  2 * m_scenarios->frameWidth());
+    m_scenarios->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    int widest = 0;
+    for (int row = 0; row < m_scenarios->count(); ++row)
+        widest = std::max(widest, fontMetrics().horizontalAdvance(m_scenarios->item(row)->text()));
+    // The check box, its gap and the frame; a vertical scroll bar when the dock is short.
+    m_scenarios->setFixedWidth(widest + fontMetrics().height() * 3 + 2 * m_scenarios->frameWidth() +
+                               style()->pixelMetric(QStyle::PM_ScrollBarExtent));
     connect(m_scenarios, &QListWidget::currentItemChanged, this, &RehearsalsView::explainSelected);
 
-    m_explanation = new QTextBrowser(controls);
+    m_explanation = new QTextBrowser(chooser);
     m_explanation->setObjectName(QStringLiteral("rehearsalExplanation"));
-    m_explanation->setMaximumHeight(fontMetrics().height() * 6);
     m_explanation->setPlaceholderText(tr("Select a scenario to read what it plays and proves."));
 
-    m_like = new QComboBox(controls);
+    m_like = new QComboBox(chooser);
     m_like->setObjectName(QStringLiteral("rehearsalLike"));
     m_like->setToolTip(tr("Copy this environment's queue policy, supersede mode and serialization (read "
                           "only) into the scratch environments. A scenario still forces what its story "
                           "needs, and its log says so."));
-    auto* likeLabel = new QLabel(tr("&Like environment:"), controls);
+    auto* likeLabel = new QLabel(tr("&Like environment:"), chooser);
     likeLabel->setBuddy(m_like);
+    auto* like = new QHBoxLayout;
+    like->addWidget(likeLabel);
+    like->addWidget(m_like, 1);
 
+    auto* scenarios = new QHBoxLayout;
+    scenarios->addWidget(m_scenarios);
+    scenarios->addWidget(m_explanation, 1);
+    auto* layout = new QVBoxLayout(chooser);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(scenarios, 1);
+    layout->addLayout(like);
+    m_scenarios->setCurrentRow(0);
+    return chooser;
+}
+
+QWidget* RehearsalsView::createRunControls()
+{
+    auto* controls = new QWidget(this);
     m_run = new QPushButton(consoleIcon(QStringLiteral("rehearsal")), tr("&Run"), controls);
     m_run->setObjectName(QStringLiteral("rehearsalRun"));
     m_run->setToolTip(tr("Play the checked scenarios on a scratch database of the connected server; it is "
@@ -212,28 +273,24 @@ QWidget* RehearsalsView::createControls()
     m_progress->setObjectName(QStringLiteral("rehearsalProgress"));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
-    m_progress->setFormat(tr("%v of %m scenario(s)"));
-    m_status = new QLabel(tr("Not run yet."), controls);
+    m_progress->setFormat(tr("not run yet"));
+    m_status = new QLabel(tr("Check the scenarios to play, then Run."), controls);
     m_status->setObjectName(QStringLiteral("rehearsalStatus"));
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto* layout = new QGridLayout(controls);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(m_scenarios, 0, 0, 1, 2);
-    layout->addWidget(m_explanation, 1, 0, 1, 2);
-    layout->addWidget(likeLabel, 2, 0);
-    layout->addWidget(m_like, 2, 1);
-    // Two by two: four buttons in a row do not fit the dock's default width.
-    layout->addWidget(m_run, 3, 0);
-    layout->addWidget(m_cancel, 3, 1);
-    layout->addWidget(m_save, 4, 0);
-    layout->addWidget(m_open, 4, 1);
-    layout->addWidget(m_progress, 5, 0, 1, 2);
-    layout->addWidget(m_status, 6, 0, 1, 2);
-    layout->setColumnStretch(1, 1);
-
-    m_scenarios->setCurrentRow(0);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->setVerticalSpacing(2);
+    // One row in equal columns: every line of the dock's height spent here is one less log line.
+    layout->addWidget(m_run, 0, 0);
+    layout->addWidget(m_cancel, 0, 1);
+    layout->addWidget(m_save, 0, 2);
+    layout->addWidget(m_open, 0, 3);
+    layout->addWidget(m_progress, 1, 0, 1, 4);
+    layout->addWidget(m_status, 2, 0, 1, 4);
+    for (int column = 0; column < 4; ++column)
+        layout->setColumnStretch(column, 1);
     return controls;
 }
 
@@ -243,7 +300,7 @@ void RehearsalsView::explainSelected()
     const rh::Scenario* s = item ? scenarioNamed(item->data(kScenarioName).toString()) : nullptr;
     if (!s)
         return;
-    m_explanation->setHtml(QStringLiteral("<b>%1</b>: %2<br>%3")
+    m_explanation->setHtml(QStringLiteral("<p><b>%1</b>: %2</p><p>%3</p>")
                       .arg(QString::fromStdString(s->name).toHtmlEscaped(),
                            QString::fromStdString(s->title).toHtmlEscaped(),
                            QString::fromStdString(s->explanation).toHtmlEscaped()));
@@ -308,6 +365,7 @@ void RehearsalsView::run()
     m_hasReport = false;
     m_progress->setRange(0, static_cast<int>(options.scenarios.size()));
     m_progress->setValue(0);
+    m_progress->setFormat(tr("%v of %m scenario(s)"));
     m_tabs->setCurrentWidget(m_log);
     showStatus(tr("Creating and migrating the scratch database…"));
     updateButtons();
@@ -375,6 +433,9 @@ void RehearsalsView::scenarioFinished(const rh::ScenarioResult& result)
         child->setText(1, (passed ? tr("passed: %1") : tr("FAILED: %1")).arg(detail));
         child->setToolTip(0, invariant);
         child->setToolTip(1, detail);
+        // The name beside the first line of its wrapped detail.
+        for (int column : {0, 1})
+            child->setTextAlignment(column, Qt::AlignLeft | Qt::AlignTop);
         if (!passed)
             for (int column : {0, 1})
                 child->setForeground(column, QBrush(failedRed));
@@ -384,6 +445,7 @@ void RehearsalsView::scenarioFinished(const rh::ScenarioResult& result)
     for (const relctl::history::Verdict& v : result.invariants)
         add(QString::fromStdString(v.name), v.passed, QString::fromStdString(v.detail));
     item->setExpanded(true);
+    m_verdicts->doItemsLayout();
 }
 
 void RehearsalsView::finished(const rh::Report& report, const QString& error)

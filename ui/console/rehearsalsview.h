@@ -49,8 +49,13 @@ public:
     // written (no report yet, or the file could not be written).
     bool saveReport(const QString& path);
 
+    // Narrow: the timeline asks for 900 pixels, and the dock this page shares
+    // with Approvals and Trace would take them from the console's own timeline.
+    QSize sizeHint() const override;
+
 private:
-    QWidget* createControls();
+    QWidget* createChooser();
+    QWidget* createRunControls();
     void run();
     void reportCancel();
     void chooseReportFile();
