@@ -414,7 +414,9 @@ private slots:
                      window.environmentsView()->table()->viewport(), window.auditView()->table()->viewport(),
                      window.tracePanel()->findChild<QTextBrowser*>()->viewport(),
                      window.approvalsView()->findChild<QListWidget*>()->viewport(),
-                     window.rehearsalsView()->findChild<QTextBrowser*>()->viewport()}) {
+                     window.rehearsalsView()
+                         ->findChild<QTextBrowser*>(QStringLiteral("rehearsalExplanation"))
+                         ->viewport()}) {
                 const QImage image = view->grab().toImage();
                 const QColor corner = image.pixelColor(image.width() - 2, image.height() - 2);
                 QVERIFY2(corner.lightness() < 80, view->parentWidget()->metaObject()->className());
@@ -423,18 +425,24 @@ private slots:
         QApplication::setPalette(before);
     }
 
-    void rehearsalsSayTheyAreNotHereYet()
+    void rehearsalsOfferEveryScenario()
     {
         ConsoleSession session(std::make_unique<PostgresBackend>(
             ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent")), false));
         MainWindow window(&session);
-        // Nothing there can start a rehearsal; the page names today's way instead.
-        auto* start = window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("startRehearsal"));
-        QVERIFY(start);
-        QVERIFY(!start->isEnabled());
-        const QString text = window.rehearsalsView()->findChild<QTextBrowser*>()->toPlainText();
-        QVERIFY(text.contains(QStringLiteral("rehearsal engine")));
-        QVERIFY(text.contains(QStringLiteral("scripts/demo.sh")));
+        // Every scenario, checked, its explanation in the tooltip; Run ready, Cancel not.
+        auto* list = window.rehearsalsView()->findChild<QListWidget*>(QStringLiteral("rehearsalScenarios"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), static_cast<int>(relctl::rehearsal::scenarios().size()));
+        for (int row = 0; row < list->count(); ++row) {
+            QCOMPARE(list->item(row)->checkState(), Qt::Checked);
+            QVERIFY(list->item(row)->toolTip().contains(
+                QString::fromStdString(relctl::rehearsal::scenarios()[static_cast<std::size_t>(row)].explanation)
+                    .toHtmlEscaped()));
+        }
+        QVERIFY(window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalRun"))->isEnabled());
+        QVERIFY(!window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalCancel"))->isEnabled());
+        QVERIFY(!window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalSave"))->isEnabled());
     }
 
     void focusShortcutsReachEveryView_data()
@@ -465,7 +473,8 @@ private slots:
             {QStringLiteral("audit"), window.auditView()->table()},
             {QStringLiteral("trace"), window.tracePanel()->findChild<QTextBrowser*>()},
             {QStringLiteral("approvals"), window.approvalsView()->findChild<QListWidget*>()},
-            {QStringLiteral("rehearsals"), window.rehearsalsView()->findChild<QTextBrowser*>()},
+            {QStringLiteral("rehearsals"),
+             window.rehearsalsView()->findChild<QListWidget*>(QStringLiteral("rehearsalScenarios"))},
         };
         QWidget* expected = views.value(view);
         QVERIFY(expected);

@@ -44,7 +44,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
-      m_approvals(new ApprovalsView(this)), m_rehearsals(new RehearsalsView(this)),
+      m_approvals(new ApprovalsView(this)), m_rehearsals(new RehearsalsView(session, this)),
       m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)), m_server(new QLabel(this)),
       m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {

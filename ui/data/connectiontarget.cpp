@@ -88,29 +88,25 @@ void ConnectionTarget::save(QSettings& settings) const
     }
 }
 
-namespace {
-
 // The CLI's rule for the default, without side effects: $RELCTL_DSN, else
 // the embedded database unless libpq's PG* variables name one (an empty DSN).
-ConnectionTarget effective(const ConnectionTarget& target)
+ConnectionTarget ConnectionTarget::effective() const
 {
-    if (target.kind != ConnectionTarget::Kind::Default)
-        return target;
+    if (kind != Kind::Default)
+        return *this;
     if (const char* env = std::getenv("RELCTL_DSN"); env && *env)
-        return ConnectionTarget::fromDsn(QString::fromLocal8Bit(env));
+        return fromDsn(QString::fromLocal8Bit(env));
     if (relctl::embeddedIsDefault())
-        return ConnectionTarget::embedded();
-    return {ConnectionTarget::Kind::Dsn, QString()};
+        return embedded();
+    return {Kind::Dsn, QString()};
 }
-
-} // namespace
 
 QString ConnectionTarget::describe() const
 {
     switch (kind) {
     case Kind::Default: {
         // Where the default leads here and now, as resolve() decides.
-        const ConnectionTarget chosen = effective(*this);
+        const ConnectionTarget chosen = effective();
         if (chosen.kind == Kind::Dsn && chosen.dsn.isEmpty())
             return QObject::tr("relctl's default: libpq's PG* variables");
         return QObject::tr("relctl's default: %1").arg(chosen.describe());
@@ -140,7 +136,7 @@ ConnectionTarget ConnectionTarget::fromEditedDsn(const QString& edited, const Co
 
 std::string ConnectionTarget::resolve() const
 {
-    const ConnectionTarget chosen = effective(*this);
+    const ConnectionTarget chosen = effective();
     if (chosen.kind == Kind::Embedded)
         return relctl::EmbeddedCluster::forCurrentUser().ensureRunning();
     return chosen.dsn.toStdString(); // empty: libpq's PG* variables

@@ -38,6 +38,12 @@ struct ConnectionTarget
     // the GUI thread. Throws relctl::Error as the CLI's resolution does.
     std::string resolve() const;
 
+    // Where the default leads here and now, without side effects: Embedded,
+    // or a Dsn (empty: libpq's PG* variables). Rehearsals need to know which,
+    // since on the embedded database they create scratch databases as its
+    // administrator.
+    ConnectionTarget effective() const;
+
     friend bool operator==(const ConnectionTarget&, const ConnectionTarget&) = default;
 };
 

@@ -35,6 +35,10 @@ public:
     // Drops the connection and connects to the new target at once; views hear
     // connectionChanged() and then eventsArrived() as on a reconnect.
     virtual void setTarget(const ConnectionTarget& target) = 0;
+    // Where it connects (the last setTarget, or where it started): pages that
+    // reach the same server by other means (rehearsals) ask here. A backend
+    // without a database answers the default.
+    virtual ConnectionTarget target() const { return {}; }
     virtual void loadEnvironments(quint64 serial) = 0;
     virtual void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) = 0;
     virtual void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) = 0;

@@ -4,6 +4,7 @@
 
 #include "relctl/auditexport.h"
 #include "relctl/console.h"
+#include "relctl/rehearsal.h"
 
 #include <QMetaType>
 #include <atomic>
@@ -18,6 +19,10 @@ Q_DECLARE_METATYPE(std::vector<relctl::EnvironmentRow>)
 Q_DECLARE_METATYPE(std::optional<relctl::RefusalTrace>)
 Q_DECLARE_METATYPE(relctl::AuditSort)
 Q_DECLARE_METATYPE(relctl::AuditFilter)
+Q_DECLARE_METATYPE(relctl::rehearsal::Scenario)
+Q_DECLARE_METATYPE(relctl::rehearsal::Step)
+Q_DECLARE_METATYPE(relctl::rehearsal::ScenarioResult)
+Q_DECLARE_METATYPE(relctl::rehearsal::Report)
 
 namespace relctl::ui {
 

@@ -21,7 +21,7 @@ template <typename Call> void post(ConsoleWorker* worker, Call&& call)
 } // namespace
 
 PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
-    : ConsoleBackend(parent), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
+    : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
 {
     // Created here, on the GUI thread, then handed to their threads: each
     // creates its connections and socket notifier on its own thread.
@@ -63,6 +63,7 @@ void PostgresBackend::start()
 
 void PostgresBackend::setTarget(const ConnectionTarget& target)
 {
+    m_target = target;
     post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
     post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
 }

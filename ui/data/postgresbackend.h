@@ -27,6 +27,7 @@ public:
 
     void start() override;
     void setTarget(const ConnectionTarget& target) override;
+    ConnectionTarget target() const override { return m_target; }
     void loadEnvironments(quint64 serial) override;
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
@@ -37,6 +38,7 @@ public:
                      const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;
 
 private:
+    ConnectionTarget m_target;
     QThread m_thread;
     ConsoleWorker* m_worker; // lives on m_thread, deleted there when it finishes
     QThread m_exportThread;

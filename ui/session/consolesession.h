@@ -41,6 +41,7 @@ public:
     void reload();
     // Connects to another database now; the views reload once it answers.
     void setTarget(const ConnectionTarget& target);
+    ConnectionTarget target() const { return m_backend->target(); }
 
     // Exports every event the audit table's filter matches, in its sort
     // order, to `path` (the backend keeps answering meanwhile). One at a time: false if one is running.
