@@ -20,20 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-// The SQLSTATE a statement fails with on its own connection, or "" when it
-// succeeds.
-std::string sqlState(const std::string& dsn, const std::string& sql)
-{
-    pqxx::connection c(dsn);
-    try {
-        pqxx::nontransaction(c).exec(sql);
-        return "";
-    } catch (const pqxx::insufficient_privilege&) {
-        return "42501"; // libpqxx 6.4 throws this class without its SQLSTATE
-    } catch (const pqxx::sql_error& e) {
-        return e.sqlstate();
-    }
-}
 
 std::string value(const std::string& dsn, const std::string& sql)
 {

@@ -12,6 +12,7 @@
 #include "relctl/catalogue.h"
 
 #include "database_impl.h"
+#include "jsonfields.h"
 
 #include <string>
 #include <utility>
@@ -22,20 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-// Absent and JSON null both mean "no value": the server writes null for
-// columns that are NULL, and leaves nothing out.
-template <typename T> std::optional<T> optional(const json& j, const char* key)
-{
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null())
-        return std::nullopt;
-    return it->get<T>();
-}
-
-template <typename T> T value(const json& j, const char* key, T fallback = T())
-{
-    return optional<T>(j, key).value_or(std::move(fallback));
-}
+using jsonfields::optional;
+using jsonfields::value;
 
 std::vector<std::string> strings(const json& array)
 {

@@ -1,6 +1,7 @@
 #include "relctl/history.h"
 
 #include "database_impl.h"
+#include "jsonfields.h"
 #include "relctl/error.h"
 #include "relctl/parse.h"
 
@@ -40,18 +41,8 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T> std::optional<T> optional(const json& j, const char* key)
-{
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null())
-        return std::nullopt;
-    return it->get<T>();
-}
-
-template <typename T> T value(const json& j, const char* key, T fallback = T())
-{
-    return optional<T>(j, key).value_or(std::move(fallback));
-}
+using jsonfields::optional;
+using jsonfields::value;
 
 History fromJson(const json& j)
 {

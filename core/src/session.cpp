@@ -9,6 +9,8 @@
 #include <set>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace relctl::session {
 
@@ -38,9 +40,9 @@ bool environmentSet(const char* name)
     return value != nullptr && *value != '\0';
 }
 
-} // namespace
-
-std::string boundedConninfo(const std::string& conninfo)
+// The keywords a connection string (keyword/value or URI) sets, with their
+// values, in libpq's order; Error(Usage) for a malformed string.
+std::vector<std::pair<std::string, std::string>> settingsOf(const std::string& conninfo)
 {
     char* message = nullptr;
     PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
@@ -51,19 +53,28 @@ std::string boundedConninfo(const std::string& conninfo)
             text.pop_back();
         throwUsage("invalid connection string: " + text);
     }
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o)
+        if (o->val != nullptr)
+            out.emplace_back(o->keyword, o->val);
+    PQconninfoFree(options);
+    return out;
+}
+
+} // namespace
+
+std::string boundedConninfo(const std::string& conninfo)
+{
     std::string out;
     std::set<std::string> given;
     std::string userOptions;
-    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-        if (o->val == nullptr)
-            continue;
-        given.insert(o->keyword);
-        if (std::string_view(o->keyword) == "options")
-            userOptions = o->val;
+    for (const auto& [keyword, value] : settingsOf(conninfo)) {
+        given.insert(keyword);
+        if (keyword == "options")
+            userOptions = value;
         else
-            out += std::string(o->keyword) + "=" + quotedValue(o->val) + " ";
+            out += keyword + "=" + quotedValue(value) + " ";
     }
-    PQconninfoFree(options);
 
     // libpq reads PGOPTIONS only when the string has no options; as the
     // string now always has some, carry PGOPTIONS over by hand.
@@ -93,41 +104,23 @@ std::string boundedConninfo(const std::string& conninfo)
 
 std::string withDatabase(const std::string& conninfo, const std::string& database)
 {
-    char* message = nullptr;
-    PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
-    if (options == nullptr) {
-        std::string text = message ? message : "out of memory";
-        PQfreemem(message);
-        throwUsage("invalid connection string: " + text);
-    }
     std::string out;
-    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o)
-        if (o->val != nullptr && std::string_view(o->keyword) != "dbname")
-            out += std::string(o->keyword) + "=" + quotedValue(o->val) + " ";
-    PQconninfoFree(options);
+    for (const auto& [keyword, value] : settingsOf(conninfo))
+        if (keyword != "dbname")
+            out += keyword + "=" + quotedValue(value) + " ";
     return out + "dbname=" + quotedValue(database);
 }
 
 std::string withRole(const std::string& conninfo, const std::string& role)
 {
-    char* message = nullptr;
-    PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &message);
-    if (options == nullptr) {
-        std::string text = message ? message : "out of memory";
-        PQfreemem(message);
-        throwUsage("invalid connection string: " + text);
-    }
     std::string out;
     std::string serverOptions;
-    for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
-        if (o->val == nullptr)
-            continue;
-        if (std::string_view(o->keyword) == "options")
-            serverOptions = o->val;
+    for (const auto& [keyword, value] : settingsOf(conninfo)) {
+        if (keyword == "options")
+            serverOptions = value;
         else
-            out += std::string(o->keyword) + "=" + quotedValue(o->val) + " ";
+            out += keyword + "=" + quotedValue(value) + " ";
     }
-    PQconninfoFree(options);
     if (serverOptions.empty())
         if (const char* env = std::getenv("PGOPTIONS"))
             serverOptions = env;

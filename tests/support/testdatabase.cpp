@@ -19,6 +19,19 @@ std::string randomSuffix()
 
 } // namespace
 
+std::string sqlState(const std::string& dsn, const std::string& sql)
+{
+    pqxx::connection c(dsn);
+    try {
+        pqxx::nontransaction(c).exec(sql);
+        return "";
+    } catch (const pqxx::insufficient_privilege&) {
+        return "42501"; // libpqxx 6.4 throws this class without its SQLSTATE
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+}
+
 std::string sqlLiteral(const std::string& s)
 {
     std::string out = "'";

@@ -7,6 +7,10 @@
 // A SQL string literal of s (quotes doubled), for the tests' own statements.
 std::string sqlLiteral(const std::string& s);
 
+// The SQLSTATE a statement fails with on its own connection as the given
+// login, or "" when it succeeds.
+std::string sqlState(const std::string& dsn, const std::string& sql);
+
 // A fresh database on the test cluster (RELCTL_TEST_DSN), created for one test
 // and dropped afterwards, so tests never see each other's rows. The queries
 // here are the tests' own window on the database, for asserting what was
