@@ -200,26 +200,26 @@ private:
     fs::path m_path;
 };
 
-EnvironmentSettings likeSettings(const Options& options)
+// What --like copies, read once: the settings, and the ratio of the maximum
+// to the default TTL (10 without --like).
+struct Like
 {
-    EnvironmentSettings s;
-    if (!options.like)
-        return s;
-    Database db(options.likeConninfo.empty() ? options.server : options.likeConninfo);
-    const Environment e = db.showEnvironment(*options.like);
-    s.policy = e.policy;
-    s.supersede = e.supersede;
-    s.serialization = e.serialization;
-    return s;
-}
+    EnvironmentSettings settings;
+    std::int64_t maxRatio = 10;
+};
 
-std::int64_t likeMaxRatio(const Options& options)
+Like likeOf(const Options& options)
 {
+    Like like;
     if (!options.like)
-        return 10;
+        return like;
     Database db(options.likeConninfo.empty() ? options.server : options.likeConninfo);
     const Environment e = db.showEnvironment(*options.like);
-    return std::clamp<std::int64_t>(e.defaultTtlMs > 0 ? e.maxTtlMs / e.defaultTtlMs : 10, 1, 100);
+    like.settings.policy = e.policy;
+    like.settings.supersede = e.supersede;
+    like.settings.serialization = e.serialization;
+    like.maxRatio = std::clamp<std::int64_t>(e.defaultTtlMs > 0 ? e.maxTtlMs / e.defaultTtlMs : 10, 1, 100);
+    return like;
 }
 
 } // namespace
@@ -484,15 +484,19 @@ void Stage::pollEvents()
         m_steps.push_back(s);
         m_observer.step(s);
     }
-    if (fresh) {
-        ConsoleQueries queries(*m_db);
-        TimelineSlice slice = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
-        const auto other = [&](const auto& x) { return x.env != env(); };
-        slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(), other), slice.leases.end());
-        slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other), slice.markers.end());
-        slice.environments = {env()};
-        m_observer.timeline(m_scenario.name, slice);
-    }
+    if (fresh)
+        m_observer.timeline(m_scenario.name, timeline());
+}
+
+TimelineSlice Stage::timeline()
+{
+    ConsoleQueries queries(*m_db);
+    TimelineSlice slice = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
+    const auto other = [&](const auto& x) { return x.env != env(); };
+    slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(), other), slice.leases.end());
+    slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other), slice.markers.end());
+    slice.environments = {env()};
+    return slice;
 }
 
 void Stage::pause(std::chrono::milliseconds duration)
@@ -563,16 +567,7 @@ ScenarioResult Stage::conclude(std::string error)
         expected.env = env();
         expected.currentRelease = m_expectedRelease;
         result.invariants = history::check(history::load(*m_db, env()), expected);
-        ConsoleQueries queries(*m_db);
-        result.timeline = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
-        const auto other = [&](const auto& x) { return x.env != env(); };
-        result.timeline.leases.erase(
-            std::remove_if(result.timeline.leases.begin(), result.timeline.leases.end(), other),
-            result.timeline.leases.end());
-        result.timeline.markers.erase(
-            std::remove_if(result.timeline.markers.begin(), result.timeline.markers.end(), other),
-            result.timeline.markers.end());
-        result.timeline.environments = {env()};
+        result.timeline = timeline();
     } catch (const std::exception& e) {
         if (error.empty())
             error = std::string("reading the scratch database failed: ") + e.what();
@@ -624,8 +619,7 @@ Report run(const Options& options, Observer& observer, const std::atomic<bool>& 
 {
     validate(options);
     const std::vector<const ScenarioPlay*> plays = selected(options);
-    const EnvironmentSettings like = likeSettings(options);
-    const std::int64_t maxRatio = likeMaxRatio(options);
+    const Like like = likeOf(options);
     const fs::path relctl = options.relctl.empty() ? defaultRelctl() : options.relctl;
 
     TemporaryDirectory directory;
@@ -662,9 +656,9 @@ Report run(const Options& options, Observer& observer, const std::atomic<bool>& 
             EnvironmentSpec spec;
             spec.name = play->scenario.name;
             spec.defaultTtl = options.ttl;
-            spec.maxTtl = options.ttl * maxRatio;
+            spec.maxTtl = options.ttl * like.maxRatio;
             stage->db().addEnvironment(spec);
-            EnvironmentSettings settings = like;
+            EnvironmentSettings settings = like.settings;
             settings.name = spec.name;
             if (play->forced.policy)
                 settings.policy = play->forced.policy;

@@ -93,6 +93,8 @@ public:
     // Streams the scratch database's new events of this environment as steps
     // and the timeline to the observer.
     void pollEvents();
+    // The scenario's environment on the scratch database's timeline, now.
+    TimelineSlice timeline();
     // Sleeps, streaming events and watching for cancel.
     void pause(std::chrono::milliseconds duration);
     // Polls `condition` every 50 ms until it holds; a failure (thrown) naming

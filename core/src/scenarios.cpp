@@ -121,19 +121,6 @@ std::optional<LeaseSpan> leaseOf(const TimelineSlice& slice, const std::string& 
     return std::nullopt;
 }
 
-TimelineSlice timelineNow(Stage& stage)
-{
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    ConsoleQueries queries(stage.db());
-    TimelineSlice slice = queries.timeline(now - 3600000, now + 3600000);
-    slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(),
-                                      [&](const LeaseSpan& l) { return l.env != stage.env(); }),
-                       slice.leases.end());
-    return slice;
-}
-
 // ---------------------------------------------------------------------------
 
 void playRace(Stage& stage)
@@ -201,7 +188,7 @@ void playExpiry(Stage& stage)
     stage.expectExit("r8-late-publish", publish, 4, "STALE_GENERATION outranks the lost lease");
     stage.expectTraced("r8", "LEASE_SUPERSEDED");
     stage.expectTraced("r8", "STALE_GENERATION");
-    const TimelineSlice slice = timelineNow(stage);
+    const TimelineSlice slice = stage.timeline();
     const auto l8 = leaseOf(slice, jobOf(stage, "r8"));
     const auto l9 = leaseOf(slice, jobOf(stage, "r9"));
     stage.expect("successor-token-higher", l8 && l9 && l9->token > l8->token,
@@ -232,7 +219,7 @@ void playCrash(Stage& stage)
 
     stage.expectExit("r8", c8, 128 + SIGKILL, "killed");
     stage.expectExit("r9", c9, 0, "granted after r8's lease expired; published r9");
-    const TimelineSlice slice = timelineNow(stage);
+    const TimelineSlice slice = stage.timeline();
     const auto l8 = leaseOf(slice, jobOf(stage, "r8"));
     const auto l9 = leaseOf(slice, jobOf(stage, "r9"));
     if (l8 && l9) {
@@ -399,7 +386,7 @@ void playFreeze(Stage& stage)
     stage.expectTraced("r11", "DISPATCH_FROZEN");
     stage.expectExit("r9", c9, 0, "served first after the unfreeze (ordered: lower generation first)");
     stage.expectExit("r10", c10, 0, "served next");
-    const TimelineSlice slice = timelineNow(stage);
+    const TimelineSlice slice = stage.timeline();
     const auto l9 = leaseOf(slice, jobOf(stage, "r9"));
     const auto l10 = leaseOf(slice, jobOf(stage, "r10"));
     stage.expect("policy-order-after-unfreeze", l9 && l10 && l9->token < l10->token,
