@@ -249,15 +249,18 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease live = acquire(db, "prod", "job-1", 1, {}, "gitlab-77-acquire");
+        const std::string consoleAudit = "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                                         "'time', true, NULL, NULL, NULL, 500)::text";
         std::vector<std::string> answers;
-        for (const char* sql :
-             {"SELECT relctl.env_list()", "SELECT relctl.environment_json('prod')",
-              "SELECT relctl.lease_show('prod')", "SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)",
-              "SELECT relctl.trace('job-1')", "SELECT relctl.op_show('gitlab-77-acquire')",
-              "SELECT relctl.approvals(NULL, true)", "SELECT relctl.console_environments()::text",
-              "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, NULL, "
-              "NULL, NULL, 500)::text",
-              "SELECT relctl.console_timeline(0, 9999999999999)::text", "SELECT relctl.history(NULL, NULL)"})
+        for (const std::string& sql :
+             {std::string("SELECT relctl.env_list()"), std::string("SELECT relctl.environment_json('prod')"),
+              std::string("SELECT relctl.lease_show('prod')"),
+              std::string("SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)"),
+              std::string("SELECT relctl.trace('job-1')"), std::string("SELECT relctl.op_show('gitlab-77-acquire')"),
+              std::string("SELECT relctl.approvals(NULL, true)"),
+              std::string("SELECT relctl.console_environments()::text"), consoleAudit,
+              std::string("SELECT relctl.console_timeline(0, 9999999999999)::text"),
+              std::string("SELECT relctl.history(NULL, NULL)")})
             answers.push_back(value(db.reviewerDsn(), sql));
         for (const std::string& a : answers) {
             QVERIFY2(a.find(live.id) == std::string::npos, a.c_str());
