@@ -72,7 +72,7 @@ private slots:
         set = roundTrip<relctl::EnvironmentSet>(
             db.write("SELECT relctl.env_set('staging', 'newest', NULL, NULL, '{}')"));
         QVERIFY(!set.changed.policy && !set.changed.supersede && !set.changed.serialization);
-        QCOMPARE(m.setEnvironment({"test", {}, {}, "off"}).environment.serialization, std::string("off"));
+        QCOMPARE(m.setEnvironment({"test", {}, {}, "off", {}, {}, {}}).environment.serialization, std::string("off"));
 
         // Nothing published, no lease.
         auto shown = roundTrip<relctl::ManifestShow>(db.json("SELECT relctl.manifest_show('prod', false)"));

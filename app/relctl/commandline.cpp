@@ -25,7 +25,8 @@ Durations: an integer with ms, s, m or h (a bare integer means seconds).
 A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
 Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
-9 database unavailable, 10 verify found a broken invariant.
+9 database unavailable, 10 verify found a broken invariant, 11 the promotion gate
+(not accepted upstream, approvals missing, denied, or a self-approval).
 Each command has its own --help (relctl lease acquire --help).)";
 
 constexpr const char* kRunUsage = "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
@@ -147,13 +148,22 @@ void buildGrammar(CLI::App& app)
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
     duration(c, "default-ttl", true, "a lease's time to live when acquire gives none (default 60 s)");
     duration(c, "max-ttl", true, "the longest time to live (default 10 min)");
-    c = env->add_subcommand("set", "the environment's queue policy and serialization");
+    c = env->add_subcommand("set", "the environment's queue policy, serialization and promotion gates");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
     value(c, "policy", "ordered|newest", "which waiting candidate goes next")->check(oneOf({"ordered", "newest"}));
     value(c, "supersede", "auto|approval", "with newest: skip lower candidates at once or after approval")
         ->check(oneOf({"auto", "approval"}));
     value(c, "serialization", "enforced|off", "off allows a publish without a lease (staged rollout)")
         ->check(oneOf({"enforced", "off"}));
+    value(c, "promote-from", "ENV", "take only what ENV accepted first (\"\" clears it)")
+        ->check(rule([](const std::string& v) { return v.empty() ? std::nullopt : environmentNameProblem(v); }));
+    duration(c, "soak", false, "with --promote-from: accepted there at least D ago");
+    value(c, "approvals", "K", "distinct approvals a promotion needs here (0-10; 0: none)")
+        ->check(rule([](const std::string& v) -> std::optional<std::string> {
+            if (v.size() <= 2 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) && std::stoi(v) <= 10)
+                return std::nullopt;
+            return "invalid value \"" + v + "\": expected an integer from 0 to 10";
+        }));
     env->add_subcommand("list", "environments with current manifest and live lease");
     c = env->add_subcommand("show", "one environment with its current manifest and live lease");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
@@ -212,6 +222,38 @@ void buildGrammar(CLI::App& app)
     text(c, "by", "NAME", "who denies it")->required();
     text(c, "reason", "TEXT", "why")->required();
 
+    CLI::App* promote = group(&app, "promote", "promotion requests (env set --promote-from, --approvals)");
+    c = promote->add_subcommand("request", "open the promotion request of a release before its job asks");
+    environment(c, "the environment it is promoted to")->required();
+    text(c, "release", "R", "the release label")->required();
+    positiveInt(c, "generation", "N", "the release's generation")->required();
+    text(c, "by", "NAME", "who asks (cannot approve it)")->required();
+    value(c, "reason", "TEXT", "why");
+    c = promote->add_subcommand("list", "the open promotion requests");
+    environment(c, "only this environment's");
+    flag(c, "all", "decided ones too");
+    c = promote->add_subcommand("approve", "approve a promotion request");
+    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who approves it (not its requester)")->required();
+    value(c, "reason", "TEXT", "why");
+    c = promote->add_subcommand("deny", "deny a promotion request (final for that release and generation)");
+    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who denies it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+
+    c = app.add_subcommand("rollback", "make an earlier accepted manifest current again");
+    c->footer("Name one target. The freshness bar stays: the highest generation ever accepted still\n"
+              "refuses older jobs (exit 4), and the next newer candidate adopts as usual. Allowed while\n"
+              "frozen; busy (exit 3) while a job holds the lease, unless --wait.");
+    environment(c, "the environment")->required();
+    text(c, "to-release", "R", "the newest manifest of this release");
+    positiveInt(c, "to-generation", "N", "the manifest of this generation");
+    positiveInt(c, "to-manifest", "ID", "the manifest with this id (manifest show --history)");
+    text(c, "by", "NAME", "who rolls back")->required();
+    text(c, "reason", "TEXT", "why")->required();
+    duration(c, "wait", false, "wait up to D while a job holds the lease");
+    text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
+
     CLI::App* db = group(&app, "db", "the embedded default database");
     db->add_subcommand("status", "where it is and whether it runs");
     db->add_subcommand("start", "start it (created on first use)");
@@ -221,7 +263,7 @@ void buildGrammar(CLI::App& app)
     CLI::App* manifest = group(&app, "manifest", "published manifests");
     c = manifest->add_subcommand("show", "the current manifest");
     environment(c, "the environment")->required();
-    flag(c, "history", "every manifest, oldest first");
+    flag(c, "history", "every manifest and rollback, oldest first");
 
     c = app.add_subcommand("audit", "the newest matching events, oldest first");
     environment(c, "only this environment's");

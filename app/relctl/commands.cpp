@@ -68,6 +68,10 @@ public:
             return freeze(command == "freeze");
         if (command == "approvals" || command == "approve" || command == "deny")
             return approvals();
+        if (command == "promote")
+            return promote();
+        if (command == "rollback")
+            return rollback();
         if (command == "run")
             return runCommand(RunContext{m_args, m_childCommand.value(), m_out, m_globals.jobUrl,
                                          [this] { return connect(); }});
@@ -235,9 +239,17 @@ private:
         }
         if (sub == "set") {
             EnvironmentSettings settings{requireEnvironmentName(o.positional(0, "an environment name")),
-                                         o.get("policy"), o.get("supersede"), o.get("serialization")};
-            if (!settings.policy && !settings.supersede && !settings.serialization)
-                throwUsage("'env set' needs --policy, --supersede or --serialization");
+                                         o.get("policy"),
+                                         o.get("supersede"),
+                                         o.get("serialization"),
+                                         o.get("promote-from"),
+                                         o.duration("soak", false),
+                                         o.has("approvals") ? std::optional(std::stoi(o.required("approvals")))
+                                                            : std::nullopt};
+            if (!settings.policy && !settings.supersede && !settings.serialization && !settings.promoteFrom &&
+                !settings.soak && !settings.approvals)
+                throwUsage("'env set' needs --policy, --supersede, --serialization, --promote-from, --soak or "
+                           "--approvals");
             const EnvironmentSet reply = database().setEnvironment(settings);
             return m_out.success(toJson(reply), render::environment(reply.environment));
         }
@@ -360,6 +372,54 @@ private:
         std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
         const Decision reply = database().decide(*id, approve, o.required("by"), reason);
         return m_out.success(toJson(reply), render::approvals(Approvals{{reply.supersession}}));
+    }
+
+    int promote()
+    {
+        const std::string sub = word(1);
+        const Arguments& o = m_args;
+        if (sub == "list") {
+            const Promotions reply = database().promotions(o.environment("env"), o.has("all"));
+            return m_out.success(toJson(reply), render::promotions(reply));
+        }
+        Outcome outcome;
+        if (sub == "request") {
+            PromotionRequest r{requireEnvironmentName(o.required("env")), o.required("release"),
+                               o.requiredPositiveInt("generation"), o.required("by"), o.get("reason")};
+            outcome = database().requestPromotion(r);
+        } else {
+            const bool approve = sub == "approve";
+            const std::string idText = o.positional(0, "a promotion request id");
+            auto id = parsePositiveInt(idText);
+            if (!id)
+                throwUsage("invalid promotion request id \"" + idText + "\": expected a positive integer");
+            outcome = database().decidePromotion(*id, approve, o.required("by"),
+                                                 approve ? o.get("reason") : std::optional(o.required("reason")));
+        }
+        return m_out.outcome(outcome, [&] {
+            std::string out;
+            if (outcome.body.contains("message"))
+                out = render::text(outcome.body, "message") + "\n";
+            return out + render::promotions(Promotions{{outcome.body.get<Promotion>()}});
+        });
+    }
+
+    int rollback()
+    {
+        const Arguments& o = m_args;
+        RollbackRequest r;
+        r.env = requireEnvironmentName(o.required("env"));
+        r.toRelease = o.get("to-release");
+        r.toGeneration = o.positiveInt("to-generation");
+        r.toManifest = o.positiveInt("to-manifest");
+        if ((r.toRelease ? 1 : 0) + (r.toGeneration ? 1 : 0) + (r.toManifest ? 1 : 0) != 1)
+            throwUsage("'rollback' needs exactly one of --to-release, --to-generation and --to-manifest");
+        r.by = o.required("by");
+        r.reason = o.required("reason");
+        r.wait = o.duration("wait", false);
+        r.opId = o.opIdOrNew();
+        Outcome outcome = database().rollback(r);
+        return m_out.outcome(outcome, [&] { return render::rollback(outcome.body); });
     }
 
     int audit()

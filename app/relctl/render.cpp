@@ -108,6 +108,19 @@ std::string environment(const Environment& env)
             << str(c.generation) << ") since " << str(c.queuedAt) << "\n";
     if (env.pendingSupersessions != 0)
         out << "  " << str(env.pendingSupersessions) << " supersession request(s) await approval\n";
+    if (env.promoteFrom || env.approvalsRequired != 0) {
+        out << "  promote: ";
+        if (env.promoteFrom)
+            out << "from " << str(env.promoteFrom) << " after a soak of " << str(env.soakMs) << " ms";
+        if (env.promoteFrom && env.approvalsRequired != 0)
+            out << ", ";
+        if (env.approvalsRequired != 0)
+            out << str(env.approvalsRequired) << " approval(s), " << str(env.openPromotions) << " request(s) open";
+        out << "\n";
+    }
+    if (env.current && env.current->generation != env.highWaterGeneration)
+        out << "  rolled back: generation " << str(env.highWaterGeneration)
+            << " is the highest accepted (the freshness bar)\n";
     return out.str();
 }
 
@@ -126,15 +139,29 @@ std::string lease(const LeaseShow& reply)
 
 std::string manifest(const ManifestShow& reply)
 {
-    return str(reply.env) + ": " + manifestLine(reply.manifest) + "\n";
+    std::string out = str(reply.env) + ": " + manifestLine(reply.manifest) + "\n";
+    if (reply.manifest && reply.manifest->generation != reply.highWaterGeneration)
+        out += str(reply.env) + ": rolled back; generation " + str(reply.highWaterGeneration) +
+               " is the highest accepted (the freshness bar)\n";
+    return out;
 }
 
 std::string manifestHistory(const ManifestHistory& reply)
 {
     std::string out;
-    for (const Manifest& m : reply.history)
-        out += str(reply.env) + ": " + manifestLine(m) + "\n";
-    return out.empty() ? str(reply.env) + ": nothing published\n" : out;
+    for (const ManifestHistoryEntry& e : reply.history) {
+        out += str(reply.env) + ": ";
+        if (e.rollback)
+            out += "rollback by " + str(e.rollback->by) + " at " + str(e.rollback->at) + " to manifest " +
+                   str(e.manifest.id) + ", " + manifestLine(e.manifest) + ", replacing " +
+                   str(e.rollback->replaced.release) + " (generation " + str(e.rollback->replaced.generation) +
+                   "): " + str(e.rollback->reason) + "\n";
+        else
+            out += "manifest " + str(e.manifest.id) + ", " + manifestLine(e.manifest) + "\n";
+    }
+    if (out.empty())
+        return str(reply.env) + ": nothing published\n";
+    return out + str(reply.env) + ": highest generation accepted " + str(reply.highWaterGeneration) + "\n";
 }
 
 std::string audit(const AuditTrail& reply)
@@ -206,6 +233,54 @@ std::string approvals(const Approvals& reply)
     for (const Supersession& a : reply.approvals)
         out += supersession(a);
     return out;
+}
+
+std::string promotions(const Promotions& reply)
+{
+    if (reply.promotions.empty())
+        return "no promotion requests\n";
+    std::ostringstream out;
+    for (const Promotion& p : reply.promotions) {
+        out << "promotion " << str(p.id) << " on " << str(p.env) << " (" << str(p.state) << "): release "
+            << str(p.release) << ", generation " << str(p.generation) << ", requested by " << str(p.requestedBy)
+            << " at " << str(p.requestedAt);
+        if (p.reason)
+            out << ": " << str(p.reason);
+        out << "\n  approvals: " << str(static_cast<std::int64_t>(p.approvals.size())) << " of "
+            << str(p.approvalsRequired);
+        for (const PromotionVote& v : p.approvals)
+            out << "; " << str(v.by) << " at " << str(v.at) << (v.reason ? ": " + str(v.reason) : std::string());
+        out << "\n";
+        if (p.denial)
+            out << "  denied by " << str(p.denial->by) << " at " << str(p.denial->at) << ": " << str(p.denial->reason)
+                << "\n";
+        if (p.upstream) {
+            out << "  upstream " << str(p.upstream->env) << ": ";
+            if (p.upstream->acceptedAt)
+                out << "accepted at " << str(p.upstream->acceptedAt) << ", soak " << str(p.upstream->soakMs)
+                    << " ms, " << str(p.upstream->soakRemainingMs) << " ms to go";
+            else
+                out << "not accepted there";
+            out << "\n";
+        }
+    }
+    return out.str();
+}
+
+std::string rollback(const nlohmann::json& reply)
+{
+    const auto release = [&](const char* key) {
+        const auto it = reply.find(key);
+        if (it == reply.end() || !it->is_object())
+            return std::string("-");
+        return text(*it, "release") + " (generation " + text(*it, "generation") + ", manifest " + text(*it, "id") +
+               ")";
+    };
+    if (!reply.value("rolled_back", false))
+        return text(reply, "message") + "\n";
+    return "rolled " + text(reply, "env") + " back to " + release("restored") + ", replacing " + release("replaced") +
+           ", with token " + text(reply, "token") + "; generations up to " + text(reply, "high_water_generation") +
+           " stay refused" + (reply.value("replayed", false) ? " (replayed)" : "") + "\n";
 }
 
 std::string revocation(const Revocation& reply)

@@ -27,6 +27,9 @@ std::string audit(const AuditTrail& reply);
 std::string trace(const JobTrace& reply);
 std::string operation(const OperationRecord& reply);
 std::string approvals(const Approvals& reply);
+std::string promotions(const Promotions& reply);
+// relctl.rollback's accepted reply.
+std::string rollback(const nlohmann::json& reply);
 std::string revocation(const Revocation& reply);
 // One line per check, PASS or FAIL, each violation indented below its check.
 std::string verdicts(const std::vector<history::Verdict>& verdicts);

@@ -275,9 +275,10 @@ Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 
 EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
 {
-    return Impl::parsed<EnvironmentSet>(d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb)",
-                                                s.name, s.policy, s.supersede, s.serialization,
-                                                d->client.toJson().dump()));
+    return Impl::parsed<EnvironmentSet>(
+        d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8)", s.name, s.policy,
+                s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak),
+                s.approvals));
 }
 
 Revocation Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
@@ -308,6 +309,51 @@ Decision Database::decide(std::int64_t request, bool approve, const std::string&
 {
     return Impl::parsed<Decision>(d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request,
                                           approve, by, reason, d->client.toJson().dump()));
+}
+
+Outcome Database::requestPromotion(const PromotionRequest& r)
+{
+    return Outcome::fromReply(d->call(true, "SELECT relctl.promote_request($1, $2, $3, $4, $5, $6::jsonb)", r.env,
+                                      r.release, r.generation, r.by, r.reason, d->client.toJson().dump()));
+}
+
+Promotions Database::promotions(const std::optional<std::string>& env, bool all)
+{
+    return Impl::parsed<Promotions>(d->call(false, "SELECT relctl.promotions_list($1, $2)", env, all));
+}
+
+Outcome Database::decidePromotion(std::int64_t id, bool approve, const std::string& by,
+                                  const std::optional<std::string>& reason)
+{
+    return Outcome::fromReply(d->call(true, "SELECT relctl.decide_promotion($1, $2, $3, $4, $5::jsonb)", id,
+                                      approve, by, reason, d->client.toJson().dump()));
+}
+
+Outcome Database::rollback(const RollbackRequest& r)
+{
+    const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
+    const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
+    const auto attempt = [&] {
+        return d->call(true, "SELECT relctl.rollback($1, $2, $3, $4, $5, $6, $7, $8::jsonb)", r.env, r.toRelease,
+                       r.toGeneration, r.toManifest, r.by, r.reason, opId, d->client.toJson().dump());
+    };
+    if (!r.wait || r.wait->count() <= 0)
+        return Outcome::fromReply(attempt());
+    // LISTEN before the first attempt, so a release between it and the wait
+    // is not missed.
+    std::optional<QueueListener> listener;
+    {
+        session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
+        try {
+            listener.emplace(d->conn, r.env);
+        } catch (const pqxx::broken_connection& e) {
+            d->connectionLost(false, armed.disarm(), e.what());
+        } catch (...) {
+            armed.disarm();
+            Impl::translateCurrentException();
+        }
+    }
+    return d->retryWhileBusy(*listener, attempt, deadline);
 }
 
 } // namespace relctl

@@ -6,6 +6,7 @@
 #include "session.h"
 
 #include <chrono>
+#include <functional>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 #include <utility>
@@ -98,6 +99,12 @@ struct Database::Impl
     // hands a candidate's lease only to the session and secret that queued it.
     Outcome waitInQueue(QueueListener& listener, nlohmann::json reply,
                         std::chrono::steady_clock::time_point deadline, const std::string& secret);
+
+    // Repeats an operation that answers busy (rollback, which does not queue)
+    // whenever the environment's notifications, the holder's expiry or the
+    // safety net say it may now go through, until the deadline.
+    Outcome retryWhileBusy(QueueListener& listener, const std::function<nlohmann::json()>& attempt,
+                           std::chrono::steady_clock::time_point deadline);
 
     // Rethrows the exception in flight as a relctl::Error.
     [[noreturn]] static void translateCurrentException();

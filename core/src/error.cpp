@@ -36,6 +36,8 @@ std::string_view errorCodeName(ExitCode code)
         return "op_id_conflict";
     case ExitCode::Violations:
         return "violations";
+    case ExitCode::NotPromoted:
+        return "not_promoted";
     case ExitCode::Unavailable:
         return "unavailable";
     }

@@ -32,25 +32,55 @@ void QueueListener::operator()(const std::string& payload, int)
         woken = true;
 }
 
+namespace {
+
+// When to ask again: at the holder's expiry (no event announces an expiry), at
+// the deadline, or after the safety net, whichever comes first.
+Clock::time_point nextAttempt(const nlohmann::json& reply, Clock::time_point deadline)
+{
+    auto due = std::min(deadline, Clock::now() + kSafetyNet);
+    const auto holder = reply.find("holder");
+    if (holder != reply.end() && holder->is_object())
+        due = std::min(due, Clock::now() + milliseconds(holder->value("remaining_ms", 0)) + kExpiryMargin);
+    return due;
+}
+
+void awaitWakeUp(pqxx::connection_base& conn, QueueListener& listener, Clock::time_point due)
+{
+    listener.woken = false;
+    while (!listener.woken && Clock::now() < due) {
+        auto left = std::chrono::duration_cast<std::chrono::microseconds>(due - Clock::now());
+        conn.await_notification(static_cast<long>(left.count() / 1'000'000),
+                                static_cast<long>(left.count() % 1'000'000));
+    }
+}
+
+} // namespace
+
+Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::function<nlohmann::json()>& attempt,
+                                       Clock::time_point deadline)
+{
+    try {
+        nlohmann::json reply = attempt();
+        while (reply.value("status", std::string()) == "busy" && Clock::now() < deadline) {
+            awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
+            reply = attempt();
+        }
+        if (reply.value("status", std::string()) == "busy")
+            reply["message"] = "still busy when --wait ran out: " + reply.value("message", std::string());
+        return Outcome::fromReply(std::move(reply));
+    } catch (...) {
+        translateCurrentException();
+    }
+}
+
 Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json reply, Clock::time_point deadline,
                                     const std::string& secret)
 {
     try {
         while (reply.value("status", std::string()) == "queued") {
             const std::int64_t candidate = reply.at("candidate").get<std::int64_t>();
-            // Wake at the holder's expiry (no event announces an expiry), at
-            // the deadline, or after the safety net, whichever comes first.
-            auto due = std::min(deadline, Clock::now() + kSafetyNet);
-            const auto holder = reply.find("holder");
-            if (holder != reply.end() && holder->is_object())
-                due = std::min(due,
-                               Clock::now() + milliseconds(holder->value("remaining_ms", 0)) + kExpiryMargin);
-            listener.woken = false;
-            while (!listener.woken && Clock::now() < due) {
-                auto left = std::chrono::duration_cast<std::chrono::microseconds>(due - Clock::now());
-                conn.await_notification(static_cast<long>(left.count() / 1'000'000),
-                                        static_cast<long>(left.count() % 1'000'000));
-            }
+            awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
             if (!listener.woken && Clock::now() >= deadline) {
                 call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);
                 reply["status"] = "busy";

@@ -141,6 +141,7 @@ template <class Io, Is<Candidate> C> void fields(Io& io, C& c)
 
 template <class Io, Is<Manifest> M> void fields(Io& io, M& m)
 {
+    io.nullable("id", m.id);
     io.required("release", m.release);
     io.required("generation", m.generation);
     io.required("job", m.job);
@@ -171,6 +172,11 @@ template <class Io, Is<Environment> E> void fields(Io& io, E& e)
     io.nullable("lease", e.lease);
     io.required("queue", e.queue);
     io.required("pending_supersessions", e.pendingSupersessions);
+    io.nullable("promote_from", e.promoteFrom);
+    io.required("soak_ms", e.soakMs);
+    io.required("approvals_required", e.approvalsRequired);
+    io.required("high_water_generation", e.highWaterGeneration);
+    io.required("open_promotions", e.openPromotions);
 }
 
 template <class Io, Is<EnvironmentList> L> void fields(Io& io, L& l)
@@ -191,6 +197,9 @@ template <class Io, Is<EnvironmentSet::Changed> C> void fields(Io& io, C& c)
     io.omittable("policy", c.policy);
     io.omittable("supersede", c.supersede);
     io.omittable("serialization", c.serialization);
+    io.omittable("promote_from", c.promoteFrom);
+    io.omittable("soak_ms", c.soakMs);
+    io.omittable("approvals_required", c.approvalsRequired);
 }
 
 template <class Io, Is<EnvironmentSet> S> void fields(Io& io, S& s)
@@ -235,6 +244,71 @@ template <class Io, Is<Supersession> S> void fields(Io& io, S& s)
     io.nullable("reason", s.reason);
     io.nullable("winner", s.winner);
     io.required("skipped", s.skipped);
+}
+
+template <class Io, Is<ReplacedManifest> M> void fields(Io& io, M& m)
+{
+    io.required("id", m.id);
+    io.required("release", m.release);
+    io.required("generation", m.generation);
+}
+
+template <class Io, Is<RollbackRecord> R> void fields(Io& io, R& r)
+{
+    io.required("id", r.id);
+    io.required("by", r.by);
+    io.required("reason", r.reason);
+    io.required("at", r.at);
+    io.required("token", r.token);
+    io.required("replaced", r.replaced);
+}
+
+template <class Io, Is<ManifestHistoryEntry> H> void fields(Io& io, H& h)
+{
+    io.merged(h.manifest);
+    io.required("kind", h.kind);
+    io.omittable("rollback", h.rollback);
+}
+
+template <class Io, Is<PromotionVote> V> void fields(Io& io, V& v)
+{
+    io.required("by", v.by);
+    io.nullable("reason", v.reason);
+    io.required("at", v.at);
+}
+
+template <class Io, Is<PromotionUpstream> U> void fields(Io& io, U& u)
+{
+    io.required("env", u.env);
+    io.required("soak_ms", u.soakMs);
+    io.nullable("accepted_at", u.acceptedAt);
+    io.nullable("soaked_ms", u.soakedMs);
+    io.nullable("soak_remaining_ms", u.soakRemainingMs);
+    io.required("current", u.current);
+}
+
+template <class Io, Is<Promotion> P> void fields(Io& io, P& p)
+{
+    io.required("id", p.id);
+    io.required("env", p.env);
+    io.required("release", p.release);
+    io.required("generation", p.generation);
+    io.required("state", p.state);
+    io.required("requested_by", p.requestedBy);
+    io.nullable("reason", p.reason);
+    io.required("requested_at", p.requestedAt);
+    io.nullable("decided_at", p.decidedAt);
+    io.required("approvals_required", p.approvalsRequired);
+    io.required("approvals", p.approvals);
+    io.nullable("denial", p.denial);
+    io.nullable("upstream", p.upstream);
+    io.required("current", p.current);
+    io.required("candidate_manifest", p.candidateManifest);
+}
+
+template <class Io, Is<Promotions> P> void fields(Io& io, P& p)
+{
+    io.required("promotions", p.promotions);
 }
 
 template <class Io, Is<Approvals> A> void fields(Io& io, A& a)
@@ -372,6 +446,13 @@ RELCTL_JSON_FROM_FIELDS(FreezeChange)
 RELCTL_JSON_FROM_FIELDS(LeaseShow)
 RELCTL_JSON_FROM_FIELDS(Revocation)
 RELCTL_JSON_FROM_FIELDS(Supersession)
+RELCTL_JSON_FROM_FIELDS(ReplacedManifest)
+RELCTL_JSON_FROM_FIELDS(RollbackRecord)
+RELCTL_JSON_FROM_FIELDS(ManifestHistoryEntry)
+RELCTL_JSON_FROM_FIELDS(PromotionVote)
+RELCTL_JSON_FROM_FIELDS(PromotionUpstream)
+RELCTL_JSON_FROM_FIELDS(Promotion)
+RELCTL_JSON_FROM_FIELDS(Promotions)
 RELCTL_JSON_FROM_FIELDS(Approvals)
 RELCTL_JSON_FROM_FIELDS(Decision)
 RELCTL_JSON_FROM_FIELDS(ServerInfo)
@@ -395,37 +476,45 @@ void to_json(json& j, const ManifestShow& s)
         to_json(j, *s.manifest);
     } else {
         j = json::object();
-        for (const char* key : {"release", "generation", "job", "token", "published_at", "manifest"})
+        for (const char* key : {"id", "release", "generation", "job", "token", "published_at", "manifest"})
             j[key] = nullptr;
     }
     j["env"] = s.env;
+    j["high_water_generation"] = s.highWaterGeneration;
 }
 
 void from_json(const json& j, ManifestShow& s)
 {
-    Reader{j}.required("env", s.env);
+    Reader reader{j};
+    reader.required("env", s.env);
+    reader.required("high_water_generation", s.highWaterGeneration);
     if (j.at("release").is_null())
         s.manifest.reset();
     else
         s.manifest = j.get<Manifest>();
 }
 
-// Not a list of keys: each manifest of the history carries the environment too.
+// Not a list of keys: each entry of the history carries the environment too.
 void to_json(json& j, const ManifestHistory& h)
 {
     json history = json::array();
-    for (const Manifest& m : h.history) {
+    for (const ManifestHistoryEntry& m : h.history) {
         json item = m;
         item["env"] = h.env;
         history.push_back(std::move(item));
     }
-    j = json{{"env", h.env}, {"history", std::move(history)}};
+    j = json{{"env", h.env},
+             {"high_water_generation", h.highWaterGeneration},
+             {"current_manifest_id", h.currentManifestId ? json(*h.currentManifestId) : json()},
+             {"history", std::move(history)}};
 }
 
 void from_json(const json& j, ManifestHistory& h)
 {
     Reader reader{j};
     reader.required("env", h.env);
+    reader.required("high_water_generation", h.highWaterGeneration);
+    reader.nullable("current_manifest_id", h.currentManifestId);
     reader.required("history", h.history);
 }
 

@@ -233,7 +233,7 @@ void playCrash(Stage& stage)
     }
     const ManifestHistory published = stage.db().manifestHistory(stage.env());
     const auto fromR8 = std::count_if(published.history.begin(), published.history.end(),
-                                      [&](const Manifest& m) { return m.job == jobOf(stage, "r8"); });
+                                      [&](const ManifestHistoryEntry& e) { return e.manifest.job == jobOf(stage, "r8"); });
     stage.expect("nothing-from-the-dead-holder", fromR8 == 0,
                  std::to_string(fromR8) + " manifest(s) published by the killed holder");
     stage.expectCurrent("r9");

@@ -24,6 +24,14 @@ CREATE TRIGGER operations_append_only BEFORE UPDATE OR DELETE ON relctl.operatio
     FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
 CREATE TRIGGER operations_no_truncate BEFORE TRUNCATE ON relctl.operations
     FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER rollbacks_append_only BEFORE UPDATE OR DELETE ON relctl.rollbacks
+    FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER rollbacks_no_truncate BEFORE TRUNCATE ON relctl.rollbacks
+    FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER promotion_decisions_append_only BEFORE UPDATE OR DELETE ON relctl.promotion_decisions
+    FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER promotion_decisions_no_truncate BEFORE TRUNCATE ON relctl.promotion_decisions
+    FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
 
 -- Appends one event, snapshotting the environment's newest token and current
 -- release/generation so that the row alone explains a refusal. `at` and
@@ -45,11 +53,11 @@ BEGIN
         RAISE EXCEPTION 'relctl.record: % % is not in the catalogue (catalogue.sql)', p_operation, p_reason;
     END IF;
     INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token,
-                               current_token, current_generation, current_release,
+                               current_token, current_generation, current_release, high_water_generation,
                                op_id, host, pid, job_url, actor, detail)
     SELECT p_env, p_operation, CASE WHEN p_reason IS NULL THEN 'accepted' ELSE 'rejected' END,
            p_reason, p_job, p_release, p_generation, p_token,
-           e.last_token, m.generation, m.release,
+           e.last_token, m.generation, m.release, e.high_water_generation,
            p_op_id, v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url',
            p_actor, p_detail
     FROM (SELECT 1) AS one

@@ -7,11 +7,13 @@ CREATE FUNCTION relctl.refusal_reasons() RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT ARRAY['STALE_GENERATION', 'SUPERSEDED', 'LEASE_EXPIRED', 'LEASE_SUPERSEDED', 'LEASE_RELEASED',
                  'LEASE_REVOKED', 'BAD_LEASE_ID', 'UNKNOWN_LEASE', 'REQUEST_SECRET_MISMATCH',
-                 'DISPATCH_FROZEN', 'NO_LEASE']
+                 'DISPATCH_FROZEN', 'NO_LEASE', 'NOT_PROMOTED', 'APPROVAL_REQUIRED', 'APPROVAL_DENIED',
+                 'SELF_APPROVAL']
 $$;
 
 CREATE FUNCTION relctl.audited_operations() RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT ARRAY['acquire', 'renew', 'release', 'publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny',
-                 'env-add', 'env-set', 'supersession-requested']
+                 'env-add', 'env-set', 'supersession-requested', 'promotion-requested', 'promotion-approve',
+                 'promotion-deny', 'rollback']
 $$;

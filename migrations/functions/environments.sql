@@ -44,7 +44,10 @@ BEGIN
                   FROM relctl.candidates c
                   WHERE c.env = e.name AND c.state = 'waiting' AND relctl.candidate_alive(c)),
         'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
-                                  WHERE s.env = e.name AND s.state = 'pending'));
+                                  WHERE s.env = e.name AND s.state = 'pending'),
+        'promote_from', e.promote_from, 'soak_ms', e.soak_ms, 'approvals_required', e.approvals_required,
+        'high_water_generation', e.high_water_generation,
+        'open_promotions', (SELECT count(*) FROM relctl.promotions p WHERE p.env = e.name AND p.state = 'open'));
 END
 $$;
 
@@ -93,13 +96,20 @@ BEGIN
 END
 $$;
 
+-- p_promote_from: the environment candidates must have been accepted on
+-- first ('' clears it); p_soak_ms: for how long; p_approvals: how many
+-- distinct approvals a promotion needs here (0: none). NULL: unchanged.
 CREATE FUNCTION relctl.env_set(p_env text, p_policy text, p_supersede text, p_serialization text,
-                               p_client jsonb)
+                               p_client jsonb, p_promote_from text DEFAULT NULL, p_soak_ms bigint DEFAULT NULL,
+                               p_approvals integer DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
     e relctl.environments;
     v_changes jsonb;
+    v_from text := nullif(p_promote_from, '');
+    v_up text;
+    v_path text[];
 BEGIN
     IF p_policy IS NOT NULL AND p_policy NOT IN ('ordered', 'newest') THEN
         PERFORM relctl.invalid(format('invalid policy "%s": expected ordered or newest', p_policy));
@@ -110,18 +120,53 @@ BEGIN
     IF p_serialization IS NOT NULL AND p_serialization NOT IN ('enforced', 'off') THEN
         PERFORM relctl.invalid(format('invalid serialization "%s": expected enforced or off', p_serialization));
     END IF;
-    IF p_policy IS NULL AND p_supersede IS NULL AND p_serialization IS NULL THEN
-        PERFORM relctl.invalid('nothing to set: give --policy, --supersede or --serialization');
+    IF p_soak_ms IS NOT NULL AND (p_soak_ms < 0 OR p_soak_ms > 30 * 86400000::bigint) THEN
+        PERFORM relctl.invalid('a soak is between 0 and 30 days');
+    END IF;
+    IF p_approvals IS NOT NULL AND p_approvals NOT BETWEEN 0 AND 10 THEN
+        PERFORM relctl.invalid('approvals are between 0 and 10');
+    END IF;
+    IF p_policy IS NULL AND p_supersede IS NULL AND p_serialization IS NULL AND p_promote_from IS NULL
+       AND p_soak_ms IS NULL AND p_approvals IS NULL THEN
+        PERFORM relctl.invalid('nothing to set: give --policy, --supersede, --serialization, --promote-from, --soak or --approvals');
+    END IF;
+    -- Promotion paths change under one global lock, so that two concurrent
+    -- changes cannot close a cycle that neither sees.
+    IF p_promote_from IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(hashtextextended('relctl.promotion-paths', 0));
     END IF;
     e := relctl.lock_environment(p_env);
+    IF v_from IS NOT NULL THEN
+        IF NOT EXISTS (SELECT 1 FROM relctl.environments WHERE name = v_from) THEN
+            PERFORM relctl.invalid(format('unknown environment "%s"', v_from));
+        END IF;
+        -- Walk up from the new upstream: reaching p_env would close a cycle.
+        v_up := v_from;
+        v_path := ARRAY[p_env];
+        WHILE v_up IS NOT NULL LOOP
+            v_path := v_path || v_up;
+            IF v_up = p_env THEN
+                PERFORM relctl.invalid(format('promotion paths may not form a cycle: %s',
+                                              array_to_string(v_path, ' <- ')));
+            END IF;
+            SELECT promote_from INTO v_up FROM relctl.environments WHERE name = v_up;
+        END LOOP;
+    END IF;
     v_changes := jsonb_strip_nulls(jsonb_build_object(
         'policy', CASE WHEN p_policy IS DISTINCT FROM e.policy THEN p_policy END,
         'supersede', CASE WHEN p_supersede IS DISTINCT FROM e.supersede THEN p_supersede END,
-        'serialization', CASE WHEN p_serialization IS DISTINCT FROM e.serialization THEN p_serialization END));
+        'serialization', CASE WHEN p_serialization IS DISTINCT FROM e.serialization THEN p_serialization END,
+        'promote_from', CASE WHEN p_promote_from IS NOT NULL AND v_from IS DISTINCT FROM e.promote_from
+                             THEN p_promote_from END,
+        'soak_ms', CASE WHEN p_soak_ms IS DISTINCT FROM e.soak_ms THEN p_soak_ms END,
+        'approvals_required', CASE WHEN p_approvals IS DISTINCT FROM e.approvals_required THEN p_approvals END));
     IF v_changes <> '{}' THEN
         UPDATE relctl.environments SET policy = coalesce(p_policy, policy),
                                        supersede = coalesce(p_supersede, supersede),
-                                       serialization = coalesce(p_serialization, serialization)
+                                       serialization = coalesce(p_serialization, serialization),
+                                       promote_from = CASE WHEN p_promote_from IS NULL THEN promote_from ELSE v_from END,
+                                       soak_ms = coalesce(p_soak_ms, soak_ms),
+                                       approvals_required = coalesce(p_approvals, approvals_required)
             WHERE name = p_env;
         PERFORM relctl.record(p_env, 'env-set', NULL, NULL, NULL, NULL, NULL, NULL, p_client, v_changes);
     END IF;

@@ -78,13 +78,15 @@ BEGIN
                     'expires_at', relctl.epoch_ms(l.expires_at), 'ended_at', relctl.epoch_ms(l.ended_at),
                     'end_reason', l.end_reason, 'op_id', l.op_id) ORDER BY l.env, l.token), '[]')
                 FROM lease l),
-            -- A manifest whose restoring of an older generation is a recorded
-            -- rollback will carry 'rollback': true; none can be made yet.
+            -- 'rollback': a recorded rollback restored this manifest, which
+            -- may therefore be current without being the newest.
             'manifests', (
                 SELECT coalesce(jsonb_agg(jsonb_build_object(
                     'id', m.id, 'env', m.env, 'release', m.release, 'generation', m.generation,
                     'job', m.job, 'token', m.token, 'published_at', relctl.epoch_ms(m.published_at),
-                    'op_id', m.op_id) ORDER BY m.id), '[]')
+                    'op_id', m.op_id,
+                    'rollback', EXISTS (SELECT 1 FROM relctl.rollbacks r WHERE r.restored_manifest_id = m.id))
+                    ORDER BY m.id), '[]')
                 FROM manifest m),
             -- 'unserialized': a publish without a lease (serialization off),
             -- which presents no token; publish_unserialized marks its events so.
@@ -94,7 +96,7 @@ BEGIN
                     'outcome', v.outcome, 'reason', v.reason, 'job', v.job, 'release', v.release,
                     'generation', v.generation, 'token', v.token, 'current_token', v.current_token,
                     'current_generation', v.current_generation, 'current_release', v.current_release,
-                    'op_id', v.op_id,
+                    'high_water_generation', v.high_water_generation, 'op_id', v.op_id,
                     'unserialized', coalesce(v.detail -> 'unserialized' = 'true'::jsonb, false)) ORDER BY v.id), '[]')
                 FROM event v),
             'operations', (

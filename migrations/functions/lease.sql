@@ -149,6 +149,7 @@ DECLARE
     v_reply jsonb;
     v_client jsonb := relctl.client_info(p_client);
     v_secret bytea := relctl.secret_digest(p_secret);
+    v_gate jsonb;
 BEGIN
     PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     IF coalesce(p_queue, false) AND (p_op_id IS NULL OR v_secret IS NULL) THEN
@@ -174,18 +175,27 @@ BEGIN
 
     -- Freshness first: a candidate that is not newer than what is published can
     -- never become current, so it must not queue for the lease either.
-    IF m.id IS NOT NULL AND p_generation <= m.generation THEN
+    IF relctl.is_stale(e, p_generation) THEN
         v_reply := jsonb_build_object(
             'status', 'refused', 'reason', 'STALE_GENERATION', 'operation', 'acquire',
             'env', p_env, 'job', p_job, 'release', p_release, 'generation', p_generation,
             'current', relctl.manifest_json(m, p_env) - 'manifest' - 'env', 'op_id', p_op_id,
-            'message', format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
-                              p_generation, p_release, m.generation, m.release, p_env),
+            'high_water_generation', e.high_water_generation,
+            'message', relctl.stale_message(e, m, p_release, p_generation),
             'replayed', false);
         PERFORM relctl.record(p_env, 'acquire', 'STALE_GENERATION', p_job, p_release, p_generation,
                               NULL, p_op_id, p_client, jsonb_build_object('ttl_ms', v_ttl));
         PERFORM relctl.remember(p_op_id, 'acquire', v_request, v_reply, v_secret);
         RETURN v_reply;
+    END IF;
+
+    -- The promotion gate. A candidate that only lacks approvals may queue and
+    -- wait for them (the queue does not grant it before they are given);
+    -- everything else the gate refuses is refused now.
+    v_gate := relctl.promotion_refusal(e, p_job, p_release, p_generation, v_now, true, p_client);
+    IF v_gate IS NOT NULL AND NOT (coalesce(p_queue, false) AND v_gate ->> 'reason' = 'APPROVAL_REQUIRED') THEN
+        RETURN relctl.promotion_refused(e, v_gate, 'acquire', p_job, p_release, p_generation, NULL, p_op_id,
+                                        p_client, v_request, v_secret);
     END IF;
 
     IF coalesce(p_queue, false) THEN

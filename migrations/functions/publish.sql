@@ -49,8 +49,27 @@ $$;
 CREATE FUNCTION relctl.manifest_json(m relctl.manifests, p_env text) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
-        'env', p_env, 'release', m.release, 'generation', m.generation, 'job', m.job,
+        'id', m.id, 'env', p_env, 'release', m.release, 'generation', m.generation, 'job', m.job,
         'token', m.token, 'published_at', m.published_at, 'manifest', m.manifest)
+$$;
+
+-- Freshness: a candidate must be newer than the highest generation ever
+-- accepted on the environment (its high-water mark), not merely newer than
+-- the current manifest, which a rollback may have moved back.
+CREATE FUNCTION relctl.is_stale(e relctl.environments, p_generation bigint) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT p_generation <= e.high_water_generation $$;
+
+CREATE FUNCTION relctl.stale_message(e relctl.environments, m relctl.manifests, p_release text,
+                                     p_generation bigint)
+RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN m.id IS NOT NULL AND m.generation = e.high_water_generation THEN
+        format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
+               p_generation, p_release, m.generation, m.release, e.name)
+    ELSE
+        format('STALE_GENERATION: generation %s of %s is not newer than generation %s, the highest accepted on %s (rolled back to generation %s (%s) since)',
+               p_generation, p_release, e.high_water_generation, e.name, m.generation, m.release)
+    END
 $$;
 
 CREATE FUNCTION relctl.publish(p_env text, p_token bigint, p_lease_id uuid, p_manifest_text text,
@@ -67,6 +86,7 @@ DECLARE
     v_trusted boolean;
     v_request jsonb;
     v_reply jsonb;
+    v_gate jsonb;
     v_manifest jsonb := relctl.parse_manifest(p_manifest_text);
 BEGIN
     PERFORM relctl.require_credentials(p_token, p_lease_id);
@@ -95,7 +115,7 @@ BEGIN
     -- become current, whatever happens to its lease, and that is what an
     -- incident reviewer needs to read first.
     IF (v_reason IS NULL OR v_reason NOT IN ('UNKNOWN_LEASE', 'BAD_LEASE_ID'))
-       AND m.id IS NOT NULL AND l.generation <= m.generation THEN
+       AND relctl.is_stale(e, l.generation) THEN
         v_reason := 'STALE_GENERATION';
     END IF;
 
@@ -108,9 +128,9 @@ BEGIN
             'generation', CASE WHEN v_trusted THEN l.generation END,
             'current', CASE WHEN m.id IS NULL THEN NULL ELSE relctl.manifest_json(m, p_env) - 'manifest' - 'env' END,
             'op_id', p_op_id, 'replayed', false,
+            'high_water_generation', e.high_water_generation,
             'message', CASE WHEN v_reason = 'STALE_GENERATION'
-                THEN format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
-                            l.generation, l.release, m.generation, m.release, p_env)
+                THEN relctl.stale_message(e, m, l.release, l.generation)
                 ELSE relctl.refusal_message(v_reason, p_env, p_token) END);
         PERFORM relctl.record(p_env, 'publish', v_reason,
                               CASE WHEN v_trusted THEN l.job END, CASE WHEN v_trusted THEN l.release END,
@@ -121,11 +141,19 @@ BEGIN
         PERFORM relctl.remember(p_op_id, 'publish', v_request, v_reply);
         RETURN v_reply;
     END IF;
+    -- The promotion gate, again at the write: the upstream may have rolled the
+    -- release back, or the environment's requirements changed, since acquire.
+    v_gate := relctl.promotion_refusal(e, l.job, l.release, l.generation, v_now, false, p_client);
+    IF v_gate IS NOT NULL THEN
+        RETURN relctl.promotion_refused(e, v_gate, 'publish', l.job, l.release, l.generation, p_token, p_op_id,
+                                        p_client, v_request, NULL);
+    END IF;
 
     INSERT INTO relctl.manifests (env, release, generation, job, token, published_at, manifest, op_id)
         VALUES (p_env, l.release, l.generation, l.job, l.token, v_now, v_manifest, p_op_id)
         RETURNING * INTO published;
-    UPDATE relctl.environments SET current_manifest_id = published.id WHERE name = p_env;
+    UPDATE relctl.environments SET current_manifest_id = published.id, high_water_generation = published.generation
+        WHERE name = p_env;
 
     v_reply := jsonb_build_object(
         'status', 'ok', 'env', p_env, 'release', l.release, 'generation', l.generation,
@@ -152,6 +180,7 @@ DECLARE
     v_now timestamptz;
     v_request jsonb;
     v_reply jsonb;
+    v_gate jsonb;
     v_manifest jsonb := relctl.parse_manifest(p_manifest_text);
 BEGIN
     PERFORM relctl.require_candidate(p_job, p_release, p_generation);
@@ -180,23 +209,30 @@ BEGIN
 
     SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
     v_now := clock_timestamp();
-    IF m.id IS NOT NULL AND p_generation <= m.generation THEN
+    IF relctl.is_stale(e, p_generation) THEN
         v_reply := jsonb_build_object(
             'status', 'refused', 'reason', 'STALE_GENERATION', 'operation', 'publish', 'env', p_env,
             'job', p_job, 'release', p_release, 'generation', p_generation,
             'current', relctl.manifest_json(m, p_env) - 'manifest' - 'env', 'op_id', p_op_id, 'replayed', false,
-            'message', format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
-                              p_generation, p_release, m.generation, m.release, p_env));
+            'high_water_generation', e.high_water_generation,
+            'message', relctl.stale_message(e, m, p_release, p_generation));
         PERFORM relctl.record(p_env, 'publish', 'STALE_GENERATION', p_job, p_release, p_generation, NULL, p_op_id,
                               p_client, jsonb_build_object('unserialized', true));
         PERFORM relctl.remember(p_op_id, 'publish', v_request, v_reply);
         RETURN v_reply;
     END IF;
 
+    v_gate := relctl.promotion_refusal(e, p_job, p_release, p_generation, v_now, true, p_client);
+    IF v_gate IS NOT NULL THEN
+        RETURN relctl.promotion_refused(e, v_gate, 'publish', p_job, p_release, p_generation, NULL, p_op_id,
+                                        p_client, v_request, NULL);
+    END IF;
+
     INSERT INTO relctl.manifests (env, release, generation, job, token, published_at, manifest, op_id, serialized)
         VALUES (p_env, p_release, p_generation, p_job, NULL, v_now, v_manifest, p_op_id, false)
         RETURNING * INTO published;
-    UPDATE relctl.environments SET current_manifest_id = published.id WHERE name = p_env;
+    UPDATE relctl.environments SET current_manifest_id = published.id, high_water_generation = published.generation
+        WHERE name = p_env;
     v_reply := jsonb_build_object(
         'status', 'ok', 'env', p_env, 'release', p_release, 'generation', p_generation, 'job', p_job,
         'token', NULL, 'published_at', v_now, 'serialized', false,
@@ -209,6 +245,10 @@ BEGIN
 END
 $$;
 
+-- The current manifest with the environment's high-water generation; with
+-- p_history, every manifest accepted there and every rollback, in the order
+-- they happened (a rollback entry is the manifest it restored, with the
+-- rollback's who, why, when and what it replaced).
 CREATE FUNCTION relctl.manifest_show(p_env text, p_history boolean) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -220,12 +260,30 @@ BEGIN
         PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
     END IF;
     IF coalesce(p_history, false) THEN
-        RETURN jsonb_build_object('env', p_env, 'history',
-            (SELECT coalesce(jsonb_agg(relctl.manifest_json(h, p_env) ORDER BY h.id), '[]')
-             FROM relctl.manifests h WHERE h.env = p_env));
+        RETURN jsonb_build_object(
+            'env', p_env, 'high_water_generation', e.high_water_generation,
+            'current_manifest_id', e.current_manifest_id,
+            'history', (
+                SELECT coalesce(jsonb_agg(entry ORDER BY at, seq), '[]')
+                FROM (SELECT h.published_at AS at, h.id AS seq,
+                             relctl.manifest_json(h, p_env) || jsonb_build_object('kind', 'publish') AS entry
+                      FROM relctl.manifests h WHERE h.env = p_env
+                      UNION ALL
+                      SELECT r.rolled_back_at, r.token,
+                             relctl.manifest_json(h, p_env) || jsonb_build_object(
+                                 'kind', 'rollback',
+                                 'rollback', jsonb_build_object(
+                                     'id', r.id, 'by', r.rolled_back_by, 'reason', r.reason,
+                                     'at', r.rolled_back_at, 'token', r.token,
+                                     'replaced', jsonb_build_object('id', x.id, 'release', x.release,
+                                                                    'generation', x.generation)))
+                      FROM relctl.rollbacks r
+                      JOIN relctl.manifests h ON h.id = r.restored_manifest_id
+                      JOIN relctl.manifests x ON x.id = r.replaced_manifest_id
+                      WHERE r.env = p_env) entries));
     END IF;
     SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
-    RETURN relctl.manifest_json(m, p_env);
+    RETURN relctl.manifest_json(m, p_env) || jsonb_build_object('high_water_generation', e.high_water_generation);
 END
 $$;
 

@@ -51,10 +51,17 @@ BEGIN
         'release', c.release, 'generation', c.generation, 'candidate', c.id, 'op_id', c.op_id,
         'message', p_message, 'replayed', false)
         || CASE WHEN p_reason = 'SUPERSEDED' THEN jsonb_build_object('superseded_by', p_detail)
+                WHEN p_state = 'refused' THEN jsonb_strip_nulls(jsonb_build_object(
+                    'upstream', p_detail -> 'upstream', 'promotion', p_detail -> 'promotion'))
                 ELSE jsonb_build_object('current', p_detail) END;
     PERFORM relctl.record(c.env, 'acquire', p_reason, c.job, c.release, c.generation, NULL, c.op_id,
                           jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url),
-                          jsonb_build_object('candidate', c.id, 'queued_at', c.queued_at) || coalesce(p_detail, '{}'));
+                          jsonb_build_object('candidate', c.id, 'queued_at', c.queued_at)
+                          || CASE WHEN p_state = 'refused' THEN jsonb_strip_nulls(jsonb_build_object(
+                                  'upstream', p_detail -> 'upstream',
+                                  'promotion', p_detail #> '{promotion,id}',
+                                  'denial', p_detail #> '{promotion,denial}'))
+                             ELSE coalesce(p_detail, '{}') END);
     PERFORM relctl.remember(c.op_id, 'acquire',
                             relctl.acquire_request(c.env, c.job, c.release, c.generation, c.ttl_ms), v_reply,
                             c.secret_sha256);
@@ -72,20 +79,27 @@ DECLARE
     top relctl.candidates;
     s relctl.supersessions;
     v_skipped bigint[];
+    v_gate jsonb;
 BEGIN
     UPDATE relctl.candidates x SET state = 'left', ended_at = clock_timestamp()
         WHERE x.env = e.name AND x.state = 'waiting' AND NOT relctl.candidate_alive(x);
 
     SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
-    IF m.id IS NOT NULL THEN
-        FOR c IN SELECT * FROM relctl.candidates
-                 WHERE env = e.name AND state = 'waiting' AND generation <= m.generation ORDER BY id LOOP
-            PERFORM relctl.refuse_candidate(c, 'stale', 'STALE_GENERATION',
-                relctl.manifest_json(m, e.name) - 'manifest' - 'env',
-                format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
-                       c.generation, c.release, m.generation, m.release, e.name));
-        END LOOP;
-    END IF;
+    FOR c IN SELECT * FROM relctl.candidates
+             WHERE env = e.name AND state = 'waiting' AND generation <= e.high_water_generation ORDER BY id LOOP
+        PERFORM relctl.refuse_candidate(c, 'stale', 'STALE_GENERATION',
+            relctl.manifest_json(m, e.name) - 'manifest' - 'env',
+            relctl.stale_message(e, m, c.release, c.generation));
+    END LOOP;
+
+    -- A denial is final: its candidates leave the queue at once, wherever
+    -- they stand in it.
+    FOR c IN SELECT x.* FROM relctl.candidates x
+             JOIN relctl.promotions p ON p.env = x.env AND p.release = x.release AND p.generation = x.generation
+             WHERE x.env = e.name AND x.state = 'waiting' AND p.state = 'denied' ORDER BY x.id LOOP
+        v_gate := relctl.promotion_refusal(e, c.job, c.release, c.generation, clock_timestamp(), false, NULL);
+        PERFORM relctl.refuse_candidate(c, 'refused', v_gate ->> 'reason', v_gate, v_gate ->> 'message');
+    END LOOP;
 
     IF NOT (e.policy = 'newest' AND e.supersede = 'approval') THEN
         UPDATE relctl.supersessions SET state = 'obsolete', decided_at = clock_timestamp()
@@ -165,6 +179,7 @@ DECLARE
     l relctl.leases;
     v_now timestamptz;
     v_reply jsonb;
+    v_gate jsonb;
 BEGIN
     PERFORM relctl.refresh_queue(e);
     SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
@@ -183,6 +198,14 @@ BEGIN
     holder := relctl.live_lease(e, v_now);
     head := relctl.queue_head(e.name);
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id THEN
+        v_gate := relctl.promotion_refusal(e, c.job, c.release, c.generation, v_now, true, p_client);
+        IF v_gate ->> 'reason' IN ('NOT_PROMOTED', 'APPROVAL_DENIED') THEN
+            -- The upstream withdrew the release (or a denial came) while it waited.
+            PERFORM relctl.refuse_candidate(c, 'refused', v_gate ->> 'reason', v_gate, v_gate ->> 'message');
+            RETURN relctl.evaluate_candidate(c.id, e, p_client);
+        END IF;
+    END IF;
+    IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
         UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = e.last_token + 1 WHERE id = c.id;
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
         RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, v_now,
@@ -195,8 +218,10 @@ BEGIN
         'holder', relctl.lease_json(holder, v_now), 'frozen', e.frozen_at IS NOT NULL,
         'head', relctl.candidate_json(head),
         'supersession', (SELECT id FROM relctl.supersessions WHERE env = e.name AND state = 'pending' LIMIT 1),
+        'promotion', v_gate -> 'promotion',
         'message', CASE
             WHEN e.frozen_at IS NOT NULL THEN format('%s is frozen: %s', e.name, e.frozen_reason)
+            WHEN v_gate IS NOT NULL THEN v_gate ->> 'message'
             WHEN holder.token IS NOT NULL THEN format(
                 'environment %s is held by job %s (release %s, generation %s, token %s) for another %s ms',
                 e.name, holder.job, holder.release, holder.generation, holder.token,

@@ -48,7 +48,7 @@ void seedDemoHistory(relctl::Database& db)
     db.addEnvironment({"test", 30s, 10min});
     db.addEnvironment({"staging", 30s, 10min});
     db.addEnvironment({"prod", 60s, 10min});
-    db.setEnvironment({"staging", "newest", "approval", std::nullopt});
+    db.setEnvironment({"staging", "newest", "approval", std::nullopt, std::nullopt, std::nullopt, std::nullopt});
 
     for (std::int64_t g = 1; g <= 6; ++g)
         s.deploy("test", "pipeline-" + std::to_string(100 + g), g);

@@ -71,6 +71,17 @@ public:
     Decision decide(std::int64_t request, bool approve, const std::string& by,
                     const std::optional<std::string>& reason);
 
+    // Promotions. The replies are the request (relctl.promotion_json, read
+    // with body.get<Promotion>()) or a refusal: DISPATCH_FROZEN for a request
+    // on a frozen environment, SELF_APPROVAL when the requester approves.
+    Outcome requestPromotion(const PromotionRequest& request);
+    Promotions promotions(const std::optional<std::string>& env, bool all);
+    Outcome decidePromotion(std::int64_t id, bool approve, const std::string& by,
+                            const std::optional<std::string>& reason);
+    // Rollback: busy while another job holds a live lease, after request.wait
+    // (woken by the environment's notifications and the holder's expiry).
+    Outcome rollback(const RollbackRequest& request);
+
     // The server and schema. Cheap; the console times it as its round trip.
     ServerInfo serverInfo();
 

@@ -21,6 +21,7 @@ enum class ExitCode : int {
     OpConflict = 8,     // an operation id reused for a different request
     Unavailable = 9,    // the database cannot be reached (or the outcome of a write is unknown)
     Violations = 10,    // verify or rehearse found a broken invariant (relctl/history.h)
+    NotPromoted = 11,   // NOT_PROMOTED, APPROVAL_REQUIRED, APPROVAL_DENIED, SELF_APPROVAL: the promotion gate
 };
 
 // The exit code a refusal reason maps onto (Internal for an unknown reason).

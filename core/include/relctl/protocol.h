@@ -72,6 +72,37 @@ struct EnvironmentSettings
     std::optional<std::string> policy;        // ordered | newest
     std::optional<std::string> supersede;     // auto | approval
     std::optional<std::string> serialization; // enforced | off
+    // Promotions: the environment a candidate must have been accepted on
+    // first ("" clears it), for how long, and how many distinct approvals it
+    // needs here (0: none).
+    std::optional<std::string> promoteFrom;
+    std::optional<std::chrono::milliseconds> soak;
+    std::optional<int> approvals;
+};
+
+// `promote request`: opens the promotion request of (release, generation) on
+// env before any job asks, so approvers can decide ahead of the deploy.
+struct PromotionRequest
+{
+    std::string env;
+    std::string release;
+    std::int64_t generation = 0;
+    std::string by;
+    std::optional<std::string> reason;
+};
+
+// Makes an earlier manifest of env current again; name exactly one target.
+// Waits up to `wait` while another job holds the environment's lease.
+struct RollbackRequest
+{
+    std::string env;
+    std::optional<std::string> toRelease;
+    std::optional<std::int64_t> toGeneration;
+    std::optional<std::int64_t> toManifest;
+    std::string by;
+    std::string reason;
+    std::string opId; // generated when empty
+    std::optional<std::chrono::milliseconds> wait;
 };
 
 struct AuditQuery

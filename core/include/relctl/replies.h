@@ -62,6 +62,7 @@ struct Candidate
 // relctl.manifest_json without its environment: a published manifest.
 struct Manifest
 {
+    std::optional<std::int64_t> id; // its row; rollback --to-manifest names it
     std::string release;
     std::int64_t generation = 0;
     std::string job;
@@ -94,6 +95,15 @@ struct Environment
     std::optional<Lease> lease;   // the live lease
     std::vector<Candidate> queue; // waiting candidates whose session is alive
     std::int64_t pendingSupersessions = 0;
+    // Promotions: the environment candidates must have been accepted on
+    // first, for how long, and how many distinct approvals they need here.
+    std::optional<std::string> promoteFrom;
+    std::int64_t soakMs = 0;
+    std::int64_t approvalsRequired = 0;
+    // The highest generation ever accepted here: the freshness bar, which a
+    // rollback does not lower.
+    std::int64_t highWaterGeneration = 0;
+    std::int64_t openPromotions = 0;
 };
 
 // relctl.env_list.
@@ -118,6 +128,9 @@ struct EnvironmentSet
         std::optional<std::string> policy;
         std::optional<std::string> supersede;
         std::optional<std::string> serialization;
+        std::optional<std::string> promoteFrom; // "" when cleared
+        std::optional<std::int64_t> soakMs;
+        std::optional<std::int64_t> approvalsRequired;
     };
     Environment environment;
     std::string status; // ok
@@ -159,13 +172,88 @@ struct ManifestShow
 {
     std::string env;
     std::optional<Manifest> manifest;
+    std::int64_t highWaterGeneration = 0;
 };
 
-// relctl.manifest_show with history: every manifest published there, oldest first.
+// The manifest a rollback replaced, and the rollback itself.
+struct ReplacedManifest
+{
+    std::int64_t id = 0;
+    std::string release;
+    std::int64_t generation = 0;
+};
+struct RollbackRecord
+{
+    std::int64_t id = 0;
+    std::string by;
+    std::string reason;
+    Timestamp at;
+    std::int64_t token = 0;
+    ReplacedManifest replaced;
+};
+
+// One entry of a manifest history: a publish, or a rollback (then `manifest`
+// is the manifest it restored, as first published, and `rollback` says who
+// restored it, why, when, and what it replaced).
+struct ManifestHistoryEntry
+{
+    Manifest manifest;
+    std::string kind; // publish | rollback
+    std::optional<RollbackRecord> rollback;
+};
+
+// relctl.manifest_show with history: every publish and rollback there, oldest first.
 struct ManifestHistory
 {
     std::string env;
-    std::vector<Manifest> history;
+    std::int64_t highWaterGeneration = 0;
+    std::optional<std::int64_t> currentManifestId;
+    std::vector<ManifestHistoryEntry> history;
+};
+
+// One person's decision on a promotion request.
+struct PromotionVote
+{
+    std::string by;
+    std::optional<std::string> reason;
+    Timestamp at;
+};
+
+// Where a promotion's candidate stands on the environment it is promoted from.
+struct PromotionUpstream
+{
+    std::string env;
+    std::int64_t soakMs = 0;
+    std::optional<Timestamp> acceptedAt;           // empty: not accepted there (or withdrawn by a rollback)
+    std::optional<std::int64_t> soakedMs;          // since it was accepted there
+    std::optional<std::int64_t> soakRemainingMs;   // 0 once the soak has passed
+    nlohmann::json current;                        // {release, generation} current there, or null
+};
+
+// relctl.promotion_json: a request to promote (release, generation) to env.
+struct Promotion
+{
+    std::int64_t id = 0;
+    std::string env;
+    std::string release;
+    std::int64_t generation = 0;
+    std::string state; // open | approved | denied
+    std::string requestedBy;
+    std::optional<std::string> reason;
+    Timestamp requestedAt;
+    std::optional<Timestamp> decidedAt;
+    std::int64_t approvalsRequired = 0;
+    std::vector<PromotionVote> approvals;
+    std::optional<PromotionVote> denial;
+    std::optional<PromotionUpstream> upstream;  // empty when env is promoted from nowhere
+    nlohmann::json current;           // {release, generation, manifest} current on env, or null
+    nlohmann::json candidateManifest; // the upstream's manifest of the candidate, or null
+};
+
+// relctl.promotions_list.
+struct Promotions
+{
+    std::vector<Promotion> promotions;
 };
 
 // relctl.supersession_json: a request to let a newer candidate skip older ones.
@@ -333,6 +421,13 @@ RELCTL_REPLY_JSON(Revocation);
 RELCTL_REPLY_JSON(ManifestShow);
 RELCTL_REPLY_JSON(ManifestHistory);
 RELCTL_REPLY_JSON(Supersession);
+RELCTL_REPLY_JSON(ReplacedManifest);
+RELCTL_REPLY_JSON(RollbackRecord);
+RELCTL_REPLY_JSON(ManifestHistoryEntry);
+RELCTL_REPLY_JSON(PromotionVote);
+RELCTL_REPLY_JSON(PromotionUpstream);
+RELCTL_REPLY_JSON(Promotion);
+RELCTL_REPLY_JSON(Promotions);
 RELCTL_REPLY_JSON(Approvals);
 RELCTL_REPLY_JSON(Decision);
 RELCTL_REPLY_JSON(ServerInfo);
