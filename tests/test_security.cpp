@@ -127,6 +127,13 @@ private slots:
             << QStringLiteral("INSERT INTO relctl.operations (op_id, operation, request, outcome) "
                "VALUES ('gitlab-78-acquire', 'acquire', '{}', '{\"status\":\"ok\"}')");
         QTest::addRow("read the queue") << QStringLiteral("SELECT * FROM relctl.candidates");
+        QTest::addRow("approve a promotion directly")
+            << QStringLiteral("INSERT INTO relctl.promotion_decisions (promotion, decided_by, approve) VALUES (1, 'x', true)");
+        QTest::addRow("mark a promotion approved") << QStringLiteral("UPDATE relctl.promotions SET state = 'approved'");
+        QTest::addRow("lower the freshness bar")
+            << QStringLiteral("UPDATE relctl.environments SET high_water_generation = 0");
+        QTest::addRow("open a gate") << QStringLiteral("UPDATE relctl.environments SET promote_from = NULL, approvals_required = 0");
+        QTest::addRow("erase a rollback") << QStringLiteral("DELETE FROM relctl.rollbacks");
         QTest::addRow("disable the append-only triggers") << QStringLiteral("ALTER TABLE relctl.events DISABLE TRIGGER ALL");
         QTest::addRow("call a helper") << QStringLiteral("SELECT relctl.record('prod', 'publish', NULL, 'x', 'x', 9, 1, NULL, "
                                           "'{}', NULL)");
@@ -194,8 +201,15 @@ private slots:
                                "publish_unserialized", "op_show", "environment_json", "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
         for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit",
-                               "trace", "console_audit", "record", "grant_lease", "history"})
+                               "trace", "console_audit", "record", "grant_lease", "history", "rollback",
+                               "decide_promotion", "promotion_refusal", "open_promotion"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
+        QVERIFY(canCall("relctl_job", "promote_request"));
+        QVERIFY(canCall("relctl_reviewer", "promotions_list"));
+        for (const char* fn : {"rollback", "decide_promotion", "promote_request"})
+            QVERIFY2(!canCall("relctl_reviewer", fn), fn);
+        for (const char* fn : {"rollback", "decide_promotion", "promote_request", "promotions_list"})
+            QVERIFY2(canCall("relctl_manager", fn), fn);
         for (const char* fn : {"audit", "trace", "op_show", "approvals", "console_audit", "console_trace",
                                "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);

@@ -223,8 +223,11 @@ DECLARE
     e relctl.environments;
     p relctl.promotions;
 BEGIN
-    PERFORM relctl.require_candidate(p_by, p_release, p_generation);
     PERFORM relctl.require_actor(p_by, p_reason, false);
+    PERFORM relctl.require_text('release', p_release);
+    IF p_generation IS NULL OR p_generation <= 0 THEN
+        PERFORM relctl.invalid('generation must be a positive integer');
+    END IF;
     e := relctl.lock_environment(p_env);
     IF e.approvals_required = 0 THEN
         PERFORM relctl.invalid(format('%s requires no approvals (relctl env set %s --approvals K)', p_env, p_env));

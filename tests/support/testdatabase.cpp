@@ -157,6 +157,17 @@ std::vector<long long> TestDatabase::footprint() const
             "serialization, frozen_by, frozen_reason), ',' ORDER BY name), '')), 1, 15))"
             "::bit(60)::bigint FROM relctl.environments)");
     }
+    // Tables and settings of migration 0006, when it is applied.
+    if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'rollbacks'") == 1) {
+        for (const char* table : {"rollbacks", "promotions", "promotion_decisions"})
+            figures.emplace_back(std::string("(SELECT count(*) FROM relctl.") + table + ")");
+        figures.emplace_back(
+            "(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', name, promote_from, soak_ms, "
+            "approvals_required, high_water_generation, current_manifest_id), ',' ORDER BY name), '')), 1, 15))"
+            "::bit(60)::bigint FROM relctl.environments)");
+        figures.emplace_back("(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', id, state), ',' "
+                             "ORDER BY id), '')), 1, 15))::bit(60)::bigint FROM relctl.promotions)");
+    }
     figures.emplace_back("(SELECT coalesce(sum(last_token), 0) FROM relctl.environments)");
     figures.emplace_back("(SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
                       "FROM relctl.leases)");
