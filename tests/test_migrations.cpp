@@ -33,6 +33,24 @@ std::vector<relctl::Migration> migrationsBefore0005()
     return set;
 }
 
+// The function modules as they were before migration 0006 (promotions and
+// rollback), when 0001–0005 were the whole schema
+// (tests/data/modules-before-0006).
+std::vector<relctl::SchemaModule> modulesBefore0006()
+{
+    std::vector<relctl::SchemaModule> set;
+    for (const relctl::SchemaModule& m : relctl::bundledModules()) {
+        const std::string file = m.name.substr(m.name.find('/') + 1) + ".sql";
+        std::ifstream in(std::string(RELCTL_TEST_DATA) + "/modules-before-0006/" + file);
+        if (!in)
+            continue; // a module that 0006 brought
+        std::stringstream text;
+        text << in.rdbuf();
+        set.push_back({m.name, text.str()});
+    }
+    return set;
+}
+
 } // namespace
 
 class TestMigrations final : public QObject
@@ -236,6 +254,62 @@ private slots:
                  0);
         QCOMPARE(db.scalar("SELECT string_agg(generation::text, ',' ORDER BY id) FROM relctl.manifests"),
                  std::string("1,2"));
+    }
+
+    // A database made before promotions, with history and a live lease,
+    // upgrades in place: the freshness bar is filled from the history, the
+    // live lease publishes on, and a rollback afterwards keeps the bar.
+    void upgradesADatabaseMadeBeforePromotions()
+    {
+        TestDatabase db(TestDatabase::Schema::Empty);
+        std::vector<relctl::Migration> before;
+        for (const relctl::Migration& m : relctl::bundledMigrations())
+            if (m.version <= 5)
+                before.push_back(m);
+        const auto modules = modulesBefore0006();
+        QCOMPARE(modules.size(), std::size_t(10));
+        relctl::Database(db.adminDsn()).migrate(before, modules);
+        QCOMPARE(db.count("SELECT count(*) FROM pg_attribute WHERE attrelid = 'relctl.environments'::regclass "
+                          "AND attname = 'high_water_generation'"),
+                 0LL);
+        // History, written through the old functions: v3 and v5 published, v7 holding the lease.
+        db.exec("SELECT relctl.env_add('prod', NULL, NULL, '{}')");
+        for (int g : {3, 5}) {
+            const json l = db.write("SELECT relctl.acquire('prod', 'job-" + std::to_string(g) + "', 'v" +
+                                    std::to_string(g) + "', " + std::to_string(g) + ", 60000, NULL, '{}', false)");
+            db.exec("SELECT relctl.publish('prod', " + std::to_string(l["token"].get<long long>()) + ", '" +
+                    l["lease_id"].get<std::string>() + "', '{\"image\": \"v" + std::to_string(g) + "\"}', NULL, '{}')");
+            db.exec("SELECT relctl.release('prod', " + std::to_string(l["token"].get<long long>()) + ", '" +
+                    l["lease_id"].get<std::string>() + "', '{}', NULL)");
+        }
+        const json live = db.write("SELECT relctl.acquire('prod', 'job-7', 'v7', 7, 600000, NULL, '{}', false)");
+        const long long events = db.count("SELECT count(*) FROM relctl.events");
+
+        RunResult upgraded = runRelctl(db, {"--json", "migrate"});
+        QVERIFY2(upgraded.exitCode == 0, upgraded.err.c_str());
+        QCOMPARE(upgraded.json()["applied"][0], json("0006_promotions_and_rollback"));
+        QCOMPARE(db.count("SELECT high_water_generation FROM relctl.environments WHERE name = 'prod'"), 5LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events"), events);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 2LL);
+
+        db.createLogins();
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"publish"}, {{"RELCTL_LEASE", live["handle"].get<std::string>()}}).exitCode,
+                 0);
+        QCOMPARE(db.count("SELECT high_water_generation FROM relctl.environments WHERE name = 'prod'"), 7LL);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", live["handle"].get<std::string>()}})
+                     .exitCode,
+                 0);
+        QCOMPARE(runRelctl(db, {"rollback", "--env", "prod", "--to-release", "v5", "--by", "ops", "--reason", "v7 bad"})
+                     .exitCode,
+                 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "job-6", "--release", "v6",
+                                             "--generation", "6"})
+                     .exitCode,
+                 4);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"run", "--env", "prod", "--job", "job-8", "--release", "v8",
+                                             "--generation", "8", "--", "true"})
+                     .exitCode,
+                 0);
     }
 
     void protocolNeedsTheSchema()

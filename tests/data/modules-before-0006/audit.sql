@@ -1,0 +1,128 @@
+-- The append-only audit trail: its guard, how an event is recorded, and how
+-- reviewers read it.
+
+-- Append-only: history, the audit trail and operation outcomes are never
+-- rewritten. Triggers bind superusers too, short of disabling triggers, which
+-- needs table ownership: the owner, relctl_owner, is a NOLOGIN role.
+CREATE FUNCTION relctl.refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'RC010',
+        MESSAGE = format('relctl.%s is append-only: %s refused', TG_TABLE_NAME, TG_OP);
+END
+$$;
+
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON relctl.events
+    FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON relctl.events
+    FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER manifests_append_only BEFORE UPDATE OR DELETE ON relctl.manifests
+    FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER manifests_no_truncate BEFORE TRUNCATE ON relctl.manifests
+    FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER operations_append_only BEFORE UPDATE OR DELETE ON relctl.operations
+    FOR EACH ROW EXECUTE FUNCTION relctl.refuse_change();
+CREATE TRIGGER operations_no_truncate BEFORE TRUNCATE ON relctl.operations
+    FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
+
+-- Appends one event, snapshotting the environment's newest token and current
+-- release/generation so that the row alone explains a refusal. `at` and
+-- `db_user` are the columns' defaults (the server's clock, the session's
+-- real login): no caller can supply them. p_actor names the person behind an
+-- operator action (revoke, freeze, approve, ...).
+CREATE FUNCTION relctl.record(
+    p_env text, p_operation text, p_reason text, p_job text, p_release text,
+    p_generation bigint, p_token bigint, p_op_id text, p_client jsonb, p_detail jsonb,
+    p_actor text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+    v_client jsonb := relctl.client_info(p_client);
+BEGIN
+    IF NOT p_operation = ANY (relctl.audited_operations())
+       OR (p_reason IS NOT NULL AND NOT p_reason = ANY (relctl.refusal_reasons())) THEN
+        RAISE EXCEPTION 'relctl.record: % % is not in the catalogue (catalogue.sql)', p_operation, p_reason;
+    END IF;
+    INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token,
+                               current_token, current_generation, current_release,
+                               op_id, host, pid, job_url, actor, detail)
+    SELECT p_env, p_operation, CASE WHEN p_reason IS NULL THEN 'accepted' ELSE 'rejected' END,
+           p_reason, p_job, p_release, p_generation, p_token,
+           e.last_token, m.generation, m.release,
+           p_op_id, v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url',
+           p_actor, p_detail
+    FROM (SELECT 1) AS one
+    LEFT JOIN relctl.environments e ON e.name = p_env
+    LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
+    RETURNING id INTO v_id;
+    PERFORM pg_notify('relctl', jsonb_build_object('env', p_env, 'event', v_id,
+                                                   'operation', p_operation)::text);
+    RETURN v_id;
+END
+$$;
+
+CREATE FUNCTION relctl.event_json(v relctl.events) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'id', v.id, 'at', v.at, 'env', v.env, 'operation', v.operation, 'outcome', v.outcome,
+        'reason', v.reason, 'job', v.job, 'release', v.release, 'generation', v.generation,
+        'token', v.token, 'current_token', v.current_token, 'current_generation', v.current_generation,
+        'current_release', v.current_release, 'op_id', v.op_id, 'host', v.host, 'pid', v.pid,
+        'job_url', v.job_url, 'detail', v.detail)
+$$;
+
+-- The newest p_limit matching events, oldest first (like a log's tail).
+CREATE FUNCTION relctl.audit(p_env text, p_job text, p_reason text, p_operation text,
+                             p_since timestamptz, p_limit integer)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+BEGIN
+    IF p_limit IS NOT NULL AND p_limit NOT BETWEEN 1 AND 100000 THEN
+        PERFORM relctl.invalid('limit must be between 1 and 100000');
+    END IF;
+    RETURN jsonb_build_object('events', (
+        SELECT coalesce(jsonb_agg(relctl.event_json(v) ORDER BY v.id), '[]')
+        FROM (SELECT * FROM relctl.events
+              WHERE (p_env IS NULL OR env = p_env)
+                AND (p_job IS NULL OR job = p_job)
+                AND (p_reason IS NULL OR reason = p_reason)
+                AND (p_operation IS NULL OR operation = p_operation)
+                AND (p_since IS NULL OR at >= p_since)
+              ORDER BY id DESC
+              LIMIT coalesce(p_limit, 1000)) v));
+END
+$$;
+
+-- Every refusal of a job, each with the job's own lease, the lease that beat
+-- it (the environment's newest token at that moment, when it was not the
+-- job's), and the manifest that was current at that moment.
+CREATE FUNCTION relctl.trace(p_job text) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT jsonb_build_object('job', p_job, 'refusals', coalesce(jsonb_agg(
+        jsonb_build_object(
+            'event', relctl.event_json(v),
+            'lease', CASE WHEN own.token IS NULL THEN NULL ELSE jsonb_build_object(
+                'token', own.token, 'release', own.release, 'generation', own.generation,
+                'acquired_at', own.acquired_at, 'expires_at', own.expires_at,
+                'ended_at', own.ended_at, 'end_reason', own.end_reason,
+                'host', own.host, 'pid', own.pid, 'job_url', own.job_url) END,
+            'superseded_by', CASE WHEN beat.token IS NULL THEN NULL ELSE jsonb_build_object(
+                'token', beat.token, 'job', beat.job, 'release', beat.release,
+                'generation', beat.generation, 'acquired_at', beat.acquired_at,
+                'expires_at', beat.expires_at, 'host', beat.host, 'pid', beat.pid,
+                'job_url', beat.job_url) END,
+            'current_manifest', CASE WHEN cur.id IS NULL THEN NULL ELSE jsonb_build_object(
+                'release', cur.release, 'generation', cur.generation, 'job', cur.job,
+                'token', cur.token, 'published_at', cur.published_at,
+                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END)
+        ORDER BY v.id), '[]'))
+    FROM relctl.events v
+    LEFT JOIN relctl.leases own ON own.env = v.env AND own.token = v.token AND own.job = v.job
+    LEFT JOIN relctl.leases beat ON beat.env = v.env AND beat.token = v.current_token
+                                AND v.current_token IS DISTINCT FROM v.token
+    LEFT JOIN relctl.manifests cur ON cur.env = v.env AND cur.generation = v.current_generation
+    WHERE v.job = p_job AND v.outcome = 'rejected'
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.audit, relctl.trace TO relctl_reviewer;

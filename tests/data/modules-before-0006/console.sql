@@ -1,0 +1,339 @@
+-- The release console's read queries: each is one function returning one
+-- JSON value, so the console reads everything in one round trip and no SQL
+-- text lives in the UI. Times leave the server as epoch milliseconds, so the
+-- client never parses a timestamp. Nothing here writes, and nothing returns a
+-- lease id: they are the reviewer's window.
+--
+-- The bulky answers (audit pages, the timeline) are built as json, not jsonb:
+-- they are only sent, never stored or queried, and json_build_object is about
+-- four times cheaper per row than jsonb_build_object (a 500-event page: ~10 ms
+-- instead of ~40 ms of server time). The client parses the text either way.
+
+CREATE FUNCTION relctl.console_event_json(v relctl.events) RETURNS json
+LANGUAGE sql STABLE AS $$
+    SELECT json_build_object(
+        'id', v.id, 'at', relctl.epoch_ms(v.at), 'env', v.env, 'operation', v.operation,
+        'outcome', v.outcome, 'reason', v.reason, 'job', v.job, 'release', v.release,
+        'generation', v.generation, 'token', v.token, 'current_token', v.current_token,
+        'current_generation', v.current_generation, 'current_release', v.current_release,
+        'op_id', v.op_id, 'host', v.host, 'pid', v.pid, 'job_url', v.job_url, 'actor', v.actor)
+$$;
+
+-- A lease as a span on the timeline. A lease that was neither released nor
+-- revoked ended when it expired (or, if it has not yet, it is live).
+CREATE FUNCTION relctl.console_lease_json(l relctl.leases, p_now timestamptz) RETURNS json
+LANGUAGE sql STABLE AS $$
+    SELECT json_build_object(
+        'env', l.env, 'token', l.token, 'job', l.job, 'release', l.release, 'generation', l.generation,
+        'acquired_at', relctl.epoch_ms(l.acquired_at),
+        'ends_at', relctl.epoch_ms(coalesce(l.ended_at, l.expires_at)),
+        'ending', CASE WHEN l.end_reason IS NOT NULL THEN l.end_reason
+                       WHEN l.expires_at <= p_now THEN 'expired'
+                       ELSE 'live' END)
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Environments overview
+-- ---------------------------------------------------------------------------
+
+-- One clock reading decides which lease is live and is returned as
+-- server_now, so the console's countdowns agree with what it was shown.
+CREATE FUNCTION relctl.console_environments() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT jsonb_build_object(
+        'server_now', relctl.epoch_ms(n.now),
+        'environments', coalesce(jsonb_agg(jsonb_build_object(
+            'name', e.name, 'policy', e.policy, 'supersede', e.supersede,
+            'serialization', e.serialization,
+            'current_release', m.release, 'current_generation', m.generation,
+            'published_by', m.job, 'published_at', relctl.epoch_ms(m.published_at),
+            'holder_job', l.job, 'holder_release', l.release, 'holder_token', l.token,
+            'lease_expires_at', relctl.epoch_ms(l.expires_at),
+            -- A waiter whose session is gone is not counted, even before the
+            -- next write on the environment marks it as having left.
+            'queue_length', (SELECT count(*) FROM relctl.candidates c
+                             WHERE c.env = e.name AND c.state = 'waiting' AND relctl.candidate_alive(c)),
+            'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
+                                      WHERE s.env = e.name AND s.state = 'pending'),
+            'frozen', e.frozen_at IS NOT NULL, 'frozen_by', e.frozen_by, 'frozen_reason', e.frozen_reason)
+            ORDER BY e.name) FILTER (WHERE e.name IS NOT NULL), '[]'))
+    FROM (SELECT clock_timestamp() AS now) n
+    LEFT JOIN relctl.environments e ON true
+    LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
+    LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token
+                             AND l.ended_at IS NULL AND l.expires_at > n.now
+    GROUP BY n.now
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Audit browser
+-- ---------------------------------------------------------------------------
+
+-- The audit browser sorts on the server: one page of the filtered trail under
+-- a sort column and direction, with keyset pagination on (sort key, id), and
+-- "newer than" pages for live updates.
+--
+-- Sort keys. "time" is the id: ids are taken by the same INSERT that stamps
+-- `at` (both defaults), so they follow time to within concurrent inserts, are
+-- unique and never NULL, and the primary key and every existing (column, id)
+-- index already serve them. Sorting by `at` instead would need (at, id) and
+-- (env, at, id)-style indexes to page fast under a filter, for the same order.
+-- The other keys are whitelisted below with their type and nullability;
+-- anything else is refused, and no text from the client reaches the
+-- statement's text (columns are picked from the whitelist, values are
+-- parameters).
+--
+-- NULL order: PostgreSQL's own, NULL is larger than every value (last when
+-- ascending, first when descending). It is the order a btree index on
+-- (column, id) yields in both scan directions, so the indexed sorts (env, job,
+-- operation, reason) read their pages straight off an index.
+--
+-- Keyset: a page follows the row (key, id) it continues from. A NULL key makes
+-- a row comparison unknown, so the non-NULL and the NULL rows are read as two
+-- branches, each with an index-friendly predicate and its own LIMIT, and the
+-- few rows they return are merged: no OFFSET, and no row is skipped or repeated
+-- between pages however deep.
+--
+-- Indexes: none added. Every index costs every protocol write on this
+-- append-only table, forever; env, job, operation and reason (the filters and
+-- the sorts a reviewer uses) have (column, id) indexes since 0001/0003, and the
+-- time sort uses the primary key. The remaining sorts (outcome, release,
+-- generation, token, host, actor) read the filtered rows after the cursor and
+-- keep the top of them (a top-N sort): bench/auditbench.cpp measures what that
+-- costs on a million events.
+
+CREATE FUNCTION relctl.console_audit(p_env text, p_job text, p_operation text, p_reason text,
+                                     p_from bigint, p_to bigint, p_text text,
+                                     p_sort text, p_descending boolean,
+                                     p_after_key text, p_after_id bigint,
+                                     p_newer_than bigint, p_limit integer)
+RETURNS json
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_where text[] := ARRAY['true'];
+    v_filter text;
+    v_needle text;
+    v_column text;   -- the sort key's column, from the whitelist
+    v_cast text;     -- how the cursor's key (sent as text) becomes the column's type
+    v_nullable boolean;
+    v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
+    v_cmp text := CASE WHEN p_descending THEN '<' ELSE '>' END;
+    v_branches text[] := ARRAY[]::text[];
+    v_page_sql text;
+    v_order text;
+    v_page json;
+BEGIN
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 5000 THEN
+        PERFORM relctl.invalid(format('a page holds 1 to 5000 events, not %s', p_limit));
+    END IF;
+    IF p_from IS NOT NULL AND p_to IS NOT NULL AND p_from > p_to THEN
+        PERFORM relctl.invalid('the time range ends before it starts');
+    END IF;
+    SELECT w.col, w.cast_to, w.nullable INTO v_column, v_cast, v_nullable
+    FROM (VALUES ('time', 'id', 'bigint', false),
+                 ('env', 'env', 'text', true),
+                 ('operation', 'operation', 'text', false),
+                 ('outcome', 'outcome', 'text', false),
+                 ('reason', 'reason', 'text', true),
+                 ('job', 'job', 'text', true),
+                 ('release', 'release', 'text', true),
+                 ('generation', 'generation', 'bigint', true),
+                 ('token', 'token', 'bigint', true),
+                 ('host', 'host', 'text', true),
+                 ('actor', 'actor', 'text', true)) AS w(name, col, cast_to, nullable)
+    WHERE w.name = coalesce(p_sort, 'time');
+    IF v_column IS NULL THEN
+        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
+    END IF;
+    IF p_descending IS NULL THEN
+        PERFORM relctl.invalid('a sort needs a direction');
+    END IF;
+
+    IF p_env IS NOT NULL THEN v_where := array_append(v_where, 'env = $1'); END IF;
+    IF p_job IS NOT NULL THEN v_where := array_append(v_where, 'job = $2'); END IF;
+    IF p_operation IS NOT NULL THEN v_where := array_append(v_where, 'operation = $3'); END IF;
+    IF p_reason IS NOT NULL THEN v_where := array_append(v_where, 'reason = $4'); END IF;
+    IF p_from IS NOT NULL THEN v_where := array_append(v_where, 'at >= relctl.from_epoch_ms($5)'); END IF;
+    -- "to" names a millisecond; events within it (microseconds later) belong to it.
+    IF p_to IS NOT NULL THEN
+        v_where := array_append(v_where, '(at < relctl.from_epoch_ms($6) + interval ''1 millisecond'')');
+    END IF;
+    IF nullif(p_text, '') IS NOT NULL THEN
+        -- A plain substring test: nothing the user types acts as a wildcard.
+        v_needle := lower(p_text);
+        v_where := array_append(v_where,
+            '(strpos(lower(job), $7) > 0 OR strpos(lower(release), $7) > 0 OR strpos(lower(op_id), $7) > 0 '
+            'OR strpos(lower(host), $7) > 0 OR strpos(lower(reason), $7) > 0 '
+            'OR strpos(lower(actor), $7) > 0 OR strpos(lower(job_url), $7) > 0)');
+    END IF;
+    v_filter := array_to_string(v_where, ' AND ');
+
+    IF p_newer_than IS NOT NULL THEN
+        -- Live updates: what arrived after the newest event the console has,
+        -- oldest first, so a caller that loops page by page catches up
+        -- without a gap whatever the burst.
+        v_order := 'id ASC';
+        v_page_sql := format('SELECT * FROM relctl.events WHERE %s AND id > $12 ORDER BY id ASC LIMIT $13 + 1',
+                             v_filter);
+    ELSIF v_column = 'id' THEN
+        v_order := format('id %s', v_dir);
+        v_page_sql := format('SELECT * FROM relctl.events WHERE %s %s ORDER BY id %s LIMIT $13 + 1', v_filter,
+                             CASE WHEN p_after_id IS NULL THEN '' ELSE format('AND id %s $11', v_cmp) END, v_dir);
+    ELSE
+        v_order := format('%I %s, id %s', v_column, v_dir, v_dir); -- NULLs: last ascending, first descending
+        -- The rows with a key, after the cursor. When the cursor's row has a
+        -- NULL key: all of them when descending (they follow the NULLs), none
+        -- when ascending (they came before).
+        IF p_after_id IS NULL OR p_after_key IS NOT NULL OR p_descending THEN
+            v_branches := array_append(v_branches, format(
+                '(SELECT * FROM relctl.events WHERE %s AND %I IS NOT NULL %s ORDER BY %I %s, id %s LIMIT $13 + 1)',
+                v_filter, v_column,
+                CASE WHEN p_after_id IS NULL OR p_after_key IS NULL THEN ''
+                     ELSE format('AND (%I, id) %s ($10::%s, $11)', v_column, v_cmp, v_cast) END,
+                v_column, v_dir, v_dir));
+        END IF;
+        -- The rows without a key, ordered by id: all of them ascending after a
+        -- keyed cursor, none descending after one (they came first).
+        IF v_nullable AND (p_after_id IS NULL OR p_after_key IS NULL OR NOT p_descending) THEN
+            v_branches := array_append(v_branches, format(
+                '(SELECT * FROM relctl.events WHERE %s AND %I IS NULL %s ORDER BY id %s LIMIT $13 + 1)',
+                v_filter, v_column,
+                CASE WHEN p_after_id IS NOT NULL AND p_after_key IS NULL THEN format('AND id %s $11', v_cmp)
+                     ELSE '' END,
+                v_dir));
+        END IF;
+        v_page_sql := format('SELECT * FROM (%s) b ORDER BY %s LIMIT $13 + 1',
+                             array_to_string(v_branches, ' UNION ALL '), v_order);
+    END IF;
+
+    -- The page reads one row more than the limit to tell whether another page
+    -- exists. The horizon is the newest id this snapshot sees: events after it
+    -- are new to whoever holds this page.
+    EXECUTE format('WITH page AS MATERIALIZED (%s) '
+                   'SELECT json_build_object('
+                   '    ''events'', coalesce((SELECT json_agg(relctl.console_event_json(p) ORDER BY %s) '
+                   '                         FROM (SELECT * FROM page ORDER BY %s LIMIT $13) p), ''[]''), '
+                   '    ''more'', (SELECT count(*) FROM page) > $13, '
+                   '    ''horizon'', coalesce((SELECT max(id) FROM relctl.events), 0))',
+                   v_page_sql, v_order, v_order)
+        INTO v_page
+        USING p_env, p_job, p_operation, p_reason, p_from, p_to, v_needle, p_sort, p_descending,
+              p_after_key, p_after_id, p_newer_than, p_limit;
+    RETURN v_page;
+END
+$$;
+
+-- The distinct values of a column for the filter drop-downs, by skipping
+-- through its index one value at a time instead of reading every event.
+CREATE FUNCTION relctl.console_operations() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    WITH RECURSIVE ops(operation) AS (
+        (SELECT operation FROM relctl.events ORDER BY operation LIMIT 1)
+        UNION ALL
+        SELECT (SELECT v.operation FROM relctl.events v WHERE v.operation > ops.operation
+                ORDER BY v.operation LIMIT 1)
+        FROM ops WHERE ops.operation IS NOT NULL)
+    SELECT coalesce(jsonb_agg(operation ORDER BY operation), '[]') FROM ops WHERE operation IS NOT NULL
+$$;
+
+CREATE FUNCTION relctl.console_reasons() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    WITH RECURSIVE reasons(reason) AS (
+        (SELECT reason FROM relctl.events WHERE reason IS NOT NULL ORDER BY reason LIMIT 1)
+        UNION ALL
+        SELECT (SELECT v.reason FROM relctl.events v WHERE v.reason > reasons.reason
+                ORDER BY v.reason LIMIT 1)
+        FROM reasons WHERE reasons.reason IS NOT NULL)
+    SELECT coalesce(jsonb_agg(reason ORDER BY reason), '[]') FROM reasons WHERE reason IS NOT NULL
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Timeline
+-- ---------------------------------------------------------------------------
+
+-- Leases overlapping [p_from, p_to] and markers within it. The result is
+-- capped (the newest 20,000 leases and 50,000 markers are kept) so that a
+-- window over years of history cannot exhaust the server's or the console's
+-- memory; the console zooms in to see more.
+CREATE FUNCTION relctl.console_timeline(p_from bigint, p_to bigint) RETURNS json
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_from timestamptz := relctl.from_epoch_ms(p_from);
+    -- p_to names a millisecond; everything within it belongs to the window.
+    v_to timestamptz := relctl.from_epoch_ms(p_to) + interval '1 millisecond';
+BEGIN
+    IF p_from IS NULL OR p_to IS NULL OR p_from > p_to THEN
+        PERFORM relctl.invalid('a timeline window needs a start that is not after its end');
+    END IF;
+    RETURN json_build_object(
+        'server_now', relctl.epoch_ms(v_now),
+        'environments', (SELECT coalesce(json_agg(name ORDER BY name), '[]') FROM relctl.environments),
+        'leases', (
+            SELECT coalesce(json_agg(relctl.console_lease_json(l, v_now) ORDER BY l.env, l.acquired_at, l.token),
+                            '[]')
+            FROM (SELECT * FROM relctl.leases
+                  WHERE acquired_at < v_to AND coalesce(ended_at, expires_at) >= v_from
+                  ORDER BY acquired_at DESC LIMIT 20000) l),
+        'markers', (
+            SELECT coalesce(json_agg(json_build_object('event', k.event, 'env', k.env,
+                                                       'at', relctl.epoch_ms(k.at), 'kind', k.kind,
+                                                       'label', k.label)
+                                     ORDER BY k.env, k.at, k.event), '[]')
+            FROM (SELECT * FROM (
+                      SELECT v.id AS event, v.env, v.at,
+                             CASE WHEN v.reason = 'SUPERSEDED' THEN 'superseded'
+                                  WHEN v.outcome = 'rejected' THEN 'refusal'
+                                  WHEN v.operation = 'publish' THEN 'publish'
+                                  ELSE 'operator' END AS kind,
+                             CASE WHEN v.outcome = 'rejected' THEN concat_ws(' ', v.reason, v.job)
+                                  WHEN v.operation = 'publish' THEN concat_ws(' ', v.release, v.job)
+                                  ELSE concat_ws(' ', v.operation, v.actor) END AS label
+                      FROM relctl.events v
+                      WHERE v.at >= v_from AND v.at < v_to AND v.env IS NOT NULL
+                        AND (v.outcome = 'rejected' OR v.operation IN
+                             ('publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny', 'env-set'))
+                      ORDER BY v.at DESC LIMIT 50000) evs
+                  UNION ALL
+                  SELECT * FROM (
+                      SELECT 0::bigint, c.env, c.queued_at, 'queued', format('%s gen %s', c.job, c.generation)
+                      FROM relctl.candidates c
+                      WHERE c.queued_at >= v_from AND c.queued_at < v_to
+                      ORDER BY c.queued_at DESC LIMIT 50000) cands
+                  ORDER BY at DESC LIMIT 50000) k));
+END
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Trace of one refusal
+-- ---------------------------------------------------------------------------
+
+-- The refused job's own lease, the lease that beat it (the environment's
+-- newest token at that moment, when it was not the job's own) and the
+-- manifest current at that moment; JSON null for an unknown id or an accepted
+-- event, so the console can tell "nothing to trace" from an error.
+CREATE FUNCTION relctl.console_trace(p_event bigint) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT coalesce((
+        SELECT jsonb_build_object(
+            'event', relctl.console_event_json(v),
+            'lease', CASE WHEN own.token IS NULL THEN NULL ELSE relctl.console_lease_json(own, n.now) END,
+            'superseded_by', CASE WHEN beat.token IS NULL THEN NULL ELSE
+                relctl.console_lease_json(beat, n.now)::jsonb
+                || jsonb_build_object('host', beat.host, 'pid', beat.pid, 'job_url', beat.job_url) END,
+            'current', CASE WHEN cur.id IS NULL THEN NULL ELSE jsonb_build_object(
+                'release', cur.release, 'generation', cur.generation, 'job', cur.job,
+                'published_at', relctl.epoch_ms(cur.published_at),
+                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END)
+        FROM (SELECT clock_timestamp() AS now) n
+        JOIN relctl.events v ON v.id = p_event AND v.outcome = 'rejected'
+        LEFT JOIN relctl.leases own ON own.env = v.env AND own.token = v.token AND own.job = v.job
+        LEFT JOIN relctl.leases beat ON beat.env = v.env AND beat.token = v.current_token
+                                    AND v.current_token IS DISTINCT FROM v.token
+        LEFT JOIN relctl.manifests cur ON cur.env = v.env AND cur.generation = v.current_generation),
+        'null'::jsonb)
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.console_environments, relctl.console_audit, relctl.console_operations,
+                          relctl.console_reasons, relctl.console_timeline, relctl.console_trace
+    TO relctl_reviewer;

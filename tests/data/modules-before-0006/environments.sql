@@ -1,0 +1,169 @@
+-- Environments: adding, configuring, freezing and reading them.
+
+-- Locks the environment row for the rest of the transaction: this is what
+-- serialises acquire, renew, release and publish on one environment. The
+-- transaction is the caller's one statement (relctl never holds it open
+-- across the network), and lock_timeout bounds the wait for a session that
+-- does.
+CREATE FUNCTION relctl.lock_environment(p_env text) RETURNS relctl.environments
+LANGUAGE plpgsql AS $$
+DECLARE
+    e relctl.environments;
+BEGIN
+    SELECT * INTO e FROM relctl.environments WHERE name = p_env FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
+    END IF;
+    RETURN e;
+END
+$$;
+
+CREATE FUNCTION relctl.environment_json(p_env text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    m relctl.manifests;
+    v_now timestamptz := clock_timestamp();
+BEGIN
+    SELECT * INTO e FROM relctl.environments WHERE name = p_env;
+    IF NOT FOUND THEN
+        PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
+    END IF;
+    SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
+    RETURN jsonb_build_object(
+        'name', e.name, 'default_ttl_ms', e.default_ttl_ms, 'max_ttl_ms', e.max_ttl_ms,
+        'last_token', e.last_token, 'created_at', e.created_at,
+        'policy', e.policy, 'supersede', e.supersede, 'serialization', e.serialization,
+        'frozen', CASE WHEN e.frozen_at IS NULL THEN NULL ELSE
+            jsonb_build_object('at', e.frozen_at, 'by', e.frozen_by, 'reason', e.frozen_reason) END,
+        'current', CASE WHEN m.id IS NULL THEN NULL ELSE relctl.manifest_json(m, e.name) - 'env' END,
+        'lease', relctl.lease_json(relctl.live_lease(e, v_now), v_now),
+        -- Queued candidates whose session is gone are not shown, even before
+        -- the next write marks them as having left.
+        'queue', (SELECT coalesce(jsonb_agg(relctl.candidate_json(c) ORDER BY c.generation, c.id), '[]')
+                  FROM relctl.candidates c
+                  WHERE c.env = e.name AND c.state = 'waiting' AND relctl.candidate_alive(c)),
+        'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
+                                  WHERE s.env = e.name AND s.state = 'pending'));
+END
+$$;
+
+CREATE FUNCTION relctl.env_list() RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT jsonb_build_object('environments', coalesce(jsonb_agg(relctl.environment_json(name) ORDER BY name), '[]'))
+    FROM relctl.environments
+$$;
+
+CREATE FUNCTION relctl.env_add(p_name text, p_default_ttl_ms bigint, p_max_ttl_ms bigint,
+                               p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_default bigint := coalesce(p_default_ttl_ms, least(60000, coalesce(p_max_ttl_ms, 60000)));
+    v_max bigint := coalesce(p_max_ttl_ms, greatest(600000, v_default));
+    e relctl.environments;
+BEGIN
+    IF p_name IS NULL OR p_name !~ '^[a-z0-9][a-z0-9._-]{0,62}$' THEN
+        PERFORM relctl.invalid(format('invalid environment name "%s": expected ^[a-z0-9][a-z0-9._-]{0,62}$', p_name));
+    END IF;
+    IF v_default <= 0 OR v_max <= 0 THEN
+        PERFORM relctl.invalid('ttl values must be positive');
+    END IF;
+    IF v_default > v_max THEN
+        PERFORM relctl.invalid(format('default ttl %s ms exceeds max ttl %s ms', v_default, v_max));
+    END IF;
+    INSERT INTO relctl.environments (name, default_ttl_ms, max_ttl_ms)
+        VALUES (p_name, v_default, v_max)
+        ON CONFLICT (name) DO NOTHING
+        RETURNING * INTO e;
+    IF NOT FOUND THEN
+        -- Adding an existing environment with the same settings is a no-op, so
+        -- pipelines can declare their environments on every run.
+        SELECT * INTO e FROM relctl.environments WHERE name = p_name;
+        IF (p_default_ttl_ms IS NOT NULL AND e.default_ttl_ms <> p_default_ttl_ms)
+           OR (p_max_ttl_ms IS NOT NULL AND e.max_ttl_ms <> p_max_ttl_ms) THEN
+            PERFORM relctl.invalid(format('environment "%s" exists with other settings (default ttl %s ms, max ttl %s ms)',
+                                          p_name, e.default_ttl_ms, e.max_ttl_ms));
+        END IF;
+        RETURN relctl.environment_json(p_name) || jsonb_build_object('created', false);
+    END IF;
+    PERFORM relctl.record(p_name, 'env-add', NULL, NULL, NULL, NULL, NULL, NULL, p_client,
+                          jsonb_build_object('default_ttl_ms', v_default, 'max_ttl_ms', v_max));
+    RETURN relctl.environment_json(p_name) || jsonb_build_object('created', true);
+END
+$$;
+
+CREATE FUNCTION relctl.env_set(p_env text, p_policy text, p_supersede text, p_serialization text,
+                               p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    v_changes jsonb;
+BEGIN
+    IF p_policy IS NOT NULL AND p_policy NOT IN ('ordered', 'newest') THEN
+        PERFORM relctl.invalid(format('invalid policy "%s": expected ordered or newest', p_policy));
+    END IF;
+    IF p_supersede IS NOT NULL AND p_supersede NOT IN ('auto', 'approval') THEN
+        PERFORM relctl.invalid(format('invalid supersede mode "%s": expected auto or approval', p_supersede));
+    END IF;
+    IF p_serialization IS NOT NULL AND p_serialization NOT IN ('enforced', 'off') THEN
+        PERFORM relctl.invalid(format('invalid serialization "%s": expected enforced or off', p_serialization));
+    END IF;
+    IF p_policy IS NULL AND p_supersede IS NULL AND p_serialization IS NULL THEN
+        PERFORM relctl.invalid('nothing to set: give --policy, --supersede or --serialization');
+    END IF;
+    e := relctl.lock_environment(p_env);
+    v_changes := jsonb_strip_nulls(jsonb_build_object(
+        'policy', CASE WHEN p_policy IS DISTINCT FROM e.policy THEN p_policy END,
+        'supersede', CASE WHEN p_supersede IS DISTINCT FROM e.supersede THEN p_supersede END,
+        'serialization', CASE WHEN p_serialization IS DISTINCT FROM e.serialization THEN p_serialization END));
+    IF v_changes <> '{}' THEN
+        UPDATE relctl.environments SET policy = coalesce(p_policy, policy),
+                                       supersede = coalesce(p_supersede, supersede),
+                                       serialization = coalesce(p_serialization, serialization)
+            WHERE name = p_env;
+        PERFORM relctl.record(p_env, 'env-set', NULL, NULL, NULL, NULL, NULL, NULL, p_client, v_changes);
+    END IF;
+    RETURN relctl.environment_json(p_env) || jsonb_build_object('status', 'ok', 'changed', v_changes);
+END
+$$;
+
+CREATE FUNCTION relctl.freeze(p_env text, p_by text, p_reason text, p_client jsonb) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+BEGIN
+    PERFORM relctl.require_actor(p_by, p_reason, true);
+    e := relctl.lock_environment(p_env);
+    IF e.frozen_at IS NULL THEN
+        UPDATE relctl.environments SET frozen_at = clock_timestamp(), frozen_by = p_by, frozen_reason = p_reason
+            WHERE name = p_env;
+        PERFORM relctl.record(p_env, 'freeze', NULL, NULL, NULL, NULL, NULL, NULL, p_client,
+                              jsonb_build_object('reason', p_reason), p_by);
+    END IF;
+    RETURN relctl.environment_json(p_env) || jsonb_build_object('status', 'ok', 'changed', e.frozen_at IS NULL);
+END
+$$;
+
+CREATE FUNCTION relctl.unfreeze(p_env text, p_by text, p_client jsonb) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+BEGIN
+    PERFORM relctl.require_actor(p_by, NULL, false);
+    e := relctl.lock_environment(p_env);
+    IF e.frozen_at IS NOT NULL THEN
+        UPDATE relctl.environments SET frozen_at = NULL, frozen_by = NULL, frozen_reason = NULL
+            WHERE name = p_env;
+        -- The notification wakes the queued candidates, which resume in policy order.
+        PERFORM relctl.record(p_env, 'unfreeze', NULL, NULL, NULL, NULL, NULL, NULL, p_client,
+                              jsonb_build_object('frozen_at', e.frozen_at, 'frozen_by', e.frozen_by,
+                                                 'frozen_reason', e.frozen_reason), p_by);
+    END IF;
+    RETURN relctl.environment_json(p_env) || jsonb_build_object('status', 'ok', 'changed', e.frozen_at IS NOT NULL);
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.environment_json, relctl.env_list TO relctl_job, relctl_reviewer;
+GRANT EXECUTE ON FUNCTION relctl.env_add, relctl.env_set, relctl.freeze, relctl.unfreeze TO relctl_manager;

@@ -1,0 +1,108 @@
+-- The recorded history, as the history checker reads it (core/src/history.cpp,
+-- `relctl verify`, and every rehearsal): environments, leases, manifests
+-- without their bodies, the audit trail's protocol columns and the recorded
+-- outcome of every operation id. Read-only, for reviewers; nothing returned
+-- is a credential (no lease id, no request, no secret digest).
+--
+-- One statement: a STABLE function reads every table at the caller's one
+-- snapshot, so the checker never sees a lease without the event that granted
+-- it. Times leave the server as epoch milliseconds (floored, like every
+-- epoch_ms), so the client parses no timestamp.
+--
+-- p_env NULL: every environment; an unknown environment is invalid input, as
+-- everywhere else. p_since NULL: everything. With p_since, the rows from it
+-- on, plus what the checks need to judge the first of them (context, not
+-- judged): per environment the last manifest before it, its current
+-- manifest, the leases still live at it and the newest lease granted before
+-- it; and the events of the operations recorded from it on (an event is
+-- written a moment before its operation's record, in the same transaction).
+CREATE FUNCTION relctl.history(p_env text, p_since timestamptz) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+BEGIN
+    IF p_env IS NOT NULL AND NOT EXISTS (SELECT 1 FROM relctl.environments WHERE name = p_env) THEN
+        PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
+    END IF;
+    RETURN (
+        WITH env AS (
+            SELECT e.name, e.last_token, e.current_manifest_id
+            FROM relctl.environments e
+            WHERE p_env IS NULL OR e.name = p_env),
+        op AS (
+            SELECT o.op_id, o.operation, o.outcome ->> 'status' AS status, o.outcome ->> 'reason' AS reason,
+                   coalesce(o.request ->> 'env', o.outcome ->> 'env') AS env, o.recorded_at
+            FROM relctl.operations o
+            WHERE (p_since IS NULL OR o.recorded_at >= p_since)
+              AND (p_env IS NULL OR coalesce(o.request ->> 'env', o.outcome ->> 'env') = p_env)),
+        last_lease_before AS (
+            SELECT l.env, max(l.token) AS token
+            FROM relctl.leases l JOIN env ON env.name = l.env
+            WHERE l.acquired_at < p_since
+            GROUP BY l.env),
+        lease AS (
+            SELECT l.*
+            FROM relctl.leases l JOIN env ON env.name = l.env
+            WHERE p_since IS NULL
+               OR l.acquired_at >= p_since
+               OR (l.expires_at > p_since AND (l.ended_at IS NULL OR l.ended_at > p_since))
+               OR (l.env, l.token) IN (SELECT b.env, b.token FROM last_lease_before b)),
+        last_manifest_before AS (
+            SELECT DISTINCT ON (m.env) m.id
+            FROM relctl.manifests m JOIN env ON env.name = m.env
+            WHERE m.published_at < p_since
+            ORDER BY m.env, m.id DESC),
+        manifest AS (
+            SELECT m.id, m.env, m.release, m.generation, m.job, m.token, m.published_at, m.op_id
+            FROM relctl.manifests m JOIN env ON env.name = m.env
+            WHERE p_since IS NULL
+               OR m.published_at >= p_since
+               OR m.id = env.current_manifest_id
+               OR m.id IN (SELECT b.id FROM last_manifest_before b)),
+        event AS (
+            SELECT v.*
+            FROM relctl.events v
+            WHERE (p_env IS NULL OR v.env = p_env)
+              AND (p_since IS NULL OR v.at >= p_since
+                   OR v.op_id IN (SELECT op.op_id FROM op)))
+        SELECT jsonb_build_object(
+            'env', p_env,
+            'since', relctl.epoch_ms(p_since),
+            'environments', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'name', env.name, 'last_token', env.last_token,
+                    'current_manifest_id', env.current_manifest_id) ORDER BY env.name), '[]')
+                FROM env),
+            'leases', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'env', l.env, 'token', l.token, 'job', l.job, 'release', l.release,
+                    'generation', l.generation, 'acquired_at', relctl.epoch_ms(l.acquired_at),
+                    'expires_at', relctl.epoch_ms(l.expires_at), 'ended_at', relctl.epoch_ms(l.ended_at),
+                    'end_reason', l.end_reason, 'op_id', l.op_id) ORDER BY l.env, l.token), '[]')
+                FROM lease l),
+            -- A manifest whose restoring of an older generation is a recorded
+            -- rollback will carry 'rollback': true; none can be made yet.
+            'manifests', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'id', m.id, 'env', m.env, 'release', m.release, 'generation', m.generation,
+                    'job', m.job, 'token', m.token, 'published_at', relctl.epoch_ms(m.published_at),
+                    'op_id', m.op_id) ORDER BY m.id), '[]')
+                FROM manifest m),
+            -- 'unserialized': a publish without a lease (serialization off),
+            -- which presents no token; publish_unserialized marks its events so.
+            'events', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'id', v.id, 'at', relctl.epoch_ms(v.at), 'env', v.env, 'operation', v.operation,
+                    'outcome', v.outcome, 'reason', v.reason, 'job', v.job, 'release', v.release,
+                    'generation', v.generation, 'token', v.token, 'current_token', v.current_token,
+                    'current_generation', v.current_generation, 'current_release', v.current_release,
+                    'op_id', v.op_id,
+                    'unserialized', coalesce(v.detail -> 'unserialized' = 'true'::jsonb, false)) ORDER BY v.id), '[]')
+                FROM event v),
+            'operations', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'op_id', op.op_id, 'operation', op.operation, 'status', op.status, 'reason', op.reason,
+                    'env', op.env, 'recorded_at', relctl.epoch_ms(op.recorded_at)) ORDER BY op.env, op.op_id), '[]')
+                FROM op)));
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.history TO relctl_reviewer;

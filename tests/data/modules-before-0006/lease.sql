@@ -1,0 +1,353 @@
+-- The lease: acquire (with the queue in queue.sql), renew, release, revoke.
+--
+-- Every function first locks the environment row, so all operations on one
+-- environment are serialised by the database itself; operations on different
+-- environments do not wait for each other. The clock is read after the lock
+-- (clock_timestamp(), never now(), which is frozen for the transaction, and
+-- never the client's clock).
+
+CREATE FUNCTION relctl.lease_json(l relctl.leases, p_now timestamptz) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN l.token IS NULL THEN NULL ELSE jsonb_build_object(
+        'token', l.token, 'job', l.job, 'release', l.release, 'generation', l.generation,
+        'acquired_at', l.acquired_at, 'expires_at', l.expires_at, 'ttl_ms', l.ttl_ms,
+        'remaining_ms', greatest(0, relctl.ms_between(p_now, l.expires_at)),
+        'host', l.host, 'pid', l.pid, 'job_url', l.job_url) END
+$$;
+
+-- Only the newest token can be live: every grant supersedes all before it.
+CREATE FUNCTION relctl.live_lease(e relctl.environments, p_now timestamptz) RETURNS relctl.leases
+LANGUAGE sql STABLE AS $$
+    SELECT * FROM relctl.leases
+    WHERE env = e.name AND token = e.last_token AND ended_at IS NULL AND expires_at > p_now
+$$;
+
+-- Why a presented lease may not act now, or NULL when it is the environment's
+-- live lease. Credentials first (a stranger learns nothing about the lease),
+-- then how the lease ended. IS DISTINCT FROM, never <>: with a NULL on either
+-- side <> is unknown, and a CASE reads unknown as "not this branch", which
+-- would let a missing id pass as a matching one.
+CREATE FUNCTION relctl.lease_refusal(e relctl.environments, l relctl.leases, p_lease_id uuid,
+                                     p_now timestamptz)
+RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN l.token IS NULL THEN 'UNKNOWN_LEASE'
+        WHEN p_lease_id IS NULL OR l.lease_id IS DISTINCT FROM p_lease_id THEN 'BAD_LEASE_ID'
+        WHEN l.end_reason = 'released' THEN 'LEASE_RELEASED'
+        WHEN l.end_reason = 'revoked' THEN 'LEASE_REVOKED'
+        WHEN e.last_token > l.token THEN 'LEASE_SUPERSEDED'
+        WHEN l.expires_at <= p_now THEN 'LEASE_EXPIRED'
+    END
+$$;
+
+CREATE FUNCTION relctl.refusal_message(p_reason text, p_env text, p_token bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('%s: lease %s on %s %s', p_reason, p_token, p_env, CASE p_reason
+        WHEN 'UNKNOWN_LEASE' THEN 'does not exist'
+        WHEN 'BAD_LEASE_ID' THEN 'exists but the lease id does not match'
+        WHEN 'LEASE_RELEASED' THEN 'was released'
+        WHEN 'LEASE_REVOKED' THEN 'was revoked'
+        WHEN 'LEASE_SUPERSEDED' THEN 'was superseded by a newer lease'
+        WHEN 'LEASE_EXPIRED' THEN 'has expired'
+        ELSE 'was refused' END)
+$$;
+
+CREATE FUNCTION relctl.resolve_ttl(e relctl.environments, p_ttl_ms bigint, p_fallback bigint)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_ttl bigint := coalesce(p_ttl_ms, p_fallback, e.default_ttl_ms);
+BEGIN
+    IF v_ttl <= 0 OR v_ttl > e.max_ttl_ms THEN
+        PERFORM relctl.invalid(format('ttl %s ms is outside 1 ms .. %s ms, the maximum of environment "%s"',
+                                      v_ttl, e.max_ttl_ms, e.name));
+    END IF;
+    RETURN v_ttl;
+END
+$$;
+
+CREATE FUNCTION relctl.acquire_request(p_env text, p_job text, p_release text, p_generation bigint,
+                                       p_ttl_ms bigint)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('operation', 'acquire', 'env', p_env, 'job', p_job,
+                              'release', p_release, 'generation', p_generation, 'ttl_ms', p_ttl_ms)
+$$;
+
+CREATE FUNCTION relctl.frozen_refusal(e relctl.environments, p_operation text, p_job text, p_release text,
+                                      p_generation bigint, p_token bigint, p_op_id text, p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Recorded, but not remembered under the op id: a freeze is lifted later,
+    -- and the same request must then be able to go through.
+    PERFORM relctl.record(e.name, p_operation, 'DISPATCH_FROZEN', p_job, p_release, p_generation, p_token,
+                          p_op_id, p_client, jsonb_build_object('frozen_by', e.frozen_by,
+                                                                'frozen_reason', e.frozen_reason));
+    RETURN jsonb_build_object(
+        'status', 'refused', 'reason', 'DISPATCH_FROZEN', 'operation', p_operation, 'env', e.name,
+        'frozen', jsonb_build_object('at', e.frozen_at, 'by', e.frozen_by, 'reason', e.frozen_reason),
+        'message', format('DISPATCH_FROZEN: %s is frozen by %s since %s: %s', e.name, e.frozen_by,
+                          to_char(e.frozen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), e.frozen_reason));
+END
+$$;
+
+-- Grants the environment's next lease. The caller holds the environment's row
+-- lock and has made every check. The reply carries the lease id; what is
+-- remembered under the op id does not (see operations.sql).
+CREATE FUNCTION relctl.grant_lease(e relctl.environments, p_job text, p_release text, p_generation bigint,
+                                   p_ttl_ms bigint, p_op_id text, p_client jsonb, p_now timestamptz,
+                                   p_secret_sha256 bytea)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    l relctl.leases;
+    v_client jsonb := relctl.client_info(p_client);
+    v_reply jsonb;
+BEGIN
+    INSERT INTO relctl.leases (env, token, job, release, generation, ttl_ms, acquired_at, expires_at,
+                               op_id, host, pid, job_url)
+    VALUES (e.name, e.last_token + 1, p_job, p_release, p_generation, p_ttl_ms, p_now,
+            p_now + p_ttl_ms * interval '1 millisecond', p_op_id,
+            v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url')
+    RETURNING * INTO l;
+    UPDATE relctl.environments SET last_token = l.token WHERE name = e.name;
+
+    v_reply := jsonb_build_object(
+        'status', 'ok', 'env', e.name, 'token', l.token,
+        'job', p_job, 'release', p_release, 'generation', p_generation,
+        'acquired_at', l.acquired_at, 'expires_at', l.expires_at, 'ttl_ms', p_ttl_ms,
+        'op_id', p_op_id, 'replayed', false) || relctl.credentials(l);
+    PERFORM relctl.record(e.name, 'acquire', NULL, p_job, p_release, p_generation, l.token,
+                          p_op_id, p_client, jsonb_build_object('ttl_ms', p_ttl_ms));
+    PERFORM relctl.remember(p_op_id, 'acquire', relctl.acquire_request(e.name, p_job, p_release, p_generation, p_ttl_ms),
+                            v_reply, p_secret_sha256);
+    RETURN v_reply;
+END
+$$;
+
+-- p_queue: join the environment's queue when the lease cannot be granted now
+-- (the reply is then 'queued' with a candidate id; see acquire_candidate).
+-- p_secret: the request's secret, which a retry with the same op id presents
+-- to be given the lease's id again, and a waiter presents on every
+-- re-evaluation of its candidate. Required to queue.
+CREATE FUNCTION relctl.acquire(p_env text, p_job text, p_release text, p_generation bigint,
+                               p_ttl_ms bigint, p_op_id text, p_client jsonb, p_queue boolean,
+                               p_secret text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    m relctl.manifests;
+    holder relctl.leases;
+    head relctl.candidates;
+    c relctl.candidates;
+    v_ttl bigint;
+    v_now timestamptz;
+    v_request jsonb;
+    v_reply jsonb;
+    v_client jsonb := relctl.client_info(p_client);
+    v_secret bytea := relctl.secret_digest(p_secret);
+BEGIN
+    PERFORM relctl.require_candidate(p_job, p_release, p_generation);
+    IF coalesce(p_queue, false) AND (p_op_id IS NULL OR v_secret IS NULL) THEN
+        PERFORM relctl.invalid('waiting in the queue needs an operation id and a request secret');
+    END IF;
+    PERFORM relctl.lock_operation(p_op_id);
+    e := relctl.lock_environment(p_env);
+    v_ttl := relctl.resolve_ttl(e, p_ttl_ms, NULL);
+    v_request := relctl.acquire_request(p_env, p_job, p_release, p_generation, v_ttl);
+    v_reply := relctl.replay(p_op_id, v_request, p_secret, p_client);
+    IF v_reply IS NOT NULL THEN
+        RETURN v_reply;
+    END IF;
+
+    IF e.frozen_at IS NOT NULL THEN
+        RETURN relctl.frozen_refusal(e, 'acquire', p_job, p_release, p_generation, NULL, p_op_id, p_client);
+    END IF;
+
+    -- Read the clock after the row lock: a wait for the lock must not make a
+    -- lease look younger than it is.
+    v_now := clock_timestamp();
+    SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
+
+    -- Freshness first: a candidate that is not newer than what is published can
+    -- never become current, so it must not queue for the lease either.
+    IF m.id IS NOT NULL AND p_generation <= m.generation THEN
+        v_reply := jsonb_build_object(
+            'status', 'refused', 'reason', 'STALE_GENERATION', 'operation', 'acquire',
+            'env', p_env, 'job', p_job, 'release', p_release, 'generation', p_generation,
+            'current', relctl.manifest_json(m, p_env) - 'manifest' - 'env', 'op_id', p_op_id,
+            'message', format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
+                              p_generation, p_release, m.generation, m.release, p_env),
+            'replayed', false);
+        PERFORM relctl.record(p_env, 'acquire', 'STALE_GENERATION', p_job, p_release, p_generation,
+                              NULL, p_op_id, p_client, jsonb_build_object('ttl_ms', v_ttl));
+        PERFORM relctl.remember(p_op_id, 'acquire', v_request, v_reply, v_secret);
+        RETURN v_reply;
+    END IF;
+
+    IF coalesce(p_queue, false) THEN
+        INSERT INTO relctl.candidates (env, job, release, generation, ttl_ms, op_id, host, pid, job_url,
+                                       secret_sha256)
+            VALUES (p_env, p_job, p_release, p_generation, v_ttl, p_op_id,
+                    v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url', v_secret)
+            RETURNING * INTO c;
+        -- Session-level: held by the waiter's connection until granted or gone.
+        -- A try, not a wait: the key is random, so it is taken only if someone
+        -- grabbed it by chance or on purpose, and then this request must not
+        -- wait with the environment locked.
+        IF NOT pg_try_advisory_lock(relctl.candidate_lock_class(), c.lock_key) THEN
+            RAISE EXCEPTION USING ERRCODE = '55P03',
+                MESSAGE = 'the queue lock of a new candidate is held by another session; retry';
+        END IF;
+        RETURN relctl.evaluate_candidate(c.id, e, p_client);
+    END IF;
+
+    -- Busy is a transient answer, not an outcome: it is neither recorded as a
+    -- refusal nor remembered under the op id, so a retry can succeed. Queued
+    -- candidates are served before anyone who does not wait.
+    PERFORM relctl.refresh_queue(e);
+    holder := relctl.live_lease(e, v_now);
+    head := relctl.queue_head(p_env);
+    IF holder.token IS NOT NULL OR head.id IS NOT NULL THEN
+        RETURN jsonb_build_object(
+            'status', 'busy', 'env', p_env, 'op_id', p_op_id,
+            'holder', relctl.lease_json(holder, v_now), 'head', relctl.candidate_json(head),
+            'queued', (SELECT count(*) FROM relctl.candidates WHERE env = p_env AND state = 'waiting'),
+            'message', CASE WHEN holder.token IS NOT NULL THEN format(
+                'environment %s is held by job %s (release %s, generation %s, token %s) for another %s ms',
+                p_env, holder.job, holder.release, holder.generation, holder.token,
+                greatest(0, relctl.ms_between(v_now, holder.expires_at)))
+                ELSE format('environment %s has queued candidates, served first (next: job %s, generation %s); use --wait to queue',
+                            p_env, head.job, head.generation) END);
+    END IF;
+    RETURN relctl.grant_lease(e, p_job, p_release, p_generation, v_ttl, p_op_id, p_client, v_now, v_secret);
+END
+$$;
+
+CREATE FUNCTION relctl.renew(p_env text, p_token bigint, p_lease_id uuid, p_ttl_ms bigint,
+                             p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    l relctl.leases;
+    v_now timestamptz;
+    v_ttl bigint;
+    v_reason text;
+    v_trusted boolean;
+BEGIN
+    PERFORM relctl.require_credentials(p_token, p_lease_id);
+    e := relctl.lock_environment(p_env);
+    SELECT * INTO l FROM relctl.leases WHERE env = p_env AND token = p_token;
+    v_ttl := relctl.resolve_ttl(e, p_ttl_ms, l.ttl_ms);
+    v_now := clock_timestamp();
+    v_reason := relctl.lease_refusal(e, l, p_lease_id, v_now);
+    IF v_reason IS NOT NULL THEN
+        -- The lease's job is named only when the caller proved it holds the lease id.
+        v_trusted := v_reason NOT IN ('UNKNOWN_LEASE', 'BAD_LEASE_ID');
+        PERFORM relctl.record(p_env, 'renew', v_reason,
+                              CASE WHEN v_trusted THEN l.job END, CASE WHEN v_trusted THEN l.release END,
+                              CASE WHEN v_trusted THEN l.generation END, p_token, NULL, p_client,
+                              jsonb_build_object('ttl_ms', v_ttl, 'expires_at', CASE WHEN v_trusted THEN l.expires_at END));
+        RETURN jsonb_build_object('status', 'refused', 'reason', v_reason, 'operation', 'renew',
+                                  'env', p_env, 'token', p_token, 'current_token', e.last_token,
+                                  'message', relctl.refusal_message(v_reason, p_env, p_token));
+    END IF;
+
+    UPDATE relctl.leases SET expires_at = v_now + v_ttl * interval '1 millisecond', ttl_ms = v_ttl
+        WHERE env = p_env AND token = p_token
+        RETURNING * INTO l;
+    PERFORM relctl.record(p_env, 'renew', NULL, l.job, l.release, l.generation, p_token, NULL,
+                          p_client, jsonb_build_object('ttl_ms', v_ttl, 'expires_at', l.expires_at));
+    RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'token', p_token, 'job', l.job,
+                              'release', l.release, 'generation', l.generation,
+                              'expires_at', l.expires_at, 'ttl_ms', v_ttl);
+END
+$$;
+
+-- Ends the caller's own lease. Idempotent: releasing a lease that has already
+-- ended (released, revoked, expired or superseded) succeeds and changes
+-- nothing, because it only ever touches the row of the presented token.
+CREATE FUNCTION relctl.release(p_env text, p_token bigint, p_lease_id uuid, p_client jsonb, p_note text)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    l relctl.leases;
+    v_now timestamptz;
+    v_reason text;
+    v_state text;
+BEGIN
+    PERFORM relctl.require_credentials(p_token, p_lease_id);
+    IF length(p_note) > 2000 THEN
+        PERFORM relctl.invalid('a release note has at most 2000 characters');
+    END IF;
+    e := relctl.lock_environment(p_env);
+    SELECT * INTO l FROM relctl.leases WHERE env = p_env AND token = p_token;
+    v_now := clock_timestamp();
+    v_reason := relctl.lease_refusal(e, l, p_lease_id, v_now);
+    IF v_reason IN ('UNKNOWN_LEASE', 'BAD_LEASE_ID') THEN
+        PERFORM relctl.record(p_env, 'release', v_reason, NULL, NULL, NULL, p_token, NULL, p_client, NULL);
+        RETURN jsonb_build_object('status', 'refused', 'reason', v_reason, 'operation', 'release',
+                                  'env', p_env, 'token', p_token,
+                                  'message', relctl.refusal_message(v_reason, p_env, p_token));
+    END IF;
+    v_state := CASE v_reason
+        WHEN 'LEASE_RELEASED' THEN 'already-released'
+        WHEN 'LEASE_REVOKED' THEN 'revoked'
+        WHEN 'LEASE_SUPERSEDED' THEN 'superseded'
+        WHEN 'LEASE_EXPIRED' THEN 'expired'
+        ELSE 'released' END;
+    IF v_reason IS NULL THEN
+        UPDATE relctl.leases SET ended_at = v_now, end_reason = 'released', end_note = p_note
+            WHERE env = p_env AND token = p_token;
+    END IF;
+    IF v_state <> 'already-released' THEN
+        PERFORM relctl.record(p_env, 'release', NULL, l.job, l.release, l.generation, p_token, NULL, p_client,
+                              jsonb_strip_nulls(jsonb_build_object('state', v_state, 'note', p_note)));
+    END IF;
+    RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'token', p_token, 'job', l.job,
+                              'release', l.release, 'generation', l.generation,
+                              'released', v_reason IS NULL, 'state', v_state);
+END
+$$;
+
+CREATE FUNCTION relctl.revoke(p_env text, p_by text, p_reason text, p_client jsonb) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    e relctl.environments;
+    l relctl.leases;
+    v_now timestamptz;
+BEGIN
+    PERFORM relctl.require_actor(p_by, p_reason, true);
+    e := relctl.lock_environment(p_env);
+    v_now := clock_timestamp();
+    l := relctl.live_lease(e, v_now);
+    IF l.token IS NULL THEN
+        RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'revoked', false, 'lease', NULL,
+                                  'message', format('%s has no live lease; nothing revoked', p_env));
+    END IF;
+    UPDATE relctl.leases SET ended_at = v_now, end_reason = 'revoked', ended_by = p_by, end_note = p_reason
+        WHERE env = p_env AND token = l.token;
+    PERFORM relctl.record(p_env, 'revoke', NULL, l.job, l.release, l.generation, l.token, NULL, p_client,
+                          jsonb_build_object('reason', p_reason), p_by);
+    RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'revoked', true, 'by', p_by, 'reason', p_reason,
+                              'lease', relctl.lease_json(l, v_now) - 'remaining_ms');
+END
+$$;
+
+CREATE FUNCTION relctl.lease_show(p_env text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_env jsonb := relctl.environment_json(p_env);
+BEGIN
+    RETURN jsonb_build_object('env', p_env, 'lease', v_env -> 'lease');
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.acquire, relctl.renew, relctl.release TO relctl_job;
+GRANT EXECUTE ON FUNCTION relctl.lease_show TO relctl_job, relctl_reviewer;
+GRANT EXECUTE ON FUNCTION relctl.revoke TO relctl_manager;

@@ -1,0 +1,128 @@
+-- Operation ids: the first outcome of every op id is stored in the
+-- transaction that made its effect, so a retry after a lost reply is answered,
+-- not re-applied.
+--
+-- An op id is not a credential. Op ids are predictable (CI job ids) and
+-- printed in logs and in the audit trail, so nothing that knowing one gives
+-- access to may reveal a live lease id: stored outcomes and requests keep no
+-- lease id (a request keeps its digest), and the replay of an acquire returns
+-- the lease's id only to a retry that presents the secret of the request that
+-- made it. The client generates that secret and keeps it with the op id; the
+-- server keeps its SHA-256 only.
+
+-- Serialises concurrent uses of one operation id (possibly on different
+-- environments). Always taken before the environment lock, so the two lock
+-- kinds are acquired in one global order and cannot deadlock.
+CREATE FUNCTION relctl.lock_operation(p_op_id text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_op_id IS NULL THEN
+        RETURN;
+    END IF;
+    IF length(p_op_id) NOT BETWEEN 1 AND 200 THEN
+        PERFORM relctl.invalid('an operation id has 1 to 200 characters');
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('relctl.op:' || p_op_id, 0));
+END
+$$;
+
+-- The digest kept of a request secret; NULL for none.
+CREATE FUNCTION relctl.secret_digest(p_secret text) RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_secret IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF octet_length(p_secret) NOT BETWEEN 16 AND 1000 THEN
+        PERFORM relctl.invalid('a request secret has 16 to 1000 bytes');
+    END IF;
+    RETURN sha256(convert_to(p_secret, 'UTF8'));
+END
+$$;
+
+-- A lease's credentials as a reply carries them: its id and the handle
+-- (ENV:TOKEN:LEASE_ID) the client passes back.
+CREATE FUNCTION relctl.credentials(l relctl.leases) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('lease_id', relctl.lease_id_hex(l.lease_id),
+                              'handle', format('%s:%s:%s', l.env, l.token, relctl.lease_id_hex(l.lease_id)))
+$$;
+
+-- An outcome as it may be stored and shown: without a lease's credentials.
+CREATE FUNCTION relctl.without_credentials(p_outcome jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$ SELECT p_outcome - 'lease_id' - 'handle' $$;
+
+-- The stored outcome of an operation id, marked as replayed; NULL when the id
+-- is new. The same id with a different request is refused (RC008). An
+-- accepted acquire is answered with its lease's credentials only when
+-- p_secret is the original request's secret; otherwise the retry is refused
+-- REQUEST_SECRET_MISMATCH and recorded, since it is either a job that lost
+-- its secret or someone replaying another job's request.
+CREATE FUNCTION relctl.replay(p_op_id text, p_request jsonb, p_secret text DEFAULT NULL,
+                              p_client jsonb DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    o relctl.operations;
+    l relctl.leases;
+    v_reply jsonb;
+BEGIN
+    IF p_op_id IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT * INTO o FROM relctl.operations WHERE op_id = p_op_id;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    IF o.request <> p_request THEN
+        RAISE EXCEPTION USING ERRCODE = 'RC008',
+            MESSAGE = format('operation id "%s" was already used for a different request', p_op_id),
+            DETAIL = (o.request - 'lease_id')::text;
+    END IF;
+    v_reply := relctl.without_credentials(o.outcome) || jsonb_build_object('replayed', true);
+    IF o.operation <> 'acquire' OR o.outcome ->> 'status' IS DISTINCT FROM 'ok' THEN
+        RETURN v_reply;
+    END IF;
+    IF o.secret_sha256 IS NOT NULL AND relctl.secret_digest(p_secret) IS NOT DISTINCT FROM o.secret_sha256 THEN
+        SELECT * INTO l FROM relctl.leases
+            WHERE env = o.outcome ->> 'env' AND token = (o.outcome ->> 'token')::bigint;
+        RETURN v_reply || relctl.credentials(l);
+    END IF;
+    PERFORM relctl.record(o.outcome ->> 'env', 'acquire', 'REQUEST_SECRET_MISMATCH', o.outcome ->> 'job',
+                          o.outcome ->> 'release', (o.outcome ->> 'generation')::bigint,
+                          (o.outcome ->> 'token')::bigint, p_op_id, p_client,
+                          jsonb_build_object('secret_given', p_secret IS NOT NULL));
+    RETURN jsonb_build_object(
+        'status', 'refused', 'reason', 'REQUEST_SECRET_MISMATCH', 'operation', 'acquire',
+        'env', o.outcome ->> 'env', 'token', (o.outcome ->> 'token')::bigint, 'op_id', p_op_id,
+        'replayed', true,
+        'message', format('REQUEST_SECRET_MISMATCH: operation id "%s" acquired lease %s on %s, but this retry '
+                          'does not present the secret of the request that made it, so the lease id is '
+                          'withheld (retry from where the first attempt ran, or with the same '
+                          'RELCTL_OP_KEY)', p_op_id, o.outcome ->> 'token', o.outcome ->> 'env'));
+END
+$$;
+
+CREATE FUNCTION relctl.remember(p_op_id text, p_operation text, p_request jsonb, p_outcome jsonb,
+                                p_secret_sha256 bytea DEFAULT NULL)
+RETURNS void
+LANGUAGE sql AS $$
+    INSERT INTO relctl.operations (op_id, operation, request, outcome, secret_sha256)
+    SELECT p_op_id, p_operation, p_request, relctl.without_credentials(p_outcome), p_secret_sha256
+    WHERE p_op_id IS NOT NULL
+$$;
+
+-- Outcomes stored before lease ids were withheld may still hold one: the
+-- reply strips them too.
+CREATE FUNCTION relctl.op_show(p_op_id text) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT coalesce(
+        (SELECT jsonb_build_object('op_id', o.op_id, 'status', 'recorded', 'operation', o.operation,
+                                   'request', o.request - 'lease_id',
+                                   'outcome', relctl.without_credentials(o.outcome),
+                                   'recorded_at', o.recorded_at)
+         FROM relctl.operations o WHERE o.op_id = p_op_id),
+        jsonb_build_object('op_id', p_op_id, 'status', 'not-found'))
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.op_show TO relctl_job, relctl_reviewer;

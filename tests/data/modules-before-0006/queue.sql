@@ -1,0 +1,318 @@
+-- The durable queue: waiting candidates, the environment's policy
+-- (ordered, or newest with automatic or approved supersession), and the
+-- release manager's decisions on supersession requests.
+--
+-- A waiting candidate's session holds an advisory lock (class
+-- candidate_lock_class(), key = the candidate's random lock_key); when that
+-- session ends, however the process died, the lock goes and the candidate is
+-- treated as gone.
+
+-- 'RELC' as an integer: the advisory lock class of waiting candidates.
+CREATE FUNCTION relctl.candidate_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1380273219 $$;
+
+-- The backend that holds the candidate's lock: the session that queued it,
+-- while it is connected; NULL once it is gone.
+CREATE FUNCTION relctl.candidate_session(c relctl.candidates) RETURNS integer
+LANGUAGE sql STABLE AS $$
+    SELECT pid FROM pg_catalog.pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 2
+      AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+      AND classid = relctl.candidate_lock_class()::oid
+      AND objid = c.lock_key::oid
+    LIMIT 1
+$$;
+
+CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
+
+CREATE FUNCTION relctl.candidate_json(c relctl.candidates) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN c.id IS NULL THEN NULL ELSE jsonb_build_object(
+        'candidate', c.id, 'job', c.job, 'release', c.release, 'generation', c.generation,
+        'queued_at', c.queued_at, 'state', c.state, 'ended_at', c.ended_at, 'token', c.token,
+        'host', c.host, 'pid', c.pid, 'job_url', c.job_url) END
+$$;
+
+-- Ends a waiting candidate with a refusal: recorded against its job and
+-- remembered under its op id, so its waiter (or a retry) reads the outcome.
+CREATE FUNCTION relctl.refuse_candidate(c relctl.candidates, p_state text, p_reason text, p_detail jsonb,
+                                        p_message text)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_reply jsonb;
+BEGIN
+    UPDATE relctl.candidates SET state = p_state, ended_at = clock_timestamp(),
+                                 superseded_by = (p_detail ->> 'candidate')::bigint
+        WHERE id = c.id;
+    v_reply := jsonb_build_object(
+        'status', 'refused', 'reason', p_reason, 'operation', 'acquire', 'env', c.env, 'job', c.job,
+        'release', c.release, 'generation', c.generation, 'candidate', c.id, 'op_id', c.op_id,
+        'message', p_message, 'replayed', false)
+        || CASE WHEN p_reason = 'SUPERSEDED' THEN jsonb_build_object('superseded_by', p_detail)
+                ELSE jsonb_build_object('current', p_detail) END;
+    PERFORM relctl.record(c.env, 'acquire', p_reason, c.job, c.release, c.generation, NULL, c.op_id,
+                          jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url),
+                          jsonb_build_object('candidate', c.id, 'queued_at', c.queued_at) || coalesce(p_detail, '{}'));
+    PERFORM relctl.remember(c.op_id, 'acquire',
+                            relctl.acquire_request(c.env, c.job, c.release, c.generation, c.ttl_ms), v_reply,
+                            c.secret_sha256);
+END
+$$;
+
+-- Brings the queue up to date with the environment: drops candidates whose
+-- session is gone, refuses those that became stale, and applies the
+-- environment's supersession policy. Caller holds the environment row lock.
+CREATE FUNCTION relctl.refresh_queue(e relctl.environments) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    m relctl.manifests;
+    c relctl.candidates;
+    top relctl.candidates;
+    s relctl.supersessions;
+    v_skipped bigint[];
+BEGIN
+    UPDATE relctl.candidates x SET state = 'left', ended_at = clock_timestamp()
+        WHERE x.env = e.name AND x.state = 'waiting' AND NOT relctl.candidate_alive(x);
+
+    SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
+    IF m.id IS NOT NULL THEN
+        FOR c IN SELECT * FROM relctl.candidates
+                 WHERE env = e.name AND state = 'waiting' AND generation <= m.generation ORDER BY id LOOP
+            PERFORM relctl.refuse_candidate(c, 'stale', 'STALE_GENERATION',
+                relctl.manifest_json(m, e.name) - 'manifest' - 'env',
+                format('STALE_GENERATION: generation %s of %s is not newer than generation %s (%s) published on %s',
+                       c.generation, c.release, m.generation, m.release, e.name));
+        END LOOP;
+    END IF;
+
+    IF NOT (e.policy = 'newest' AND e.supersede = 'approval') THEN
+        UPDATE relctl.supersessions SET state = 'obsolete', decided_at = clock_timestamp()
+            WHERE env = e.name AND state IN ('pending', 'approved');
+    END IF;
+    IF e.policy <> 'newest' THEN
+        RETURN;
+    END IF;
+
+    SELECT * INTO top FROM relctl.candidates
+        WHERE env = e.name AND state = 'waiting' ORDER BY generation DESC, id LIMIT 1;
+    IF top.id IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT array_agg(id ORDER BY id) INTO v_skipped FROM relctl.candidates
+        WHERE env = e.name AND state = 'waiting' AND generation < top.generation;
+    IF v_skipped IS NULL THEN
+        RETURN;
+    END IF;
+
+    IF e.supersede = 'approval' THEN
+        -- A request names one winner; a newer winner makes older requests moot.
+        UPDATE relctl.supersessions SET state = 'obsolete', decided_at = clock_timestamp()
+            WHERE env = e.name AND state IN ('pending', 'approved') AND winner <> top.id;
+        SELECT * INTO s FROM relctl.supersessions
+            WHERE env = e.name AND winner = top.id ORDER BY id DESC LIMIT 1;
+        IF s.id IS NULL OR (s.state = 'pending' AND s.skipped <> v_skipped) THEN
+            -- New, or the set to skip changed (another candidate queued below the winner).
+            IF s.id IS NOT NULL THEN
+                UPDATE relctl.supersessions SET state = 'obsolete', decided_at = clock_timestamp() WHERE id = s.id;
+            END IF;
+            INSERT INTO relctl.supersessions (env, winner, skipped) VALUES (e.name, top.id, v_skipped)
+                RETURNING * INTO s;
+            PERFORM relctl.record(e.name, 'supersession-requested', NULL, top.job, top.release, top.generation,
+                                  NULL, top.op_id, '{}', jsonb_build_object('request', s.id, 'skipped', to_jsonb(v_skipped)));
+        END IF;
+        -- Until a release manager approves, the queue is served in ordered order.
+        IF s.state <> 'approved' THEN
+            RETURN;
+        END IF;
+        UPDATE relctl.supersessions SET state = 'applied' WHERE id = s.id;
+        v_skipped := ARRAY(SELECT unnest(v_skipped) INTERSECT SELECT unnest(s.skipped));
+    END IF;
+
+    FOR c IN SELECT * FROM relctl.candidates WHERE id = ANY (v_skipped) AND state = 'waiting' ORDER BY id LOOP
+        PERFORM relctl.refuse_candidate(c, 'superseded', 'SUPERSEDED',
+            jsonb_build_object('candidate', top.id, 'job', top.job, 'release', top.release,
+                               'generation', top.generation, 'approval', s.id),
+            format('SUPERSEDED: generation %s of %s was skipped for generation %s (%s) on %s%s',
+                   c.generation, c.release, top.generation, top.release, e.name,
+                   CASE WHEN s.id IS NULL THEN '' ELSE format(' (approved by %s)', s.decided_by) END));
+    END LOOP;
+END
+$$;
+
+-- The candidate the policy serves next (after refresh_queue): the lowest
+-- waiting generation, which under 'newest' is also the highest once the
+-- others were superseded.
+CREATE FUNCTION relctl.queue_head(p_env text) RETURNS relctl.candidates
+LANGUAGE sql STABLE AS $$
+    SELECT * FROM relctl.candidates WHERE env = p_env AND state = 'waiting' ORDER BY generation, id LIMIT 1
+$$;
+
+-- Decides a waiting candidate: granted, refused (stale or superseded, as
+-- remembered), or still queued (with what it waits for, so the waiter can
+-- set its timer to the holder's expiry). Caller holds the environment lock
+-- and has established that this session queued the candidate. The candidate's
+-- outcome is its op id's stored outcome, which the waiter receives with the
+-- lease's credentials (it presented the request's secret).
+CREATE FUNCTION relctl.evaluate_candidate(p_candidate bigint, e relctl.environments, p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    c relctl.candidates;
+    head relctl.candidates;
+    holder relctl.leases;
+    l relctl.leases;
+    v_now timestamptz;
+    v_reply jsonb;
+BEGIN
+    PERFORM relctl.refresh_queue(e);
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF c.state <> 'waiting' THEN
+        PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+        SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
+            FROM relctl.operations WHERE op_id = c.op_id;
+        IF v_reply ->> 'status' = 'ok' THEN
+            SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = (v_reply ->> 'token')::bigint;
+            v_reply := v_reply || relctl.credentials(l);
+        END IF;
+        RETURN coalesce(v_reply, jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
+                                                    'message', format('candidate %s left the queue (%s)', c.id, c.state)));
+    END IF;
+    v_now := clock_timestamp();
+    holder := relctl.live_lease(e, v_now);
+    head := relctl.queue_head(e.name);
+    IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id THEN
+        UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = e.last_token + 1 WHERE id = c.id;
+        PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+        RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, v_now,
+                                  c.secret_sha256);
+    END IF;
+    RETURN jsonb_build_object(
+        'status', 'queued', 'env', e.name, 'candidate', c.id,
+        'position', (SELECT count(*) FROM relctl.candidates
+                     WHERE env = e.name AND state = 'waiting' AND (generation, id) <= (c.generation, c.id)),
+        'holder', relctl.lease_json(holder, v_now), 'frozen', e.frozen_at IS NOT NULL,
+        'head', relctl.candidate_json(head),
+        'supersession', (SELECT id FROM relctl.supersessions WHERE env = e.name AND state = 'pending' LIMIT 1),
+        'message', CASE
+            WHEN e.frozen_at IS NOT NULL THEN format('%s is frozen: %s', e.name, e.frozen_reason)
+            WHEN holder.token IS NOT NULL THEN format(
+                'environment %s is held by job %s (release %s, generation %s, token %s) for another %s ms',
+                e.name, holder.job, holder.release, holder.generation, holder.token,
+                greatest(0, relctl.ms_between(v_now, holder.expires_at)))
+            ELSE format('candidate %s (generation %s) goes next on %s', head.job, head.generation, e.name) END);
+END
+$$;
+
+-- The candidate a waiter names, which must be one this session queued with
+-- this secret: a candidate id is visible to every reader of the queue, and
+-- re-evaluating someone else's candidate would hand out its lease.
+CREATE FUNCTION relctl.own_candidate(p_candidate bigint, p_secret text) RETURNS relctl.candidates
+LANGUAGE plpgsql AS $$
+DECLARE
+    c relctl.candidates;
+BEGIN
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF NOT FOUND OR c.secret_sha256 IS NULL OR c.secret_sha256 IS DISTINCT FROM relctl.secret_digest(p_secret)
+       OR (c.state = 'waiting' AND relctl.candidate_session(c) IS DISTINCT FROM pg_backend_pid()) THEN
+        PERFORM relctl.invalid(format('candidate %s was not queued by this session with this request secret',
+                                      p_candidate));
+    END IF;
+    RETURN c;
+END
+$$;
+
+-- A waiter's re-evaluation, called on every wake-up (a notification or its
+-- timer), on the session that queued the candidate.
+CREATE FUNCTION relctl.acquire_candidate(p_candidate bigint, p_client jsonb, p_secret text)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
+    e relctl.environments;
+BEGIN
+    PERFORM relctl.lock_operation(c.op_id);
+    e := relctl.lock_environment(c.env);
+    c := relctl.own_candidate(p_candidate, p_secret); -- as it is now, under the lock
+    RETURN relctl.evaluate_candidate(c.id, e, p_client);
+END
+$$;
+
+-- The waiter gives up (its --wait ran out): the candidate leaves the queue.
+CREATE FUNCTION relctl.leave_queue(p_candidate bigint, p_secret text) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
+    e relctl.environments;
+BEGIN
+    e := relctl.lock_environment(c.env);
+    UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
+        WHERE id = p_candidate AND state = 'waiting';
+    PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+    -- Others may move up.
+    PERFORM pg_notify('relctl', jsonb_build_object('env', c.env, 'operation', 'leave')::text);
+    RETURN (SELECT relctl.candidate_json(x) FROM relctl.candidates x WHERE x.id = p_candidate);
+END
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Supersession approvals
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION relctl.supersession_json(s relctl.supersessions) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'id', s.id, 'env', s.env, 'state', s.state, 'opened_at', s.opened_at,
+        'decided_at', s.decided_at, 'decided_by', s.decided_by, 'reason', s.reason,
+        'winner', (SELECT relctl.candidate_json(c) FROM relctl.candidates c WHERE c.id = s.winner),
+        'skipped', (SELECT coalesce(jsonb_agg(relctl.candidate_json(c) ORDER BY c.id), '[]')
+                    FROM relctl.candidates c WHERE c.id = ANY (s.skipped)))
+$$;
+
+CREATE FUNCTION relctl.approvals(p_env text, p_all boolean) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+    SELECT jsonb_build_object('approvals', coalesce(jsonb_agg(relctl.supersession_json(s) ORDER BY s.id), '[]'))
+    FROM relctl.supersessions s
+    WHERE (p_env IS NULL OR s.env = p_env) AND (coalesce(p_all, false) OR s.state = 'pending')
+$$;
+
+CREATE FUNCTION relctl.decide(p_id bigint, p_approve boolean, p_by text, p_reason text, p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    s relctl.supersessions;
+    w relctl.candidates;
+BEGIN
+    IF p_approve IS NULL THEN
+        PERFORM relctl.invalid('a decision is an approval or a denial');
+    END IF;
+    PERFORM relctl.require_actor(p_by, p_reason, NOT p_approve);
+    SELECT * INTO s FROM relctl.supersessions WHERE id = p_id;
+    IF NOT FOUND THEN
+        PERFORM relctl.invalid(format('unknown supersession request %s', p_id));
+    END IF;
+    PERFORM relctl.lock_environment(s.env);
+    SELECT * INTO s FROM relctl.supersessions WHERE id = p_id;
+    IF s.state <> 'pending' THEN
+        PERFORM relctl.invalid(format('supersession request %s is %s, not pending', p_id, s.state));
+    END IF;
+    UPDATE relctl.supersessions
+        SET state = CASE WHEN p_approve THEN 'approved' ELSE 'denied' END,
+            decided_at = clock_timestamp(), decided_by = p_by, reason = p_reason
+        WHERE id = p_id
+        RETURNING * INTO s;
+    SELECT * INTO w FROM relctl.candidates WHERE id = s.winner;
+    -- The notification wakes the waiters, which apply the decision.
+    PERFORM relctl.record(s.env, CASE WHEN p_approve THEN 'approve' ELSE 'deny' END, NULL,
+                          w.job, w.release, w.generation, NULL, NULL, p_client,
+                          jsonb_strip_nulls(jsonb_build_object('request', s.id, 'reason', p_reason,
+                                                               'skipped', to_jsonb(s.skipped))),
+                          p_by);
+    RETURN relctl.supersession_json(s) || jsonb_build_object('status', 'ok');
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.acquire_candidate, relctl.leave_queue TO relctl_job;
+GRANT EXECUTE ON FUNCTION relctl.approvals TO relctl_reviewer;
+GRANT EXECUTE ON FUNCTION relctl.decide TO relctl_manager;
