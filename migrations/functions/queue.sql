@@ -96,7 +96,8 @@ BEGIN
     -- they stand in it.
     FOR c IN SELECT x.* FROM relctl.candidates x
              JOIN relctl.promotions p ON p.env = x.env AND p.release = x.release AND p.generation = x.generation
-             WHERE x.env = e.name AND x.state = 'waiting' AND p.state = 'denied' ORDER BY x.id LOOP
+             WHERE x.env = e.name AND x.state = 'waiting' AND p.state = 'denied' AND e.approvals_required > 0
+             ORDER BY x.id LOOP
         v_gate := relctl.promotion_refusal(e, c.job, c.release, c.generation, clock_timestamp(), false, NULL);
         PERFORM relctl.refuse_candidate(c, 'refused', v_gate ->> 'reason', v_gate, v_gate ->> 'message');
     END LOOP;
