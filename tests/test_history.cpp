@@ -47,8 +47,8 @@ History validHistory()
         {"test", 1, "t1", "tr1", 1, 3000, 63000, 3500, "revoked", "t1-acquire"},
     };
     h.manifests = {
-        {1, "prod", "r1", 1, "j1", 1, 2000, "j1-publish", false},
-        {2, "prod", "r2", 2, "j2", 2, 7000, "j2-publish", false},
+        {1, "prod", "r1", 1, "j1", 1, 2000, "j1-publish"},
+        {2, "prod", "r2", 2, "j2", 2, 7000, "j2-publish"},
     };
     h.events = {
         eventRow(1, 1000, "prod", "acquire", {}, 1, 1, "j1-acquire"),
@@ -70,6 +70,9 @@ History validHistory()
         eventRow(17, 14000, "prod", "unfreeze", {}, std::nullopt, 4),
     };
     for (EventRow& e : h.events) {
+        // An accepted acquire or publish names its lease's generation (here, its token).
+        if (e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish"))
+            e.generation = e.token;
         if (e.id >= 2 && e.env == "prod") { // the manifest current when each was recorded
             e.currentGeneration = e.id >= 8 ? 2 : 1;
             e.currentRelease = e.id >= 8 ? "r2" : "r1";
@@ -109,6 +112,97 @@ EventRow& eventOf(History& h, std::int64_t id)
     qFatal("no event %lld", static_cast<long long>(id));
 }
 
+// prod, with snapshots of the high-water mark: j8 publishes r8 (generation 8)
+// under token 1, j9 publishes r9 (9) under token 2; alice rolls back to r8
+// (token 3, a lease released at once; no manifest row). Then j9 retries its
+// publish with its old handle and its acquire, and j8 its acquire: all
+// refused STALE_GENERATION, since the bar stays at 9 while 8 is current.
+// With `newerPublish`, j10 then acquires token 4 and publishes r10 (10).
+History rolledBackHistory(bool newerPublish)
+{
+    History h;
+    h.environments = {{"prod", newerPublish ? 4 : 3, newerPublish ? 3 : 1}};
+    h.leases = {
+        {"prod", 1, "j8", "r8", 8, 1000, 61000, 3000, "released", "j8-acquire"},
+        {"prod", 2, "j9", "r9", 9, 4000, 64000, 6000, "released", "j9-acquire"},
+        {"prod", 3, "rollback by alice", "r8", 8, 7000, 67000, 7000, "released", "rb-1"},
+    };
+    h.manifests = {
+        {1, "prod", "r8", 8, "j8", 1, 2000, "j8-publish"},
+        {2, "prod", "r9", 9, "j9", 2, 5000, "j9-publish"},
+    };
+    h.rollbacks = {{1, "prod", 3, 1, 2, 7000, "rb-1"}};
+    struct Row
+    {
+        std::int64_t id;
+        EpochMs at;
+        const char* operation;
+        std::optional<std::string> reason;
+        std::optional<std::int64_t> token;
+        std::int64_t currentToken;
+        std::optional<std::int64_t> generation;
+        std::int64_t highWater;
+        std::optional<std::int64_t> current; // current generation
+        std::optional<std::string> opId;
+        std::optional<std::int64_t> manifestId;
+    };
+    std::vector<Row> rows = {
+        {1, 1000, "acquire", {}, 1, 1, 8, 0, {}, "j8-acquire", {}},
+        {2, 2000, "publish", {}, 1, 1, 8, 8, 8, "j8-publish", 1},
+        {3, 3000, "release", {}, 1, 1, 8, 8, 8, {}, {}},
+        {4, 4000, "acquire", {}, 2, 2, 9, 8, 8, "j9-acquire", {}},
+        {5, 5000, "publish", {}, 2, 2, 9, 9, 9, "j9-publish", 2},
+        {6, 6000, "release", {}, 2, 2, 9, 9, 9, {}, {}},
+        {7, 7000, "rollback", {}, 3, 3, 8, 9, 8, "rb-1", {}},
+        {8, 8000, "publish", "STALE_GENERATION", 2, 3, 9, 9, 8, "j9-publish-again", {}},
+        {9, 8500, "acquire", "STALE_GENERATION", {}, 3, 9, 9, 8, "j9-acquire-again", {}},
+        {10, 9000, "acquire", "STALE_GENERATION", {}, 3, 8, 9, 8, "j8-acquire-again", {}},
+    };
+    h.operations = {
+        {"j8-acquire", "acquire", "ok", std::nullopt, "prod", 1000},
+        {"j8-publish", "publish", "ok", std::nullopt, "prod", 2000},
+        {"j9-acquire", "acquire", "ok", std::nullopt, "prod", 4000},
+        {"j9-publish", "publish", "ok", std::nullopt, "prod", 5000},
+        {"rb-1", "rollback", "ok", std::nullopt, "prod", 7000},
+        {"j9-publish-again", "publish", "refused", "STALE_GENERATION", "prod", 8000},
+        {"j9-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", 8500},
+        {"j8-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", 9000},
+    };
+    if (newerPublish) {
+        h.leases.push_back({"prod", 4, "j10", "r10", 10, 10000, 70000, 12000, "released", "j10-acquire"});
+        h.manifests.push_back({3, "prod", "r10", 10, "j10", 4, 11000, "j10-publish"});
+        rows.push_back({11, 10000, "acquire", {}, 4, 4, 10, 9, 8, "j10-acquire", {}});
+        rows.push_back({12, 11000, "publish", {}, 4, 4, 10, 10, 10, "j10-publish", 3});
+        rows.push_back({13, 12000, "release", {}, 4, 4, 10, 10, 10, {}, {}});
+        h.operations.push_back({"j10-acquire", "acquire", "ok", std::nullopt, "prod", 10000});
+        h.operations.push_back({"j10-publish", "publish", "ok", std::nullopt, "prod", 11000});
+    }
+    for (const Row& r : rows) {
+        EventRow e = eventRow(r.id, r.at, "prod", r.operation, r.reason, r.token, r.currentToken, r.opId);
+        e.generation = r.generation;
+        e.release = "r" + std::to_string(r.generation.value_or(0));
+        e.highWaterGeneration = r.highWater;
+        e.currentGeneration = r.current;
+        if (r.current)
+            e.currentRelease = "r" + std::to_string(*r.current);
+        e.manifestId = r.manifestId;
+        h.events.push_back(e);
+    }
+    return h;
+}
+
+// The lease, the rollback row and the event of a further rollback on prod.
+void rollBackAgain(History& h, std::int64_t token, std::int64_t restored, std::int64_t replaced, EpochMs at)
+{
+    h.environments[0].lastToken = token;
+    h.environments[0].currentManifestId = restored;
+    h.leases.push_back({"prod", token, "rollback by bob", "r", 8, at, at + 60000, at, "released", "rb-2"});
+    h.rollbacks.push_back({2, "prod", token, restored, replaced, at, "rb-2"});
+    EventRow e = eventRow(100, at, "prod", "rollback", {}, token, token, "rb-2");
+    e.highWaterGeneration = 9;
+    h.events.push_back(e);
+}
+
 void publishAsCurrent(History& h, const ManifestRow& m)
 {
     h.manifests.push_back(m);
@@ -129,13 +223,17 @@ std::string describe(const std::vector<Verdict>& verdicts)
 }
 
 // Exactly `failing` fails, with a violation naming every word of `mentions`;
-// every other check passes.
+// every other check passes, except those named in `alsoFailing`, which fail.
 void expectOnly(const std::vector<Verdict>& verdicts, const std::string& failing,
-                const std::vector<std::string>& mentions)
+                const std::vector<std::string>& mentions, const std::vector<std::string>& alsoFailing = {})
 {
     const std::string all = describe(verdicts);
     bool found = false;
     for (const Verdict& v : verdicts) {
+        if (std::find(alsoFailing.begin(), alsoFailing.end(), v.name) != alsoFailing.end()) {
+            QVERIFY2(!v.passed, ("expected to fail as well:\n" + all).c_str());
+            continue;
+        }
         if (v.name != failing) {
             QVERIFY2(v.passed, ("another check failed too:\n" + all).c_str());
             continue;
@@ -163,8 +261,9 @@ private slots:
     void theChecksAreNamedAndExplainedInOrder()
     {
         const std::vector<std::string> names{"fencing-tokens-increase",  "generations-advance",
-                                             "publish-under-live-lease", "refusals-explained",
-                                             "operations-applied-once",  "expected-current-manifest"};
+                                             "freshness-bar-kept",       "publish-under-live-lease",
+                                             "refusals-explained",       "operations-applied-once",
+                                             "expected-current-manifest"};
         QCOMPARE(checks().size(), names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             QCOMPARE(checks()[i].name, names[i]);
@@ -188,8 +287,10 @@ private slots:
         }
         // The details count what was judged: not vacuous.
         QVERIFY2(verdicts[0].detail.rfind("5 leases", 0) == 0, verdicts[0].detail.c_str());
-        QVERIFY2(verdicts[2].detail.rfind("2 serialized manifests", 0) == 0, verdicts[2].detail.c_str());
-        QVERIFY2(verdicts[3].detail.rfind("5 rejected events", 0) == 0, verdicts[3].detail.c_str());
+        QVERIFY2(verdicts[2].detail.rfind("7 accepted acquires and publishes", 0) == 0,
+                 verdicts[2].detail.c_str());
+        QVERIFY2(verdicts[3].detail.rfind("2 serialized manifests", 0) == 0, verdicts[3].detail.c_str());
+        QVERIFY2(verdicts[4].detail.rfind("5 rejected events", 0) == 0, verdicts[4].detail.c_str());
     }
 
     void anEmptyHistoryPasses() { QVERIFY(allPassed(check(History{}))); }
@@ -198,14 +299,14 @@ private slots:
     {
         History h = validHistory();
         leaseOf(h, "prod", 3).expiresAt = 20000; // still unexpired: only token 4 makes it stale
-        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 12500, std::nullopt, false});
+        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 12500, std::nullopt});
         expectOnly(check(h), "publish-under-live-lease", {"#3", "superseded", "prod:4"});
     }
 
     void aPublishAfterExpiryFails()
     {
         History h = validHistory();
-        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 11500, std::nullopt, false});
+        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 11500, std::nullopt});
         expectOnly(check(h), "publish-under-live-lease", {"#3", "500 ms after", "expired"});
     }
 
@@ -226,26 +327,196 @@ private slots:
     void unserializedManifestsAreCountedNotJudged()
     {
         History h = validHistory();
-        publishAsCurrent(h, {3, "prod", "r5", 5, "j5", std::nullopt, 30000, "j5-publish", false});
+        publishAsCurrent(h, {3, "prod", "r5", 5, "j5", std::nullopt, 30000, "j5-publish"});
         const auto verdicts = check(h);
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
-        QVERIFY2(verdicts[2].detail.find("1 unserialized") != std::string::npos, verdicts[2].detail.c_str());
+        QVERIFY2(verdicts[3].detail.find("1 unserialized") != std::string::npos, verdicts[3].detail.c_str());
     }
 
     void aGenerationGoingBackwardsFails()
     {
         History h = validHistory();
         leaseOf(h, "prod", 4).generation = 1;
-        publishAsCurrent(h, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt, false});
+        publishAsCurrent(h, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt});
         expectOnly(check(h), "generations-advance", {"#3", "generation 1", "#2"});
     }
 
-    void aRecordedRollbackMayRestoreAnOlderGeneration()
+    // Rollbacks: the current manifest may be an older one, the lease of a
+    // rollback has no acquire event and no manifest, and stale retries are
+    // explained by the high-water mark, not by the current manifest.
+    void aRolledBackHistoryPassesEveryCheck()
     {
-        History h = validHistory();
-        leaseOf(h, "prod", 4).generation = 1;
-        publishAsCurrent(h, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt, true});
+        for (const bool newer : {false, true}) {
+            const auto verdicts = check(rolledBackHistory(newer), {"prod", newer ? "r10" : "r8"});
+            QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+            QVERIFY2(verdicts[0].detail.find("1 by rollbacks") != std::string::npos,
+                     verdicts[0].detail.c_str());
+            QVERIFY2(verdicts[1].detail.find("1 rollbacks") != std::string::npos, verdicts[1].detail.c_str());
+            const std::string bar =
+                newer ? "6 accepted acquires and publishes" : "4 accepted acquires and publishes";
+            QVERIFY2(verdicts[2].detail.rfind(bar, 0) == 0, verdicts[2].detail.c_str());
+            QVERIFY2(verdicts[2].detail.find(newer ? "13 recorded high-water marks"
+                                                   : "10 recorded high-water marks") != std::string::npos,
+                     verdicts[2].detail.c_str());
+            QVERIFY2(verdicts[4].detail.rfind("3 rejected events", 0) == 0, verdicts[4].detail.c_str());
+        }
+    }
+
+    void aStaleRefusalAboveTheHighWaterMarkFails()
+    {
+        History h = rolledBackHistory(false);
+        eventOf(h, 9).generation = 10;
+        expectOnly(check(h), "refusals-explained",
+                   {"#9", "generation 10", "highest generation accepted was 9"});
+    }
+
+    // Events recorded before migration 0006 have no high-water mark: the
+    // current generation explains them, and after a rollback it cannot.
+    void aStaleRefusalWithoutAHighWaterMarkFallsBackToTheCurrentGeneration()
+    {
+        History h = rolledBackHistory(false);
+        eventOf(h, 9).highWaterGeneration.reset();
+        expectOnly(check(h), "refusals-explained", {"#9", "generation 9", "only 8 was current"});
+        eventOf(h, 9).generation = 8;
         QVERIFY(allPassed(check(h)));
+    }
+
+    void anAcquireAtTheBarAfterARollbackFails()
+    {
+        History h = rolledBackHistory(false);
+        h.environments[0].lastToken = 4;
+        h.leases.push_back(
+            {"prod", 4, "j9", "r9", 9, 10000, 70000, std::nullopt, std::nullopt, "j9-acquire-3"});
+        EventRow e = eventRow(11, 10000, "prod", "acquire", {}, 4, 4, "j9-acquire-3");
+        e.generation = 9;
+        e.highWaterGeneration = 9;
+        h.events.push_back(e);
+        expectOnly(check(h), "freshness-bar-kept",
+                   {"#11", "accepted generation 9", "generation 9 was already"});
+    }
+
+    // A stale publish accepted after a rollback: its manifest does not
+    // advance either.
+    void aPublishAtTheBarAfterARollbackFails()
+    {
+        History h = rolledBackHistory(true);
+        leaseOf(h, "prod", 4).generation = 9;
+        h.manifests[2].generation = 9;
+        eventOf(h, 11).generation = 9;
+        eventOf(h, 12).generation = 9;
+        eventOf(h, 12).highWaterGeneration = 9;
+        eventOf(h, 13).highWaterGeneration = 9;
+        expectOnly(check(h), "freshness-bar-kept", {"#11", "generation 9"}, {"generations-advance"});
+    }
+
+    // The protocol bug the high-water mark exists for: a rollback that
+    // lowered the bar to the restored generation.
+    void aRollbackThatLowersTheRecordedBarFails()
+    {
+        History h = rolledBackHistory(false);
+        for (const std::int64_t id : {7, 8, 9, 10})
+            eventOf(h, id).highWaterGeneration = 8;
+        expectOnly(check(h), "freshness-bar-kept", {"#7", "high-water generation 8", "was 9"},
+                   {"refusals-explained"});
+    }
+
+    void anOlderCurrentManifestWithoutARollbackFails()
+    {
+        History h = rolledBackHistory(false);
+        h.rollbacks.clear();
+        expectOnly(check(h), "generations-advance", {"prod", "#1", "not its newest", "#2"});
+    }
+
+    void aRestoredManifestAfterANewerPublishFails()
+    {
+        History h = rolledBackHistory(true);
+        h.environments[0].currentManifestId = 1;
+        expectOnly(check(h), "generations-advance", {"#1", "not its newest", "#3", "no rollback came after"});
+    }
+
+    void theNewestManifestAfterARollbackFails()
+    {
+        History h = rolledBackHistory(false);
+        h.environments[0].currentManifestId = 2;
+        expectOnly(check(h), "generations-advance", {"#2", "not manifest #1", "rollback #1"});
+    }
+
+    void aRollbackToAnotherEnvironmentsManifestFails()
+    {
+        History h = rolledBackHistory(false);
+        h.environments.push_back({"test", 0, 3});
+        h.manifests.push_back({3, "test", "t1", 1, "t1", std::nullopt, 500, std::nullopt});
+        h.rollbacks[0].restoredManifestId = 3;
+        h.environments[0].currentManifestId = 3;
+        expectOnly(check(h), "generations-advance", {"rollback #1", "#3 on test", "prod's own"});
+    }
+
+    // The protocol lets a rollback name any earlier manifest, including one
+    // newer than the current one after an earlier rollback: a roll forward,
+    // which the checker does not accept as a rollback.
+    void aRollbackToANewerManifestFails()
+    {
+        History h = rolledBackHistory(false);
+        rollBackAgain(h, 4, 2, 1, 10000);
+        expectOnly(check(h), "generations-advance", {"rollback #2", "#2", "not older", "#1"});
+    }
+
+    void aRollbackThatReplacesWhatWasNotCurrentFails()
+    {
+        History h = rolledBackHistory(false);
+        rollBackAgain(h, 4, 1, 2, 10000);
+        expectOnly(check(h), "generations-advance",
+                   {"rollback #2", "replaces manifest #2", "#1 was current"});
+    }
+
+    void aRollbackLeaseThatStaysLiveFails()
+    {
+        History h = rolledBackHistory(false);
+        leaseOf(h, "prod", 3).endedAt.reset();
+        leaseOf(h, "prod", 3).endReason.reset();
+        expectOnly(check(h), "fencing-tokens-increase", {"prod:3", "rollback", "not released at once"});
+    }
+
+    void aLeaseWithoutItsGrantingEventFails()
+    {
+        History h = rolledBackHistory(false);
+        h.events.erase(
+            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.id == 7; }),
+            h.events.end());
+        expectOnly(check(h), "fencing-tokens-increase", {"prod:3", "no accepted acquire or rollback event"});
+    }
+
+    void aPublishUnderARollbacksLeaseFails()
+    {
+        History h = rolledBackHistory(false);
+        publishAsCurrent(h, {3, "prod", "r8", 10, "rollback by alice", 3, 7000, std::nullopt});
+        leaseOf(h, "prod", 3).generation = 10;
+        expectOnly(check(h), "publish-under-live-lease", {"#3", "lease of a rollback", "prod:3"});
+    }
+
+    // A window after the rollback: its bar comes from the context manifests
+    // (whose publish events are outside it), not from the restored one.
+    void aWindowAfterARollbackKeepsTheBarOfItsContext()
+    {
+        History h = rolledBackHistory(true);
+        h.since = 7500;
+        h.events.erase(
+            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.at < 7500; }),
+            h.events.end());
+        h.leases.erase(h.leases.begin(), h.leases.begin() + 2);
+        auto verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[2].detail.rfind("2 accepted acquires and publishes", 0) == 0,
+                 verdicts[2].detail.c_str());
+
+        eventOf(h, 11).generation = 9;
+        leaseOf(h, "prod", 4).generation = 9;
+        h.events.pop_back(); // and nothing published
+        h.events.pop_back();
+        h.manifests.pop_back();
+        h.environments[0].currentManifestId = 1;
+        expectOnly(check(h), "freshness-bar-kept",
+                   {"#11", "accepted generation 9", "generation 9 was already"});
     }
 
     void aCurrentManifestThatIsNotTheNewestFails()
@@ -266,7 +537,17 @@ private slots:
     {
         History h = validHistory();
         eventOf(h, 13).token = 2;
-        expectOnly(check(h), "fencing-tokens-increase", {"#13", "token 2", "#11"});
+        // Token 4 has lost its granting event, and the event's own violation follows.
+        const auto verdicts = check(h);
+        expectOnly(verdicts, "fencing-tokens-increase", {"prod:4", "no accepted acquire"});
+        const auto& violations = verdicts[0].violations;
+        QVERIFY2(std::any_of(violations.begin(), violations.end(),
+                             [](const std::string& v) {
+                                 return v.find("#13") != std::string::npos &&
+                                        v.find("token 2") != std::string::npos &&
+                                        v.find("#11") != std::string::npos;
+                             }),
+                 describe(verdicts).c_str());
     }
 
     void aTokenAboveTheLastIssuedOneFails()
@@ -312,7 +593,9 @@ private slots:
         History h = validHistory();
         // A retry of j2's publish that was applied again instead of answered.
         h.events.push_back(eventRow(18, 14500, "prod", "publish", {}, 2, 4, "j2-publish"));
-        expectOnly(check(h), "operations-applied-once", {"j2-publish", "#8", "#18"});
+        h.events.back().generation = 2;
+        // Applied again, it also accepted generation 2 once more.
+        expectOnly(check(h), "operations-applied-once", {"j2-publish", "#8", "#18"}, {"freshness-bar-kept"});
     }
 
     void theWrongCurrentManifestFails()
@@ -347,7 +630,7 @@ private slots:
         History g = validHistory();
         g.since = 12000;
         leaseOf(g, "prod", 4).generation = 1;
-        publishAsCurrent(g, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt, false});
+        publishAsCurrent(g, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt});
         expectOnly(check(g), "generations-advance", {"#3", "#2"});
     }
 };

@@ -122,6 +122,10 @@ private slots:
                 QVERIFY2(v["passed"].get<bool>(), (name + ": " + v.dump()).c_str());
             QVERIFY(s["duration_ms"].get<long long>() > 0);
         }
+        std::vector<std::string> names;
+        for (const auto& s : report["scenarios"])
+            names.push_back(s["name"].get<std::string>());
+        QVERIFY(std::find(names.begin(), names.end(), "rollback") != names.end());
         // The live log went to stderr, one line per step.
         QVERIFY(r.err.find("== race (1/") != std::string::npos);
         QVERIFY(r.err.find("STALE_GENERATION") != std::string::npos);
@@ -191,6 +195,56 @@ private slots:
         QVERIFY(report.dropped);
         QCOMPARE(scratchDatabases(), 0LL);
         QTRY_COMPARE(leftoverActors(), 0);
+    }
+
+    // The rollback scenario through the engine: its verdicts name the
+    // rollback, the stale retries and the freeze; the history checker judged
+    // the rollbacks. Then again with an intruder holding the lease when the
+    // operator rolls back: the rollback is refused busy, and the scenario
+    // fails instead of passing on the stale refusals alone.
+    void theRollbackScenarioPassesAndFailsWithoutItsRollback()
+    {
+        Recorder recorder;
+        std::atomic<bool> cancel{false};
+        rehearsal::Report report = rehearsal::run(optionsFor({"rollback"}), recorder, cancel);
+        QVERIFY(report.passed());
+        const rehearsal::ScenarioResult& played = report.scenarios.at(0);
+        for (const char* name :
+             {"rolled-back-to-v1.8", "rollback-fences-older-leases", "rolled-back-while-frozen",
+              "v1.9-acquire-again-exit-4", "v1.9-late-publish-exit-4", "v1.8-acquire-again-exit-4",
+              "v1.10-exit-0", "v1.12-while-frozen-exit-6", "v1.9-traced-stale-generation",
+              "generations-advance", "freshness-bar-kept", "expected-current-manifest"})
+            QVERIFY2(verdict(played, name) && verdict(played, name)->passed, name);
+        const std::string advance = verdict(played, "generations-advance")->detail;
+        QVERIFY2(advance.find("2 rollbacks") != std::string::npos, advance.c_str());
+        // Two rollback leases, each on the timeline.
+        const auto rollbackLeases =
+            std::count_if(played.timeline.leases.begin(), played.timeline.leases.end(),
+                          [](const LeaseSpan& l) { return l.job == "rollback by oncall"; });
+        QCOMPARE(rollbackLeases, 2L);
+        QCOMPARE(scratchDatabases(), 0LL);
+
+        TestDatabase db(TestDatabase::Schema::Empty);
+        Recorder intruded;
+        bool intruder = false;
+        intruded.onStep = [&](const rehearsal::Step& s) {
+            if (s.actor == "v1.9" && s.outcome == "exit 0" && s.action.rfind("relctl run", 0) == 0)
+                intruder = relctlWithDsn(db.adminDsn(),
+                                         {"lease", "acquire", "--env", "rollback", "--job", "intruder",
+                                          "--release", "x", "--generation", "100", "--ttl", "3s"})
+                               .exitCode == 0;
+        };
+        rehearsal::Options options = optionsFor({"rollback"});
+        options.dsn = db.adminDsn();
+        report = rehearsal::run(options, intruded, cancel);
+        QVERIFY(intruder);
+        QVERIFY(!report.passed());
+        const rehearsal::ScenarioResult& failed = report.scenarios.at(0);
+        QVERIFY(!failed.passed);
+        QVERIFY(verdict(failed, "rolled-back-to-v1.8") && !verdict(failed, "rolled-back-to-v1.8")->passed);
+        QVERIFY(verdict(failed, "rollback-fences-older-leases") &&
+                !verdict(failed, "rollback-fences-older-leases")->passed);
+        QCOMPARE(scratchDatabases(), 0LL);
     }
 
     void refusesADatabaseWithEnvironments()

@@ -146,7 +146,7 @@ private slots:
         QCOMPARE(report["passed"], json(true));
         QVERIFY(report["env"].is_null() && report["since"].is_null());
         const auto checks = checksOf(report);
-        QCOMPARE(checks.size(), std::size_t{5});
+        QCOMPARE(checks.size(), std::size_t{6});
         for (const auto& [name, c] : checks) {
             QVERIFY2(c["passed"].get<bool>(), c.dump().c_str());
             QVERIFY(c["violations"].empty());
@@ -163,7 +163,7 @@ private slots:
         // Plain output: one PASS line per check.
         const RunResult plain = relctl(*m_db, {"verify"});
         QCOMPARE(plain.exitCode, 0);
-        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 5);
+        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 6);
         QVERIFY2(plain.out.rfind("PASS fencing-tokens-increase: ", 0) == 0, plain.out.c_str());
     }
 
@@ -211,6 +211,70 @@ private slots:
         QVERIFY(all.find("lease_id") == std::string::npos && all.find("secret") == std::string::npos);
     }
 
+    // A rollback through the protocol, with stale retries after it and a
+    // newer publish: the current manifest is an older one for a while, the
+    // rollback's lease has no acquire event, and the refusals are explained by
+    // the high-water mark (the checker once compared them with the current
+    // generation and failed here).
+    void aRollbackWithStaleRetriesVerifiesClean()
+    {
+        ok(*m_db, {"env", "add", "canary"});
+        const auto publish = [&](const std::string& job, int generation) {
+            const std::string handle = acquire(*m_db, "canary", job, generation);
+            ok(*m_db, {"publish", "--op-id", job + "-publish"}, {}, lease(handle));
+            ok(*m_db, {"lease", "release"}, {}, lease(handle));
+            return handle;
+        };
+        const std::string c8 = publish("c8", 8);
+        const std::string c9 = publish("c9", 9);
+        const RunResult back =
+            relctlWithDsn(m_db->adminDsn(), {"--json", "rollback", "--env", "canary", "--to-release", "r8",
+                                             "--by", "alice", "--reason", "r9 is broken"});
+        QVERIFY2(back.exitCode == 0, failure(back).c_str());
+        QCOMPARE(back.json()["rolled_back"], json(true));
+        const auto stale = [&](const RunResult& r) {
+            QVERIFY2(r.exitCode == 4 && r.err.find("STALE_GENERATION") != std::string::npos,
+                     failure(r).c_str());
+        };
+        stale(relctl(*m_db, {"lease", "acquire", "--env", "canary", "--job", "c9", "--release", "r9",
+                             "--generation", "9", "--op-id", "c9-acquire-again"}));
+        stale(relctl(*m_db, {"publish", "--op-id", "c9-publish-again"}, {}, lease(c9)));
+        stale(relctl(*m_db, {"publish", "--op-id", "c8-publish-again"}, {}, lease(c8)));
+
+        // Rolled back: r8 is current, 9 is the bar.
+        RunResult r = relctl(*m_db, {"--json", "verify", "--env", "canary"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        auto checks = checksOf(r.json());
+        QCOMPARE(checks.size(), std::size_t{6});
+        const std::string advance = checks.at("generations-advance")["detail"];
+        QVERIFY2(advance.rfind("2 manifests", 0) == 0 && advance.find("1 rollbacks") != std::string::npos,
+                 advance.c_str());
+        const std::string leases = checks.at("fencing-tokens-increase")["detail"];
+        QVERIFY2(leases.rfind("3 leases", 0) == 0 && leases.find("1 by rollbacks") != std::string::npos,
+                 leases.c_str());
+        const std::string refusals = checks.at("refusals-explained")["detail"];
+        QVERIFY2(refusals.rfind("3 rejected events", 0) == 0, refusals.c_str());
+        const std::string bar = checks.at("freshness-bar-kept")["detail"];
+        QVERIFY2(bar.rfind("4 accepted acquires and publishes", 0) == 0, bar.c_str());
+
+        // A newer release adopts; a window that starts after the rollback
+        // takes the bar from its context.
+        publish("c10", 10);
+        const std::string since = m_db->scalar(
+            "SELECT min(at)::text FROM relctl.events WHERE operation = 'rollback' AND env = 'canary'");
+        for (const Args& args :
+             {Args{"--json", "verify"}, Args{"--json", "verify", "--env", "canary", "--since", since}}) {
+            r = relctl(*m_db, args);
+            QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        }
+        checks = checksOf(r.json());
+        const std::string window = checks.at("freshness-bar-kept")["detail"];
+        QVERIFY2(window.rfind("2 accepted acquires and publishes", 0) == 0, window.c_str());
+        QVERIFY2(checks.at("refusals-explained")["detail"].get<std::string>().rfind("3 rejected events", 0) ==
+                     0,
+                 checks.at("refusals-explained").dump().c_str());
+    }
+
     // Last: it writes around the protocol.
     void aTamperingSuperuserIsCaught()
     {
@@ -228,13 +292,13 @@ private slots:
         QCOMPARE(checks.at("publish-under-live-lease")["passed"], json(false));
         const std::string first = checks.at("publish-under-live-lease")["violations"][0];
         QVERIFY2(first.find("prod:") != std::string::npos, first.c_str());
-        for (const char* other : {"fencing-tokens-increase", "generations-advance", "refusals-explained",
-                                  "operations-applied-once"})
+        for (const char* other : {"fencing-tokens-increase", "generations-advance", "freshness-bar-kept",
+                                  "refusals-explained", "operations-applied-once"})
             QVERIFY2(checks.at(other)["passed"].get<bool>(), checks.at(other).dump().c_str());
 
         // The append-only guard disabled to move the newest generation back.
         m_db->exec("ALTER TABLE relctl.manifests DISABLE TRIGGER USER");
-        m_db->exec("UPDATE relctl.manifests SET generation = 2 WHERE generation = 9");
+        m_db->exec("UPDATE relctl.manifests SET generation = 2 WHERE generation = 9 AND env = 'prod'");
         m_db->exec("ALTER TABLE relctl.manifests ENABLE TRIGGER USER");
         r = relctl(*m_db, {"verify"});
         QVERIFY2(r.exitCode == 10, failure(r).c_str());

@@ -60,8 +60,12 @@ History fromJson(const json& j)
         h.manifests.push_back({value<std::int64_t>(m, "id"), value<std::string>(m, "env"),
                                value<std::string>(m, "release"), value<std::int64_t>(m, "generation"),
                                value<std::string>(m, "job"), optional<std::int64_t>(m, "token"),
-                               value<EpochMs>(m, "published_at"), optional<std::string>(m, "op_id"),
-                               value<bool>(m, "rollback", false)});
+                               value<EpochMs>(m, "published_at"), optional<std::string>(m, "op_id")});
+    for (const json& r : j.at("rollbacks"))
+        h.rollbacks.push_back(
+            {value<std::int64_t>(r, "id"), value<std::string>(r, "env"), value<std::int64_t>(r, "token"),
+             value<std::int64_t>(r, "restored_manifest_id"), value<std::int64_t>(r, "replaced_manifest_id"),
+             value<EpochMs>(r, "at"), optional<std::string>(r, "op_id")});
     for (const json& v : j.at("events"))
         h.events.push_back(
             {value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
@@ -70,7 +74,8 @@ History fromJson(const json& j)
              optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
              optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
              optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
-             optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false)});
+             optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false),
+             optional<std::int64_t>(v, "high_water_generation"), optional<std::int64_t>(v, "manifest_id")});
     for (const json& o : j.at("operations"))
         h.operations.push_back({value<std::string>(o, "op_id"), value<std::string>(o, "operation"),
                                 value<std::string>(o, "status"), optional<std::string>(o, "reason"),
@@ -159,6 +164,34 @@ std::string event(const EventRow& e)
            (e.reason ? " " + *e.reason : "") + ")";
 }
 
+std::string rollback(const RollbackRow& r)
+{
+    return "rollback #" + str(r.id) + " on " + r.env + " (token " + str(r.token) + ")";
+}
+
+using EnvToken = std::pair<std::string, std::int64_t>;
+
+// The (environment, token) of every lease an accepted event of `operation`
+// granted: "acquire", or "rollback" (whose lease has no acquire event).
+std::set<EnvToken> grantedBy(const History& h, const std::string& operation)
+{
+    std::set<EnvToken> out;
+    for (const EventRow& e : h.events)
+        if (e.operation == operation && e.outcome == "accepted" && e.env && e.token)
+            out.insert({*e.env, *e.token});
+    return out;
+}
+
+// Whether manifest m was published before rollback r, on r's environment. A
+// serialized publish after a rollback holds a newer token than the
+// rollback's, whose lease fenced out every older one (publish-under-live-lease
+// judges that); an unserialized publish has no token, so times decide, and
+// the same millisecond counts as before.
+bool publishedBefore(const ManifestRow& m, const RollbackRow& r)
+{
+    return m.token ? *m.token < r.token : m.publishedAt <= r.at;
+}
+
 Verdict fencingTokensIncrease(const History& h)
 {
     const Scope scope{h};
@@ -166,11 +199,17 @@ Verdict fencingTokensIncrease(const History& h)
     std::map<std::string, std::int64_t> lastToken;
     for (const EnvironmentRow& e : h.environments)
         lastToken[e.name] = e.lastToken;
+    const std::set<EnvToken> acquired = grantedBy(h, "acquire");
+    const std::set<EnvToken> rolledBack = grantedBy(h, "rollback");
+    std::set<EnvToken> granted;
     std::size_t leases = 0;
+    std::size_t rollbackLeases = 0;
     for (auto& [env, rows] : byEnv(h.leases)) {
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
+        for (const LeaseRow* l : rows)
+            granted.insert({env, l->token});
         if (!scope.env(env))
             continue;
-        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
         const auto last = lastToken.find(env);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const LeaseRow& l = *rows[i];
@@ -180,6 +219,19 @@ Verdict fencingTokensIncrease(const History& h)
                 f.violation(lease(l) + " is on an environment the history does not have");
             else if (judged && l.token > last->second)
                 f.violation(lease(l) + " is above " + env + "'s last issued token " + str(last->second));
+            // Every lease was granted by an accepted event: an acquire, or a
+            // rollback, which holds its lease only for the moment of the switch.
+            if (judged && rolledBack.count({env, l.token})) {
+                ++rollbackLeases;
+                if (!l.endedAt || *l.endedAt != l.acquiredAt || l.endReason != "released")
+                    f.violation(lease(l) + " was taken by a rollback but not released at once (ended " +
+                                (l.endedAt ? str(*l.endedAt - l.acquiredAt) + " ms after it was acquired, " +
+                                                 str(l.endReason)
+                                           : std::string("never")) +
+                                ")");
+            } else if (judged && !acquired.count({env, l.token})) {
+                f.violation(lease(l) + " was granted by no accepted acquire or rollback event");
+            }
             if (i == 0)
                 continue;
             const LeaseRow& prev = *rows[i - 1];
@@ -193,12 +245,14 @@ Verdict fencingTokensIncrease(const History& h)
                             " ms before " + lease(prev) + ", which has the lower token");
         }
     }
-    // The audit trail's side: accepted acquires, in the order they were
-    // recorded (event ids are assigned under the environment's row lock).
+    // The audit trail's side: accepted acquires and rollbacks (each takes the
+    // next token), in the order they were recorded (event ids are assigned
+    // under the environment's row lock), each naming a lease the history has.
     std::map<std::string, const EventRow*> previous;
-    std::size_t acquires = 0;
+    std::size_t grants = 0;
     for (const EventRow& e : h.events) {
-        if (e.operation != "acquire" || e.outcome != "accepted" || !e.env || !scope.env(e.env))
+        if ((e.operation != "acquire" && e.operation != "rollback") || e.outcome != "accepted" || !e.env ||
+            !scope.env(e.env))
             continue;
         const bool judged = scope.at(e.at);
         if (!e.token) {
@@ -206,7 +260,10 @@ Verdict fencingTokensIncrease(const History& h)
                 f.violation(event(e) + " granted a lease but records no token");
             continue;
         }
-        acquires += judged ? 1 : 0;
+        grants += judged ? 1 : 0;
+        if (judged && !granted.count({*e.env, *e.token}))
+            f.violation(event(e) + " granted token " + str(*e.token) + ", but " + *e.env +
+                        " has no lease with that token");
         const EventRow*& prev = previous[*e.env];
         if (judged && prev && *prev->token >= *e.token)
             f.violation(event(e) + " granted token " + str(*e.token) + " after " + event(*prev) +
@@ -215,8 +272,9 @@ Verdict fencingTokensIncrease(const History& h)
     }
     return f.verdict(count(leases, "leases") +
                      ": tokens unique, increasing with acquisition time, none above the "
-                     "environment's last token; " +
-                     count(acquires, "accepted acquires") + " in increasing token order");
+                     "environment's last token, each granted by its event (" +
+                     count(rollbackLeases, "by rollbacks") + ", released at once); " +
+                     count(grants, "accepted acquires and rollbacks") + " in increasing token order");
 }
 
 Verdict generationsAdvance(const History& h)
@@ -224,22 +282,85 @@ Verdict generationsAdvance(const History& h)
     const Scope scope{h};
     Finding f("generations-advance");
     auto manifests = byEnv(h.manifests);
+    auto rollbacks = byEnv(h.rollbacks);
+    std::map<std::int64_t, const ManifestRow*> byId;
+    for (const ManifestRow& m : h.manifests)
+        byId[m.id] = &m;
     std::size_t judged = 0;
     for (auto& [env, rows] : manifests) {
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->id < b->id; });
         if (!scope.env(env))
             continue;
-        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->id < b->id; });
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const ManifestRow& m = *rows[i];
             if (!scope.at(m.publishedAt))
                 continue;
             ++judged;
-            // A recorded rollback may restore an older generation (the hook
-            // for promotions); nothing else may make the history go back.
-            if (i > 0 && !m.rollback && m.generation <= rows[i - 1]->generation)
+            // A rollback writes no manifest: every manifest is a publish, and
+            // no publish may make the history go back.
+            if (i > 0 && m.generation <= rows[i - 1]->generation)
                 f.violation(manifest(m) + " does not advance past " + manifest(*rows[i - 1]));
         }
     }
+    // What was current when the first `end` of an environment's rollbacks
+    // had happened, and the publishes before the next one (all of them when
+    // there is none): the newest of those publishes, unless the last of those
+    // rollbacks came after it.
+    const auto currentAt = [&](const std::vector<const ManifestRow*>& published,
+                               const std::vector<const RollbackRow*>& rows,
+                               std::size_t end) -> std::optional<std::int64_t> {
+        const ManifestRow* newest = nullptr;
+        for (const ManifestRow* m : published)
+            if (end == rows.size() || publishedBefore(*m, *rows[end]))
+                newest = m;
+        const RollbackRow* latest = end > 0 ? rows[end - 1] : nullptr;
+        if (latest && (!newest || publishedBefore(*newest, *latest)))
+            return latest->restoredManifestId;
+        return newest ? std::optional(newest->id) : std::nullopt;
+    };
+    static const std::vector<const ManifestRow*> noManifests;
+    static const std::vector<const RollbackRow*> noRollbacks;
+    std::size_t judgedRollbacks = 0;
+    for (auto& [env, rows] : rollbacks) {
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
+        if (!scope.env(env))
+            continue;
+        const auto published = manifests.find(env);
+        const auto& ofEnv = published == manifests.end() ? noManifests : published->second;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const RollbackRow& r = *rows[i];
+            if (!scope.at(r.at))
+                continue;
+            ++judgedRollbacks;
+            const auto restored = byId.find(r.restoredManifestId);
+            const auto replaced = byId.find(r.replacedManifestId);
+            if (restored == byId.end())
+                f.violation(rollback(r) + " restores manifest #" + str(r.restoredManifestId) +
+                            ", which the history does not have");
+            else if (restored->second->env != env)
+                f.violation(rollback(r) + " restores " + manifest(*restored->second) + ", not one of " + env +
+                            "'s own");
+            if (replaced == byId.end())
+                f.violation(rollback(r) + " replaces manifest #" + str(r.replacedManifestId) +
+                            ", which the history does not have");
+            else if (replaced->second->env != env)
+                f.violation(rollback(r) + " replaces " + manifest(*replaced->second) + ", not one of " + env +
+                            "'s own");
+            if (restored != byId.end() && replaced != byId.end() &&
+                r.restoredManifestId >= r.replacedManifestId)
+                f.violation(rollback(r) + " restores " + manifest(*restored->second) +
+                            ", which is not older than the " + manifest(*replaced->second) + " it replaced");
+            const auto before = currentAt(ofEnv, rows, i);
+            if (!before)
+                f.violation(rollback(r) + " replaces manifest #" + str(r.replacedManifestId) + ", but " +
+                            env + " had no current manifest");
+            else if (*before != r.replacedManifestId)
+                f.violation(rollback(r) + " replaces manifest #" + str(r.replacedManifestId) + ", but #" +
+                            str(*before) + " was current then");
+        }
+    }
+    // The current manifest is the newest, unless the environment's latest
+    // rollback came after the newest publish: then it is what that restored.
     std::size_t environments = 0;
     for (const EnvironmentRow& e : h.environments) {
         if (!scope.env(e.name))
@@ -257,19 +378,83 @@ Verdict generationsAdvance(const History& h)
             f.violation(e.name + " has manifests but no current one (newest: " + manifest(*newest) + ")");
             continue;
         }
-        if (*e.currentManifestId == newest->id)
+        const auto envRollbacks = rollbacks.find(e.name);
+        const auto& rolled = envRollbacks == rollbacks.end() ? noRollbacks : envRollbacks->second;
+        const std::optional<std::int64_t> expected = currentAt(rows->second, rolled, rolled.size());
+        if (*e.currentManifestId == expected)
             continue;
-        const auto current = std::find_if(rows->second.begin(), rows->second.end(),
-                                          [&](auto* m) { return m->id == *e.currentManifestId; });
-        if (current == rows->second.end())
-            f.violation(e.name + "'s current manifest #" + str(*e.currentManifestId) +
-                        " is not among its manifests");
-        else if (!(*current)->rollback)
-            f.violation(e.name + "'s current " + manifest(**current) + " is not its newest, " +
-                        manifest(*newest));
+        const auto current = byId.find(*e.currentManifestId);
+        const std::string what =
+            current == byId.end() || current->second->env != e.name
+                ? "manifest #" + str(*e.currentManifestId) + " is not among its manifests"
+                : manifest(*current->second);
+        if (*expected == newest->id)
+            f.violation(e.name + "'s current " + what + " is not its newest, " + manifest(*newest) +
+                        (rolled.empty() ? "" : ", and no rollback came after that publish"));
+        else
+            f.violation(e.name + "'s current " + what + " is not manifest #" + str(*expected) + ", which " +
+                        rollback(*rolled.back()) + " restored after the newest publish");
     }
     return f.verdict(count(judged, "manifests") + " advance their environment's generation; " +
-                     count(environments, "environments") + " point at their newest manifest");
+                     count(judgedRollbacks, "rollbacks") +
+                     " each restore an older manifest of their environment in place of the current one; " +
+                     count(environments, "environments") +
+                     " point at their newest manifest, or at what a later rollback restored");
+}
+
+// The freshness bar: what an environment accepts must be newer than every
+// generation ever published there. A rollback moves the current manifest
+// back but not the bar, so it is computed here from the accepted publishes
+// alone, in the order they were recorded, and compared with every accepted
+// acquire and publish and with the high-water mark each event recorded.
+Verdict freshnessBarKept(const History& h)
+{
+    const Scope scope{h};
+    Finding f("freshness-bar-kept");
+    // With `since`, the bar at its start: the context manifests published
+    // before it (the newest is among them) whose publish event is not in the
+    // history, which would raise the bar in order below.
+    std::set<std::int64_t> publishedByEvent;
+    for (const EventRow& e : h.events)
+        if (e.operation == "publish" && e.outcome == "accepted" && e.manifestId)
+            publishedByEvent.insert(*e.manifestId);
+    std::map<std::string, std::int64_t> bar;
+    if (h.since)
+        for (const ManifestRow& m : h.manifests)
+            if (m.publishedAt < *h.since && !publishedByEvent.count(m.id))
+                bar[m.env] = std::max(bar[m.env], m.generation);
+    std::size_t accepted = 0;
+    std::size_t marks = 0;
+    for (const EventRow& e : h.events) {
+        if (!e.env || !scope.env(e.env))
+            continue;
+        std::int64_t& before = bar[*e.env];
+        const bool judged = scope.at(e.at);
+        const bool publish = e.operation == "publish" && e.outcome == "accepted";
+        const bool acquire = e.operation == "acquire" && e.outcome == "accepted";
+        if (judged && (publish || acquire)) {
+            ++accepted;
+            if (!e.generation)
+                f.violation(event(e) + " records no generation");
+            else if (*e.generation <= before)
+                f.violation(event(e) + " accepted generation " + str(*e.generation) + ", but generation " +
+                            str(before) + " was already published on " + *e.env);
+        }
+        const std::int64_t after = publish && e.generation ? std::max(before, *e.generation) : before;
+        // The mark an event records is the bar as it stood (an accepted
+        // publish may record the one it raised): never lower, whatever was
+        // rolled back, and never higher than anything published.
+        if (judged && e.highWaterGeneration) {
+            ++marks;
+            if (*e.highWaterGeneration != after && !(publish && *e.highWaterGeneration == before))
+                f.violation(event(e) + " records the high-water generation " + str(*e.highWaterGeneration) +
+                            ", but the highest published on " + *e.env + " by then was " + str(after));
+        }
+        before = after;
+    }
+    return f.verdict(count(accepted, "accepted acquires and publishes") +
+                     " above every generation published before them on their environment; " +
+                     count(marks, "recorded high-water marks") + " equal to that bar");
 }
 
 Verdict publishUnderLiveLease(const History& h)
@@ -296,6 +481,9 @@ Verdict publishUnderLiveLease(const History& h)
             l.earliestFrom[i] = later ? l.earliestFrom[i + 1] : i;
         }
     }
+    // A rollback's lease switches the current manifest and ends: nothing is
+    // published under it.
+    const std::set<EnvToken> rolledBack = grantedBy(h, "rollback");
     std::size_t serialized = 0;
     std::size_t unserialized = 0;
     for (const ManifestRow& m : h.manifests) {
@@ -319,6 +507,8 @@ Verdict publishUnderLiveLease(const History& h)
             continue;
         }
         const LeaseRow& l = **it;
+        if (rolledBack.count({m.env, l.token}))
+            f.violation(manifest(m) + " was published under the lease of a rollback, " + lease(l));
         if (m.publishedAt < l.acquiredAt)
             f.violation(manifest(m) + " was published " + str(l.acquiredAt - m.publishedAt) +
                         " ms before its lease was acquired");
@@ -389,7 +579,15 @@ Verdict refusalsExplained(const History& h)
                 f.violation(event(e) + " says token " + str(*e.token) +
                             " was superseded, but the current token was " + str(*e.currentToken));
         }
-        if (reason == "STALE_GENERATION") {
+        // Freshness is judged against the environment's high-water mark,
+        // which a rollback does not lower; an event recorded before it was
+        // snapshotted (migration 0006) has only the current manifest.
+        if (reason == "STALE_GENERATION" && e.highWaterGeneration) {
+            if (e.generation && *e.generation > *e.highWaterGeneration)
+                f.violation(event(e) + " refuses generation " + str(*e.generation) +
+                            " as stale, but the highest generation accepted was " +
+                            str(*e.highWaterGeneration));
+        } else if (reason == "STALE_GENERATION") {
             if (!e.currentGeneration || !e.currentRelease)
                 f.violation(event(e) + " does not record the current generation (" +
                             str(e.currentGeneration) + ") and release (" + str(e.currentRelease) + ")");
@@ -514,21 +712,28 @@ History load(Database& db, const std::optional<std::string>& env, const std::opt
 const std::vector<CheckInfo>& checks()
 {
     static const std::vector<CheckInfo> all{
-        {"fencing-tokens-increase", "per environment, fencing tokens are unique, increase with acquisition "
-                                    "time and in the order acquires were "
-                                    "recorded, and none exceeds the environment's last issued token"},
-        {"generations-advance", "per environment, every manifest has a higher generation than the one before "
-                                "it (unless it is a recorded "
-                                "rollback), and the current manifest is the newest"},
+        {"fencing-tokens-increase",
+         "per environment, fencing tokens are unique, increase with acquisition time and in the order "
+         "acquires and rollbacks were recorded, none exceeds the environment's last issued token, and every "
+         "lease was granted by an accepted acquire or rollback (a rollback's lease released at once)"},
+        {"generations-advance",
+         "per environment, every manifest has a higher generation than the one before it; every rollback "
+         "restores an older manifest of its own environment in place of the one current then; and the "
+         "current manifest is the newest, or the one the latest rollback restored when no publish came "
+         "after it"},
+        {"freshness-bar-kept",
+         "per environment, every accepted acquire and publish has a generation above every generation "
+         "published there before it (rollbacks notwithstanding), and every event's recorded high-water "
+         "generation is that bar"},
         {"publish-under-live-lease",
          "every manifest with a token was published by that lease while it was live (acquired, not expired, "
-         "not "
-         "ended) and no newer lease existed, with the lease's job, release and generation"},
+         "not ended) and no newer lease existed, with the lease's job, release and generation, and not under "
+         "a rollback's lease"},
         {"refusals-explained",
          "every refusal records its reason and the state that explains it (presented and current token for a "
-         "lease's refusal, current generation and release for a stale one), and every operation remembered "
-         "as "
-         "refused has its rejected event"},
+         "lease's refusal; for a stale one the high-water generation, or the current generation and release "
+         "on events recorded before it existed), and every operation remembered as refused has its rejected "
+         "event"},
         {"operations-applied-once",
          "no operation id names two leases, two manifests or two accepted acquires or publishes: a retry was "
          "answered from the record"},
@@ -541,8 +746,8 @@ const std::vector<CheckInfo>& checks()
 std::vector<Verdict> check(const History& history, const Expectations& expected)
 {
     std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
-                                  publishUnderLiveLease(history), refusalsExplained(history),
-                                  operationsAppliedOnce(history)};
+                                  freshnessBarKept(history),      publishUnderLiveLease(history),
+                                  refusalsExplained(history),     operationsAppliedOnce(history)};
     if (expected.currentRelease)
         verdicts.push_back(expectedCurrentManifest(history, expected));
     return verdicts;

@@ -423,6 +423,130 @@ void playRollout(Stage& stage)
     stage.expectCurrent("r9");
 }
 
+// `relctl run` whose command only keeps the lease handle it was given, so
+// that the job can come back with it later.
+std::vector<std::string> keepHandleRun(Stage& stage, const std::string& release, std::int64_t generation)
+{
+    return runArgs(stage, release, release, generation, "20s",
+                   "echo \"$RELCTL_LEASE\" > " + quoted(stage.directory() / (release + ".lease")));
+}
+
+// An acquire under a fresh op id: a retried job, not a replay of its first try.
+std::vector<std::string> acquireArgs(Stage& stage, const std::string& release, std::int64_t generation,
+                                     const std::string& opSuffix)
+{
+    return {"lease",        "acquire",
+            "--env",        stage.env(),
+            "--job",        jobOf(stage, release),
+            "--release",    release,
+            "--generation", std::to_string(generation),
+            "--ttl",        stage.ttlText(),
+            "--op-id",      jobOf(stage, release) + "-" + opSuffix};
+}
+
+// The operator's rollback, through the engine's own connection (a manager).
+Outcome rollBack(Stage& stage, const std::string& release, const std::string& reason)
+{
+    RollbackRequest r;
+    r.env = stage.env();
+    r.toRelease = release;
+    r.by = "oncall";
+    r.reason = reason;
+    const Outcome o = stage.db().rollback(r);
+    stage.log("oncall", "rollback --to-release " + release,
+              o.accepted() ? "rolled back" : "refused " + o.reason, {},
+              o.body.contains("token") && o.body["token"].is_number_integer()
+                  ? std::optional(o.body["token"].get<std::int64_t>())
+                  : std::nullopt,
+              {}, o.message().empty() ? reason : o.message());
+    return o;
+}
+
+// What is current after a rollback, and the bar it must have kept.
+void expectRestored(Stage& stage, const std::string& name, const Outcome& o, const std::string& release,
+                    std::int64_t highWater)
+{
+    const ManifestShow shown = stage.db().showManifest(stage.env());
+    const std::string current = shown.manifest ? shown.manifest->release : "(none)";
+    const bool rolledBack = o.accepted() && o.body.value("rolled_back", false);
+    stage.expect(name, rolledBack && current == release && shown.highWaterGeneration == highWater,
+                 std::string(rolledBack ? "rolled back" : "not rolled back (" + o.reason + ")") +
+                     "; current " + current + " (expected " + release + "), high-water generation " +
+                     std::to_string(shown.highWaterGeneration) + " (expected " + std::to_string(highWater) +
+                     ": a rollback does not lower the bar)");
+}
+
+void playRollback(Stage& stage)
+{
+    // v1.8 and v1.9 go out; v1.9 turns out bad.
+    const int c8 =
+        stage.play("v1.8", "relctl run (release v1.8, generation 8)", keepHandleRun(stage, "v1.8", 8));
+    const int c9 =
+        stage.play("v1.9", "relctl run (release v1.9, generation 9)", keepHandleRun(stage, "v1.9", 9));
+    const std::string handle8 = trimmed(stage.readFile("v1.8.lease"));
+    const std::string handle9 = trimmed(stage.readFile("v1.9.lease"));
+    const Outcome back = rollBack(stage, "v1.8", "v1.9 breaks checkout");
+    expectRestored(stage, "rolled-back-to-v1.8", back, "v1.8", 9);
+    const auto v9 = leaseOf(stage.timeline(), jobOf(stage, "v1.9"));
+    // Tokens are positive: 0 is "none".
+    const std::int64_t rollbackToken = back.accepted() ? back.body.value("token", std::int64_t{0}) : 0;
+    const std::int64_t heldToken = v9 ? v9->token : 0;
+    stage.expect("rollback-fences-older-leases", heldToken > 0 && rollbackToken > heldToken,
+                 heldToken > 0 && rollbackToken > 0
+                     ? "v1.9 held token " + std::to_string(heldToken) + ", the rollback took token " +
+                           std::to_string(rollbackToken)
+                     : "the rollback took no token, or v1.9's lease is missing");
+
+    // The old jobs retry. v1.8 is current again, but neither may become
+    // current: the bar stays at generation 9.
+    const auto late = [&](const std::string& release, const std::string& handle) {
+        return stage.play(release, "publish (retry, old handle)",
+                          {"publish", "--manifest", manifestOf(stage, release).string(), "--op-id",
+                           jobOf(stage, release) + "-late-publish"},
+                          {"RELCTL_LEASE=" + handle});
+    };
+    const int late9 = late("v1.9", handle9);
+    const int again9 = stage.play("v1.9", "lease acquire (retry)", acquireArgs(stage, "v1.9", 9, "retry"));
+    const int late8 = late("v1.8", handle8);
+    const int again8 = stage.play("v1.8", "lease acquire (retry)", acquireArgs(stage, "v1.8", 8, "retry"));
+
+    // The fix, as pipeline 10, adopts as usual.
+    const int c10 =
+        stage.play("v1.10", "relctl run (release v1.10, generation 10)", keepHandleRun(stage, "v1.10", 10));
+
+    // Second phase: v1.11 goes out, and during the incident's freeze the
+    // on-call engineer rolls it back; acquisitions stay refused meanwhile.
+    const int c11 =
+        stage.play("v1.11", "relctl run (release v1.11, generation 11)", keepHandleRun(stage, "v1.11", 11));
+    stage.db().freeze(stage.env(), "oncall", "v1.11 corrupts carts");
+    stage.log("oncall", "freeze", "frozen", {}, {}, {}, "v1.11 corrupts carts");
+    const Outcome frozenBack = rollBack(stage, "v1.10", "v1.11 corrupts carts");
+    expectRestored(stage, "rolled-back-while-frozen", frozenBack, "v1.10", 11);
+    const int frozen12 =
+        stage.play("v1.12", "lease acquire (while frozen)", acquireArgs(stage, "v1.12", 12, "frozen"));
+    stage.db().unfreeze(stage.env(), "oncall");
+    stage.log("oncall", "unfreeze", "unfrozen");
+    const int again11 =
+        stage.play("v1.11", "lease acquire (retry)", acquireArgs(stage, "v1.11", 11, "retry"));
+
+    stage.expectExit("v1.8", c8, 0, "published v1.8");
+    stage.expectExit("v1.9", c9, 0, "published v1.9");
+    stage.expectExit("v1.9-late-publish", late9, 4, "STALE_GENERATION: 9 is not above the high-water mark 9");
+    stage.expectExit("v1.9-acquire-again", again9, 4, "STALE_GENERATION, although only v1.8 is current");
+    stage.expectExit("v1.8-late-publish", late8, 4, "STALE_GENERATION: v1.8 is current, but not by this job");
+    stage.expectExit("v1.8-acquire-again", again8, 4, "STALE_GENERATION");
+    stage.expectExit("v1.10", c10, 0, "adopted after the rollback: newer than the bar");
+    stage.expectExit("v1.11", c11, 0, "published v1.11");
+    stage.expectExit("v1.12-while-frozen", frozen12, 6,
+                     "DISPATCH_FROZEN: the rollback did not lift the freeze");
+    stage.expectExit("v1.11-acquire-again", again11, 4, "STALE_GENERATION after the unfreeze");
+    stage.expectTraced("v1.9", "STALE_GENERATION");
+    stage.expectTraced("v1.8", "STALE_GENERATION");
+    stage.expectTraced("v1.12", "DISPATCH_FROZEN");
+    stage.expectTraced("v1.11", "STALE_GENERATION");
+    stage.expectCurrent("v1.10");
+}
+
 EnvironmentSettings forcing(std::optional<std::string> policy, std::optional<std::string> supersede,
                             std::optional<std::string> serialization)
 {
@@ -447,7 +571,8 @@ const std::vector<ScenarioPlay>& plays()
          playRace},
         {{"expiry", "The holder is paused past its lease; a successor takes over",
           "r8's relctl run is stopped (SIGSTOP) mid-deploy and stops renewing. Its lease runs out on the "
-          "server's clock; r9 acquires a higher fencing token and publishes. r8 resumes: its wrapper sees the "
+          "server's clock; r9 acquires a higher fencing token and publishes. r8 resumes: its wrapper sees "
+          "the "
           "lease lost by its own clock, kills its deploy's process group and does not publish (exit 5). Its "
           "late renew and publish with the old handle are refused and recorded."},
          forcing(std::nullopt, std::nullopt, "enforced"),
@@ -483,6 +608,18 @@ const std::vector<ScenarioPlay>& plays()
           "publish is refused NO_LEASE and the release goes out under a lease."},
          forcing(std::nullopt, std::nullopt, "off"),
          playRollout},
+        {{"rollback", "A bad release is rolled back; the old jobs retry",
+          "v1.8 and v1.9 publish; v1.9 is bad and the on-call engineer rolls back to v1.8. The rollback "
+          "takes "
+          "the next fencing token (so no older lease can act again) and makes v1.8 current, but the "
+          "freshness "
+          "bar stays at generation 9: the old v1.9 and v1.8 jobs retrying with their old handles, or "
+          "acquiring "
+          "again, are refused STALE_GENERATION, and pipeline 10 adopts as usual. Then v1.11 goes out and is "
+          "rolled back to v1.10 during a freeze: the rollback works while acquisitions stay refused "
+          "DISPATCH_FROZEN, and after the unfreeze v1.11's retry is stale."},
+         forcing(std::nullopt, std::nullopt, "enforced"),
+         playRollback},
     };
     return all;
 }

@@ -14,8 +14,10 @@
 -- on, plus what the checks need to judge the first of them (context, not
 -- judged): per environment the last manifest before it, its current
 -- manifest, the leases still live at it and the newest lease granted before
--- it; and the events of the operations recorded from it on (an event is
--- written a moment before its operation's record, in the same transaction).
+-- it, the newest rollback before it and the manifests every rollback
+-- returned names; and the events of the operations recorded from it on (an
+-- event is written a moment before its operation's record, in the same
+-- transaction).
 CREATE FUNCTION relctl.history(p_env text, p_since timestamptz) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 BEGIN
@@ -45,6 +47,17 @@ BEGIN
                OR l.acquired_at >= p_since
                OR (l.expires_at > p_since AND (l.ended_at IS NULL OR l.ended_at > p_since))
                OR (l.env, l.token) IN (SELECT b.env, b.token FROM last_lease_before b)),
+        last_rollback_before AS (
+            SELECT DISTINCT ON (r.env) r.id
+            FROM relctl.rollbacks r JOIN env ON env.name = r.env
+            WHERE r.rolled_back_at < p_since
+            ORDER BY r.env, r.token DESC),
+        rollback AS (
+            SELECT r.id, r.env, r.token, r.restored_manifest_id, r.replaced_manifest_id, r.rolled_back_at, r.op_id
+            FROM relctl.rollbacks r JOIN env ON env.name = r.env
+            WHERE p_since IS NULL
+               OR r.rolled_back_at >= p_since
+               OR r.id IN (SELECT b.id FROM last_rollback_before b)),
         last_manifest_before AS (
             SELECT DISTINCT ON (m.env) m.id
             FROM relctl.manifests m JOIN env ON env.name = m.env
@@ -56,7 +69,9 @@ BEGIN
             WHERE p_since IS NULL
                OR m.published_at >= p_since
                OR m.id = env.current_manifest_id
-               OR m.id IN (SELECT b.id FROM last_manifest_before b)),
+               OR m.id IN (SELECT b.id FROM last_manifest_before b)
+               OR m.id IN (SELECT r.restored_manifest_id FROM rollback r)
+               OR m.id IN (SELECT r.replaced_manifest_id FROM rollback r)),
         event AS (
             SELECT v.*
             FROM relctl.events v
@@ -78,18 +93,26 @@ BEGIN
                     'expires_at', relctl.epoch_ms(l.expires_at), 'ended_at', relctl.epoch_ms(l.ended_at),
                     'end_reason', l.end_reason, 'op_id', l.op_id) ORDER BY l.env, l.token), '[]')
                 FROM lease l),
-            -- 'rollback': a recorded rollback restored this manifest, which
-            -- may therefore be current without being the newest.
             'manifests', (
                 SELECT coalesce(jsonb_agg(jsonb_build_object(
                     'id', m.id, 'env', m.env, 'release', m.release, 'generation', m.generation,
                     'job', m.job, 'token', m.token, 'published_at', relctl.epoch_ms(m.published_at),
-                    'op_id', m.op_id,
-                    'rollback', EXISTS (SELECT 1 FROM relctl.rollbacks r WHERE r.restored_manifest_id = m.id))
-                    ORDER BY m.id), '[]')
+                    'op_id', m.op_id) ORDER BY m.id), '[]')
                 FROM manifest m),
+            -- A rollback makes an older manifest current again without a new
+            -- manifest row; its token is its lease's, which ended at once.
+            'rollbacks', (
+                SELECT coalesce(jsonb_agg(jsonb_build_object(
+                    'id', r.id, 'env', r.env, 'token', r.token,
+                    'restored_manifest_id', r.restored_manifest_id,
+                    'replaced_manifest_id', r.replaced_manifest_id,
+                    'at', relctl.epoch_ms(r.rolled_back_at), 'op_id', r.op_id) ORDER BY r.env, r.token), '[]')
+                FROM rollback r),
             -- 'unserialized': a publish without a lease (serialization off),
             -- which presents no token; publish_unserialized marks its events so.
+            -- 'manifest_id': the manifest an accepted publish wrote, so that a
+            -- window's context manifests are told apart from its own publishes.
+            -- 'high_water_generation': NULL on events recorded before 0006.
             'events', (
                 SELECT coalesce(jsonb_agg(jsonb_build_object(
                     'id', v.id, 'at', relctl.epoch_ms(v.at), 'env', v.env, 'operation', v.operation,
@@ -97,6 +120,8 @@ BEGIN
                     'generation', v.generation, 'token', v.token, 'current_token', v.current_token,
                     'current_generation', v.current_generation, 'current_release', v.current_release,
                     'high_water_generation', v.high_water_generation, 'op_id', v.op_id,
+                    'manifest_id', CASE WHEN v.operation = 'publish' AND v.outcome = 'accepted'
+                                        THEN v.detail -> 'manifest_id' END,
                     'unserialized', coalesce(v.detail -> 'unserialized' = 'true'::jsonb, false)) ORDER BY v.id), '[]')
                 FROM event v),
             'operations', (

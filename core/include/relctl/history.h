@@ -56,9 +56,21 @@ struct ManifestRow
     std::optional<std::int64_t> token; // empty: published with serialization off
     EpochMs publishedAt = 0;
     std::optional<std::string> opId;
-    // A recorded rollback (the promotions issue) may restore an older
-    // generation; nothing else may make the history go backwards.
-    bool rollback = false;
+};
+
+// A rollback made an older manifest of its environment current again, with
+// no new manifest row. It took the environment's next fencing token through a
+// lease that ended at once (no acquire event: its `rollback` event grants it),
+// so every lease before it is fenced out. The freshness bar does not move back.
+struct RollbackRow
+{
+    std::int64_t id = 0;
+    std::string env;
+    std::int64_t token = 0;
+    std::int64_t restoredManifestId = 0;
+    std::int64_t replacedManifestId = 0; // current until the rollback
+    EpochMs at = 0;
+    std::optional<std::string> opId;
 };
 
 struct EventRow
@@ -79,6 +91,13 @@ struct EventRow
     std::optional<std::string> opId;
     // A publish without a lease (serialization off): it presents no token.
     bool unserialized = false;
+    // The environment's high-water mark (the highest generation ever
+    // accepted there) when the event was recorded: what a STALE_GENERATION
+    // refusal is judged against since rollbacks exist. Empty on events
+    // recorded before migration 0006.
+    std::optional<std::int64_t> highWaterGeneration;
+    // The manifest an accepted publish wrote.
+    std::optional<std::int64_t> manifestId;
 };
 
 // The first recorded outcome of an operation id.
@@ -97,6 +116,7 @@ struct History
     std::vector<EnvironmentRow> environments;
     std::vector<LeaseRow> leases;       // by env, token
     std::vector<ManifestRow> manifests; // by id
+    std::vector<RollbackRow> rollbacks; // by env, token
     std::vector<EventRow> events;       // by id
     std::vector<OperationRow> operations;
     // What the history was read for (`--env`, `--since`); empty: everything.
@@ -108,7 +128,8 @@ struct History
 // to relctl_reviewer): one read-only transaction, so the tables are seen at
 // one instant. With `since`, rows before it are left out except what the
 // checks need to judge the rows after it (each environment's last manifest
-// before it and the leases live at it). `since` is what `relctl audit
+// and last rollback before it, the manifests a rollback names, and the leases
+// live at it). `since` is what `relctl audit
 // --since` takes: a duration ("2h") is an age on the server's clock, anything
 // else a time PostgreSQL reads as timestamptz. Throws Error(Usage) for an
 // unknown environment or an unreadable time, Error(Unavailable) when the
