@@ -451,14 +451,26 @@ private slots:
         expectOnly(check(h), "generations-advance", {"rollback #1", "#3 on test", "prod's own"});
     }
 
-    // The protocol lets a rollback name any earlier manifest, including one
-    // newer than the current one after an earlier rollback: a roll forward,
-    // which the checker does not accept as a rollback.
-    void aRollbackToANewerManifestFails()
+    // A rollback may restore any manifest accepted before it, also one newer
+    // than the current one after an earlier rollback (undoing that one)...
+    void undoingARollbackPasses()
     {
         History h = rolledBackHistory(false);
         rollBackAgain(h, 4, 2, 1, 10000);
-        expectOnly(check(h), "generations-advance", {"rollback #2", "#2", "not older", "#1"});
+        const auto verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+    }
+
+    // ...but never one published after it, nor the one it replaces.
+    void aRollbackToALaterOrTheSameManifestFails()
+    {
+        History h = rolledBackHistory(false);
+        h.manifests.push_back({3, "prod", "r10", 10, "j10", std::nullopt, 12000, std::nullopt}); // unserialized
+        rollBackAgain(h, 4, 3, 1, 10000);
+        expectOnly(check(h), "generations-advance", {"rollback #2", "published after it"});
+        History same = rolledBackHistory(false);
+        rollBackAgain(same, 4, 1, 1, 10000);
+        expectOnly(check(same), "generations-advance", {"rollback #2", "also replaced"});
     }
 
     void aRollbackThatReplacesWhatWasNotCurrentFails()

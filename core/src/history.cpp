@@ -346,10 +346,14 @@ Verdict generationsAdvance(const History& h)
             else if (replaced->second->env != env)
                 f.violation(rollback(r) + " replaces " + manifest(*replaced->second) + ", not one of " + env +
                             "'s own");
-            if (restored != byId.end() && replaced != byId.end() &&
-                r.restoredManifestId >= r.replacedManifestId)
+            // Any manifest the environment accepted before may be restored:
+            // also one newer than the current one, after an earlier rollback
+            // (undoing it). The freshness bar is judged by freshness-bar-kept.
+            if (restored != byId.end() && r.restoredManifestId == r.replacedManifestId)
+                f.violation(rollback(r) + " restores " + manifest(*restored->second) + ", which it also replaced");
+            else if (restored != byId.end() && restored->second->publishedAt > r.at)
                 f.violation(rollback(r) + " restores " + manifest(*restored->second) +
-                            ", which is not older than the " + manifest(*replaced->second) + " it replaced");
+                            ", which was published after it");
             const auto before = currentAt(ofEnv, rows, i);
             if (!before)
                 f.violation(rollback(r) + " replaces manifest #" + str(r.replacedManifestId) + ", but " +
@@ -397,7 +401,7 @@ Verdict generationsAdvance(const History& h)
     }
     return f.verdict(count(judged, "manifests") + " advance their environment's generation; " +
                      count(judgedRollbacks, "rollbacks") +
-                     " each restore an older manifest of their environment in place of the current one; " +
+                     " each restore a manifest their environment accepted before, in place of the current one; " +
                      count(environments, "environments") +
                      " point at their newest manifest, or at what a later rollback restored");
 }
@@ -718,7 +722,7 @@ const std::vector<CheckInfo>& checks()
          "lease was granted by an accepted acquire or rollback (a rollback's lease released at once)"},
         {"generations-advance",
          "per environment, every manifest has a higher generation than the one before it; every rollback "
-         "restores an older manifest of its own environment in place of the one current then; and the "
+         "restores a manifest its own environment accepted before, in place of the one current then; and the "
          "current manifest is the newest, or the one the latest rollback restored when no publish came "
          "after it"},
         {"freshness-bar-kept",
