@@ -808,8 +808,8 @@ private slots:
         };
         QCOMPARE(seen, expected);
         QCOMPARE(relctl::ui::changeCount(d), 4);
-        // Nothing published: every key is added.
-        QCOMPARE(relctl::ui::changeCount(relctl::ui::diffManifests(nullptr, after)), 4);
+        // Nothing published: every leaf is added (image, replicas, features.a, features.b, new).
+        QCOMPARE(relctl::ui::changeCount(relctl::ui::diffManifests(nullptr, after)), 5);
         QVERIFY(relctl::ui::manifestDiffHtml(relctl::ui::diffManifests(after, after), QStringLiteral("a"),
                                              QStringLiteral("b"))
                     .contains(QStringLiteral("the same")));
