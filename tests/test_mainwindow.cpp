@@ -130,6 +130,11 @@ private slots:
         m_db = std::make_unique<TestDatabase>();
         relctl::Database db(m_db->dsn());
         seedDemoHistory(db);
+        // The supersession tests queue fresh generations on staging, which
+        // test (staging's upstream in the demo) never accepted: they are
+        // about the queue, not promotions (test_consolepromotions).
+        db.setEnvironment(
+            {"staging", std::nullopt, std::nullopt, std::nullopt, "", std::nullopt, std::nullopt});
     }
 
     // The demo history is the protocol's own doing, so the history checker

@@ -3,6 +3,8 @@
 
 #include "auditmodel.h"
 #include "environmentsmodel.h"
+#include "manifestdiff.h"
+#include "manifesthistorymodel.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -783,6 +785,80 @@ private slots:
         QVERIFY(!model.rowForEvent(2));
         model.reload();
         QVERIFY(!model.rowForEvent(7));
+    }
+
+    void manifestDiffKeyByKey()
+    {
+        using relctl::ui::ManifestChange;
+        const nlohmann::json before{
+            {"image", "app:v1"}, {"replicas", 3}, {"features", {{"a", true}, {"b", 1}}}, {"gone", "x"}};
+        const nlohmann::json after{
+            {"image", "app:v2"}, {"replicas", 3}, {"features", {{"a", false}, {"b", 1}}}, {"new", {1, 2}}};
+        const QList<ManifestChange> d = relctl::ui::diffManifests(before, after);
+        QStringList seen;
+        for (const ManifestChange& c : d)
+            seen << QStringLiteral("%1 %2 %3 %4").arg(int(c.kind)).arg(c.key, c.before, c.after);
+        const QStringList expected{
+            QStringLiteral("%1 features.a true false").arg(int(ManifestChange::Kind::Changed)),
+            QStringLiteral("%1 features.b 1 1").arg(int(ManifestChange::Kind::Unchanged)),
+            QStringLiteral("%1 gone \"x\" ").arg(int(ManifestChange::Kind::Removed)),
+            QStringLiteral("%1 image \"app:v1\" \"app:v2\"").arg(int(ManifestChange::Kind::Changed)),
+            QStringLiteral("%1 new  [1,2]").arg(int(ManifestChange::Kind::Added)),
+            QStringLiteral("%1 replicas 3 3").arg(int(ManifestChange::Kind::Unchanged)),
+        };
+        QCOMPARE(seen, expected);
+        QCOMPARE(relctl::ui::changeCount(d), 4);
+        // Nothing published: every leaf is added (image, replicas, features.a, features.b, new).
+        QCOMPARE(relctl::ui::changeCount(relctl::ui::diffManifests(nullptr, after)), 5);
+        QVERIFY(relctl::ui::manifestDiffHtml(relctl::ui::diffManifests(after, after), QStringLiteral("a"),
+                                             QStringLiteral("b"))
+                    .contains(QStringLiteral("the same")));
+    }
+
+    void manifestHistoryNewestFirstWithRollbacks()
+    {
+        relctl::ui::ManifestHistoryModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        relctl::ManifestHistory h;
+        h.env = "staging";
+        h.highWaterGeneration = 14;
+        h.currentManifestId = 21;
+        const auto entry = [](std::int64_t id, std::int64_t generation) {
+            relctl::ManifestHistoryEntry e;
+            e.manifest.id = id;
+            e.manifest.release = "v1." + std::to_string(generation);
+            e.manifest.generation = generation;
+            e.manifest.job = "pipeline-" + std::to_string(100 + generation);
+            e.manifest.publishedAt = "2026-11-30T12:00:00.123456+00:00";
+            e.kind = "publish";
+            return e;
+        };
+        h.history = {entry(20, 11), entry(21, 13), entry(22, 14), entry(21, 13)};
+        h.history.back().kind = "rollback";
+        h.history.back().rollback = relctl::RollbackRecord{5,
+                                                           "release-manager",
+                                                           "smoke test",
+                                                           "2026-11-30T12:05:00Z",
+                                                           40,
+                                                           relctl::ReplacedManifest{22, "v1.14", 14}};
+        model.setHistory(h);
+        QCOMPARE(model.rowCount(), 4);
+        // Newest first: the rollback is on top and current; the publish of
+        // the same manifest below it is not marked current.
+        QVERIFY(model.index(0, 0).data(relctl::ui::ManifestHistoryModel::IsRollback).toBool());
+        QVERIFY(model.index(0, 0).data(relctl::ui::ManifestHistoryModel::IsCurrent).toBool());
+        QVERIFY(!model.index(2, 0).data(relctl::ui::ManifestHistoryModel::IsCurrent).toBool());
+        QCOMPARE(model.currentEntry(), model.entryAt(0));
+        const auto column = [&](int row, relctl::ui::ManifestHistoryModel::Column c) {
+            return model.index(row, int(c)).data().toString();
+        };
+        using C = relctl::ui::ManifestHistoryModel::Column;
+        QVERIFY(column(0, C::Kind).contains(QStringLiteral("rollback")));
+        QVERIFY(column(0, C::Kind).contains(QStringLiteral("current")));
+        QCOMPARE(column(0, C::By), QStringLiteral("release-manager"));
+        QCOMPARE(column(0, C::Note), QStringLiteral("replaced v1.14 (generation 14): smoke test"));
+        QCOMPARE(column(1, C::Release), QStringLiteral("v1.14"));
+        QCOMPARE(column(3, C::At), QStringLiteral("2026-11-30 12:00:00 UTC"));
     }
 };
 

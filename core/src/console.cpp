@@ -9,10 +9,9 @@
 
 #include "relctl/console.h"
 
-#include "relctl/catalogue.h"
-
 #include "database_impl.h"
 #include "jsonfields.h"
+#include "relctl/catalogue.h"
 
 #include <string>
 #include <utility>
@@ -250,6 +249,26 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             t.currentJob = optional<std::string>(*it, "job");
             t.currentPublishedAt = optional<EpochMs>(*it, "published_at");
             t.publishedBeforeMs = optional<std::int64_t>(*it, "published_before_ms");
+        }
+        if (const auto it = reply.find("gate"); it != reply.end() && !it->is_null()) {
+            const json& g = *it;
+            PromotionGate gate;
+            gate.upstreamEnv = optional<std::string>(g, "upstream_env");
+            gate.soakMs = optional<std::int64_t>(g, "soak_ms");
+            gate.upstreamAcceptedAt = optional<EpochMs>(g, "upstream_accepted_at");
+            gate.soakedMs = optional<std::int64_t>(g, "soaked_ms");
+            gate.soakRemainingMs = optional<std::int64_t>(g, "soak_remaining_ms");
+            gate.upstreamRelease = optional<std::string>(g, "upstream_release");
+            gate.upstreamGeneration = optional<std::int64_t>(g, "upstream_generation");
+            gate.promotion = optional<std::int64_t>(g, "promotion");
+            if (const auto by = g.find("approved_by"); by != g.end() && by->is_array())
+                gate.approvedBy = strings(*by);
+            gate.approvalsRequired = optional<std::int64_t>(g, "approvals_required");
+            gate.deniedBy = optional<std::string>(g, "denied_by");
+            gate.denialReason = optional<std::string>(g, "denial_reason");
+            gate.deniedAt = optional<EpochMs>(g, "denied_at");
+            gate.requestedBy = optional<std::string>(g, "requested_by");
+            t.gate = std::move(gate);
         }
         return std::optional<RefusalTrace>(std::move(t));
     });

@@ -282,17 +282,32 @@ BEGIN
                                      ORDER BY k.env, k.at, k.event), '[]')
             FROM (SELECT * FROM (
                       SELECT v.id AS event, v.env, v.at,
+                             -- A rollback and a promotion decision change what an
+                             -- environment runs (or may run) by a person's hand: each
+                             -- has a kind of its own, so the timeline can tell them
+                             -- from the routine operator actions.
                              CASE WHEN v.reason = 'SUPERSEDED' THEN 'superseded'
                                   WHEN v.outcome = 'rejected' THEN 'refusal'
                                   WHEN v.operation = 'publish' THEN 'publish'
+                                  WHEN v.operation = 'rollback' THEN 'rollback'
+                                  WHEN v.operation IN ('promotion-approve', 'promotion-deny') THEN 'promotion'
                                   ELSE 'operator' END AS kind,
                              CASE WHEN v.outcome = 'rejected' THEN concat_ws(' ', v.reason, v.job)
                                   WHEN v.operation = 'publish' THEN concat_ws(' ', v.release, v.job)
+                                  WHEN v.operation = 'rollback' THEN
+                                      format('rollback to %s (from %s) by %s', v.release,
+                                             v.detail ->> 'replaced_release', v.actor)
+                                  WHEN v.operation = 'promotion-approve' THEN
+                                      format('%s approved by %s (%s of %s)', v.release, v.actor,
+                                             v.detail ->> 'approvals', v.detail ->> 'approvals_required')
+                                  WHEN v.operation = 'promotion-deny' THEN
+                                      format('%s denied by %s', v.release, v.actor)
                                   ELSE concat_ws(' ', v.operation, v.actor) END AS label
                       FROM relctl.events v
                       WHERE v.at >= v_from AND v.at < v_to AND v.env IS NOT NULL
                         AND (v.outcome = 'rejected' OR v.operation IN
-                             ('publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny', 'env-set'))
+                             ('publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny', 'env-set',
+                              'rollback', 'promotion-requested', 'promotion-approve', 'promotion-deny'))
                       ORDER BY v.at DESC LIMIT 50000) evs
                   UNION ALL
                   SELECT * FROM (
@@ -312,6 +327,36 @@ $$;
 -- newest token at that moment, when it was not the job's own) and the
 -- manifest current at that moment; JSON null for an unknown id or an accepted
 -- event, so the console can tell "nothing to trace" from an error.
+--
+-- A promotion gate's refusal (and a refused self-approval) carries what the
+-- gate saw in the event's detail: the upstream's answer, the approvals given
+-- and required, the denial. It is passed on as 'gate', flattened, with its
+-- times as epoch milliseconds like every other time here. Only the refusal's
+-- own detail is used, never the request as it stands now: the trace explains
+-- the refusal as it happened.
+CREATE FUNCTION relctl.console_gate_json(v relctl.events) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN v.reason IN ('NOT_PROMOTED', 'APPROVAL_REQUIRED', 'APPROVAL_DENIED', 'SELF_APPROVAL')
+    THEN jsonb_build_object(
+        'upstream_env', v.detail #>> '{upstream,env}',
+        'soak_ms', (v.detail #>> '{upstream,soak_ms}')::bigint,
+        'upstream_accepted_at', relctl.epoch_ms((v.detail #>> '{upstream,accepted_at}')::timestamptz),
+        'soaked_ms', (v.detail #>> '{upstream,soaked_ms}')::bigint,
+        'soak_remaining_ms', (v.detail #>> '{upstream,soak_remaining_ms}')::bigint,
+        'upstream_release', v.detail #>> '{upstream,current,release}',
+        'upstream_generation', (v.detail #>> '{upstream,current,generation}')::bigint,
+        'promotion', (v.detail ->> 'promotion')::bigint,
+        -- A gate's refusal lists the votes; a decision's event counts them.
+        'approved_by', CASE WHEN jsonb_typeof(v.detail -> 'approvals') = 'array' THEN
+            (SELECT coalesce(jsonb_agg(a ->> 'by' ORDER BY ord), '[]')
+             FROM jsonb_array_elements(v.detail -> 'approvals') WITH ORDINALITY AS x(a, ord)) END,
+        'approvals_required', (v.detail ->> 'approvals_required')::bigint,
+        'denied_by', v.detail #>> '{denial,by}',
+        'denial_reason', v.detail #>> '{denial,reason}',
+        'denied_at', relctl.epoch_ms((v.detail #>> '{denial,at}')::timestamptz),
+        'requested_by', v.detail ->> 'requested_by') END
+$$;
+
 CREATE FUNCTION relctl.console_trace(p_event bigint) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
     SELECT coalesce((
@@ -324,7 +369,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
             'current', CASE WHEN cur.id IS NULL THEN NULL ELSE jsonb_build_object(
                 'release', cur.release, 'generation', cur.generation, 'job', cur.job,
                 'published_at', relctl.epoch_ms(cur.published_at),
-                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END)
+                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END,
+            'gate', relctl.console_gate_json(v))
         FROM (SELECT clock_timestamp() AS now) n
         JOIN relctl.events v ON v.id = p_event AND v.outcome = 'rejected'
         LEFT JOIN relctl.leases own ON own.env = v.env AND own.token = v.token AND own.job = v.job

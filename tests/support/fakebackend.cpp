@@ -66,6 +66,12 @@ const char* operationOf(ConsoleAction::Kind kind)
         return "freeze";
     case ConsoleAction::Kind::Unfreeze:
         return "unfreeze";
+    case ConsoleAction::Kind::ApprovePromotion:
+        return "promotion-approve";
+    case ConsoleAction::Kind::DenyPromotion:
+        return "promotion-deny";
+    case ConsoleAction::Kind::Rollback:
+        return "rollback";
     }
     return "";
 }
@@ -226,6 +232,24 @@ void FakeBackend::loadApprovals(quint64 serial)
         answer([this, serial] { emit approvalsLoaded(serial, m_approvals); });
 }
 
+void FakeBackend::loadPromotions(quint64 serial)
+{
+    if (!failing({RequestKind::Promotions, serial}))
+        answer([this, serial] { emit promotionsLoaded(serial, m_promotions); });
+}
+
+void FakeBackend::loadManifestHistory(quint64 serial, const QString& env)
+{
+    if (failing({RequestKind::ManifestHistory, serial}))
+        return;
+    answer([this, serial, env] {
+        const auto it = m_histories.find(env.toStdString());
+        relctl::ManifestHistory history;
+        history.env = env.toStdString();
+        emit manifestHistoryLoaded(serial, it == m_histories.end() ? history : it->second);
+    });
+}
+
 void FakeBackend::runAction(quint64 serial, const ConsoleAction& action)
 {
     m_actions << action;
@@ -253,6 +277,29 @@ QString FakeBackend::apply(const ConsoleAction& action)
             return QStringLiteral("no pending supersession request %1").arg(action.request);
         env = it->env;
         m_approvals.erase(it);
+    } else if (action.kind == ConsoleAction::Kind::ApprovePromotion ||
+               action.kind == ConsoleAction::Kind::DenyPromotion) {
+        std::vector<relctl::Promotion>& open = m_promotions.promotions;
+        const auto it = std::find_if(open.begin(), open.end(),
+                                     [&](const relctl::Promotion& p) { return p.id == action.promotion; });
+        if (it == open.end())
+            return QStringLiteral("no open promotion request %1").arg(action.promotion);
+        if (action.kind == ConsoleAction::Kind::ApprovePromotion &&
+            it->requestedBy == action.by.toStdString())
+            return QStringLiteral("SELF_APPROVAL: %1 requested promotion %2 and cannot approve it")
+                .arg(action.by)
+                .arg(action.promotion);
+        env = QString::fromStdString(it->env);
+        if (action.kind == ConsoleAction::Kind::ApprovePromotion)
+            it->approvals.push_back({action.by.toStdString(), std::nullopt, {}});
+        if (action.kind == ConsoleAction::Kind::DenyPromotion ||
+            static_cast<std::int64_t>(it->approvals.size()) >= it->approvalsRequired)
+            open.erase(it);
+    } else if (action.kind == ConsoleAction::Kind::Rollback) {
+        const auto it = m_histories.find(env.toStdString());
+        if (it == m_histories.end())
+            return QStringLiteral("%1 has no manifest history").arg(env);
+        it->second.currentManifestId = action.manifest;
     } else {
         relctl::EnvironmentRow* row = environment(env);
         if (!row)
@@ -276,6 +323,9 @@ QString FakeBackend::apply(const ConsoleAction& action)
             break;
         case ConsoleAction::Kind::Approve:
         case ConsoleAction::Kind::Deny:
+        case ConsoleAction::Kind::ApprovePromotion:
+        case ConsoleAction::Kind::DenyPromotion:
+        case ConsoleAction::Kind::Rollback:
             break;
         }
     }

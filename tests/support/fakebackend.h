@@ -21,7 +21,9 @@ namespace relctl::ui {
 // was asked.
 //
 // Not a model of the protocol: an action changes what it holds the obvious
-// way (a freeze freezes the environment, an approval leaves the list), records
+// way (a freeze freezes the environment, an approval leaves the list, a
+// promotion decided by enough people or denied leaves its list, a rollback
+// makes its manifest current), records
 // an accepted event and announces it, as the database's notification would.
 class FakeBackend final : public ConsoleBackend
 {
@@ -40,6 +42,12 @@ public:
     const std::vector<relctl::AuditEvent>& events() const { return m_events; }
     void setApprovals(QList<ApprovalRow> rows) { m_approvals = std::move(rows); }
     const QList<ApprovalRow>& approvals() const { return m_approvals; }
+    void setPromotions(PromotionsSnapshot promotions) { m_promotions = std::move(promotions); }
+    const PromotionsSnapshot& promotions() const { return m_promotions; }
+    void setManifestHistory(relctl::ManifestHistory history)
+    {
+        m_histories[history.env] = std::move(history);
+    }
     void setTimeline(relctl::TimelineSlice slice) { m_timeline = std::move(slice); }
     void setTrace(std::int64_t eventId, relctl::RefusalTrace trace) { m_traces[eventId] = std::move(trace); }
     // What start() and setTarget() report once "connected".
@@ -76,6 +84,9 @@ public:
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
     void loadApprovals(quint64 serial) override;
+    void loadPromotions(quint64 serial) override;
+    // An environment without a history set answers an empty one.
+    void loadManifestHistory(quint64 serial, const QString& env) override;
     void runAction(quint64 serial, const ConsoleAction& action) override;
     // Counts the matching events (progress, then finished) and writes them
     // as one id a line: enough to see what an export asked for.
@@ -97,6 +108,8 @@ private:
     std::vector<relctl::EnvironmentRow> m_environments;
     std::vector<relctl::AuditEvent> m_events;
     QList<ApprovalRow> m_approvals;
+    PromotionsSnapshot m_promotions;
+    std::map<std::string, relctl::ManifestHistory> m_histories;
     relctl::TimelineSlice m_timeline;
     std::map<std::int64_t, relctl::RefusalTrace> m_traces;
     ConnectionState m_state;

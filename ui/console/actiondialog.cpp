@@ -34,10 +34,12 @@ void setOperatorName(const QString& name)
 
 bool ActionDialog::reasonRequired(ConsoleAction::Kind kind)
 {
-    return kind != ConsoleAction::Kind::Approve && kind != ConsoleAction::Kind::Unfreeze;
+    return kind != ConsoleAction::Kind::Approve && kind != ConsoleAction::Kind::Unfreeze &&
+           kind != ConsoleAction::Kind::ApprovePromotion;
 }
 
-ActionDialog::ActionDialog(ConsoleAction action, const QString& description, QWidget* parent)
+ActionDialog::ActionDialog(ConsoleAction action, const QString& description, QWidget* parent,
+                           const QString& details)
     : QDialog(parent), m_action(std::move(action)), m_operator(new QLineEdit(operatorName(), this)),
       m_reason(new QPlainTextEdit(this)), m_confirm(nullptr)
 {
@@ -48,6 +50,14 @@ ActionDialog::ActionDialog(ConsoleAction action, const QString& description, QWi
                             this);
     what->setTextFormat(Qt::RichText);
     layout->addWidget(what);
+    if (!details.isEmpty()) {
+        auto* changes = new QLabel(details, this);
+        changes->setObjectName(QStringLiteral("actionDetails"));
+        changes->setTextFormat(Qt::RichText);
+        changes->setWordWrap(true);
+        changes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        layout->addWidget(changes);
+    }
     auto* form = new QFormLayout;
     form->addRow(tr("&Operator:"), m_operator);
     m_reason->setPlaceholderText(

@@ -12,13 +12,15 @@ namespace relctl::ui {
 
 // The confirmation every operator action goes through: it names the action
 // and the environment, and requires the operator's name and (except for
-// approve and unfreeze) a reason, which the audit trail records.
+// approvals and unfreeze) a reason, which the audit trail records. `details`
+// (rich text) says what the action changes, e.g. a rollback's manifest diff.
 class ActionDialog final : public QDialog
 {
     Q_OBJECT
 
 public:
-    ActionDialog(ConsoleAction action, const QString& description, QWidget* parent = nullptr);
+    ActionDialog(ConsoleAction action, const QString& description, QWidget* parent = nullptr,
+                 const QString& details = {});
 
     ConsoleAction action() const;
     static bool reasonRequired(ConsoleAction::Kind kind);

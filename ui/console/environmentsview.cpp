@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QMenu>
+#include <QStyle>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -17,7 +18,8 @@ namespace relctl::ui {
 EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_table(new QTableView(this)),
       m_freeze(new QAction(tr("&Freeze…"), this)), m_unfreeze(new QAction(tr("&Unfreeze…"), this)),
-      m_revoke(new QAction(tr("&Revoke lease…"), this))
+      m_revoke(new QAction(tr("&Revoke lease…"), this)),
+      m_history(new QAction(tr("Manifest &history…"), this))
 {
     m_table->setModel(model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -38,8 +40,10 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     m_freeze->setIcon(consoleIcon(QStringLiteral("freeze")));
     m_unfreeze->setIcon(consoleIcon(QStringLiteral("unfreeze")));
     m_revoke->setIcon(consoleIcon(QStringLiteral("revoke")));
+    m_history->setObjectName(QStringLiteral("manifestHistory"));
+    m_history->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
     auto* actions = new QHBoxLayout;
-    for (QAction* a : {m_freeze, m_unfreeze, m_revoke}) {
+    for (QAction* a : {m_freeze, m_unfreeze, m_revoke, m_history}) {
         // The buttons show the action's text without its mnemonic: Alt+F,
         // Alt+U and Alt+R belong to the menu bar and the toolbar; the
         // keyboard reaches these through the context menu instead.
@@ -62,12 +66,18 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
             [this] { ask(ConsoleAction::Kind::Unfreeze, tr("Unfreeze dispatch")); });
     connect(m_revoke, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Revoke, tr("Revoke the live lease")); });
+    connect(m_history, &QAction::triggered, this, [this] {
+        if (const QString env = selectedEnvironment(); !env.isEmpty())
+            emit historyRequested(env);
+    });
     connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
         if (const QModelIndex under = m_table->indexAt(at); under.isValid())
             m_table->selectRow(under.row());
         auto* menu = new QMenu(this);
         menu->setAttribute(Qt::WA_DeleteOnClose);
         menu->addActions(operatorActions());
+        menu->addSeparator();
+        menu->addAction(m_history);
         menu->popup(m_table->viewport()->mapToGlobal(at));
     });
     // Enter on a row opens the same menu (activated also fires on double-click).
@@ -96,6 +106,8 @@ QMenu* EnvironmentsView::showActionsMenu()
     menu->setObjectName(QStringLiteral("environmentActions"));
     menu->setAttribute(Qt::WA_DeleteOnClose);
     menu->addActions(operatorActions());
+    menu->addSeparator();
+    menu->addAction(m_history);
     menu->popup(m_table->viewport()->mapToGlobal(current.isValid() ? row.bottomLeft() : QPoint()));
     return menu;
 }
@@ -130,6 +142,15 @@ void EnvironmentsView::updateActions()
                                     : QString();
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke})
         a->setToolTip(why.isEmpty() ? a->iconText() : why);
+    // The history is there to read (and to roll back from) on any schema
+    // with rollback; reading it needs no lease and no thaw.
+    const bool history = m_schemaVersion >= kPromotionsSchemaVersion;
+    m_history->setEnabled(history && selected);
+    m_history->setToolTip(!history ? tr("The database's relctl schema (version %1) predates manifest "
+                                        "history and rollback: run relctl migrate.")
+                                         .arg(m_schemaVersion)
+                          : !selected ? tr("Select an environment first.")
+                                      : tr("Every manifest the environment accepted, and rollback"));
 }
 
 void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)

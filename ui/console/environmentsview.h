@@ -30,9 +30,12 @@ public:
     QList<QAction*> operatorActions() const;
     // Pops the operator actions up at the current row (the keyboard's way in).
     QMenu* showActionsMenu();
+    // Opens the selected environment's manifest history (where rollbacks start).
+    QAction* historyAction() const { return m_history; }
 
 signals:
     void actionRequested(const ConsoleAction& action);
+    void historyRequested(const QString& env);
 
 private:
     void updateActions();
@@ -44,6 +47,7 @@ private:
     QAction* m_freeze;
     QAction* m_unfreeze;
     QAction* m_revoke;
+    QAction* m_history;
     int m_schemaVersion = 0;
 };
 

@@ -8,6 +8,8 @@
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "icons.h"
+#include "manifesthistorydialog.h"
+#include "promotionsview.h"
 #include "rehearsalsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
@@ -44,9 +46,10 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
-      m_approvals(new ApprovalsView(this)), m_rehearsals(new RehearsalsView(session, this)),
-      m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)), m_server(new QLabel(this)),
-      m_rtt(new QLabel(this)), m_live(new QLabel(this))
+      m_approvals(new ApprovalsView(this)), m_promotions(new PromotionsView(this)),
+      m_rehearsals(new RehearsalsView(session, this)), m_banner(new QLabel(this)),
+      m_targetLabel(new QLabel(this)), m_server(new QLabel(this)), m_rtt(new QLabel(this)),
+      m_live(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
     setWindowIcon(consoleIcon(QStringLiteral("app")));
@@ -71,9 +74,11 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
     QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
+    QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
     QDockWidget* rehearsals = dock(this, tr("Rehearsals"), m_rehearsals, Qt::RightDockWidgetArea);
     tabifyDockWidget(trace, approvals);
-    tabifyDockWidget(approvals, rehearsals);
+    tabifyDockWidget(approvals, promotions);
+    tabifyDockWidget(promotions, rehearsals);
     trace->raise();
 
     QToolBar* tools = addToolBar(tr("Console"));
@@ -95,7 +100,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     connection->setObjectName(QStringLiteral("connection"));
     connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
-    createMenus(environments, audit, trace, approvals, rehearsals);
+    createMenus(environments, audit, trace, approvals, promotions, rehearsals);
 
     // Where, which server, how fast, whether live: the operator's first
     // question when the console looks quiet.
@@ -141,6 +146,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     });
     connect(m_environments, &EnvironmentsView::actionRequested, session, &ConsoleSession::runAction);
     connect(m_approvals, &ApprovalsView::actionRequested, session, &ConsoleSession::runAction);
+    connect(session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
+    connect(m_promotions, &PromotionsView::actionRequested, session, &ConsoleSession::runAction);
+    connect(m_environments, &EnvironmentsView::historyRequested, this, &MainWindow::showManifestHistory);
     connect(session, &ConsoleSession::actionFinished, this, [this](bool ok, const QString& message) {
         if (ok) {
             statusBar()->showMessage(tr("Done; the audit trail has recorded it."), 5000);
@@ -162,7 +170,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                             QDockWidget* approvals, QDockWidget* rehearsals)
+                             QDockWidget* approvals, QDockWidget* promotions, QDockWidget* rehearsals)
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(findChild<QAction*>(QStringLiteral("connection")));
@@ -187,6 +195,7 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
         {tr("T&race"), trace, m_trace},
         {tr("A&pprovals"), approvals, m_approvals},
         {tr("Re&hearsals"), rehearsals, m_rehearsals},
+        {tr("Pro&motions"), promotions, m_promotions},
     };
     int key = Qt::Key_1;
     for (const Target& t : targets) {
@@ -204,11 +213,43 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
     view->addSeparator();
     view->addAction(m_follow);
     QMenu* docks = view->addMenu(tr("&Show"));
-    for (QDockWidget* d : {environments, audit, trace, approvals, rehearsals})
+    for (QDockWidget* d : {environments, audit, trace, approvals, promotions, rehearsals})
         docks->addAction(d->toggleViewAction());
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About release console"), this, &MainWindow::about);
+}
+
+ManifestHistoryDialog* MainWindow::manifestHistory() const
+{
+    return m_history;
+}
+
+ManifestHistoryDialog* MainWindow::showManifestHistory(const QString& env)
+{
+    // One history window at a time: the session follows one environment's
+    // history live, and a second window would show another's going stale.
+    if (m_history && m_history->environment() != env) {
+        m_history->close();
+        m_history = nullptr; // deleted later (WA_DeleteOnClose); a new one is made now
+    }
+    if (!m_history) {
+        m_history = new ManifestHistoryDialog(env, this);
+        m_history->setAttribute(Qt::WA_DeleteOnClose);
+        m_history->setSchemaVersion(m_session->connection().connected ? m_session->connection().schemaVersion
+                                                                      : 0);
+        connect(m_session, &ConsoleSession::manifestHistoryReady, m_history,
+                [dialog = m_history.data()](const relctl::ManifestHistory& history) {
+                    if (QString::fromStdString(history.env) == dialog->environment())
+                        dialog->setHistory(history);
+                });
+        connect(m_history, &ManifestHistoryDialog::actionRequested, m_session, &ConsoleSession::runAction);
+        connect(m_history, &QDialog::finished, m_session, &ConsoleSession::clearManifestHistory);
+    }
+    m_session->requestManifestHistory(env);
+    m_history->show();
+    m_history->raise();
+    return m_history;
 }
 
 ConnectionDialog* MainWindow::editConnection()
@@ -253,6 +294,9 @@ void MainWindow::showConnection(const ConnectionState& state)
                                   : tr("Not listening: the console shows what it last read."));
     m_environments->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_approvals->setSchemaVersion(state.connected ? state.schemaVersion : 0);
+    m_promotions->setSchemaVersion(state.connected ? state.schemaVersion : 0);
+    if (m_history)
+        m_history->setSchemaVersion(state.connected ? state.schemaVersion : 0);
 }
 
 void MainWindow::about()
@@ -260,8 +304,8 @@ void MainWindow::about()
     QMessageBox::about(this, tr("About release console"),
                        tr("<p><b>relctl release console</b></p>"
                           "<p>Leases with fencing tokens and an append-only audit trail, in PostgreSQL: "
-                          "watch releases, approve supersessions, revoke leases, freeze dispatch and "
-                          "trace refused writes.</p>"));
+                          "watch releases, approve supersessions and promotions, roll back, revoke "
+                          "leases, freeze dispatch and trace refused writes.</p>"));
 }
 
 } // namespace relctl::ui

@@ -4,6 +4,7 @@
 #include "consoletypes.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 class QDockWidget;
 class QLabel;
@@ -15,14 +16,17 @@ class AuditView;
 class ConnectionDialog;
 class ConsoleSession;
 class EnvironmentsView;
+class ManifestHistoryDialog;
+class PromotionsView;
 class RehearsalsView;
 class TimelineWidget;
 class TracePanel;
 
 // Composes the console: the timeline in the centre, environments above,
-// the audit browser below, trace, approvals and rehearsals at the side,
-// connection state in the status bar. The views talk to each other only
-// through here. Every view has a focus shortcut (View menu, Ctrl+1..6).
+// the audit browser below, trace, approvals, promotions and rehearsals at the
+// side, connection state in the status bar; an environment's manifest history
+// in a window of its own. The views talk to each other only through here.
+// Every view has a focus shortcut (View menu, Ctrl+1..7).
 class MainWindow final : public QMainWindow
 {
     Q_OBJECT
@@ -35,6 +39,11 @@ public:
     TracePanel* tracePanel() const { return m_trace; }
     EnvironmentsView* environmentsView() const { return m_environments; }
     ApprovalsView* approvalsView() const { return m_approvals; }
+    PromotionsView* promotionsView() const { return m_promotions; }
+    // The open manifest history window, if any.
+    ManifestHistoryDialog* manifestHistory() const;
+    // Opens (or brings up) the manifest history of env and reads it.
+    ManifestHistoryDialog* showManifestHistory(const QString& env);
     RehearsalsView* rehearsalsView() const { return m_rehearsals; }
 
     // Where the session was started (--dsn, or the saved settings); the
@@ -49,7 +58,7 @@ public:
 
 private:
     void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                     QDockWidget* approvals, QDockWidget* rehearsals);
+                     QDockWidget* approvals, QDockWidget* promotions, QDockWidget* rehearsals);
     void showConnection(const ConnectionState& state);
     void traceOrExplain(qint64 eventId, bool rejected);
     void about();
@@ -61,6 +70,8 @@ private:
     AuditView* m_audit;
     TracePanel* m_trace;
     ApprovalsView* m_approvals;
+    PromotionsView* m_promotions;
+    QPointer<ManifestHistoryDialog> m_history;
     RehearsalsView* m_rehearsals;
     QAction* m_follow = nullptr;
     QLabel* m_banner;

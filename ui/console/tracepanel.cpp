@@ -41,6 +41,77 @@ QString lease(const relctl::LeaseSpan& l)
         .arg(when(l.acquiredAt), when(l.endsAt), esc(l.ending));
 }
 
+QString duration(const std::optional<std::int64_t>& ms)
+{
+    if (!ms)
+        return QStringLiteral("–");
+    if (*ms <= 0)
+        return QStringLiteral("0 s");
+    const std::int64_t s = (*ms + 999) / 1000;
+    if (s < 120)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 7200)
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s / 60) % 60);
+}
+
+// What a promotion gate saw when it refused, in words: what was missing and
+// who decided. Only what the refusal recorded is used (see console_trace).
+QString gateHtml(const relctl::AuditEvent& e, const relctl::PromotionGate& g)
+{
+    const std::string reason = e.reason.value_or(std::string());
+    const QString candidate = QObject::tr("%1 (generation %2)").arg(esc(e.release), num(e.generation));
+    const QString upstream = esc(g.upstreamEnv);
+    QString out;
+    if (reason == "NOT_PROMOTED") {
+        if (!g.upstreamAcceptedAt)
+            out += QObject::tr("<p><b>Not promoted</b>: %1 is promoted from %2, and %2 had not accepted "
+                               "%3 (never, or a rollback there withdrew it). %2 had %4.</p>")
+                       .arg(esc(e.env), upstream, candidate,
+                            g.upstreamRelease ? QObject::tr("%1 (generation %2) current")
+                                                    .arg(esc(g.upstreamRelease), num(g.upstreamGeneration))
+                                              : QObject::tr("nothing current"));
+        else
+            out += QObject::tr("<p><b>Not promoted yet</b>: %1 was accepted on %2 at %3, but %4 needs a soak "
+                               "of %5 there: it had soaked %6, %7 to go.</p>")
+                       .arg(candidate, upstream, when(*g.upstreamAcceptedAt), esc(e.env), duration(g.soakMs),
+                            duration(g.soakedMs), duration(g.soakRemainingMs));
+        out += QObject::tr("<p>What was missing: acceptance upstream, not an approval; no approval can "
+                           "make up for it.</p>");
+    } else if (reason == "APPROVAL_REQUIRED") {
+        const auto given = g.approvedBy ? static_cast<std::int64_t>(g.approvedBy->size()) : 0;
+        QStringList names;
+        for (const std::string& by : g.approvedBy.value_or(std::vector<std::string>{}))
+            names << esc(by);
+        out += QObject::tr("<p><b>Approval required</b>: promoting %1 to %2 needs %3 approval(s) from "
+                           "distinct people; %4 had been given%5.</p>")
+                   .arg(candidate, esc(e.env), num(g.approvalsRequired))
+                   .arg(given)
+                   .arg(names.isEmpty()
+                            ? QString()
+                            : QStringLiteral(" (") + names.join(QStringLiteral(", ")) + QStringLiteral(")"));
+        out += g.promotion ? QObject::tr("<p>What was missing: %1 more approval(s) on promotion request #%2 "
+                                         "(Promotions view, or relctl promote approve %2).</p>")
+                                 .arg(g.approvalsRequired ? QString::number(*g.approvalsRequired - given)
+                                                          : QStringLiteral("–"))
+                                 .arg(*g.promotion)
+                           : QObject::tr("<p>What was missing: a promotion request and its approvals (relctl "
+                                         "promote request opens one).</p>");
+    } else if (reason == "APPROVAL_DENIED") {
+        out += QObject::tr("<p><b>Approval denied</b>: promoting %1 to %2 was denied by <b>%3</b>%4: "
+                           "%5</p><p>A denial is final for this release and generation (request #%6); a "
+                           "newer generation needs a request of its own.</p>")
+                   .arg(candidate, esc(e.env), esc(g.deniedBy),
+                        g.deniedAt ? QObject::tr(" at %1").arg(when(*g.deniedAt)) : QString(),
+                        esc(g.denialReason), num(g.promotion));
+    } else if (reason == "SELF_APPROVAL") {
+        out += QObject::tr("<p><b>Self-approval</b>: %1 requested promotion #%2 and cannot approve it; "
+                           "another person must.</p>")
+                   .arg(esc(g.requestedBy), num(g.promotion));
+    }
+    return out;
+}
+
 } // namespace
 
 TracePanel::TracePanel(QWidget* parent)
@@ -88,6 +159,12 @@ QString TracePanel::html(const relctl::RefusalTrace& t)
 {
     const relctl::AuditEvent& e = t.event;
     QString out = tr("<h3>%1 refused: %2</h3>").arg(esc(e.operation), esc(e.reason));
+    // A gate's refusal is explained by the gate first: the lease and the
+    // manifest below are the same as for any other refusal.
+    if (t.gate)
+        out += gateHtml(e, *t.gate);
+    if (e.actor)
+        out += tr("<p><b>By</b> %1</p>").arg(esc(e.actor));
     out += tr("<p><b>Job</b> %1 · release %2 · generation %3 · token presented %4<br>"
               "host %5 · pid %6 · op id %7 · at %8</p>")
                .arg(esc(e.job), esc(e.release), num(e.generation), num(e.token), esc(e.host), num(e.pid),

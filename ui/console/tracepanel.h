@@ -12,7 +12,10 @@ namespace relctl::ui {
 
 // The story of one refused write: the job (host, pid, job URL as a link), its
 // lease and how it ended, the lease and job that superseded it, the manifest
-// current at that moment and the time between them.
+// current at that moment and the time between them. A promotion gate's
+// refusal is explained first: for NOT_PROMOTED what the upstream had not
+// accepted (or not long enough), for APPROVAL_REQUIRED the approvals missing,
+// for APPROVAL_DENIED who denied it and why.
 class TracePanel final : public QWidget
 {
     Q_OBJECT

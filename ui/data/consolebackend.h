@@ -44,6 +44,9 @@ public:
     virtual void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) = 0;
     virtual void loadTrace(quint64 serial, qint64 eventId) = 0;
     virtual void loadApprovals(quint64 serial) = 0;
+    // Promotions and rollback need schema version kPromotionsSchemaVersion.
+    virtual void loadPromotions(quint64 serial) = 0;
+    virtual void loadManifestHistory(quint64 serial, const QString& env) = 0;
     // Answered with actionFinished() either way.
     virtual void runAction(quint64 serial, const ConsoleAction& action) = 0;
     // Writes every event matching the filter, in the sort's order, to `path`
@@ -61,6 +64,8 @@ signals:
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
     void approvalsLoaded(quint64 serial, const QList<relctl::ui::ApprovalRow>& approvals);
+    void promotionsLoaded(quint64 serial, const relctl::ui::PromotionsSnapshot& promotions);
+    void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
     void actionFinished(quint64 serial, bool ok, const QString& message);
     void exportProgress(quint64 serial, qint64 rows);
     // ok: `rows` were written to the file; otherwise the message says why

@@ -4,19 +4,31 @@
 // own (see metatypes.h): what an operator asks for, a pending supersession
 // request, the connection's state. Plain values: they cross threads.
 
+#include "relctl/replies.h"
+
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 namespace relctl::ui {
+
+// The first schema version with promotions and rollback (migration 0006):
+// an older database has neither, and the console does not ask it.
+inline constexpr int kPromotionsSchemaVersion = 6;
 
 // What an operator asks for; the worker turns it into one protocol call.
 struct ConsoleAction
 {
-    enum class Kind { Approve, Deny, Revoke, Freeze, Unfreeze };
+    // Approve/Deny decide a supersession request; ApprovePromotion and
+    // DenyPromotion a promotion request; Rollback makes an earlier manifest
+    // of env current again.
+    enum class Kind { Approve, Deny, Revoke, Freeze, Unfreeze, ApprovePromotion, DenyPromotion, Rollback };
     Kind kind = Kind::Approve;
     QString env;
-    qint64 request = 0; // the supersession request, for Approve/Deny
+    qint64 request = 0;   // the supersession request, for Approve/Deny
+    qint64 promotion = 0; // the promotion request, for ApprovePromotion/DenyPromotion
+    qint64 manifest = 0;  // the manifest to restore, for Rollback (relctl rollback --to-manifest)
     QString by;
     QString reason;
 };
@@ -43,6 +55,23 @@ struct ApprovalRow
 
 Q_DECLARE_METATYPE(relctl::ui::ApprovalRow)
 Q_DECLARE_METATYPE(QList<relctl::ui::ApprovalRow>)
+
+namespace relctl::ui {
+
+// What the Promotions view shows, read together so that the paths and the
+// requests agree: every environment (its promotion path, current release,
+// soak and approvals required) and the open promotion requests. core's own
+// reply types: the view reads them as the CLI does.
+struct PromotionsSnapshot
+{
+    std::vector<relctl::Environment> environments;
+    std::vector<relctl::Promotion> promotions;
+};
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::PromotionsSnapshot)
+Q_DECLARE_METATYPE(relctl::ManifestHistory)
 
 namespace relctl::ui {
 

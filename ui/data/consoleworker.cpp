@@ -42,6 +42,8 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<ConnectionState>();
     qRegisterMetaType<ConnectionTarget>();
     qRegisterMetaType<QList<ApprovalRow>>();
+    qRegisterMetaType<PromotionsSnapshot>();
+    qRegisterMetaType<relctl::ManifestHistory>();
     qRegisterMetaType<relctl::AuditFilter>();
     qRegisterMetaType<relctl::AuditSort>();
     qRegisterMetaType<ExportCancelFlag>();
@@ -224,16 +226,38 @@ void ConsoleWorker::loadApprovals(quint64 serial)
     });
 }
 
+void ConsoleWorker::loadPromotions(quint64 serial)
+{
+    guarded({RequestKind::Promotions, serial}, [&] {
+        // Two reads, environments first: a request opened in between shows
+        // up with an environment already known, never the other way round.
+        PromotionsSnapshot snapshot;
+        snapshot.environments = m_db->listEnvironments().environments;
+        snapshot.promotions = m_db->promotions(std::nullopt, false).promotions;
+        emit promotionsLoaded(serial, snapshot);
+    });
+}
+
+void ConsoleWorker::loadManifestHistory(quint64 serial, const QString& env)
+{
+    guarded({RequestKind::ManifestHistory, serial},
+            [&] { emit manifestHistoryLoaded(serial, m_db->manifestHistory(s(env))); });
+}
+
 void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
 {
     // Answered with actionFinished either way: the window tells the operator
-    // what was refused and why.
+    // what was refused and why. The promotion and rollback calls answer a
+    // refusal (SELF_APPROVAL, busy) as an Outcome rather than an exception.
     guarded(
         [&] {
             const std::string env = s(a.env), by = s(a.by), reason = s(a.reason);
+            const std::optional<std::string> optionalReason =
+                reason.empty() ? std::nullopt : std::optional(reason);
+            std::optional<relctl::Outcome> outcome;
             switch (a.kind) {
             case ConsoleAction::Kind::Approve:
-                m_db->decide(a.request, true, by, reason.empty() ? std::nullopt : std::optional(reason));
+                m_db->decide(a.request, true, by, optionalReason);
                 break;
             case ConsoleAction::Kind::Deny:
                 m_db->decide(a.request, false, by, reason);
@@ -247,6 +271,28 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
             case ConsoleAction::Kind::Unfreeze:
                 m_db->unfreeze(env, by);
                 break;
+            case ConsoleAction::Kind::ApprovePromotion:
+                outcome = m_db->decidePromotion(a.promotion, true, by, optionalReason);
+                break;
+            case ConsoleAction::Kind::DenyPromotion:
+                outcome = m_db->decidePromotion(a.promotion, false, by, reason);
+                break;
+            case ConsoleAction::Kind::Rollback: {
+                relctl::RollbackRequest r;
+                r.env = env;
+                r.toManifest = a.manifest;
+                r.by = by;
+                r.reason = reason;
+                // No wait: a job holding the lease is news for the operator
+                // (who decides whether to revoke it), not something to sit out.
+                outcome = m_db->rollback(r);
+                break;
+            }
+            }
+            if (outcome && !outcome->accepted()) {
+                const std::string message = outcome->message();
+                emit actionFinished(serial, false, q(message.empty() ? outcome->reason : message));
+                return;
             }
             emit actionFinished(serial, true, QString());
         },

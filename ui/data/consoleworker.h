@@ -51,6 +51,8 @@ public slots:
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs);
     void loadTrace(quint64 serial, qint64 eventId);
     void loadApprovals(quint64 serial);
+    void loadPromotions(quint64 serial);
+    void loadManifestHistory(quint64 serial, const QString& env);
     void runAction(quint64 serial, const ConsoleAction& action);
     // Writes every event matching the filter, in the sort's order, to `path`
     // (CSV or JSON), page by page; the file appears only once complete. It
@@ -70,6 +72,8 @@ signals:
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
     void approvalsLoaded(quint64 serial, const QList<ApprovalRow>& approvals);
+    void promotionsLoaded(quint64 serial, const PromotionsSnapshot& promotions);
+    void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
     void actionFinished(quint64 serial, bool ok, const QString& message);
     void exportProgress(quint64 serial, qint64 rows);
     // ok: `rows` were written to the file; otherwise the message says why

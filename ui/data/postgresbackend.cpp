@@ -21,7 +21,8 @@ template <typename Call> void post(ConsoleWorker* worker, Call&& call)
 } // namespace
 
 PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
-    : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
+    : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)),
+      m_exporter(new ConsoleWorker(target))
 {
     // Created here, on the GUI thread, then handed to their threads: each
     // creates its connections and socket notifier on its own thread.
@@ -40,6 +41,8 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_worker, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
     connect(m_worker, &ConsoleWorker::traceLoaded, this, &ConsoleBackend::traceLoaded);
     connect(m_worker, &ConsoleWorker::approvalsLoaded, this, &ConsoleBackend::approvalsLoaded);
+    connect(m_worker, &ConsoleWorker::promotionsLoaded, this, &ConsoleBackend::promotionsLoaded);
+    connect(m_worker, &ConsoleWorker::manifestHistoryLoaded, this, &ConsoleBackend::manifestHistoryLoaded);
     connect(m_worker, &ConsoleWorker::actionFinished, this, &ConsoleBackend::actionFinished);
     connect(m_worker, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_exporter, &ConsoleWorker::exportProgress, this, &ConsoleBackend::exportProgress);
@@ -91,6 +94,16 @@ void PostgresBackend::loadTrace(quint64 serial, qint64 eventId)
 void PostgresBackend::loadApprovals(quint64 serial)
 {
     post(m_worker, [serial](ConsoleWorker& w) { w.loadApprovals(serial); });
+}
+
+void PostgresBackend::loadPromotions(quint64 serial)
+{
+    post(m_worker, [serial](ConsoleWorker& w) { w.loadPromotions(serial); });
+}
+
+void PostgresBackend::loadManifestHistory(quint64 serial, const QString& env)
+{
+    post(m_worker, [serial, env](ConsoleWorker& w) { w.loadManifestHistory(serial, env); });
 }
 
 void PostgresBackend::runAction(quint64 serial, const ConsoleAction& action)

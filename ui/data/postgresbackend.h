@@ -33,6 +33,8 @@ public:
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
     void loadApprovals(quint64 serial) override;
+    void loadPromotions(quint64 serial) override;
+    void loadManifestHistory(quint64 serial, const QString& env) override;
     void runAction(quint64 serial, const ConsoleAction& action) override;
     void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
                      const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;

@@ -18,7 +18,16 @@ namespace relctl::ui {
 // translate them back; with kinds each requester keeps its own numbering, and
 // a new kind is a new enumerator that every switch over the kinds (without a
 // default) is made to handle by -Wswitch.
-enum class RequestKind { Environments, AuditPage, Timeline, Trace, Approvals, ServerSleep };
+enum class RequestKind {
+    Environments,
+    AuditPage,
+    Timeline,
+    Trace,
+    Approvals,
+    Promotions,
+    ManifestHistory,
+    ServerSleep
+};
 
 struct RequestId
 {

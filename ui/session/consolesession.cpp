@@ -52,6 +52,16 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 if (m_approvalRequests.isCurrent(serial))
                     emit approvalsReady(rows);
             });
+    connect(b, &ConsoleBackend::promotionsLoaded, this,
+            [this](quint64 serial, const PromotionsSnapshot& promotions) {
+                if (m_promotionRequests.isCurrent(serial))
+                    emit promotionsReady(promotions);
+            });
+    connect(b, &ConsoleBackend::manifestHistoryLoaded, this,
+            [this](quint64 serial, const relctl::ManifestHistory& history) {
+                if (m_historyRequests.isCurrent(serial))
+                    emit manifestHistoryReady(history);
+            });
     connect(b, &ConsoleBackend::actionFinished, this,
             [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
     connect(b, &ConsoleBackend::requestFailed, this,
@@ -68,6 +78,8 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 case RequestKind::Timeline:
                 case RequestKind::Trace:
                 case RequestKind::Approvals:
+                case RequestKind::Promotions:
+                case RequestKind::ManifestHistory:
                 case RequestKind::ServerSleep:
                     break;
                 }
@@ -107,6 +119,12 @@ void ConsoleSession::reload()
 {
     m_backend->loadEnvironments(m_environmentsRequests.next());
     m_backend->loadApprovals(m_approvalRequests.next());
+    // An older schema has no promotions to read: asking would only fail.
+    if (m_connection.schemaVersion >= kPromotionsSchemaVersion) {
+        m_backend->loadPromotions(m_promotionRequests.next());
+        if (!m_historyEnv.isEmpty())
+            m_backend->loadManifestHistory(m_historyRequests.next(), m_historyEnv);
+    }
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
     // The first time (connected): the first page. After that never a reset:
@@ -152,6 +170,12 @@ void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)
 void ConsoleSession::requestTrace(qint64 eventId)
 {
     m_backend->loadTrace(m_traceRequests.next(), eventId);
+}
+
+void ConsoleSession::requestManifestHistory(const QString& env)
+{
+    m_historyEnv = env;
+    m_backend->loadManifestHistory(m_historyRequests.next(), env);
 }
 
 void ConsoleSession::runAction(const ConsoleAction& action)

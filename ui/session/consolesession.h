@@ -38,6 +38,11 @@ public:
     void requestTimeline(qint64 fromMs, qint64 toMs);
     void requestTrace(qint64 eventId);
     void runAction(const ConsoleAction& action);
+    // The environment's manifest history, answered by manifestHistoryReady
+    // and read again on every reload until another environment is asked for
+    // (or clearManifestHistory), so an open history follows live events.
+    void requestManifestHistory(const QString& env);
+    void clearManifestHistory() { m_historyEnv.clear(); }
     void reload();
     // Connects to another database now; the views reload once it answers.
     void setTarget(const ConnectionTarget& target);
@@ -54,6 +59,8 @@ signals:
     void timelineReady(const relctl::TimelineSlice& slice);
     void traceReady(const std::optional<relctl::RefusalTrace>& trace);
     void approvalsReady(const QList<ApprovalRow>& approvals);
+    void promotionsReady(const relctl::ui::PromotionsSnapshot& promotions);
+    void manifestHistoryReady(const relctl::ManifestHistory& history);
     void actionFinished(bool ok, const QString& message);
     void environmentsLoaded();
     void failed(const QString& message);
@@ -69,7 +76,8 @@ private:
     EnvironmentsModel* m_environments;
     AuditModel* m_audit;
     RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_approvalRequests,
-        m_actionRequests;
+        m_promotionRequests, m_historyRequests, m_actionRequests;
+    QString m_historyEnv;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
     QTimer m_reload;
     QTimer m_countdown;

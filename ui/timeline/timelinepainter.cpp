@@ -21,7 +21,8 @@ QColor mix(const QColor& a, const QColor& b, double t)
         const double start = static_cast<double>(from);
         return static_cast<float>(start + (static_cast<double>(to) - start) * t);
     };
-    return QColor::fromRgbF(blend(a.redF(), b.redF()), blend(a.greenF(), b.greenF()), blend(a.blueF(), b.blueF()));
+    return QColor::fromRgbF(blend(a.redF(), b.redF()), blend(a.greenF(), b.greenF()),
+                            blend(a.blueF(), b.blueF()));
 }
 
 double luminance(const QColor& c)
@@ -75,6 +76,10 @@ MarkerKind markerKind(const std::string& kind)
         return MarkerKind::Superseded;
     if (kind == "queued")
         return MarkerKind::Queued;
+    if (kind == "rollback")
+        return MarkerKind::Rollback;
+    if (kind == "promotion")
+        return MarkerKind::Promotion;
     return MarkerKind::Operator;
 }
 
@@ -117,6 +122,8 @@ TimelineColors TimelineColors::fromPalette(const QPalette& palette)
         mix(c.base, c.text, 0.75), // superseded
         mix(c.base, c.text, 0.5),  // queued
         hue(210, 170, c.base),     // operator
+        hue(300, 160, c.base),     // rollback: magenta, away from the refusals' red
+        hue(175, 170, c.base),     // promotion decision: teal
     };
     return c;
 }
@@ -164,6 +171,13 @@ const QPixmap& TimelinePainter::stamp(MarkerKind kind, qreal dpr, double r)
         p.setPen(QPen(color, 1.6));
         p.setBrush(Qt::NoBrush);
         p.drawEllipse(c, r - 1.5, r - 1.5);
+        break;
+    case MarkerKind::Rollback: // pointing back
+        p.drawPolygon(
+            QPolygonF{{c.x() + r * 0.8, c.y() - r}, {c.x() + r * 0.8, c.y() + r}, {c.x() - r, c.y()}});
+        break;
+    case MarkerKind::Promotion: // a square: a gate decided
+        p.drawRect(QRectF(c.x() - r * 0.8, c.y() - r * 0.8, 1.6 * r, 1.6 * r));
         break;
     case MarkerKind::Operator:
     case MarkerKind::Count:

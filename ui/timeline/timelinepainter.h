@@ -20,7 +20,10 @@ class QRect;
 namespace relctl::ui {
 
 enum class LeaseEnding { Live, Released, Expired, Revoked, Count };
-enum class MarkerKind { Publish, Refusal, Superseded, Queued, Operator, Count };
+// Rollback and Promotion (a promotion approved or denied) are operator
+// actions too, but they change what an environment runs or may run: each has
+// its own shape and colour.
+enum class MarkerKind { Publish, Refusal, Superseded, Queued, Operator, Rollback, Promotion, Count };
 
 LeaseEnding leaseEnding(const std::string& ending);
 MarkerKind markerKind(const std::string& kind);

@@ -87,6 +87,10 @@ QString markerTitle(const std::string& kind)
         return QStringLiteral("Superseded");
     case MarkerKind::Queued:
         return QStringLiteral("Queued");
+    case MarkerKind::Rollback:
+        return QStringLiteral("Rollback");
+    case MarkerKind::Promotion:
+        return QStringLiteral("Promotion decision");
     case MarkerKind::Operator:
     case MarkerKind::Count:
         break;

@@ -171,6 +171,30 @@ struct TimelineSlice
     EpochMs serverNow = 0;
 };
 
+// What a promotion gate saw when it refused (NOT_PROMOTED, APPROVAL_REQUIRED,
+// APPROVAL_DENIED) or a self-approval was refused (SELF_APPROVAL), as the
+// refusal's event recorded it. Every member is empty when the event did not
+// say: a publish re-checking its lease's gate records no request, say.
+struct PromotionGate
+{
+    // The environment promoted from, and the candidate's standing there.
+    std::optional<std::string> upstreamEnv;
+    std::optional<std::int64_t> soakMs;
+    std::optional<EpochMs> upstreamAcceptedAt; // empty: not accepted there, or withdrawn by a rollback
+    std::optional<std::int64_t> soakedMs;
+    std::optional<std::int64_t> soakRemainingMs;
+    std::optional<std::string> upstreamRelease; // what the upstream had current
+    std::optional<std::int64_t> upstreamGeneration;
+    // The promotion request, its approvals and its denial.
+    std::optional<std::int64_t> promotion;
+    std::optional<std::vector<std::string>> approvedBy;
+    std::optional<std::int64_t> approvalsRequired;
+    std::optional<std::string> deniedBy;
+    std::optional<std::string> denialReason;
+    std::optional<EpochMs> deniedAt;
+    std::optional<std::string> requestedBy; // SELF_APPROVAL: who asked (and tried to approve)
+};
+
 // The full story of one refusal, for the trace panel.
 struct RefusalTrace
 {
@@ -186,6 +210,7 @@ struct RefusalTrace
     std::optional<std::string> currentJob;
     std::optional<EpochMs> currentPublishedAt;
     std::optional<std::int64_t> publishedBeforeMs; // time from that publish to the refusal
+    std::optional<PromotionGate> gate;             // a promotion gate's refusal: what it saw
 };
 
 // The console's queries. Each is one round trip on the given connection;
