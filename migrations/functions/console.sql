@@ -299,7 +299,7 @@ BEGIN
                                              v.detail ->> 'replaced_release', v.actor)
                                   WHEN v.operation = 'promotion-approve' THEN
                                       format('%s approved by %s (%s of %s)', v.release, v.actor,
-                                             v.detail ->> 'approvals', v.detail ->> 'approvals_required')
+                                             v.detail ->> 'approvals_given', v.detail ->> 'approvals_required')
                                   WHEN v.operation = 'promotion-deny' THEN
                                       format('%s denied by %s', v.release, v.actor)
                                   ELSE concat_ws(' ', v.operation, v.actor) END AS label

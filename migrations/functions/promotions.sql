@@ -317,7 +317,7 @@ BEGIN
     PERFORM relctl.record(p.env, v_operation, NULL, NULL, p.release, p.generation, NULL, NULL, p_client,
                           jsonb_strip_nulls(jsonb_build_object(
                               'promotion', p.id, 'reason', p_reason, 'state', p.state,
-                              'approvals', v_given, 'approvals_required', e.approvals_required,
+                              'approvals_given', v_given, 'approvals_required', e.approvals_required,
                               'requested_by', p.requested_by)),
                           p_by);
     RETURN relctl.promotion_json(p) || jsonb_build_object('status', 'ok', 'changed', true);
