@@ -24,6 +24,7 @@
 #include "promotionsview.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
+#include "testconsole.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
@@ -41,20 +42,7 @@ using namespace relctl::ui;
 
 namespace {
 
-struct Console
-{
-    explicit Console(const TestDatabase& db)
-        : session(std::make_unique<PostgresBackend>(
-              ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
-          window(&session)
-    {
-        window.show();
-        session.start();
-    }
-
-    ConsoleSession session;
-    MainWindow window;
-};
+using Console = TestConsole;
 
 // Selects the open request of (env, generation) in the Promotions view.
 bool selectPromotion(Console& c, const QString& env, std::int64_t generation)

@@ -19,6 +19,7 @@
 #include "postgresbackend.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
+#include "testconsole.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
@@ -40,21 +41,7 @@ using namespace relctl::ui;
 
 namespace {
 
-// A console on the test database, shown and started, as release-console runs it.
-struct Console
-{
-    explicit Console(const TestDatabase& db)
-        : session(std::make_unique<PostgresBackend>(
-              ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
-          window(&session)
-    {
-        window.show();
-        session.start();
-    }
-
-    ConsoleSession session;
-    MainWindow window;
-};
+using Console = TestConsole;
 
 void selectEnvironment(Console& c, const QString& name)
 {

@@ -26,11 +26,11 @@ struct ConsoleAction
     enum class Kind { Approve, Deny, Revoke, Freeze, Unfreeze, ApprovePromotion, DenyPromotion, Rollback };
     Kind kind = Kind::Approve;
     QString env;
-    qint64 request = 0;   // the supersession request, for Approve/Deny
-    qint64 promotion = 0; // the promotion request, for ApprovePromotion/DenyPromotion
-    qint64 manifest = 0;  // the manifest to restore, for Rollback (relctl rollback --to-manifest)
+    qint64 request = 0; // the supersession request, for Approve/Deny
     QString by;
     QString reason;
+    qint64 promotion = 0; // the promotion request, for ApprovePromotion/DenyPromotion
+    qint64 manifest = 0;  // the manifest to restore, for Rollback (relctl rollback --to-manifest)
 };
 
 } // namespace relctl::ui
