@@ -177,7 +177,7 @@ private slots:
                         "AND outcome = 'accepted' AND env = 'prod' AND actor = 'erin' AND release = 'v1.13' "
                         "AND generation = 13 AND detail->>'promotion' = '" +
                         id +
-                        "' AND detail->>'state' = 'approved' AND detail->>'approvals' = '2' "
+                        "' AND detail->>'state' = 'approved' AND detail->>'approvals_given' = '2' "
                         "AND detail->>'requested_by' = 'alice'"),
             1LL);
         // Live: the approved request leaves the list of open ones, and the
