@@ -513,10 +513,11 @@ private slots:
             menu->isVisible());
         QStringList offered;
         for (QAction* a : menu->actions())
-            if (a->isEnabled())
+            if (a->isEnabled() && !a->isSeparator())
                 offered << a->objectName();
-        // Not frozen, no lease: only freezing applies.
-        QCOMPARE(offered, QStringList{QStringLiteral("freeze")});
+        // Not frozen, no lease: of the operator actions only freezing applies;
+        // the manifest history is always there.
+        QCOMPARE(offered, (QStringList{QStringLiteral("freeze"), QStringLiteral("manifestHistory")}));
         menu->close();
     }
 };
