@@ -452,7 +452,7 @@ Outcome rollBack(Stage& stage, const std::string& release, const std::string& re
     r.toRelease = release;
     r.by = "oncall";
     r.reason = reason;
-    const Outcome o = stage.db().rollback(r);
+    Outcome o = stage.db().rollback(r);
     stage.log("oncall", "rollback --to-release " + release,
               o.accepted() ? "rolled back" : "refused " + o.reason, {},
               o.body.contains("token") && o.body["token"].is_number_integer()
