@@ -220,7 +220,7 @@ private slots:
     {
         ok(*m_db, {"env", "add", "canary"});
         const auto publish = [&](const std::string& job, int generation) {
-            const std::string handle = acquire(*m_db, "canary", job, generation);
+            std::string handle = acquire(*m_db, "canary", job, generation);
             ok(*m_db, {"publish", "--op-id", job + "-publish"}, {}, lease(handle));
             ok(*m_db, {"lease", "release"}, {}, lease(handle));
             return handle;
