@@ -275,8 +275,8 @@ private slots:
         QTest::addColumn<QString>("message");
         QTest::addRow("deny needs a reason") << toList({"deny", "3", "--by", "bob"})
                                              << QStringLiteral("'deny' needs --reason");
-        QTest::addRow("unfreeze takes no reason") << toList({"unfreeze", "--env", "p", "--by", "a", "--reason", "r"})
-                                                  << QStringLiteral("unknown option --reason for 'unfreeze'");
+        QTest::addRow("unfreeze reason needs a value") << toList({"unfreeze", "--env", "p", "--by", "a", "--reason"})
+                                                       << QStringLiteral("option --reason needs a value");
         QTest::addRow("short option") << toList({"env", "add", "-x"})
                                       << QStringLiteral("unknown option -x for 'env add'");
         QTest::addRow("subcommand word after a full command") << toList({"env", "show", "prod", "list"})

@@ -274,6 +274,9 @@ AuditEvent sampleEvent()
     e.pid = 4242;
     e.jobUrl = "https://ci.example/jobs/20";
     e.actor = "alice";
+    e.dbUser = "relctl_manager";
+    e.clientAddr = "10.0.0.7";
+    e.detail = "{\"reason\":\"stuck, \\\"really\\\"\"}"; // a comma and quotes: CSV must quote it
     return e;
 }
 
@@ -389,8 +392,10 @@ private slots:
         check("reason", {.reason = "STALE_GENERATION"}, "reason = 'STALE_GENERATION'");
         check("env and reason", {.env = "staging", .reason = "DISPATCH_FROZEN"},
               "env = 'staging' AND reason = 'DISPATCH_FROZEN'");
-        // Free text: case-insensitive, over job, release, op id, host, reason, actor and job url.
-        check("text actor", {.text = "ALICE"}, "actor = 'Alice'");
+        // Free text: case-insensitive, over job, release, op id, host, reason, actor, job url,
+        // login and the detail's values (bob's unfreeze names the freeze by Alice it lifted).
+        check("text actor", {.text = "ALICE"}, "actor = 'Alice' OR detail->>'frozen_by' = 'Alice'");
+        check("text detail", {.text = "AUDIT"}, "detail->>'reason' = 'audit' OR detail->>'frozen_reason' = 'audit'");
         check("text url", {.text = "pipelines/77"}, "job_url LIKE '%Pipelines/77'");
         check("text reason", {.text = "frozen"}, "reason = 'DISPATCH_FROZEN'");
         check("text job", {.text = "stage-"}, "job = 'stage-9'");
@@ -855,10 +860,16 @@ private slots:
         e.reason = reason.toStdString();
         std::ostringstream out;
         writeAuditCsvRow(out, e);
-        // Absent values are empty fields: the 12 after the reason.
+        // Absent values are empty fields: the 15 after the reason.
         QCOMPARE(QByteArray::fromStdString(out.str()),
-                 "7,2023-11-14T22:13:20.000Z,prod,publish,rejected," + field + ",,,,,,,,,,,,\r\n");
+                 "7,2023-11-14T22:13:20.000Z,prod,publish,rejected," + field + ",,,,,,,,,,,,,,,\r\n");
         QCOMPARE(parseCsv(out.str()).at(0).at(5), reason.toStdString());
+        // The detail, an object, is its compact JSON in one quoted field.
+        std::ostringstream full;
+        writeAuditCsvRow(full, sampleEvent());
+        const std::vector<std::string> row = parseCsv(full.str()).at(0);
+        QCOMPARE(row.size(), auditExportFields().size());
+        QCOMPARE(row.back(), *sampleEvent().detail);
     }
 
     // The JSON of an event: the fields and order of `relctl audit --json`
@@ -882,7 +893,10 @@ private slots:
                                              "host",
                                              "pid",
                                              "job_url",
-                                             "actor"};
+                                             "actor",
+                                             "db_user",
+                                             "client_addr",
+                                             "detail"};
         QCOMPARE(auditExportFields(), names);
         std::ostringstream full;
         writeAuditJsonObject(full, sampleEvent());
@@ -899,6 +913,9 @@ private slots:
         QCOMPARE(a[QLatin1String("at")].toString(), QStringLiteral("2023-11-14T22:13:20.020Z"));
         QCOMPARE(a[QLatin1String("current_release")].toString(), QStringLiteral("1.4.2"));
         QCOMPARE(a[QLatin1String("pid")].toInteger(), 4242);
+        // The detail stays structured in JSON.
+        QCOMPARE(a[QLatin1String("detail")].toObject()[QLatin1String("reason")].toString(),
+                 QStringLiteral("stuck, \"really\""));
 
         AuditEvent sparse;
         sparse.id = 19;
@@ -910,7 +927,7 @@ private slots:
         QCOMPARE(b.size(), int(names.size()));
         for (const char* name :
              {"env", "reason", "job", "release", "generation", "token", "current_token", "current_generation",
-              "current_release", "op_id", "host", "pid", "job_url", "actor"})
+              "current_release", "op_id", "host", "pid", "job_url", "actor", "db_user", "client_addr", "detail"})
             QVERIFY2(b[QLatin1String(name)].isNull(), name);
     }
 

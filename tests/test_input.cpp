@@ -365,8 +365,7 @@ private slots:
         row("freeze: no --reason", {"freeze", "--env", "prod", "--by", "alice"});
         row("freeze: no --env", {"freeze", "--by", "alice", "--reason", "incident"});
         row("unfreeze: no --by", {"unfreeze", "--env", "prod"});
-        row("unfreeze: a reason is not an option",
-            {"unfreeze", "--env", "prod", "--by", "a", "--reason", "r"});
+        row("unfreeze: blank reason (server)", {"unfreeze", "--env", "prod", "--by", "a", "--reason", " "});
         row("approve: no id", {"approve", "--by", "alice"});
         row("approve: id not a number", {"approve", "first", "--by", "alice"});
         row("approve: unknown request (server)", {"approve", "999", "--by", "alice"});

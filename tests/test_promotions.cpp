@@ -5,6 +5,7 @@
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
+#include <algorithm>
 #include <QElapsedTimer>
 #include <QtTest>
 #include <thread>
@@ -212,6 +213,15 @@ private slots:
                  std::string("checked the canary"));
         const json shown = relctl(db, {"--json", "audit", "--env", "prod", "--operation", "promotion-approve"}).json();
         QCOMPARE(shown["events"].size(), std::size_t(3)); // the refused self-approval too
+        // `relctl audit` shows who decided and why, plain and --json.
+        std::vector<std::string> deciders;
+        for (const json& e : shown["events"])
+            deciders.push_back(e["actor"].get<std::string>());
+        QVERIFY(std::find(deciders.begin(), deciders.end(), "alice") != deciders.end());
+        QVERIFY(std::find(deciders.begin(), deciders.end(), "bob") != deciders.end());
+        const std::string plain = relctl(db, {"audit", "--env", "prod", "--operation", "promotion-approve"}).out;
+        QVERIFY2(plain.find(" by=alice") != std::string::npos, plain.c_str());
+        QVERIFY2(plain.find("checked the canary") != std::string::npos, plain.c_str());
     }
 
     // An approval belongs to (environment, release, generation): a retry of
@@ -330,6 +340,14 @@ private slots:
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'rollback' AND actor = 'alice' "
                           "AND detail ->> 'replaced_release' = 'v1.9' AND release = 'v1.8'"),
                  1LL);
+        const json audited = relctl(db, {"--json", "audit", "--env", "prod", "--operation", "rollback"}).json();
+        QCOMPARE(audited["events"].size(), std::size_t(1));
+        QCOMPARE(audited["events"][0]["actor"], json("alice"));
+        QCOMPARE(audited["events"][0]["detail"]["replaced_release"], json("v1.9"));
+        // The bar stays where v1.9 put it.
+        QCOMPARE(audited["events"][0]["high_water_generation"], json(9));
+        QVERIFY(relctl(db, {"audit", "--env", "prod", "--operation", "rollback"}).out.find(" by=alice") !=
+                std::string::npos);
     }
 
     // A rollback takes the lease like any job: busy while a job holds it,

@@ -342,6 +342,79 @@ private slots:
                  0);
     }
 
+    // Who acted and why is in `relctl audit`, plain and --json, for every
+    // operator action: the person named, the database login that called (the
+    // server's, not the caller's word) and the reason kept in the detail.
+    void auditShowsWhoActedAndWhy()
+    {
+        TestDatabase db;
+        for (const char* env : {"web", "api"}) {
+            relctl(db, {"env", "add", env});
+            relctl(db, {"env", "set", env, "--policy", "newest", "--supersede", "approval"});
+        }
+        std::vector<std::string> handles;
+        std::vector<Waiter> waiters;
+        std::vector<std::string> requests;
+        for (const std::string env : {"web", "api"}) {
+            handles.push_back(acquire(db, env, env + "-holder", 1));
+            for (int g : {2, 3}) {
+                waiters.push_back(wait(db, env, env + "-job-" + std::to_string(g), g));
+                awaitQueueLength(db, env, static_cast<std::size_t>(g - 1));
+            }
+            json pending = relctl(db, {"--json", "approvals", "list", "--env", env}).json()["approvals"];
+            QCOMPARE(pending.size(), std::size_t(1));
+            requests.push_back(std::to_string(pending[0]["id"].get<long long>()));
+        }
+        QCOMPARE(relctl(db, {"approve", requests[0], "--by", "alice", "--reason", "hotfix first"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"deny", requests[1], "--by", "bob", "--reason", "run every migration"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"freeze", "--env", "web", "--by", "dave", "--reason", "incident 42"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"unfreeze", "--env", "web", "--by", "erin", "--reason", "incident 42 closed"}).exitCode,
+                 0);
+        QCOMPARE(
+            relctl(db, {"lease", "revoke", "--env", "web", "--by", "carol", "--reason", "stuck deploy"}).exitCode, 0);
+
+        const json events = relctl(db, {"--json", "audit", "--limit", "1000"}).json()["events"];
+        struct Expected
+        {
+            const char* operation;
+            const char* actor;
+            const char* reason;
+        };
+        for (const Expected& x : {Expected{"approve", "alice", "hotfix first"},
+                                  Expected{"deny", "bob", "run every migration"},
+                                  Expected{"freeze", "dave", "incident 42"},
+                                  Expected{"unfreeze", "erin", "incident 42 closed"},
+                                  Expected{"revoke", "carol", "stuck deploy"}}) {
+            auto e = std::find_if(events.begin(), events.end(),
+                                  [&](const json& v) { return v["operation"] == x.operation; });
+            QVERIFY2(e != events.end(), x.operation);
+            QCOMPARE((*e)["actor"], json(x.actor));
+            QCOMPARE((*e)["detail"]["reason"], json(x.reason));
+            QVERIFY2((*e)["db_user"].is_string() && !(*e)["db_user"].get<std::string>().empty(), x.operation);
+            QVERIFY2(e->contains("client_addr"), x.operation);
+            QVERIFY2(e->contains("high_water_generation"), x.operation);
+        }
+        // The unfreeze keeps what it lifted beside its own reason.
+        auto unfreeze = std::find_if(events.begin(), events.end(),
+                                     [](const json& v) { return v["operation"] == "unfreeze"; });
+        QCOMPARE((*unfreeze)["detail"]["frozen_by"], json("dave"));
+        QCOMPARE((*unfreeze)["detail"]["frozen_reason"], json("incident 42"));
+        // A job's own event names no person.
+        auto acquired = std::find_if(events.begin(), events.end(),
+                                     [](const json& v) { return v["operation"] == "acquire"; });
+        QVERIFY((*acquired)["actor"].is_null());
+
+        const std::string plain = relctl(db, {"audit", "--env", "web"}).out;
+        for (const char* needle : {" by=alice", " by=dave", " by=erin", " by=carol", "\"reason\":\"stuck deploy\"",
+                                   " login="})
+            QVERIFY2(plain.find(needle) != std::string::npos, needle);
+
+        for (Waiter& w : waiters) {
+            w.process->kill();
+            w.process->waitForFinished();
+        }
+    }
+
     void serializationRollout()
     {
         TestDatabase db;

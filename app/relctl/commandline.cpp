@@ -208,6 +208,7 @@ void buildGrammar(CLI::App& app)
     c = app.add_subcommand("unfreeze", "end a dispatch freeze");
     environment(c, "the environment")->required();
     text(c, "by", "NAME", "who unfreezes it")->required();
+    text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
 
     CLI::App* approvals = group(&app, "approvals", "supersession requests");
     c = approvals->add_subcommand("list", "the pending supersession requests");

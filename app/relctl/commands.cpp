@@ -352,7 +352,7 @@ private:
         const Arguments& o = m_args;
         const std::string env = requireEnvironmentName(o.required("env"));
         const FreezeChange reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
-                                          : database().unfreeze(env, o.required("by"));
+                                          : database().unfreeze(env, o.required("by"), o.get("reason"));
         return m_out.success(toJson(reply), render::environment(reply.environment));
     }
 

@@ -178,6 +178,16 @@ std::string audit(const AuditTrail& reply)
             << " pid=" << str(e.pid);
         if (e.jobUrl)
             out << ' ' << str(e.jobUrl);
+        // Who and why: the person an operator named, the login that called,
+        // and what the event recorded (an operator's reason, a gate's view).
+        if (e.actor)
+            out << " by=" << str(e.actor);
+        if (e.dbUser)
+            out << " login=" << str(e.dbUser);
+        if (e.clientAddr)
+            out << " from=" << str(e.clientAddr);
+        if (!e.detail.is_null())
+            out << " detail=" << e.detail.dump();
         out << '\n';
     }
     return out.str();

@@ -78,6 +78,10 @@ const Field fields[] = {
     {"pid", [](const AuditEvent& e) { return json(e.pid); }},
     {"job_url", [](const AuditEvent& e) { return json(e.jobUrl); }},
     {"actor", [](const AuditEvent& e) { return json(e.actor); }},
+    {"db_user", [](const AuditEvent& e) { return json(e.dbUser); }},
+    {"client_addr", [](const AuditEvent& e) { return json(e.clientAddr); }},
+    // The detail stays structured in JSON exports; CSV gets its compact text.
+    {"detail", [](const AuditEvent& e) { return e.detail ? Value::parse(*e.detail) : Value(nullptr); }},
 };
 
 void writeCsvField(std::ostream& out, const std::string& s)
@@ -135,6 +139,8 @@ void writeAuditCsvRow(std::ostream& out, const AuditEvent& e)
             writeCsvField(out, v.get_ref<const std::string&>());
         else if (v.is_number_integer())
             out << v.get<std::int64_t>();
+        else if (v.is_structured())
+            writeCsvField(out, v.dump());
     }
     out << "\r\n";
 }

@@ -55,6 +55,10 @@ AuditEvent toEvent(const json& j)
     e.pid = optional<std::int64_t>(j, "pid");
     e.jobUrl = optional<std::string>(j, "job_url");
     e.actor = optional<std::string>(j, "actor");
+    e.dbUser = optional<std::string>(j, "db_user");
+    e.clientAddr = optional<std::string>(j, "client_addr");
+    if (const auto d = j.find("detail"); d != j.end() && !d->is_null())
+        e.detail = d->dump();
     return e;
 }
 

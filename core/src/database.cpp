@@ -293,10 +293,11 @@ FreezeChange Database::freeze(const std::string& env, const std::string& by, con
                                               reason, d->client.toJson().dump()));
 }
 
-FreezeChange Database::unfreeze(const std::string& env, const std::string& by)
+FreezeChange Database::unfreeze(const std::string& env, const std::string& by,
+                                const std::optional<std::string>& reason)
 {
-    return Impl::parsed<FreezeChange>(
-        d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb)", env, by, d->client.toJson().dump()));
+    return Impl::parsed<FreezeChange>(d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb, $4)", env, by,
+                                              d->client.toJson().dump(), reason));
 }
 
 Approvals Database::approvals(const std::optional<std::string>& env, bool all)

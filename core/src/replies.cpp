@@ -350,6 +350,10 @@ template <class Io, Is<Event> E> void fields(Io& io, E& e)
     io.nullable("pid", e.pid);
     io.nullable("job_url", e.jobUrl);
     io.required("detail", e.detail);
+    io.nullable("actor", e.actor);
+    io.nullable("db_user", e.dbUser);
+    io.nullable("client_addr", e.clientAddr);
+    io.nullable("high_water_generation", e.highWaterGeneration);
 }
 
 template <class Io, Is<AuditTrail> A> void fields(Io& io, A& a)

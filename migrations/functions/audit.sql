@@ -77,7 +77,9 @@ LANGUAGE sql STABLE AS $$
         'reason', v.reason, 'job', v.job, 'release', v.release, 'generation', v.generation,
         'token', v.token, 'current_token', v.current_token, 'current_generation', v.current_generation,
         'current_release', v.current_release, 'op_id', v.op_id, 'host', v.host, 'pid', v.pid,
-        'job_url', v.job_url, 'detail', v.detail)
+        'job_url', v.job_url, 'actor', v.actor, 'db_user', v.db_user,
+        'client_addr', host(v.client_addr), 'high_water_generation', v.high_water_generation,
+        'detail', v.detail)
 $$;
 
 -- The newest p_limit matching events, oldest first (like a log's tail).

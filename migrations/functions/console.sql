@@ -16,7 +16,18 @@ LANGUAGE sql STABLE AS $$
         'outcome', v.outcome, 'reason', v.reason, 'job', v.job, 'release', v.release,
         'generation', v.generation, 'token', v.token, 'current_token', v.current_token,
         'current_generation', v.current_generation, 'current_release', v.current_release,
-        'op_id', v.op_id, 'host', v.host, 'pid', v.pid, 'job_url', v.job_url, 'actor', v.actor)
+        'op_id', v.op_id, 'host', v.host, 'pid', v.pid, 'job_url', v.job_url, 'actor', v.actor,
+        'db_user', v.db_user, 'client_addr', host(v.client_addr), 'detail', v.detail)
+$$;
+
+-- The values of an event's detail, for free-text search: an operator's
+-- reason, a gate's upstream, the freeze an unfreeze lifted. Keys are left
+-- out, or every unfreeze would match "frozen".
+CREATE FUNCTION relctl.detail_text(p_detail jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE jsonb_typeof(p_detail)
+               WHEN 'object' THEN (SELECT string_agg(value, ' ') FROM jsonb_each_text(p_detail))
+               ELSE p_detail #>> '{}' END
 $$;
 
 -- A lease as a span on the timeline. A lease that was neither released nor
@@ -164,7 +175,8 @@ BEGIN
         v_where := array_append(v_where,
             '(strpos(lower(job), $7) > 0 OR strpos(lower(release), $7) > 0 OR strpos(lower(op_id), $7) > 0 '
             'OR strpos(lower(host), $7) > 0 OR strpos(lower(reason), $7) > 0 '
-            'OR strpos(lower(actor), $7) > 0 OR strpos(lower(job_url), $7) > 0)');
+            'OR strpos(lower(actor), $7) > 0 OR strpos(lower(job_url), $7) > 0 '
+            'OR strpos(lower(db_user), $7) > 0 OR strpos(lower(relctl.detail_text(detail)), $7) > 0)');
     END IF;
     v_filter := array_to_string(v_where, ' AND ');
 

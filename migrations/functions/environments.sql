@@ -191,20 +191,24 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION relctl.unfreeze(p_env text, p_by text, p_client jsonb) RETURNS jsonb
+-- p_reason is optional (an unfreeze usually just ends what the freeze
+-- explained) but, when given, is kept in the event beside the freeze's own.
+CREATE FUNCTION relctl.unfreeze(p_env text, p_by text, p_client jsonb, p_reason text DEFAULT NULL)
+RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
     e relctl.environments;
 BEGIN
-    PERFORM relctl.require_actor(p_by, NULL, false);
+    PERFORM relctl.require_actor(p_by, p_reason, false);
     e := relctl.lock_environment(p_env);
     IF e.frozen_at IS NOT NULL THEN
         UPDATE relctl.environments SET frozen_at = NULL, frozen_by = NULL, frozen_reason = NULL
             WHERE name = p_env;
         -- The notification wakes the queued candidates, which resume in policy order.
         PERFORM relctl.record(p_env, 'unfreeze', NULL, NULL, NULL, NULL, NULL, NULL, p_client,
-                              jsonb_build_object('frozen_at', e.frozen_at, 'frozen_by', e.frozen_by,
-                                                 'frozen_reason', e.frozen_reason), p_by);
+                              jsonb_strip_nulls(jsonb_build_object(
+                                  'reason', p_reason, 'frozen_at', e.frozen_at, 'frozen_by', e.frozen_by,
+                                  'frozen_reason', e.frozen_reason)), p_by);
     END IF;
     RETURN relctl.environment_json(p_env) || jsonb_build_object('status', 'ok', 'changed', e.frozen_at IS NOT NULL);
 END

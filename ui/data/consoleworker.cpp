@@ -269,7 +269,7 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
                 m_db->freeze(env, by, reason);
                 break;
             case ConsoleAction::Kind::Unfreeze:
-                m_db->unfreeze(env, by);
+                m_db->unfreeze(env, by, optionalReason);
                 break;
             case ConsoleAction::Kind::ApprovePromotion:
                 outcome = m_db->decidePromotion(a.promotion, true, by, optionalReason);

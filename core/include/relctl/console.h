@@ -59,7 +59,10 @@ struct AuditEvent
     std::optional<std::string> host;
     std::optional<std::int64_t> pid;
     std::optional<std::string> jobUrl;
-    std::optional<std::string> actor;
+    std::optional<std::string> actor;    // the person an operator action names
+    std::optional<std::string> dbUser;   // the database login that made the call
+    std::optional<std::string> clientAddr; // its address; none over a local socket
+    std::optional<std::string> detail;   // the event's detail as compact JSON; none when it has none
 };
 
 // Filters for the audit browser; every one is applied by the server.

@@ -66,7 +66,8 @@ public:
     // Operator controls, recorded with who and why.
     Revocation revoke(const std::string& env, const std::string& by, const std::string& reason);
     FreezeChange freeze(const std::string& env, const std::string& by, const std::string& reason);
-    FreezeChange unfreeze(const std::string& env, const std::string& by);
+    FreezeChange unfreeze(const std::string& env, const std::string& by,
+                          const std::optional<std::string>& reason = std::nullopt);
     Approvals approvals(const std::optional<std::string>& env, bool all);
     Decision decide(std::int64_t request, bool approve, const std::string& by,
                     const std::optional<std::string>& reason);

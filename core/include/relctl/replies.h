@@ -314,6 +314,14 @@ struct Event
     std::optional<std::int64_t> pid;
     std::optional<std::string> jobUrl;
     nlohmann::json detail; // free-form, per operation; null when none
+    // Who: the person an operator action names (--by), the database login
+    // that made the call, and the address it came from (none: a local
+    // socket). The login and address are the server's, not the caller's word.
+    std::optional<std::string> actor;
+    std::optional<std::string> dbUser;
+    std::optional<std::string> clientAddr;
+    // The environment's freshness bar after the event (none before 0006).
+    std::optional<std::int64_t> highWaterGeneration;
 };
 
 // relctl.audit: the newest matching events, oldest first.
