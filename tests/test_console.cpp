@@ -826,12 +826,53 @@ private slots:
         QCOMPARE(t->currentJob.value_or("-"), std::string("job-9"));
         QVERIFY(t->publishedBeforeMs && *t->publishedBeforeMs >= 0);
         QVERIFY(t->currentPublishedAt && *t->currentPublishedAt <= t->event.at);
+        // The cause: the publish that set the bar, when, and where it ran.
+        QVERIFY(t->cause);
+        QCOMPARE(t->cause->kind, std::string("stale"));
+        QCOMPARE(t->cause->job.value_or("-"), std::string("job-9"));
+        QCOMPARE(t->cause->generation.value_or(0), std::int64_t(9));
+        QCOMPARE(t->cause->at.value_or(0), *t->currentPublishedAt);
 
         const std::vector<AuditEvent> accepted =
             q.auditPage({.filter = {.job = "job-9", .operation = "publish"}}).events;
         QCOMPARE(accepted.size(), std::size_t(1));
         QVERIFY(!q.trace(accepted[0].id));
         QVERIFY(!q.trace(999999));
+    }
+
+    // A queued candidate skipped after an approval is traced to the
+    // candidate that won and the approval (who, why), not to the lease that
+    // held the environment at that moment.
+    void traceOfASupersededCandidateNamesTheWinnerAndTheApproval()
+    {
+        TestDatabase db;
+        cli(db, {"env", "add", "web"});
+        cli(db, {"env", "set", "web", "--policy", "newest", "--supersede", "approval"});
+        const std::string holder = acquire(db, "web", "holder", 1);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        auto low = waiter(db, "web", "job-2", 2);
+        awaitRow(q, "web", [](const EnvironmentRow& r) { return r.queueLength == 1; });
+        auto high = waiter(db, "web", "job-3", 3);
+        awaitRow(q, "web", [](const EnvironmentRow& r) { return r.pendingSupersessions == 1; });
+        const std::string id = db.scalar("SELECT id FROM relctl.supersessions WHERE state = 'pending'");
+        QCOMPARE(cli(db, {"approve", id, "--by", "alice", "--reason", "hotfix first"}).exitCode, 0);
+        QVERIFY(low->waitForFinished(20000));
+        QCOMPARE(low->exitCode(), 4);
+
+        const std::vector<AuditEvent> skipped = q.auditPage({.filter = {.reason = "SUPERSEDED"}}).events;
+        QCOMPARE(skipped.size(), std::size_t(1));
+        const std::optional<RefusalTrace> t = q.trace(skipped[0].id);
+        QVERIFY(t && t->cause);
+        QCOMPARE(t->cause->kind, std::string("superseded"));
+        QCOMPARE(t->cause->job.value_or("-"), std::string("job-3"));
+        QCOMPARE(t->cause->approval.value_or(0), std::stoll(id));
+        QCOMPARE(t->cause->by.value_or("-"), std::string("alice"));
+        QCOMPARE(t->cause->reason.value_or("-"), std::string("hotfix first"));
+        QVERIFY(t->cause->at);
+        QVERIFY2(t->cause->summary.find("skipped for job-3") == 0, t->cause->summary.c_str());
+        stop(*high);
+        cli(db, {"lease", "release", "--lease", holder});
     }
 
     void csvQuoting_data()

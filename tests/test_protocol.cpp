@@ -443,6 +443,65 @@ private slots:
         QVERIFY(plain.out.find("job-9") != std::string::npos);
         QCOMPARE(relctl(db, {"--json", "trace", "--job", "job-9"}).json()["refusals"].size(), std::size_t(0));
     }
+
+    // Each refusal reason is traced to the row that decided it: the newer
+    // holder, the publish that set the bar, the operator and their reason.
+    void traceNamesWhatCausedEachRefusal()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string h8 = acquireHandle(db, "prod", "job-8", "8", "1s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        const std::string h9 = acquireHandle(db, "prod", "job-9", "9");
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", h8}).exitCode, 5); // LEASE_SUPERSEDED
+        QCOMPARE(relctl(db, {"publish", "--lease", h9}).exitCode, 0);
+        QCOMPARE(relctl(db, {"publish", "--lease", h8}).exitCode, 4); // STALE_GENERATION
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h9}).exitCode, 0);
+        const std::string h10 = acquireHandle(db, "prod", "job-10", "10");
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "carol", "--reason", "stuck deploy"})
+                     .exitCode,
+                 0);
+        QCOMPARE(relctl(db, {"publish", "--lease", h10}).exitCode, 5); // LEASE_REVOKED
+        QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "dave", "--reason", "incident 42"}).exitCode,
+                 0);
+        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-11", "--release", "r11",
+                             "--generation", "11"})
+                     .exitCode,
+                 6); // DISPATCH_FROZEN
+
+        const json eight = relctl(db, {"--json", "trace", "--job", "job-8"}).json()["refusals"];
+        QCOMPARE(eight.size(), std::size_t(2));
+        const json& superseded = eight[0]["cause"];
+        QCOMPARE(eight[0]["event"]["reason"], json("LEASE_SUPERSEDED"));
+        QCOMPARE(superseded["kind"], json("lease_superseded"));
+        QCOMPARE(superseded["job"], json("job-9"));
+        QCOMPARE(superseded["token"], json(2));
+        const json& stale = eight[1]["cause"];
+        QCOMPARE(eight[1]["event"]["reason"], json("STALE_GENERATION"));
+        QCOMPARE(stale["kind"], json("stale"));
+        QCOMPARE(stale["job"], json("job-9"));
+        QCOMPARE(stale["generation"], json(9));
+        QVERIFY(stale["at"].is_string());
+
+        const json revoked =
+            relctl(db, {"--json", "trace", "--job", "job-10"}).json()["refusals"][0]["cause"];
+        QCOMPARE(revoked["kind"], json("revoked"));
+        QCOMPARE(revoked["by"], json("carol"));
+        QCOMPARE(revoked["reason"], json("stuck deploy"));
+        const json frozen = relctl(db, {"--json", "trace", "--job", "job-11"}).json()["refusals"][0]["cause"];
+        QCOMPARE(frozen["kind"], json("frozen"));
+        QCOMPARE(frozen["by"], json("dave"));
+        QCOMPARE(frozen["reason"], json("incident 42"));
+
+        // The plain trace says it in a sentence.
+        const std::string plain = relctl(db, {"trace", "--job", "job-10"}).out;
+        QVERIFY2(plain.find("cause:            its lease (token 3) was revoked by carol: stuck deploy") !=
+                     std::string::npos,
+                 plain.c_str());
+        const std::string frozenPlain = relctl(db, {"trace", "--job", "job-11"}).out;
+        QVERIFY2(frozenPlain.find("prod was frozen by dave: incident 42") != std::string::npos,
+                 frozenPlain.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestProtocol)

@@ -179,6 +179,20 @@ private slots:
                      "AND detail->>'reason' = 'hotfix first' AND job = 'job-4'"),
             1LL);
         QCOMPARE(relctl(db, {"approve", id, "--by", "alice"}).exitCode, 2); // no longer pending
+
+        // job-3's trace names the candidate that won and the approval that
+        // let it, not job-2, which merely held the lease at that moment.
+        const json cause = relctl(db, {"--json", "trace", "--job", "job-3"}).json()["refusals"][0]["cause"];
+        QCOMPARE(cause["kind"], json("superseded"));
+        QCOMPARE(cause["job"], json("job-4"));
+        QCOMPARE(cause["generation"], json(4));
+        QCOMPARE(std::to_string(cause["approval"].get<long long>()), id);
+        QCOMPARE(cause["by"], json("alice"));
+        QCOMPARE(cause["reason"], json("hotfix first"));
+        const std::string plain = relctl(db, {"trace", "--job", "job-3"}).out;
+        QVERIFY2(plain.find("skipped for job-4 (r4, generation 4), which approval #" + id +
+                            " by alice let go first: hotfix first") != std::string::npos,
+                 plain.c_str());
     }
 
     void denialKeepsTheQueueInOrder()

@@ -206,12 +206,24 @@ std::string trace(const JobTrace& reply)
             << str(e.pid) << ", op " << str(e.opId) << ")\n";
         if (e.jobUrl)
             out << "  job url:          " << str(e.jobUrl) << '\n';
+        // The cause first: the row that decided the refusal, not merely the
+        // lease that held the environment at the time.
+        if (const auto& c = r.cause) {
+            out << "  cause:            " << c->summary << '\n';
+            if (c->at)
+                out << "  decided at:       " << str(c->at) << '\n';
+            if (c->jobUrl)
+                out << "  its job url:      " << str(c->jobUrl) << '\n';
+        }
         if (const auto& l = r.lease)
             out << "  its lease:        token " << str(l->token) << ", acquired " << str(l->acquiredAt)
                 << ", expires " << str(l->expiresAt) << ", ended " << str(l->endedAt) << " ("
                 << str(l->endReason) << ")\n";
-        if (const auto& b = r.supersededBy)
-            out << "  newest lease:     token " << str(b->token) << " held by job " << str(b->job)
+        // A candidate skipped for a newer one was beaten by the winner the cause
+        // names, not by whoever held the lease then.
+        const bool skipped = r.cause && r.cause->kind == "superseded";
+        if (const auto& b = r.supersededBy; b && !skipped)
+            out << "  holding then:     token " << str(b->token) << " held by job " << str(b->job)
                 << " (release " << str(b->release) << ", generation " << str(b->generation) << "), acquired "
                 << str(b->acquiredAt) << '\n';
         out << "  current manifest: ";

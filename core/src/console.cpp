@@ -274,6 +274,24 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             gate.requestedBy = optional<std::string>(g, "requested_by");
             t.gate = std::move(gate);
         }
+        if (const auto it = reply.find("cause"); it != reply.end() && !it->is_null()) {
+            const json& c = *it;
+            TraceCause cause;
+            cause.kind = value<std::string>(c, "kind");
+            cause.summary = value<std::string>(c, "summary");
+            cause.job = optional<std::string>(c, "job");
+            cause.release = optional<std::string>(c, "release");
+            cause.generation = optional<std::int64_t>(c, "generation");
+            cause.token = optional<std::int64_t>(c, "token");
+            cause.host = optional<std::string>(c, "host");
+            cause.pid = optional<std::int64_t>(c, "pid");
+            cause.jobUrl = optional<std::string>(c, "job_url");
+            cause.approval = optional<std::int64_t>(c, "approval");
+            cause.by = optional<std::string>(c, "by");
+            cause.reason = optional<std::string>(c, "reason");
+            cause.at = optional<EpochMs>(c, "at");
+            t.cause = std::move(cause);
+        }
         return std::optional<RefusalTrace>(std::move(t));
     });
 }

@@ -398,12 +398,30 @@ template <class Io, Is<TracedRefusal::CurrentManifest> M> void fields(Io& io, M&
     io.required("published_before_ms", m.publishedBeforeMs);
 }
 
+template <class Io, Is<RefusalCause> C> void fields(Io& io, C& c)
+{
+    io.required("kind", c.kind);
+    io.required("summary", c.summary);
+    io.nullable("job", c.job);
+    io.nullable("release", c.release);
+    io.nullable("generation", c.generation);
+    io.nullable("token", c.token);
+    io.nullable("host", c.host);
+    io.nullable("pid", c.pid);
+    io.nullable("job_url", c.jobUrl);
+    io.nullable("approval", c.approval);
+    io.nullable("by", c.by);
+    io.nullable("reason", c.reason);
+    io.nullable("at", c.at);
+}
+
 template <class Io, Is<TracedRefusal> R> void fields(Io& io, R& r)
 {
     io.required("event", r.event);
     io.nullable("lease", r.lease);
     io.nullable("superseded_by", r.supersededBy);
     io.nullable("current_manifest", r.currentManifest);
+    io.nullable("cause", r.cause);
 }
 
 template <class Io, Is<JobTrace> T> void fields(Io& io, T& t)
@@ -465,6 +483,7 @@ RELCTL_JSON_FROM_FIELDS(AuditTrail)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal::OwnLease)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal::SupersedingLease)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal::CurrentManifest)
+RELCTL_JSON_FROM_FIELDS(RefusalCause)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal)
 RELCTL_JSON_FROM_FIELDS(JobTrace)
 RELCTL_JSON_FROM_FIELDS(OperationRecord)

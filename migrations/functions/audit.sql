@@ -104,6 +104,102 @@ BEGIN
 END
 $$;
 
+-- What caused a refusal, traced to the row that decided it, so the reviewer
+-- reads the real reason and not just the lease that happened to hold the
+-- environment: for SUPERSEDED the candidate that won and the approval that let
+-- it (who, why); for LEASE_SUPERSEDED the newer holder; for LEASE_REVOKED the
+-- operator and reason; for DISPATCH_FROZEN the freeze in force; for
+-- STALE_GENERATION the publish that set the bar. `summary` says it in one
+-- sentence; the other keys are the pieces (NULL when they do not apply).
+-- Promotion gates explain themselves through their detail (console_gate_json).
+CREATE FUNCTION relctl.refusal_cause(v relctl.events) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    w relctl.candidates;
+    s relctl.supersessions;
+    own relctl.leases;
+    nxt relctl.leases;
+    f relctl.events;
+    m relctl.manifests;
+    v_bar bigint := coalesce(v.high_water_generation, v.current_generation);
+    v_cause jsonb;
+BEGIN
+    IF v.outcome IS DISTINCT FROM 'rejected' THEN
+        RETURN NULL;
+    END IF;
+    IF v.token IS NOT NULL THEN
+        SELECT * INTO own FROM relctl.leases WHERE env = v.env AND token = v.token;
+    END IF;
+    CASE v.reason
+    WHEN 'SUPERSEDED' THEN
+        -- The refusal's detail names the winning candidate and the approval
+        -- (none under supersede auto) that refuse_candidate acted on.
+        SELECT * INTO w FROM relctl.candidates WHERE id = (v.detail ->> 'candidate')::bigint;
+        SELECT * INTO s FROM relctl.supersessions WHERE id = (v.detail ->> 'approval')::bigint;
+        v_cause := jsonb_build_object(
+            'kind', 'superseded', 'job', w.job, 'release', w.release, 'generation', w.generation,
+            'token', w.token, 'host', w.host, 'pid', w.pid, 'job_url', w.job_url,
+            'approval', s.id, 'by', s.decided_by, 'reason', s.reason, 'at', s.decided_at,
+            'summary', CASE WHEN w.id IS NULL THEN 'skipped for a newer candidate'
+                            ELSE format('skipped for %s (%s, generation %s)', w.job, w.release, w.generation) END
+                       || CASE WHEN s.id IS NULL THEN ': policy newest supersedes older waiting candidates'
+                               ELSE format(', which approval #%s by %s let go first%s', s.id, s.decided_by,
+                                           coalesce(': ' || s.reason, '')) END);
+    WHEN 'LEASE_SUPERSEDED' THEN
+        SELECT * INTO nxt FROM relctl.leases WHERE env = v.env AND token > v.token ORDER BY token LIMIT 1;
+        v_cause := jsonb_build_object(
+            'kind', 'lease_superseded', 'job', nxt.job, 'release', nxt.release, 'generation', nxt.generation,
+            'token', nxt.token, 'host', nxt.host, 'pid', nxt.pid, 'job_url', nxt.job_url,
+            'at', nxt.acquired_at,
+            'summary', format('its lease (token %s) expired and %s (%s, generation %s) took %s with token %s',
+                              v.token, nxt.job, nxt.release, nxt.generation, v.env, nxt.token));
+    WHEN 'LEASE_REVOKED' THEN
+        v_cause := jsonb_build_object(
+            'kind', 'revoked', 'token', own.token, 'by', own.ended_by, 'reason', own.end_note,
+            'at', own.ended_at,
+            'summary', format('its lease (token %s) was revoked by %s: %s', v.token,
+                              coalesce(own.ended_by, 'an operator'), coalesce(own.end_note, 'no reason recorded')));
+    WHEN 'DISPATCH_FROZEN' THEN
+        SELECT * INTO f FROM relctl.events
+        WHERE env = v.env AND operation = 'freeze' AND outcome = 'accepted' AND id < v.id
+        ORDER BY id DESC LIMIT 1;
+        v_cause := jsonb_build_object(
+            'kind', 'frozen', 'by', f.actor, 'reason', f.detail ->> 'reason', 'at', f.at,
+            'summary', format('%s was frozen by %s: %s', v.env, coalesce(f.actor, 'an operator'),
+                              coalesce(f.detail ->> 'reason', 'no reason recorded')));
+    WHEN 'STALE_GENERATION' THEN
+        SELECT * INTO m FROM relctl.manifests WHERE env = v.env AND generation = v_bar;
+        v_cause := jsonb_build_object(
+            'kind', 'stale', 'job', m.job, 'release', m.release, 'generation', m.generation, 'token', m.token,
+            'at', m.published_at,
+            'summary', CASE WHEN m.id IS NULL THEN
+                           format('generation %s is not newer than generation %s, the highest accepted on %s',
+                                  v.generation, v_bar, v.env)
+                       ELSE format('generation %s is not newer than generation %s (%s), published by %s with token %s',
+                                   v.generation, m.generation, m.release, m.job, m.token) END
+                       || CASE WHEN v.current_generation IS DISTINCT FROM v_bar AND v.current_generation IS NOT NULL
+                               THEN format('; %s was rolled back to generation %s (%s) since, which keeps the bar',
+                                           v.env, v.current_generation, v.current_release)
+                               ELSE '' END);
+    WHEN 'LEASE_EXPIRED' THEN
+        v_cause := jsonb_build_object('kind', 'expired', 'token', own.token, 'at', own.expires_at,
+            'summary', format('its lease (token %s) had expired: it was not renewed within its TTL', v.token));
+    WHEN 'LEASE_RELEASED' THEN
+        v_cause := jsonb_build_object('kind', 'released', 'token', own.token, 'at', own.ended_at,
+            'summary', format('its lease (token %s) had already been released', v.token));
+    WHEN 'NO_LEASE' THEN
+        v_cause := jsonb_build_object('kind', 'no_lease',
+            'summary', format('serialization is enforced on %s and the publish held no lease', v.env));
+    ELSE
+        RETURN NULL;
+    END CASE;
+    -- Every key is present, NULL when it does not apply to this kind.
+    RETURN jsonb_build_object('kind', NULL, 'summary', NULL, 'job', NULL, 'release', NULL, 'generation', NULL,
+                              'token', NULL, 'host', NULL, 'pid', NULL, 'job_url', NULL, 'approval', NULL,
+                              'by', NULL, 'reason', NULL, 'at', NULL) || v_cause;
+END
+$$;
+
 -- Every refusal of a job, each with the job's own lease, the lease that beat
 -- it (the environment's newest token at that moment, when it was not the
 -- job's), and the manifest that was current at that moment.
@@ -125,7 +221,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
             'current_manifest', CASE WHEN cur.id IS NULL THEN NULL ELSE jsonb_build_object(
                 'release', cur.release, 'generation', cur.generation, 'job', cur.job,
                 'token', cur.token, 'published_at', cur.published_at,
-                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END)
+                'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END,
+            'cause', relctl.refusal_cause(v))
         ORDER BY v.id), '[]'))
     FROM relctl.events v
     LEFT JOIN relctl.leases own ON own.env = v.env AND own.token = v.token AND own.job = v.job

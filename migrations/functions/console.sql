@@ -382,7 +382,10 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
                 'release', cur.release, 'generation', cur.generation, 'job', cur.job,
                 'published_at', relctl.epoch_ms(cur.published_at),
                 'published_before_ms', relctl.ms_between(cur.published_at, v.at)) END,
-            'gate', relctl.console_gate_json(v))
+            'gate', relctl.console_gate_json(v),
+            -- The cause with its time as epoch milliseconds, like every console time.
+            'cause', (SELECT x.c || jsonb_build_object('at', relctl.epoch_ms((x.c ->> 'at')::timestamptz))
+                      FROM relctl.refusal_cause(v) AS x(c)))
         FROM (SELECT clock_timestamp() AS now) n
         JOIN relctl.events v ON v.id = p_event AND v.outcome = 'rejected'
         LEFT JOIN relctl.leases own ON own.env = v.env AND own.token = v.token AND own.job = v.job

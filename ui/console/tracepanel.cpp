@@ -3,9 +3,14 @@
 #include "icons.h"
 #include "timeformat.h"
 
+#include <QClipboard>
 #include <QDateTime>
+#include <QDesktopServices>
+#include <QGuiApplication>
+#include <QLabel>
 #include <QPushButton>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace relctl::ui {
@@ -112,18 +117,61 @@ QString gateHtml(const relctl::AuditEvent& e, const relctl::PromotionGate& g)
     return out;
 }
 
+QString link(const std::string& url)
+{
+    return QStringLiteral("<a href=\"%1\">%1</a>").arg(esc(url));
+}
+
+// The cause in a sentence, as the server phrased it, capitalised.
+QString sentence(const std::string& summary)
+{
+    QString s = QString::fromStdString(summary);
+    if (!s.isEmpty())
+        s[0] = s[0].toUpper();
+    return s.toHtmlEscaped() + QLatin1Char('.');
+}
+
+// What decided the refusal: the server's sentence, then when and, for the
+// winner or newer holder, where it ran.
+QString causeHtml(const relctl::TraceCause& c)
+{
+    QString out = QObject::tr("<p><b>Why:</b> %1</p>").arg(sentence(c.summary));
+    QStringList facts;
+    if (c.by)
+        facts << QObject::tr("decided by <b>%1</b>").arg(esc(c.by));
+    if (c.at)
+        facts << QObject::tr("at %1").arg(when(*c.at));
+    if (c.host || c.pid)
+        facts << QObject::tr("%1 ran on host %2 · pid %3").arg(esc(c.job), esc(c.host), num(c.pid));
+    if (c.jobUrl)
+        facts << link(*c.jobUrl);
+    if (!facts.isEmpty())
+        out += QStringLiteral("<p>") + facts.join(QStringLiteral(" · ")) + QStringLiteral("</p>");
+    return out;
+}
+
 } // namespace
 
 TracePanel::TracePanel(QWidget* parent)
-    : QWidget(parent), m_browser(new QTextBrowser(this)),
-      m_show(new QPushButton(tr("Show on &timeline"), this))
+    : QWidget(parent), m_browser(new QTextBrowser(this)), m_notice(new QLabel(this)),
+      m_show(new QPushButton(tr("Show on &timeline"), this)),
+      m_openUrl([](const QUrl& url) { return QDesktopServices::openUrl(url); })
 {
-    m_browser->setOpenExternalLinks(true);
+    // Links are opened here, not by the browser, so that a machine without a
+    // browser still gives the reviewer the URL (on the clipboard).
+    m_browser->setOpenLinks(false);
+    m_browser->setOpenExternalLinks(false);
+    connect(m_browser, &QTextBrowser::anchorClicked, this, &TracePanel::openLink);
+    m_notice->setObjectName(QStringLiteral("traceNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notice->hide();
     m_show->setIcon(consoleIcon(QStringLiteral("trace")));
     setFocusProxy(m_browser);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);
+    layout->addWidget(m_notice);
     layout->addWidget(m_show);
     connect(m_show, &QPushButton::clicked, this, [this] {
         if (m_trace)
@@ -132,9 +180,32 @@ TracePanel::TracePanel(QWidget* parent)
     showNothing(tr("Select a refused write (red) in the audit browser or on the timeline."));
 }
 
+void TracePanel::setUrlOpener(std::function<bool(const QUrl&)> open)
+{
+    m_openUrl = std::move(open);
+}
+
+void TracePanel::openLink(const QUrl& url)
+{
+    if (m_openUrl(url)) {
+        m_notice->hide();
+        return;
+    }
+    QGuiApplication::clipboard()->setText(url.toString());
+    m_notice->setText(
+        tr("No browser could open the link; it was copied to the clipboard: %1").arg(url.toString()));
+    m_notice->show();
+}
+
+QString TracePanel::notice() const
+{
+    return m_notice->isHidden() ? QString() : m_notice->text();
+}
+
 void TracePanel::showNothing(const QString& why)
 {
     m_trace.reset();
+    m_notice->hide();
     m_browser->setHtml(QStringLiteral("<p><i>%1</i></p>").arg(why.toHtmlEscaped()));
     m_show->setEnabled(false);
 }
@@ -146,6 +217,7 @@ void TracePanel::showTrace(const std::optional<relctl::RefusalTrace>& trace)
         return;
     }
     m_trace = trace;
+    m_notice->hide();
     m_browser->setHtml(html(*trace));
     m_show->setEnabled(true);
 }
@@ -158,9 +230,12 @@ QString TracePanel::text() const
 QString TracePanel::html(const relctl::RefusalTrace& t)
 {
     const relctl::AuditEvent& e = t.event;
-    QString out = tr("<h3>%1 refused: %2</h3>").arg(esc(e.operation), esc(e.reason));
-    // A gate's refusal is explained by the gate first: the lease and the
-    // manifest below are the same as for any other refusal.
+    QString out = tr("<h3>%1 on %2 refused: %3</h3>").arg(esc(e.operation), esc(e.env), esc(e.reason));
+    // The cause first (the winner and the approval, the operator and why, the
+    // publish that set the bar); a gate's refusal is explained by the gate.
+    // The lease and the manifest below are the same for any refusal.
+    if (t.cause)
+        out += causeHtml(*t.cause);
     if (t.gate)
         out += gateHtml(e, *t.gate);
     if (e.actor)
@@ -170,16 +245,18 @@ QString TracePanel::html(const relctl::RefusalTrace& t)
                .arg(esc(e.job), esc(e.release), num(e.generation), num(e.token), esc(e.host), num(e.pid),
                     esc(e.opId), when(e.at));
     if (e.jobUrl)
-        out += QStringLiteral("<p><a href=\"%1\">%1</a></p>").arg(esc(*e.jobUrl));
+        out += QStringLiteral("<p>%1</p>").arg(link(*e.jobUrl));
     out += tr("<p><b>Its lease</b><br>%1</p>")
                .arg(t.lease ? lease(*t.lease) : tr("none (refused before a lease)"));
-    if (t.supersededBy)
-        out += tr("<p><b>Superseded by</b> job %1<br>%2<br>host %3 · pid %4%5</p>")
-                   .arg(esc(t.supersededBy->job), lease(*t.supersededBy), esc(t.supersedingHost),
+    // The lease that held the environment when the refusal happened. A
+    // queued candidate skipped for a newer one was not beaten by that lease
+    // but by the winner the cause names, so it is not shown as "superseded by".
+    const bool skipped = t.cause && t.cause->kind == "superseded";
+    if (t.supersededBy && !skipped)
+        out += tr("<p><b>Holding %1 at that moment</b>: job %2<br>%3<br>host %4 · pid %5%6</p>")
+                   .arg(esc(e.env), esc(t.supersededBy->job), lease(*t.supersededBy), esc(t.supersedingHost),
                         num(t.supersedingPid),
-                        t.supersedingJobUrl
-                            ? QStringLiteral(" · <a href=\"%1\">%1</a>").arg(esc(*t.supersedingJobUrl))
-                            : QString());
+                        t.supersedingJobUrl ? QStringLiteral(" · ") + link(*t.supersedingJobUrl) : QString());
     if (t.currentRelease)
         out +=
             tr("<p><b>Current manifest at that moment</b><br>%1 (generation %2), published by job %3 at %4 — "

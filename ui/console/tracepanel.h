@@ -3,15 +3,22 @@
 #include "relctl/console.h"
 
 #include <QWidget>
+#include <functional>
 #include <optional>
 
+class QLabel;
 class QPushButton;
 class QTextBrowser;
+class QUrl;
 
 namespace relctl::ui {
 
-// The story of one refused write: the job (host, pid, job URL as a link), its
-// lease and how it ended, the lease and job that superseded it, the manifest
+// The story of one refused write: first its cause (the winning candidate and
+// the approval that let it go first, the newer holder, the operator and their
+// reason, the publish that set the freshness bar), then the job (host, pid,
+// job URL as a link: when no browser opens it, it is copied to the clipboard
+// with a visible note), its lease and how it ended, the lease holding the
+// environment at that moment, the manifest
 // current at that moment and the time between them. A promotion gate's
 // refusal is explained first: for NOT_PROMOTED what the upstream had not
 // accepted (or not long enough), for APPROVAL_REQUIRED the approvals missing,
@@ -25,7 +32,12 @@ public:
 
     void showTrace(const std::optional<relctl::RefusalTrace>& trace);
     void showNothing(const QString& why);
-    QString text() const; // the panel's plain text, for tests and copying
+    QString text() const;   // the panel's plain text, for tests and copying
+    QString notice() const; // the visible note under it (a copied link), or empty
+    // How links are opened (QDesktopServices by default); false: they could
+    // not be, and the URL goes to the clipboard. Tests replace it.
+    void setUrlOpener(std::function<bool(const QUrl&)> open);
+    void openLink(const QUrl& url);
 
     static QString html(const relctl::RefusalTrace& trace);
 
@@ -34,7 +46,9 @@ signals:
 
 private:
     QTextBrowser* m_browser;
+    QLabel* m_notice;
     QPushButton* m_show;
+    std::function<bool(const QUrl&)> m_openUrl;
     std::optional<relctl::RefusalTrace> m_trace;
 };
 

@@ -198,6 +198,27 @@ struct PromotionGate
     std::optional<std::string> requestedBy; // SELF_APPROVAL: who asked (and tried to approve)
 };
 
+// What caused a refusal (relctl.refusal_cause), as the console reads it:
+// the row that decided it in one sentence and in parts (see RefusalCause in
+// replies.h for which parts each kind sets).
+struct TraceCause
+{
+    // superseded | lease_superseded | revoked | frozen | stale | expired | released | no_lease
+    std::string kind;
+    std::string summary;
+    std::optional<std::string> job; // the winner, newer holder or publisher
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    std::optional<std::int64_t> approval; // the supersession approval that decided it
+    std::optional<std::string> by;        // the approver or operator
+    std::optional<std::string> reason;    // their reason
+    std::optional<EpochMs> at;            // when it was decided
+};
+
 // The full story of one refusal, for the trace panel.
 struct RefusalTrace
 {
@@ -214,6 +235,7 @@ struct RefusalTrace
     std::optional<EpochMs> currentPublishedAt;
     std::optional<std::int64_t> publishedBeforeMs; // time from that publish to the refusal
     std::optional<PromotionGate> gate;             // a promotion gate's refusal: what it saw
+    std::optional<TraceCause> cause;               // what decided it (none for a promotion gate)
 };
 
 // The console's queries. Each is one round trip on the given connection;

@@ -375,6 +375,28 @@ struct RefusalCurrentManifest
     std::int64_t publishedBeforeMs = 0; // from that publish to the refusal
 };
 
+// What caused the refusal (relctl.refusal_cause): the row that decided it,
+// in one sentence and in parts. Which parts are set depends on `kind`:
+// superseded (the winning candidate; the approval, who and why), lease_superseded
+// (the newer holder), revoked and frozen (the operator and why), stale (the
+// publish that set the bar), expired, released, no_lease.
+struct RefusalCause
+{
+    std::string kind;
+    std::string summary;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    std::optional<std::int64_t> approval;
+    std::optional<std::string> by;
+    std::optional<std::string> reason;
+    std::optional<Timestamp> at;
+};
+
 // One refusal of relctl.trace, with what explains it.
 struct TracedRefusal
 {
@@ -386,6 +408,7 @@ struct TracedRefusal
     std::optional<OwnLease> lease;
     std::optional<SupersedingLease> supersededBy;
     std::optional<CurrentManifest> currentManifest;
+    std::optional<RefusalCause> cause; // none for promotion gates: their event's detail explains them
 };
 
 // relctl.trace: every refusal of one job.
@@ -444,6 +467,7 @@ RELCTL_REPLY_JSON(AuditTrail);
 RELCTL_REPLY_JSON(TracedRefusal::OwnLease);
 RELCTL_REPLY_JSON(TracedRefusal::SupersedingLease);
 RELCTL_REPLY_JSON(TracedRefusal::CurrentManifest);
+RELCTL_REPLY_JSON(RefusalCause);
 RELCTL_REPLY_JSON(TracedRefusal);
 RELCTL_REPLY_JSON(JobTrace);
 RELCTL_REPLY_JSON(OperationRecord);
