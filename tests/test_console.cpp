@@ -388,6 +388,12 @@ private slots:
         check("none", {}, "true");
         check("env", {.env = "staging"}, "env = 'staging'");
         check("job", {.job = "deploy_1"}, "job = 'deploy_1'");
+        // The job filter is a case-insensitive substring: part of a name finds every job with it.
+        check("job substring", {.job = "DEPLOY"}, "strpos(lower(job), 'deploy') > 0");
+        check("refused only", {.outcome = "rejected"}, "outcome = 'rejected'");
+        check("refused on staging", {.env = "staging", .outcome = "rejected"},
+              "env = 'staging' AND outcome = 'rejected'");
+        QCOMPARE(errorOf([&] { q.auditPage({.filter = {.outcome = "maybe"}}); }), ExitCode::Usage);
         check("operation", {.operation = "publish"}, "operation = 'publish'");
         check("reason", {.reason = "STALE_GENERATION"}, "reason = 'STALE_GENERATION'");
         check("env and reason", {.env = "staging", .reason = "DISPATCH_FROZEN"},

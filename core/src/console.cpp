@@ -196,9 +196,10 @@ AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
         afterId = request.after->id;
     }
     const json reply = m_db.d->call(
-        false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", f.env,
-        f.job, f.operation, f.reason, f.from, f.to, f.text, std::string(auditSortKey(request.sort.column)),
-        request.sort.descending, afterKey, afterId, request.newerThan, request.limit);
+        false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        f.env, f.job, f.operation, f.reason, f.from, f.to, f.text,
+        std::string(auditSortKey(request.sort.column)), request.sort.descending, afterKey, afterId,
+        request.newerThan, request.limit, f.outcome);
     return convert([&] {
         AuditPage page;
         for (const json& j : reply.at("events"))

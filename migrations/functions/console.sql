@@ -117,7 +117,8 @@ CREATE FUNCTION relctl.console_audit(p_env text, p_job text, p_operation text, p
                                      p_from bigint, p_to bigint, p_text text,
                                      p_sort text, p_descending boolean,
                                      p_after_key text, p_after_id bigint,
-                                     p_newer_than bigint, p_limit integer)
+                                     p_newer_than bigint, p_limit integer,
+                                     p_outcome text DEFAULT NULL)
 RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -161,7 +162,17 @@ BEGIN
     END IF;
 
     IF p_env IS NOT NULL THEN v_where := array_append(v_where, 'env = $1'); END IF;
-    IF p_job IS NOT NULL THEN v_where := array_append(v_where, 'job = $2'); END IF;
+    -- The job filter is a case-insensitive substring (a reviewer types part
+    -- of a job's name or its pipeline number), like the free text.
+    IF nullif(p_job, '') IS NOT NULL THEN
+        v_where := array_append(v_where, 'strpos(lower(job), lower($2)) > 0');
+    END IF;
+    IF p_outcome IS NOT NULL THEN
+        IF p_outcome NOT IN ('accepted', 'rejected') THEN
+            PERFORM relctl.invalid('outcome must be accepted or rejected');
+        END IF;
+        v_where := array_append(v_where, 'outcome = $14');
+    END IF;
     IF p_operation IS NOT NULL THEN v_where := array_append(v_where, 'operation = $3'); END IF;
     IF p_reason IS NOT NULL THEN v_where := array_append(v_where, 'reason = $4'); END IF;
     IF p_from IS NOT NULL THEN v_where := array_append(v_where, 'at >= relctl.from_epoch_ms($5)'); END IF;
@@ -230,7 +241,7 @@ BEGIN
                    v_page_sql, v_order, v_order)
         INTO v_page
         USING p_env, p_job, p_operation, p_reason, p_from, p_to, v_needle, p_sort, p_descending,
-              p_after_key, p_after_id, p_newer_than, p_limit;
+              p_after_key, p_after_id, p_newer_than, p_limit, p_outcome;
     RETURN v_page;
 END
 $$;

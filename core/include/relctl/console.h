@@ -69,13 +69,15 @@ struct AuditEvent
 struct AuditFilter
 {
     std::optional<std::string> env;
-    std::optional<std::string> job;
+    std::optional<std::string> job; // a case-insensitive substring of the job's name
     std::optional<std::string> operation;
     std::optional<std::string> reason;
     std::optional<EpochMs> from;
     std::optional<EpochMs> to;
-    std::optional<std::string>
-        text; // free text: matched against job, release, op id, host, reason, actor, job url
+    // free text: matched against job, release, op id, host, reason, actor, job url, login and the
+    // detail's values
+    std::optional<std::string> text;
+    std::optional<std::string> outcome; // accepted | rejected ("refused only")
 };
 
 // The audit browser's order, decided by the server. Time is the event id:
