@@ -160,7 +160,6 @@ TracePanel::TracePanel(QWidget* parent)
     // Links are opened here, not by the browser, so that a machine without a
     // browser still gives the reviewer the URL (on the clipboard).
     m_browser->setOpenLinks(false);
-    m_browser->setOpenExternalLinks(false);
     connect(m_browser, &QTextBrowser::anchorClicked, this, &TracePanel::openLink);
     m_notice->setObjectName(QStringLiteral("traceNotice"));
     m_notice->setWordWrap(true);
