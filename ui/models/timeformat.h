@@ -25,4 +25,24 @@ inline QString formatLocalTime(qint64 epochMs)
     return QDateTime::fromMSecsSinceEpoch(epochMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss t"));
 }
 
+// A span as a person reads it: "850 ms", "12.4 s", "1 min 43 s",
+// "2 h 05 min", "3 d 4 h". One formatter for every duration the console
+// shows (lease lengths, soak times, how long before a refusal), so the same
+// span reads the same in the timeline, the trace and the confirmations.
+inline QString formatDuration(qint64 ms)
+{
+    if (ms < 0)
+        return QStringLiteral("-") + formatDuration(-ms);
+    if (ms < 1000)
+        return QStringLiteral("%1 ms").arg(ms);
+    if (ms < 60 * 1000)
+        return QStringLiteral("%1 s").arg(static_cast<double>(ms) / 1000.0, 0, 'f', ms < 10 * 1000 ? 2 : 1);
+    const qint64 s = ms / 1000;
+    if (s < 3600)
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    if (s < 86400)
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s / 60) % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1 d %2 h").arg(s / 86400).arg((s / 3600) % 24);
+}
+
 } // namespace relctl::ui
