@@ -342,12 +342,39 @@ private slots:
         QCOMPARE(staging.queueLength, std::int64_t(2));
         QCOMPARE(staging.pendingSupersessions, std::int64_t(1));
         QVERIFY(!staging.frozen);
+        // The queue in the order it is served: until the request is approved,
+        // the lower generation goes first; the request names the higher one
+        // the winner and the lower one as what it would skip.
+        QCOMPARE(staging.queue.size(), std::size_t(2));
+        const QueuedCandidate& first = staging.queue[0];
+        const QueuedCandidate& second = staging.queue[1];
+        QCOMPARE(first.position, std::int64_t(1));
+        QCOMPARE(first.job, std::string("low"));
+        QCOMPARE(first.generation, std::int64_t(2));
+        QCOMPARE(second.position, std::int64_t(2));
+        QCOMPARE(second.job, std::string("high"));
+        QCOMPARE(second.release, std::string("r3"));
+        QVERIFY(first.queuedAt <= staging.serverNow && second.queuedAt <= staging.serverNow);
+        const std::string request =
+            db.scalar("SELECT id FROM relctl.supersessions WHERE env = 'staging' AND state = 'pending'");
+        QCOMPARE(first.skippedBy.value_or(0), std::stoll(request));
+        QVERIFY(!first.wins);
+        QCOMPARE(second.wins.value_or(0), std::stoll(request));
+        QVERIFY(!second.skippedBy);
+        QCOMPARE(staging.holderJob.value_or("-"), std::string("holder"));
+        QCOMPARE(staging.holderGeneration.value_or(0), std::int64_t(1));
+        QVERIFY(staging.holderAcquiredAt && *staging.holderAcquiredAt <= staging.serverNow);
+        QCOMPARE(prod.queue.size(), std::size_t(1));
+        QCOMPARE(prod.queue[0].job, std::string("job-2"));
+        QVERIFY(prod.frozenAt && *prod.frozenAt <= prod.serverNow);
 
         const EnvironmentRow& test = rows[2];
         QVERIFY(!test.currentRelease && !test.currentGeneration && !test.publishedBy && !test.publishedAt);
         QVERIFY(!test.holderJob && !test.holderToken && !test.leaseExpiresAt);
         QCOMPARE(test.queueLength, std::int64_t(0));
-        QVERIFY(!test.frozen && !test.frozenBy && !test.frozenReason);
+        QVERIFY(test.queue.empty());
+        QCOMPARE(test.pendingPromotions, std::int64_t(0));
+        QVERIFY(!test.frozen && !test.frozenBy && !test.frozenReason && !test.frozenAt);
 
         // A killed waiter's session ends and it stops counting, before any write notices.
         stop(*queued);
@@ -401,7 +428,8 @@ private slots:
         // Free text: case-insensitive, over job, release, op id, host, reason, actor, job url,
         // login and the detail's values (bob's unfreeze names the freeze by Alice it lifted).
         check("text actor", {.text = "ALICE"}, "actor = 'Alice' OR detail->>'frozen_by' = 'Alice'");
-        check("text detail", {.text = "AUDIT"}, "detail->>'reason' = 'audit' OR detail->>'frozen_reason' = 'audit'");
+        check("text detail", {.text = "AUDIT"},
+              "detail->>'reason' = 'audit' OR detail->>'frozen_reason' = 'audit'");
         check("text url", {.text = "pipelines/77"}, "job_url LIKE '%Pipelines/77'");
         check("text reason", {.text = "frozen"}, "reason = 'DISPATCH_FROZEN'");
         check("text job", {.text = "stage-"}, "job = 'stage-9'");
@@ -972,9 +1000,9 @@ private slots:
         writeAuditJsonObject(out, sparse);
         const QJsonObject b = QJsonDocument::fromJson(QByteArray::fromStdString(out.str())).object();
         QCOMPARE(b.size(), int(names.size()));
-        for (const char* name :
-             {"env", "reason", "job", "release", "generation", "token", "current_token", "current_generation",
-              "current_release", "op_id", "host", "pid", "job_url", "actor", "db_user", "client_addr", "detail"})
+        for (const char* name : {"env", "reason", "job", "release", "generation", "token", "current_token",
+                                 "current_generation", "current_release", "op_id", "host", "pid", "job_url",
+                                 "actor", "db_user", "client_addr", "detail"})
             QVERIFY2(b[QLatin1String(name)].isNull(), name);
     }
 

@@ -169,12 +169,31 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
             r.holderJob = optional<std::string>(j, "holder_job");
             r.holderRelease = optional<std::string>(j, "holder_release");
             r.holderToken = optional<std::int64_t>(j, "holder_token");
+            r.holderGeneration = optional<std::int64_t>(j, "holder_generation");
+            r.holderAcquiredAt = optional<EpochMs>(j, "holder_acquired_at");
+            r.holderHost = optional<std::string>(j, "holder_host");
             r.leaseExpiresAt = optional<EpochMs>(j, "lease_expires_at");
             r.queueLength = value<std::int64_t>(j, "queue_length");
+            for (const json& c : j.at("queue")) {
+                QueuedCandidate q;
+                q.candidate = value<std::int64_t>(c, "candidate");
+                q.position = value<std::int64_t>(c, "position");
+                q.job = value<std::string>(c, "job");
+                q.release = value<std::string>(c, "release");
+                q.generation = value<std::int64_t>(c, "generation");
+                q.queuedAt = value<EpochMs>(c, "queued_at");
+                q.host = optional<std::string>(c, "host");
+                q.jobUrl = optional<std::string>(c, "job_url");
+                q.skippedBy = optional<std::int64_t>(c, "skipped_by");
+                q.wins = optional<std::int64_t>(c, "wins");
+                r.queue.push_back(std::move(q));
+            }
             r.pendingSupersessions = value<std::int64_t>(j, "pending_supersessions");
+            r.pendingPromotions = value<std::int64_t>(j, "pending_promotions");
             r.frozen = value<bool>(j, "frozen");
             r.frozenBy = optional<std::string>(j, "frozen_by");
             r.frozenReason = optional<std::string>(j, "frozen_reason");
+            r.frozenAt = optional<EpochMs>(j, "frozen_at");
             r.serverNow = now;
             rows.push_back(std::move(r));
         }

@@ -59,20 +59,45 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
             'current_release', m.release, 'current_generation', m.generation,
             'published_by', m.job, 'published_at', relctl.epoch_ms(m.published_at),
             'holder_job', l.job, 'holder_release', l.release, 'holder_token', l.token,
+            'holder_generation', l.generation, 'holder_acquired_at', relctl.epoch_ms(l.acquired_at),
+            'holder_host', l.host,
             'lease_expires_at', relctl.epoch_ms(l.expires_at),
-            -- A waiter whose session is gone is not counted, even before the
-            -- next write on the environment marks it as having left.
-            'queue_length', (SELECT count(*) FROM relctl.candidates c
-                             WHERE c.env = e.name AND c.state = 'waiting' AND relctl.candidate_alive(c)),
+            'queue_length', coalesce(jsonb_array_length(q.queue), 0), 'queue', coalesce(q.queue, '[]'),
             'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
                                       WHERE s.env = e.name AND s.state = 'pending'),
-            'frozen', e.frozen_at IS NOT NULL, 'frozen_by', e.frozen_by, 'frozen_reason', e.frozen_reason)
+            'pending_promotions', (SELECT count(*) FROM relctl.promotions p
+                                   WHERE p.env = e.name AND p.state = 'open'),
+            'frozen', e.frozen_at IS NOT NULL, 'frozen_by', e.frozen_by, 'frozen_reason', e.frozen_reason,
+            'frozen_at', relctl.epoch_ms(e.frozen_at))
             ORDER BY e.name) FILTER (WHERE e.name IS NOT NULL), '[]'))
     FROM (SELECT clock_timestamp() AS now) n
     LEFT JOIN relctl.environments e ON true
     LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
     LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token
                              AND l.ended_at IS NULL AND l.expires_at > n.now
+    -- The waiting candidates in the order the queue serves them: after
+    -- refresh_queue every policy serves the lowest waiting generation first
+    -- (under 'newest' the lower ones were superseded, or wait for an
+    -- approval that would supersede them; see relctl.queue_head). A waiter
+    -- whose session is gone is not shown, even before the next write on the
+    -- environment marks it as having left. 'skipped_by' names the pending or
+    -- approved supersession request that would skip it.
+    LEFT JOIN LATERAL (
+        SELECT jsonb_agg(jsonb_build_object(
+                   'candidate', c.id, 'position', c.position, 'job', c.job, 'release', c.release,
+                   'generation', c.generation, 'queued_at', relctl.epoch_ms(c.queued_at),
+                   'host', c.host, 'job_url', c.job_url,
+                   'skipped_by', (SELECT s.id FROM relctl.supersessions s
+                                  WHERE s.env = e.name AND s.state IN ('pending', 'approved')
+                                    AND c.id = ANY (s.skipped) ORDER BY s.id DESC LIMIT 1),
+                   'wins', (SELECT s.id FROM relctl.supersessions s
+                            WHERE s.env = e.name AND s.state IN ('pending', 'approved') AND s.winner = c.id
+                            ORDER BY s.id DESC LIMIT 1))
+                   ORDER BY c.position) AS queue
+        FROM (SELECT x.*, row_number() OVER (ORDER BY x.generation, x.id) AS position
+              FROM relctl.candidates x
+              WHERE x.env = e.name AND x.state = 'waiting' AND relctl.candidate_alive(x)) c
+    ) q ON e.name IS NOT NULL
     GROUP BY n.now
 $$;
 

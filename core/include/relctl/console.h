@@ -17,6 +17,21 @@ class Database;
 // Times are milliseconds since the Unix epoch, UTC, as the server wrote them.
 using EpochMs = std::int64_t;
 
+// A candidate waiting in an environment's queue, as the console shows it.
+struct QueuedCandidate
+{
+    std::int64_t candidate = 0;
+    std::int64_t position = 0; // 1: the one the queue serves next
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    EpochMs queuedAt = 0;
+    std::optional<std::string> host;
+    std::optional<std::string> jobUrl;
+    std::optional<std::int64_t> skippedBy; // the supersession request that would skip it
+    std::optional<std::int64_t> wins;      // the supersession request that names it the winner
+};
+
 struct EnvironmentRow
 {
     std::string name;
@@ -31,12 +46,18 @@ struct EnvironmentRow
     std::optional<std::string> holderJob;
     std::optional<std::string> holderRelease;
     std::optional<std::int64_t> holderToken;
+    std::optional<std::int64_t> holderGeneration;
+    std::optional<EpochMs> holderAcquiredAt;
+    std::optional<std::string> holderHost;
     std::optional<EpochMs> leaseExpiresAt;
     std::int64_t queueLength = 0;
+    std::vector<QueuedCandidate> queue; // in the order it is served
     std::int64_t pendingSupersessions = 0;
+    std::int64_t pendingPromotions = 0; // open promotion requests
     bool frozen = false;
     std::optional<std::string> frozenBy;
     std::optional<std::string> frozenReason;
+    std::optional<EpochMs> frozenAt;
     EpochMs serverNow = 0; // the server's clock when read: countdowns start from it
 };
 
@@ -59,10 +80,10 @@ struct AuditEvent
     std::optional<std::string> host;
     std::optional<std::int64_t> pid;
     std::optional<std::string> jobUrl;
-    std::optional<std::string> actor;    // the person an operator action names
-    std::optional<std::string> dbUser;   // the database login that made the call
+    std::optional<std::string> actor;      // the person an operator action names
+    std::optional<std::string> dbUser;     // the database login that made the call
     std::optional<std::string> clientAddr; // its address; none over a local socket
-    std::optional<std::string> detail;   // the event's detail as compact JSON; none when it has none
+    std::optional<std::string> detail;     // the event's detail as compact JSON; none when it has none
 };
 
 // Filters for the audit browser; every one is applied by the server.
