@@ -9,11 +9,9 @@ source "$(dirname "$0")/lib.sh"
 relctl_install_deps
 relctl_build
 
+# --demo seeds only the embedded database (as root /var/lib/relctl, which the
+# server's postgres account can reach): nothing may point elsewhere.
 unset RELCTL_DSN PGHOST PGSERVICE PGDATABASE
-# As root the embedded server runs as postgres, which cannot enter /root.
-if [ "$(id -u)" -eq 0 ] && [ -z "${XDG_DATA_HOME:-}" ]; then
-    export XDG_DATA_HOME=/var/lib
-fi
 console="$RELCTL_BUILD_DIR/app/release-console"
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
     exec "$console" --demo "$@"

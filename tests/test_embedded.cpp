@@ -47,6 +47,10 @@ public:
                                  "PGHOSTADDR", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE"})
             m_env.remove(QLatin1String(name));
         m_env.insert(QStringLiteral("HOME"), m_dir.path());
+        // As root the default is the machine's /var/lib/relctl: each test
+        // gets a cluster of its own under its HOME through the override.
+        if (geteuid() == 0)
+            m_env.insert(QStringLiteral("XDG_DATA_HOME"), m_dir.path() + QStringLiteral("/.local/share"));
     }
     ~Home() { run({"db", "stop"}); }
     Home(const Home&) = delete;
@@ -55,6 +59,7 @@ public:
     std::string path() const { return m_dir.path().toStdString(); }
     std::string defaultDirectory() const { return path() + "/.local/share/relctl"; }
     void set(const char* name, const std::string& value) { m_env.insert(QLatin1String(name), qstr(value)); }
+    void unset(const char* name) { m_env.remove(QLatin1String(name)); }
 
     std::unique_ptr<QProcess> start(const Args& args) const
     {
@@ -202,7 +207,7 @@ private slots:
         QVERIFY(socket.size() < 64);
         QVERIFY(contains(s["conninfo"].get<std::string>(), "host=" + socket));
         QCOMPARE(QFileInfo(qstr(socket)).permissions() & (QFileDevice::ReadOther | QFileDevice::ExeOther |
-                                                       QFileDevice::ReadGroup | QFileDevice::ExeGroup),
+                                                          QFileDevice::ReadGroup | QFileDevice::ExeGroup),
                  QFileDevice::Permissions());
         QCOMPARE(environmentNames(home), std::vector<std::string>{"test"});
         QCOMPARE(home.run({"db", "stop"}).exitCode, 0);
@@ -294,15 +299,37 @@ private slots:
         QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory())));
     }
 
+    void asRootTheDefaultIsOneThePostgresUserReaches()
+    {
+        if (geteuid() != 0)
+            QSKIP("only root hands the server to the postgres user");
+        // Root's usual HOME, which postgres cannot enter, and no override:
+        // the default is /var/lib/relctl, not a directory under HOME.
+        Home home;
+        home.unset("XDG_DATA_HOME");
+        QVERIFY(chmod(home.path().c_str(), 0700) == 0); // like /root
+        RunResult path = home.run({"db", "path"});
+        QVERIFY2(path.exitCode == 0, path.err.c_str());
+        QCOMPARE(path.line(), std::string("/var/lib/relctl"));
+        RunResult asJson = home.run({"--json", "db", "path"});
+        QCOMPARE(asJson.json()["path"].get<std::string>(), std::string("/var/lib/relctl"));
+        QVERIFY(!QFileInfo::exists(qstr(home.path() + "/.local")));
+        // Its destructor stops the cluster it names: not the machine's.
+        home.set("XDG_DATA_HOME", home.path() + "/.local/share");
+    }
+
     void asRootAnUnreachableHomeIsExplained()
     {
         if (geteuid() != 0)
             QSKIP("only root hands the server to the postgres user");
+        // XDG_DATA_HOME still overrides root's default; under a 0700 HOME
+        // the server could not reach it, and relctl says so.
         Home home;
         QVERIFY(chmod(home.path().c_str(), 0700) == 0); // like /root
         RunResult r = home.run({"env", "list"});
         QCOMPARE(r.exitCode, 9);
-        QVERIFY2(contains(r.err, "XDG_DATA_HOME") && contains(r.err, home.path() + " (mode 0700)"),
+        QVERIFY2(contains(r.err, "XDG_DATA_HOME") && contains(r.err, home.path() + " (mode 0700)") &&
+                     contains(r.err, "/var/lib/relctl"),
                  r.err.c_str());
         struct stat st
         {

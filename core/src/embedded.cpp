@@ -2,10 +2,10 @@
 
 #include "fnv.h"
 #include "posix.h"
-#include "session.h"
 #include "relctl/database.h"
 #include "relctl/error.h"
 #include "relctl/migrations.h"
+#include "session.h"
 
 #include <algorithm>
 #include <cctype>
@@ -62,6 +62,9 @@ long long millisSince(Clock::time_point start)
 // the login (pg_ident.conf, written by initialize()); people and jobs never
 // work as it.
 constexpr const char* kAdminRole = "relctl_admin";
+
+// The embedded database of root, when XDG_DATA_HOME does not name another.
+constexpr const char* kRootDirectory = "/var/lib/relctl";
 
 // The role relctl connects as: the OS user's own name, so that peer
 // authentication on the socket admits exactly that user. As root that is the
@@ -232,8 +235,9 @@ void checkReachable(const fs::path& dir, const Account& server)
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
         unavailable("as root, relctl runs the server as the postgres system user, which cannot reach " +
                     dir.string() + ": " + ancestor.string() + " (mode " + mode +
-                    ") is not searchable by postgres. Set XDG_DATA_HOME to a directory postgres can reach "
-                    "(for example XDG_DATA_HOME=/var/lib), or name a database with --dsn or RELCTL_DSN");
+                    ") is not searchable by postgres. Set XDG_DATA_HOME to a directory postgres can reach, "
+                    "unset it (root's default, /var/lib/relctl, is reachable), or name a database with "
+                    "--dsn or RELCTL_DSN");
     }
 }
 
@@ -454,6 +458,12 @@ EmbeddedCluster EmbeddedCluster::forCurrentUser()
     // A relative XDG_DATA_HOME is invalid by the XDG spec and ignored.
     if (const std::string xdg = environment("XDG_DATA_HOME"); !xdg.empty() && xdg.front() == '/')
         return EmbeddedCluster(fs::path(xdg) / "relctl");
+    // As root the server runs as postgres, which cannot enter root's HOME
+    // (/root is 0700): a system directory, like a packaged service's, is
+    // the one the server can reach. Concurrent first starts are serialised
+    // on the directory's lock exactly as under a HOME.
+    if (asRoot())
+        return EmbeddedCluster(fs::path(kRootDirectory));
     std::string home = environment("HOME");
     if (auto self = home.empty() ? lookupAccount(nullptr) : std::nullopt)
         home = self->home;
@@ -540,7 +550,8 @@ void EmbeddedCluster::stop()
         return; // a stale pid file: the server is gone already
     const fs::path bin = findBinaries(at);
     Fd log(openServerFile(at.log, O_APPEND, server));
-    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at, log.get());
+    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at,
+            log.get());
     // The server removed its socket; a directory made for it under /tmp goes too.
     if (at.socket != at.dir)
         rmdir(at.socket.c_str());
