@@ -26,9 +26,12 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
 #include <QImage>
 #include <QListWidget>
+#include <QProcess>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -168,7 +171,13 @@ private slots:
         const QString trace = window.tracePanel()->text();
         QVERIFY(trace.contains(QStringLiteral("pipeline-108")));
         QVERIFY(trace.contains(QStringLiteral("v1.9")));
-        QVERIFY(trace.contains(QStringLiteral("ms before the refusal")));
+        // A span a person reads ("1.25 s", "1 min 43 s"), not a count of milliseconds.
+        QVERIFY(
+            QRegularExpression(QStringLiteral("published by job pipeline-109 at .* — "
+                                              "[0-9.]+ (ms|s|min [0-9]+ s|h [0-9]+ min) before the refusal"))
+                .match(trace)
+                .hasMatch());
+        QVERIFY(!QRegularExpression(QStringLiteral("[0-9]{4,} ms")).match(trace).hasMatch());
     }
 
     void liveEventsAppearWithoutReload()
@@ -424,6 +433,48 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(timeline->selectedEvent(), other, 10000);
         QTRY_VERIFY_WITH_TIMEOUT(timeline->markerPosition(other).has_value(), 10000);
         QCOMPARE(clicked.count(), 1); // no echo back from the timeline
+    }
+
+    // The demo's fabricated history never lands in a real database: named
+    // by --dsn, or by the saved connection, the run is refused before it
+    // connects, and nothing is written.
+    void theDemoRefusesEveryDatabaseButTheEmbeddedOne()
+    {
+        const long long before = m_db->count("SELECT count(*) FROM relctl.events");
+        QTemporaryDir config;
+        {
+            QSettings saved(config.filePath(QStringLiteral("relctl/release-console.conf")),
+                            QSettings::IniFormat);
+            saved.setValue(QStringLiteral("connection/mode"), QStringLiteral("dsn"));
+            saved.setValue(QStringLiteral("connection/dsn"), QString::fromStdString(m_db->dsn()));
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), config.path());
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        for (const char* name : {"RELCTL_DSN", "PGHOST", "PGDATABASE", "PGSERVICE"})
+            env.remove(QLatin1String(name));
+        const auto run = [&](const QStringList& args) {
+            QProcess console;
+            console.setProcessEnvironment(env);
+            console.start(QStringLiteral(RELEASE_CONSOLE_BIN), args);
+            if (!console.waitForFinished(30000))
+                console.kill();
+            return std::make_pair(console.exitCode(), QString::fromLocal8Bit(console.readAllStandardError()));
+        };
+        const auto [savedCode, savedErr] = run({QStringLiteral("--demo"), QStringLiteral("--screenshot"),
+                                                config.filePath(QStringLiteral("shot.png"))});
+        QCOMPARE(savedCode, 2);
+        QVERIFY2(savedErr.contains(QStringLiteral("--demo seeds only the embedded database")) &&
+                     savedErr.contains(QStringLiteral("Embedded")),
+                 qPrintable(savedErr));
+        QCOMPARE(savedErr.count(QStringLiteral("release-console:")), 1); // one clear line
+        const auto [namedCode, namedErr] =
+            run({QStringLiteral("--demo"), QStringLiteral("--dsn"), QString::fromStdString(m_db->dsn()),
+                 QStringLiteral("--screenshot"), config.filePath(QStringLiteral("shot.png"))});
+        QCOMPARE(namedCode, 2);
+        QVERIFY2(namedErr.contains(QStringLiteral("never a database named by --dsn")), qPrintable(namedErr));
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events"), before);
+        QVERIFY(!QFile::exists(config.filePath(QStringLiteral("shot.png"))));
     }
 
     void screenshotRendersTheWindow()

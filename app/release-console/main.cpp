@@ -2,6 +2,7 @@
 // incident reviewers, over the same core as relctl.
 
 #include "consolesession.h"
+#include "demo.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
 #include "timelinewidget.h"
@@ -11,6 +12,7 @@
 #include <QSettings>
 #include <QTimer>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -32,7 +34,8 @@ int main(int argc, char** argv)
                                  QStringLiteral("conninfo"));
     const QCommandLineOption demo(
         QStringLiteral("demo"),
-        QStringLiteral("Seed a demo history first (only into a database without environments)"));
+        QStringLiteral("Open the embedded database with a demo history (seeded only there, and only "
+                       "while it has no environments); refused when another database is named"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
         QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
@@ -41,12 +44,25 @@ int main(int argc, char** argv)
     parser.process(app);
 
     using relctl::ui::ConnectionTarget;
-    const ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
-                                                      : ConnectionTarget::load(QSettings());
+    ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
+                                                : ConnectionTarget::load(QSettings());
+    if (parser.isSet(demo)) {
+        // The demo's history is fabricated and the audit trail is
+        // append-only: written into a real database it could never be
+        // removed. So it goes only into the embedded database, and the run
+        // is refused (before anything connects) when --dsn, the saved
+        // connection or $RELCTL_DSN / PG* name any other.
+        if (const QString refusal = relctl::ui::demoRefusal(target, parser.isSet(dsn)); !refusal.isEmpty()) {
+            std::fprintf(stderr, "release-console: %s\n", qPrintable(refusal));
+            return 2;
+        }
+        target = ConnectionTarget::embedded();
+    }
     relctl::ui::ConsoleSession session(
         std::make_unique<relctl::ui::PostgresBackend>(target, parser.isSet(demo)));
     relctl::ui::MainWindow window(&session);
     window.setConnectionTarget(target);
+    window.setDemo(parser.isSet(demo));
     if (parser.isSet(demo)) {
         // The demo history is written in a second or two: at the default ten
         // minutes it would be one smudge at the right edge. The first slice

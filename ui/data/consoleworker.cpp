@@ -84,7 +84,10 @@ void ConsoleWorker::connectNow()
         const std::string conninfo = m_target.resolve();
         auto db = std::make_unique<relctl::Database>(conninfo);
         if (m_seedDemo) {
-            seedDemoHistory(*db);
+            // Checked again here, where it is written: a connection switched
+            // before the first one succeeded must not receive the demo.
+            if (demoRefusal(m_target, false).isEmpty())
+                seedDemoHistory(*db);
             m_seedDemo = false;
         }
         QElapsedTimer timer;

@@ -1,5 +1,6 @@
 #include "demo.h"
 
+#include "connectiontarget.h"
 #include "relctl/database.h"
 
 #include <thread>
@@ -66,6 +67,21 @@ struct Seeder
 };
 
 } // namespace
+
+QString demoRefusal(const ConnectionTarget& target, bool named)
+{
+    if (named)
+        return QStringLiteral("--demo seeds only the embedded database and never a database named by --dsn "
+                              "(%1); run it without --dsn")
+            .arg(target.describe());
+    const ConnectionTarget where = target.effective();
+    if (where.kind == ConnectionTarget::Kind::Embedded)
+        return {};
+    return QStringLiteral("--demo seeds only the embedded database, but the console would connect to %1 "
+                          "(the saved connection, $RELCTL_DSN or PG* variables); choose \"Embedded\" in "
+                          "File > Connection or unset them, then run --demo again")
+        .arg(where.describe());
+}
 
 void seedDemoHistory(relctl::Database& db)
 {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QString>
+
 namespace relctl {
 class Database;
 }
@@ -14,5 +16,12 @@ class Database;
 namespace relctl::ui {
 
 void seedDemoHistory(relctl::Database& db);
+
+struct ConnectionTarget;
+
+// Why the demo may not be seeded where `target` leads (empty: it may): only
+// the embedded database takes it, so that a fabricated history never lands
+// in a real, append-only audit trail. `named`: the target came from --dsn.
+QString demoRefusal(const ConnectionTarget& target, bool named);
 
 } // namespace relctl::ui
