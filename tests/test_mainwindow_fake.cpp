@@ -14,10 +14,18 @@
 #include "environmentsview.h"
 #include "fakebackend.h"
 #include "mainwindow.h"
+#include "promotionsview.h"
+#include "queuemodel.h"
+#include "queueview.h"
+#include "timelinewidget.h"
 #include "tracepanel.h"
 
+#include <QCheckBox>
+#include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSignalSpy>
@@ -40,10 +48,25 @@ relctl::EnvironmentRow environment(const std::string& name, bool leased)
     if (leased) {
         row.holderJob = name + "-deploy";
         row.holderRelease = "v1.2";
+        row.holderGeneration = 12;
         row.holderToken = 7;
+        row.serverNow = 3'999'999'000'000;
+        row.holderAcquiredAt = row.serverNow - 103'000; // held for 1 min 43 s
         row.leaseExpiresAt = 4'000'000'000'000;
     }
     return row;
+}
+
+relctl::QueuedCandidate waiting(std::int64_t id, const std::string& job, std::int64_t generation,
+                                std::int64_t position)
+{
+    relctl::QueuedCandidate c;
+    c.candidate = id;
+    c.job = job;
+    c.release = "v" + std::to_string(generation);
+    c.generation = generation;
+    c.position = position;
+    return c;
 }
 
 // A window over a fake holding three environments (test leased), ten
@@ -52,8 +75,13 @@ struct Console
 {
     Console() : fake(new FakeBackend), session(std::unique_ptr<ConsoleBackend>(fake)), window(&session)
     {
-        fake->setEnvironments(
-            {environment("prod", false), environment("staging", false), environment("test", true)});
+        // test: leased, two candidates queued behind the holder.
+        relctl::EnvironmentRow test = environment("test", true);
+        test.queue = {waiting(31, "test-next", 13, 1), waiting(32, "test-later", 14, 2)};
+        test.queueLength = 2;
+        relctl::EnvironmentRow staging = environment("staging", false);
+        staging.pendingPromotions = 1;
+        fake->setEnvironments({environment("prod", false), staging, test});
         for (int i = 0; i < 9; ++i) {
             relctl::AuditEvent e;
             e.env = i % 3 == 0 ? "prod" : "test";
@@ -252,6 +280,196 @@ private slots:
                                  1000);
         QVERIFY(c.window.tracePanel()->text().contains(QStringLiteral("v1.9")));
         QCOMPARE(c.fake->requestCount(RequestKind::Trace), 1);
+    }
+
+    // Each confirmation says what the action will do before it is made.
+    void confirmationsStateTheirConsequences()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        c.selectEnvironment(QStringLiteral("test"));
+        auto shown = std::make_shared<QString>();
+        auto answered = confirmNextAction(QStringLiteral("rm-bob"), QStringLiteral("stuck"), shown);
+        button<QToolButton>(c.window.environmentsView(), QStringLiteral("Revoke"))->click();
+        QVERIFY(*answered);
+        // Revoke: the holder (job, release, token), how long it held, who is next.
+        for (const char* part : {"test-deploy", "v1.2", "fencing token 7", "1 min 43 s", "LEASE_REVOKED",
+                                 "Next in the queue: job test-next"})
+            QVERIFY2(shown->contains(QLatin1String(part)),
+                     qPrintable(QLatin1String(part) + QStringLiteral(" not in ") + *shown));
+
+        answered = confirmNextAction(QStringLiteral("rm-bob"), QStringLiteral("audit"), shown);
+        button<QToolButton>(c.window.environmentsView(), QStringLiteral("Freeze"))->click();
+        QVERIFY(*answered);
+        // Freeze: the live holder whose publish is refused, the queue that waits.
+        for (const char* part : {"DISPATCH_FROZEN", "test-deploy", "publish will be refused",
+                                 "2 queued candidate(s) will wait", "test-next", "test-later"})
+            QVERIFY2(shown->contains(QLatin1String(part)),
+                     qPrintable(QLatin1String(part) + QStringLiteral(" not in ") + *shown));
+
+        // Approve and deny: the winner and every candidate skipped.
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        answered = confirmNextAction(QStringLiteral("rm-alice"), {}, shown);
+        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"))->click();
+        QVERIFY(*answered);
+        for (const char* part : {"Approve supersession #5", "job-22", "v2.2", "generation 22", "SUPERSEDED",
+                                 "job-21 (generation 21)"})
+            QVERIFY2(shown->contains(QLatin1String(part)),
+                     qPrintable(QLatin1String(part) + QStringLiteral(" not in ") + *shown));
+    }
+
+    void aDenialSaysWhoAdoptsFirst()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto shown = std::make_shared<QString>();
+        const auto answered =
+            confirmNextAction(QStringLiteral("rm-alice"), QStringLiteral("in order"), shown);
+        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Deny"))->click();
+        QVERIFY(*answered);
+        for (const char* part : {"Deny supersession #5", "job-21 (generation 21)", "adopt before", "job-22"})
+            QVERIFY2(shown->contains(QLatin1String(part)),
+                     qPrintable(QLatin1String(part) + QStringLiteral(" not in ") + *shown));
+    }
+
+    // What awaits a decision or a turn is counted where a release manager looks.
+    void pendingWorkIsCounted()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        const auto dockTitle = [&](QWidget* content) {
+            return qobject_cast<QDockWidget*>(content->parentWidget())->windowTitle();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.approvalsView()), QStringLiteral("Approvals (1)"), 1000);
+        QCOMPARE(dockTitle(c.window.queueView()), QStringLiteral("Queue (2)"));
+        QCOMPARE(dockTitle(c.window.promotionsView()), QStringLiteral("Promotions (1)"));
+        // The queue view lists test's two candidates in serving order.
+        QueueModel* queue = c.window.queueView()->model();
+        QCOMPARE(queue->rowCount(), 2);
+        QCOMPARE(queue->index(0, int(QueueModel::Column::Job)).data().toString(),
+                 QStringLiteral("test-next"));
+        QCOMPARE(queue->index(0, int(QueueModel::Column::Standing)).data().toString(),
+                 QStringLiteral("next"));
+        QCOMPARE(queue->index(1, int(QueueModel::Column::Job)).data().toString(),
+                 QStringLiteral("test-later"));
+        QVERIFY(c.window.queueView()->summary().contains(QStringLiteral("2 on test")));
+        // The environments table has a column for what awaits approval.
+        QAbstractItemModel* envs = c.window.environmentsView()->table()->model();
+        for (int row = 0; row < envs->rowCount(); ++row) {
+            const QString name = envs->index(row, 0).data().toString();
+            const QString pending =
+                envs->index(row, int(EnvironmentsModel::Column::Pending)).data().toString();
+            QCOMPARE(pending, name == QStringLiteral("staging") ? QStringLiteral("1 to decide") : QString());
+        }
+        // Deciding the request takes it off the tab's count.
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        const auto answered = confirmNextAction(QStringLiteral("rm-alice"), {});
+        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"))->click();
+        QVERIFY(*answered);
+        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.approvalsView()), QStringLiteral("Approvals"), 1000);
+        // Showing only the selected environment's queue.
+        c.selectEnvironment(QStringLiteral("prod"));
+        c.window.queueView()->findChild<QCheckBox*>(QStringLiteral("queueSelectedOnly"))->setChecked(true);
+        QCOMPARE(queue->rowCount(), 0);
+        c.selectEnvironment(QStringLiteral("test"));
+        QCOMPARE(queue->rowCount(), 2);
+    }
+
+    // Every operator action is in the menu bar, and works from there.
+    void everyActionIsInTheActionsMenu()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        QMenu* actions = c.window.menuBar()->findChild<QMenu*>(QStringLiteral("actionsMenu"));
+        QVERIFY(actions);
+        QStringList names;
+        for (QAction* a : actions->actions())
+            if (!a->isSeparator())
+                names << a->objectName();
+        for (const char* name : {"freeze", "unfreeze", "revoke", "manifestHistory", "approveSupersession",
+                                 "denySupersession", "approvePromotion", "denyPromotion"})
+            QVERIFY2(names.contains(QLatin1String(name)), name);
+        c.selectEnvironment(QStringLiteral("test"));
+        QAction* freeze = c.window.findChild<QAction*>(QStringLiteral("freeze"));
+        QVERIFY(freeze->isEnabled());
+        auto answered = confirmNextAction(QStringLiteral("rm-bob"), QStringLiteral("from the menu"));
+        freeze->trigger();
+        QVERIFY(*answered);
+        QTRY_COMPARE_WITH_TIMEOUT(c.fake->actions().size(), 1, 1000);
+        QCOMPARE(c.fake->actions().first().kind, ConsoleAction::Kind::Freeze);
+        QCOMPARE(c.fake->actions().first().env, QStringLiteral("test"));
+        // Approve from the menu acts on the request selected in the Approvals view.
+        QAction* approve = c.window.findChild<QAction*>(QStringLiteral("approveSupersession"));
+        QVERIFY(!approve->isEnabled()); // nothing selected yet
+        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        QVERIFY(approve->isEnabled());
+        answered = confirmNextAction(QStringLiteral("rm-alice"), {});
+        approve->trigger();
+        QVERIFY(*answered);
+        QTRY_COMPARE_WITH_TIMEOUT(c.fake->actions().size(), 2, 1000);
+        QCOMPARE(c.fake->actions().last().kind, ConsoleAction::Kind::Approve);
+        QCOMPARE(c.fake->actions().last().request, qint64(5));
+    }
+
+    // While the database is unreachable what is shown is marked as stale
+    // everywhere, and comes back when the connection does.
+    void whatIsShownGoesStaleWhileDisconnected()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        QVERIFY(!c.window.isStale());
+        QTableView* table = c.window.environmentsView()->table();
+        const QColor live = table->palette().color(QPalette::Active, QPalette::Text);
+        c.fake->dropConnection(QStringLiteral("server closed the connection"));
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.isStale(), 1000);
+        QVERIFY(c.session.environments()->isStale());
+        QVERIFY(c.window.queueView()->model()->isStale());
+        for (QWidget* view : std::initializer_list<QWidget*>{table, c.window.auditView()->table(),
+                                                             c.window.tracePanel(), c.window.queueView()})
+            QVERIFY2(view->palette().color(QPalette::Active, QPalette::Text) != live,
+                     view->metaObject()->className());
+        const QModelIndex expires =
+            c.session.environments()->index(2, int(EnvironmentsModel::Column::ExpiresIn));
+        const QString shown = expires.data().toString();
+        c.session.environments()->tick();
+        QCOMPARE(expires.data().toString(), shown);
+        // Reconnected and read again: current.
+        c.session.setTarget(c.session.target());
+        QTRY_VERIFY_WITH_TIMEOUT(!c.window.isStale(), 1000);
+        QTRY_VERIFY_WITH_TIMEOUT(!c.session.environments()->isStale(), 1000);
+        QCOMPARE(table->palette().color(QPalette::Active, QPalette::Text), live);
+    }
+
+    void aDemoSaysSo()
+    {
+        Console c;
+        QVERIFY(!c.window.windowTitle().contains(QStringLiteral("DEMO")));
+        auto* badge = c.window.findChild<QLabel*>(QStringLiteral("demoBadge"));
+        QVERIFY(badge && badge->isHidden());
+        c.window.setDemo(true);
+        QVERIFY(c.window.windowTitle().contains(QStringLiteral("DEMO")));
+        QVERIFY(!badge->isHidden());
+        QVERIFY(badge->text().contains(QStringLiteral("DEMO")));
+    }
+
+    // In a small window the timeline keeps the space: the environments dock
+    // is as tall as its rows, not a third of the window.
+    void aSmallWindowGivesTheTimelineTheSpace()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        c.window.resize(1024, 700);
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.height(), 700, 1000);
+        QApplication::processEvents();
+        QTableView* table = c.window.environmentsView()->table();
+        const int rowsHeight =
+            table->horizontalHeader()->height() + 3 * table->verticalHeader()->defaultSectionSize();
+        const int unused = table->viewport()->height() + table->horizontalHeader()->height() - rowsHeight;
+        QVERIFY2(unused < table->verticalHeader()->defaultSectionSize() * 2,
+                 qPrintable(QStringLiteral("%1 px below the rows").arg(unused)));
+        QVERIFY2(c.window.timeline()->height() >= 150,
+                 qPrintable(QString::number(c.window.timeline()->height())));
     }
 };
 

@@ -5,6 +5,8 @@
 #include "environmentsmodel.h"
 #include "manifestdiff.h"
 #include "manifesthistorymodel.h"
+#include "queuemodel.h"
+#include "timeformat.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -47,6 +49,7 @@ std::vector<relctl::EnvironmentRow> twoEnvironments()
     prod.leaseExpiresAt = serverNow + 90'000;
     prod.queueLength = 3;
     prod.pendingSupersessions = 1;
+    prod.pendingPromotions = 2;
     prod.frozen = true;
     prod.frozenBy = "alice";
     prod.frozenReason = "change freeze";
@@ -141,7 +144,7 @@ private slots:
         model.setEnvironments(twoEnvironments());
 
         QCOMPARE(model.rowCount(), 2);
-        QCOMPARE(model.columnCount(), 10);
+        QCOMPARE(model.columnCount(), 11);
         QCOMPARE(model.headerData(int(EnvColumn::ExpiresIn), Qt::Horizontal).toString(),
                  QStringLiteral("Expires in"));
         QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("prod"));
@@ -157,6 +160,10 @@ private slots:
         QCOMPARE(model.data(model.index(0, int(EnvColumn::Queue))).toLongLong(), 3);
         QCOMPARE(cell(model, 0, EnvColumn::Policy), QStringLiteral("ordered"));
         QCOMPARE(cell(model, 0, EnvColumn::Frozen), QStringLiteral("frozen"));
+        // What awaits a release manager: supersessions and promotions together.
+        QCOMPARE(cell(model, 0, EnvColumn::Pending), QStringLiteral("3 to decide"));
+        QCOMPARE(model.data(model.index(0, 0), EnvironmentsModel::Roles::PendingDecisions).toLongLong(), 3);
+        QVERIFY(!model.data(model.index(1, int(EnvColumn::Pending))).isValid()); // none: blank, not "0"
 
         // Nothing published, no lease: blank cells, not zeros.
         QVERIFY(!model.data(model.index(1, int(EnvColumn::CurrentRelease))).isValid());
@@ -859,6 +866,119 @@ private slots:
         QCOMPARE(column(0, C::Note), QStringLiteral("replaced v1.14 (generation 14): smoke test"));
         QCOMPARE(column(1, C::Release), QStringLiteral("v1.14"));
         QCOMPARE(column(3, C::At), QStringLiteral("2026-11-30 12:00:00 UTC"));
+    }
+
+    void environmentsGoStaleWhileTheDatabaseIsUnreachable()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        auto rows = twoEnvironments();
+        rows[0].leaseExpiresAt = serverNow + 10'000;
+        model.setEnvironments(rows);
+        const QModelIndex expires = model.index(0, int(EnvColumn::ExpiresIn));
+        QVERIFY(!expires.data(Qt::ForegroundRole).isValid());
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        model.setStale(true);
+        QCOMPARE(changes.count(), 1); // every cell: all of them are greyed
+        QVERIFY(expires.data(Qt::ForegroundRole).value<QBrush>().color() != QColor(Qt::black));
+        QVERIFY(expires.data(Qt::ToolTipRole).toString().contains(QLatin1String("unreachable")));
+        // The countdown stops: what was read is not aged as if it were live.
+        const QString shown = expires.data().toString();
+        model.setNow(serverNow + 9'000);
+        model.tick();
+        QCOMPARE(expires.data().toString(), shown);
+        QCOMPARE(changes.count(), 1);
+        // The next read is current again.
+        model.setEnvironments(rows);
+        QVERIFY(!model.isStale());
+        QVERIFY(!expires.data(Qt::ForegroundRole).isValid());
+        model.setNow(serverNow + 9'000);
+        QCOMPARE(expires.data().toString(), QStringLiteral("1s"));
+    }
+
+    void queueListsWaitingCandidatesInServingOrder()
+    {
+        relctl::ui::QueueModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        auto rows = twoEnvironments();
+        rows[0].policy = "newest";
+        relctl::QueuedCandidate low;
+        low.candidate = 41;
+        low.position = 1;
+        low.job = "deploy-43";
+        low.release = "1.4.4";
+        low.generation = 8;
+        low.queuedAt = serverNow - 103'000;
+        low.skippedBy = 5;
+        relctl::QueuedCandidate high = low;
+        high.candidate = 42;
+        high.position = 2;
+        high.job = "deploy-44";
+        high.release = "1.4.5";
+        high.generation = 9;
+        high.queuedAt = serverNow - 2'500;
+        high.skippedBy.reset();
+        high.wins = 5;
+        rows[0].queue = {low, high};
+        relctl::QueuedCandidate only;
+        only.candidate = 50;
+        only.position = 1;
+        only.job = "stage-1";
+        only.release = "2.0";
+        only.generation = 1;
+        only.queuedAt = serverNow;
+        rows[1].queue = {only};
+        model.setEnvironments(rows);
+
+        using Q = relctl::ui::QueueModel::Column;
+        const auto at = [&](int row, Q c) { return model.index(row, int(c)).data().toString(); };
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(at(0, Q::Environment), QStringLiteral("prod"));
+        QCOMPARE(at(0, Q::Job), QStringLiteral("deploy-43"));
+        QCOMPARE(at(0, Q::Position), QStringLiteral("1"));
+        QCOMPARE(at(0, Q::Waiting), QStringLiteral("1 min 43 s"));
+        QVERIFY2(at(0, Q::Standing).contains(QLatin1String("next")) &&
+                     at(0, Q::Standing).contains(QLatin1String("#5")),
+                 qPrintable(at(0, Q::Standing)));
+        QCOMPARE(at(1, Q::Generation), QStringLiteral("9"));
+        QVERIFY(at(1, Q::Standing).startsWith(QLatin1String("wins supersession #5")));
+        QCOMPARE(at(2, Q::Environment), QStringLiteral("staging"));
+        QCOMPARE(at(2, Q::Standing), QStringLiteral("next"));
+        QCOMPARE(model.index(1, 0).data(relctl::ui::QueueModel::Candidate).toLongLong(), 42);
+
+        // One environment's queue only.
+        model.setEnvironmentFilter(QStringLiteral("staging"));
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(at(0, Q::Job), QStringLiteral("stage-1"));
+        model.setEnvironmentFilter({});
+        QCOMPARE(model.rowCount(), 3);
+
+        // Waiting times follow the clock, and stop while stale.
+        model.setNow(serverNow + 60'000);
+        QCOMPARE(at(2, Q::Waiting), QStringLiteral("1 min 0 s"));
+        model.setStale(true);
+        model.setNow(serverNow + 120'000);
+        QCOMPARE(at(2, Q::Waiting), QStringLiteral("1 min 0 s"));
+        QVERIFY(model.index(2, 0).data(Qt::ForegroundRole).isValid());
+    }
+
+    void durationsReadAsAPersonSaysThem_data()
+    {
+        QTest::addColumn<qint64>("ms");
+        QTest::addColumn<QString>("text");
+        QTest::addRow("ms") << qint64(850) << QStringLiteral("850 ms");
+        QTest::addRow("seconds") << qint64(1'250) << QStringLiteral("1.25 s");
+        QTest::addRow("tens of seconds") << qint64(12'400) << QStringLiteral("12.4 s");
+        QTest::addRow("minutes") << qint64(103'292) << QStringLiteral("1 min 43 s");
+        QTest::addRow("hours") << qint64(2 * 3'600'000 + 5 * 60'000) << QStringLiteral("2 h 05 min");
+        QTest::addRow("days") << qint64(3 * 86'400'000LL + 4 * 3'600'000) << QStringLiteral("3 d 4 h");
+    }
+
+    void durationsReadAsAPersonSaysThem()
+    {
+        QFETCH(qint64, ms);
+        QFETCH(QString, text);
+        QCOMPARE(relctl::ui::formatDuration(ms), text);
     }
 };
 

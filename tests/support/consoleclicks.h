@@ -10,9 +10,11 @@
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTextDocument>
 #include <QTimer>
 #include <memory>
 
@@ -30,17 +32,26 @@ template <typename Button> inline Button* button(QWidget* parent, const QString&
 // confirm button, so a confirmation that refuses to proceed (say, a reason
 // missing) is not answered. The result tells whether it was.
 // (Found among the top-level widgets: offscreen, no window is ever active.)
-inline std::shared_ptr<bool> confirmNextAction(const QString& by, const QString& reason)
+// `shown`, when given, receives what the confirmation said the action will
+// do (its details, as plain text) and its title.
+inline std::shared_ptr<bool> confirmNextAction(const QString& by, const QString& reason,
+                                               const std::shared_ptr<QString>& shown = {})
 {
     auto answered = std::make_shared<bool>(false);
     auto* timer = new QTimer;
     auto deadline = std::make_shared<QElapsedTimer>();
     deadline->start();
-    QObject::connect(timer, &QTimer::timeout, timer, [timer, answered, deadline, by, reason] {
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, answered, deadline, by, reason, shown] {
         for (QWidget* w : QApplication::topLevelWidgets()) {
             auto* dialog = qobject_cast<relctl::ui::ActionDialog*>(w);
             if (!dialog || !dialog->isVisible())
                 continue;
+            if (shown) {
+                QTextDocument doc;
+                if (auto* details = dialog->findChild<QLabel*>(QStringLiteral("actionDetails")))
+                    doc.setHtml(details->text());
+                *shown = dialog->windowTitle() + QLatin1Char('\n') + doc.toPlainText();
+            }
             if (!by.isEmpty())
                 dialog->findChild<QLineEdit*>()->setText(by);
             dialog->findChild<QPlainTextEdit*>()->setPlainText(reason);

@@ -1,8 +1,10 @@
 #include "approvalsview.h"
 
 #include "actiondialog.h"
+#include "consequences.h"
 #include "icons.h"
 
+#include <QAction>
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QPushButton>
@@ -12,8 +14,20 @@ namespace relctl::ui {
 
 ApprovalsView::ApprovalsView(QWidget* parent)
     : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
-      m_deny(new QPushButton(tr("&Deny…"), this))
+      m_deny(new QPushButton(tr("&Deny…"), this)),
+      m_approveAction(new QAction(tr("&Approve supersession…"), this)),
+      m_denyAction(new QAction(tr("&Deny supersession…"), this))
 {
+    m_approveAction->setObjectName(QStringLiteral("approveSupersession"));
+    m_denyAction->setObjectName(QStringLiteral("denySupersession"));
+    m_approveAction->setIcon(consoleIcon(QStringLiteral("approve")));
+    m_denyAction->setIcon(consoleIcon(QStringLiteral("deny")));
+    // A request names a winner and what it skips: wrapped, it reads without
+    // scrolling sideways in a narrow dock.
+    m_list->setWordWrap(true);
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_list->setResizeMode(QListView::Adjust);
+    m_list->setSpacing(2);
     m_approve->setIcon(consoleIcon(QStringLiteral("approve")));
     m_deny->setIcon(consoleIcon(QStringLiteral("deny")));
     // The list takes the focus (View ▸ Approvals); Tab goes on to the buttons.
@@ -28,20 +42,30 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     layout->addLayout(buttons);
     connect(m_approve, &QPushButton::clicked, this, [this] { decide(true); });
     connect(m_deny, &QPushButton::clicked, this, [this] { decide(false); });
+    connect(m_approveAction, &QAction::triggered, this, [this] { decide(true); });
+    connect(m_denyAction, &QAction::triggered, this, [this] { decide(false); });
     connect(m_list, &QListWidget::currentRowChanged, this, &ApprovalsView::updateButtons);
     setApprovals({});
 }
 
 void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
 {
+    const bool changed = approvals.size() != m_rows.size();
+    // Keep the reader's selection across live reloads: by request id.
+    const int current = m_list->currentRow();
+    const qint64 selected = current >= 0 && current < m_rows.size() ? m_rows[current].id : 0;
     m_rows = approvals;
     m_list->clear();
     for (const ApprovalRow& a : approvals)
-        m_list->addItem(tr("#%1 %2: %3 (%4, generation %5) would skip %6")
+        m_list->addItem(tr("#%1 on %2: %3 (%4, generation %5) would go next\nand skip %6")
                             .arg(a.id)
                             .arg(a.env, a.winnerJob, a.winnerRelease)
                             .arg(a.winnerGeneration)
                             .arg(a.skipped.join(QStringLiteral(", "))));
+    for (int i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].id == selected)
+            m_list->setCurrentRow(i);
+    }
     // The placeholder cannot be selected, but the list stays enabled so the
     // keyboard can still reach the view.
     if (approvals.isEmpty())
@@ -49,6 +73,8 @@ void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
     if (approvals.isEmpty())
         m_list->item(0)->setFlags(Qt::NoItemFlags);
     updateButtons();
+    if (changed)
+        emit countChanged(int(m_rows.size()));
 }
 
 void ApprovalsView::setSchemaVersion(int version)
@@ -71,6 +97,10 @@ void ApprovalsView::updateButtons()
         b->setEnabled(supported && selected);
         b->setToolTip(why);
     }
+    for (QAction* a : {m_approveAction, m_denyAction}) {
+        a->setEnabled(supported && selected);
+        a->setToolTip(why.isEmpty() ? QString(a->text()).remove(QLatin1Char('&')) : why);
+    }
 }
 
 int ApprovalsView::count() const
@@ -90,7 +120,7 @@ void ApprovalsView::decide(bool approve)
     action.request = a.id;
     ActionDialog dialog(
         action, approve ? tr("Approve supersession #%1").arg(a.id) : tr("Deny supersession #%1").arg(a.id),
-        this);
+        this, supersessionConsequences(a, approve));
     if (dialog.exec() == QDialog::Accepted) {
         setOperatorName(dialog.action().by);
         emit actionRequested(dialog.action());

@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+class QAction;
 class QListWidget;
 class QPushButton;
 
@@ -21,9 +22,14 @@ public:
     // Approvals need protocol version 2 (the queue) in the database.
     void setSchemaVersion(int version);
     int count() const;
+    // Approve and deny the selected request: the buttons and the Actions menu.
+    QAction* approveAction() const { return m_approveAction; }
+    QAction* denyAction() const { return m_denyAction; }
 
 signals:
     void actionRequested(const ConsoleAction& action);
+    // The number of requests awaiting a decision changed.
+    void countChanged(int count);
 
 private:
     void decide(bool approve);
@@ -31,6 +37,8 @@ private:
     QListWidget* m_list;
     QPushButton* m_approve;
     QPushButton* m_deny;
+    QAction* m_approveAction;
+    QAction* m_denyAction;
     void updateButtons();
 
     QList<ApprovalRow> m_rows;

@@ -1,6 +1,7 @@
 #include "environmentsview.h"
 
 #include "actiondialog.h"
+#include "consequences.h"
 #include "environmentsmodel.h"
 #include "icons.h"
 
@@ -84,6 +85,8 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     connect(m_table, &QAbstractItemView::activated, this, [this] { showActionsMenu(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EnvironmentsView::updateActions);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { emit selectedEnvironmentChanged(selectedEnvironment()); });
     connect(model, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
     updateActions();
@@ -153,6 +156,38 @@ void EnvironmentsView::updateActions()
                                       : tr("Every manifest the environment accepted, and rollback"));
 }
 
+const relctl::EnvironmentRow* EnvironmentsView::selectedRow() const
+{
+    const QString env = selectedEnvironment();
+    for (const relctl::EnvironmentRow& row : m_model->environments()) {
+        if (QString::fromStdString(row.name) == env)
+            return &row;
+    }
+    return nullptr;
+}
+
+QString EnvironmentsView::consequences(ConsoleAction::Kind kind) const
+{
+    const relctl::EnvironmentRow* row = selectedRow();
+    if (!row)
+        return {};
+    switch (kind) {
+    case ConsoleAction::Kind::Revoke:
+        return revokeConsequences(*row, m_model->now());
+    case ConsoleAction::Kind::Freeze:
+        return freezeConsequences(*row);
+    case ConsoleAction::Kind::Unfreeze:
+        return unfreezeConsequences(*row, m_model->now());
+    case ConsoleAction::Kind::Approve:
+    case ConsoleAction::Kind::Deny:
+    case ConsoleAction::Kind::ApprovePromotion:
+    case ConsoleAction::Kind::DenyPromotion:
+    case ConsoleAction::Kind::Rollback:
+        break;
+    }
+    return {};
+}
+
 void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)
 {
     ConsoleAction action;
@@ -160,7 +195,7 @@ void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)
     action.env = selectedEnvironment();
     if (action.env.isEmpty())
         return;
-    ActionDialog dialog(action, description, this);
+    ActionDialog dialog(action, description, this, consequences(kind));
     if (dialog.exec() == QDialog::Accepted) {
         setOperatorName(dialog.action().by);
         emit actionRequested(dialog.action());

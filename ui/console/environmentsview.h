@@ -1,6 +1,7 @@
 #pragma once
 
 #include "consoletypes.h"
+#include "relctl/console.h"
 
 #include <QWidget>
 
@@ -33,13 +34,20 @@ public:
     // Opens the selected environment's manifest history (where rollbacks start).
     QAction* historyAction() const { return m_history; }
 
+    QString selectedEnvironment() const;
+    // The confirmation an action asks for, with what it will do to the
+    // selected environment as last read (revoke: whose lease and who is
+    // next; freeze: whose publish is refused and who waits).
+    QString consequences(ConsoleAction::Kind kind) const;
+
 signals:
     void actionRequested(const ConsoleAction& action);
     void historyRequested(const QString& env);
+    void selectedEnvironmentChanged(const QString& env);
 
 private:
     void updateActions();
-    QString selectedEnvironment() const;
+    const relctl::EnvironmentRow* selectedRow() const;
     void ask(ConsoleAction::Kind kind, const QString& description);
 
     EnvironmentsModel* m_model;

@@ -10,6 +10,7 @@
 #include "icons.h"
 #include "manifesthistorydialog.h"
 #include "promotionsview.h"
+#include "queueview.h"
 #include "rehearsalsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
@@ -17,14 +18,18 @@
 #include <QAction>
 #include <QDateTime>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace relctl::ui {
 
@@ -47,9 +52,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
       m_approvals(new ApprovalsView(this)), m_promotions(new PromotionsView(this)),
-      m_rehearsals(new RehearsalsView(session, this)), m_banner(new QLabel(this)),
-      m_targetLabel(new QLabel(this)), m_server(new QLabel(this)), m_rtt(new QLabel(this)),
-      m_live(new QLabel(this))
+      m_rehearsals(new RehearsalsView(session, this)), m_queue(new QueueView(this)),
+      m_demoLabel(new QLabel(this)), m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)),
+      m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
     setWindowIcon(consoleIcon(QStringLiteral("app")));
@@ -73,10 +78,16 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* environments = dock(this, tr("Environments"), m_environments, Qt::TopDockWidgetArea);
     QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
     QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
+    QDockWidget* queue = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
     QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
     QDockWidget* rehearsals = dock(this, tr("Rehearsals"), m_rehearsals, Qt::RightDockWidgetArea);
-    tabifyDockWidget(trace, approvals);
+    m_environmentsDock = environments;
+    m_queueDock = queue;
+    m_approvalsDock = approvals;
+    m_promotionsDock = promotions;
+    tabifyDockWidget(trace, queue);
+    tabifyDockWidget(queue, approvals);
     tabifyDockWidget(approvals, promotions);
     tabifyDockWidget(promotions, rehearsals);
     trace->raise();
@@ -100,7 +111,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     connection->setObjectName(QStringLiteral("connection"));
     connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
-    createMenus(environments, audit, trace, approvals, promotions, rehearsals);
+    createMenus(environments, audit, trace, queue, approvals, promotions, rehearsals);
 
     // Where, which server, how fast, whether live: the operator's first
     // question when the console looks quiet.
@@ -109,6 +120,17 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     m_rtt->setObjectName(QStringLiteral("connectionRoundTrip"));
     m_live->setObjectName(QStringLiteral("connectionLive"));
     m_targetLabel->setMaximumWidth(420);
+    m_demoLabel->setObjectName(QStringLiteral("demoBadge"));
+    m_demoLabel->setText(tr(" DEMO: a fabricated history "));
+    m_demoLabel->setToolTip(tr("release-console --demo: this history was made up to show the console; it "
+                               "lives only in the embedded database."));
+    m_demoLabel->setAutoFillBackground(true);
+    QPalette badge = m_demoLabel->palette();
+    badge.setColor(QPalette::Window, QColor(0xc0, 0x7a, 0x00));
+    badge.setColor(QPalette::WindowText, Qt::white);
+    m_demoLabel->setPalette(badge);
+    m_demoLabel->hide();
+    statusBar()->addPermanentWidget(m_demoLabel);
     statusBar()->addPermanentWidget(m_targetLabel);
     statusBar()->addPermanentWidget(m_server);
     statusBar()->addPermanentWidget(m_rtt);
@@ -140,10 +162,20 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     connect(session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
     connect(session, &ConsoleSession::environmentsLoaded, this, [this] {
         QStringList names;
-        for (const relctl::EnvironmentRow& row : m_session->environments()->environments())
+        const std::vector<relctl::EnvironmentRow>& rows = m_session->environments()->environments();
+        for (const relctl::EnvironmentRow& row : rows)
             names << QString::fromStdString(row.name);
         m_audit->setEnvironments(names);
+        m_queue->setEnvironments(rows);
+        updateDockTitles();
+        fitEnvironmentsDock();
     });
+    // The queue's waiting times move with the environments' countdowns.
+    connect(session->environments(), &QAbstractItemModel::dataChanged, this,
+            [this] { m_queue->setNow(m_session->environments()->now()); });
+    connect(m_environments, &EnvironmentsView::selectedEnvironmentChanged, m_queue,
+            &QueueView::setSelectedEnvironment);
+    connect(m_approvals, &ApprovalsView::countChanged, this, &MainWindow::updateDockTitles);
     connect(m_environments, &EnvironmentsView::actionRequested, session, &ConsoleSession::runAction);
     connect(m_approvals, &ApprovalsView::actionRequested, session, &ConsoleSession::runAction);
     connect(session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
@@ -167,10 +199,54 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     m_timeline->setVisibleRange(now - 10 * 60 * 1000, now);
     m_timeline->setFollowNow(true);
     resize(1400, 900);
+    // The side docks wide enough for a trace's sentences and an approval's
+    // winner and skipped candidates to read without scrolling sideways.
+    resizeDocks({trace}, {440}, Qt::Horizontal);
+    fitEnvironmentsDock();
+}
+
+void MainWindow::setDemo(bool demo)
+{
+    m_demo = demo;
+    setWindowTitle(demo ? tr("relctl release console — DEMO (the embedded database)")
+                        : tr("relctl release console"));
+    m_demoLabel->setVisible(demo);
+}
+
+void MainWindow::updateDockTitles()
+{
+    // Pending work shows on the tabs, so a release manager sees it from
+    // whichever tab is raised.
+    const auto titled = [](QDockWidget* d, const QString& name, qint64 count) {
+        d->setWindowTitle(count > 0 ? QStringLiteral("%1 (%2)").arg(name).arg(count) : name);
+    };
+    qint64 waiting = 0;
+    qint64 promotions = 0;
+    for (const relctl::EnvironmentRow& row : m_session->environments()->environments()) {
+        waiting += qint64(row.queue.size());
+        promotions += row.pendingPromotions;
+    }
+    titled(m_queueDock, tr("Queue"), waiting);
+    titled(m_approvalsDock, tr("Approvals"), m_approvals->count());
+    titled(m_promotionsDock, tr("Promotions"), promotions);
+}
+
+void MainWindow::fitEnvironmentsDock()
+{
+    // A handful of environments: the dock takes the rows it has and leaves
+    // the rest to the timeline, instead of keeping empty space below them.
+    QTableView* table = m_environments->table();
+    const int rows = std::max(1, table->model()->rowCount());
+    const int wanted = table->horizontalHeader()->height() +
+                       rows * table->verticalHeader()->defaultSectionSize() + 2 * table->frameWidth() +
+                       table->horizontalScrollBar()->sizeHint().height() +
+                       m_environments->sizeHint().height() - table->sizeHint().height();
+    resizeDocks({m_environmentsDock}, {std::min(wanted, height() / 3)}, Qt::Vertical);
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                             QDockWidget* approvals, QDockWidget* promotions, QDockWidget* rehearsals)
+                             QDockWidget* queue, QDockWidget* approvals, QDockWidget* promotions,
+                             QDockWidget* rehearsals)
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(findChild<QAction*>(QStringLiteral("connection")));
@@ -196,6 +272,7 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
         {tr("A&pprovals"), approvals, m_approvals},
         {tr("Re&hearsals"), rehearsals, m_rehearsals},
         {tr("Pro&motions"), promotions, m_promotions},
+        {tr("&Queue"), queue, m_queue},
     };
     int key = Qt::Key_1;
     for (const Target& t : targets) {
@@ -213,11 +290,43 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
     view->addSeparator();
     view->addAction(m_follow);
     QMenu* docks = view->addMenu(tr("&Show"));
-    for (QDockWidget* d : {environments, audit, trace, approvals, promotions, rehearsals})
+    for (QDockWidget* d : {environments, audit, trace, queue, approvals, promotions, rehearsals})
         docks->addAction(d->toggleViewAction());
+
+    createActionsMenu();
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About release console"), this, &MainWindow::about);
+}
+
+void MainWindow::createActionsMenu()
+{
+    // Every operator action, from the menu bar as well as from its view: the
+    // environment's on the environment selected in the table, the
+    // supersession's and the promotion's on the request selected in theirs.
+    QMenu* actions = menuBar()->addMenu(tr("&Actions"));
+    actions->setObjectName(QStringLiteral("actionsMenu"));
+    actions->addActions(m_environments->operatorActions());
+    actions->addAction(m_environments->historyAction());
+    actions->addSeparator();
+    actions->addAction(m_approvals->approveAction());
+    actions->addAction(m_approvals->denyAction());
+    actions->addSeparator();
+    // The promotions view decides with buttons; the menu presses them, and
+    // is enabled as they are when it opens.
+    QAction* approvePromotion =
+        actions->addAction(consoleIcon(QStringLiteral("approve")), tr("Approve &promotion…"));
+    QAction* denyPromotion = actions->addAction(consoleIcon(QStringLiteral("deny")), tr("Deny pro&motion…"));
+    approvePromotion->setObjectName(QStringLiteral("approvePromotion"));
+    denyPromotion->setObjectName(QStringLiteral("denyPromotion"));
+    connect(approvePromotion, &QAction::triggered, m_promotions->approveButton(), &QPushButton::click);
+    connect(denyPromotion, &QAction::triggered, m_promotions->denyButton(), &QPushButton::click);
+    const auto sync = [this, approvePromotion, denyPromotion] {
+        approvePromotion->setEnabled(m_promotions->approveButton()->isEnabled());
+        denyPromotion->setEnabled(m_promotions->denyButton()->isEnabled());
+    };
+    connect(actions, &QMenu::aboutToShow, this, sync);
+    sync();
 }
 
 ManifestHistoryDialog* MainWindow::manifestHistory() const
@@ -281,8 +390,37 @@ void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
         m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
 }
 
+void MainWindow::setStale(bool stale)
+{
+    if (stale == m_stale)
+        return;
+    m_stale = stale;
+    // What every view shows is what it last read: greyed (text in the
+    // palette's disabled colours) while the database cannot be reached, yet
+    // still readable, scrollable and selectable. The models stop their
+    // countdowns themselves.
+    for (QWidget* w : std::initializer_list<QWidget*>{m_environments, m_audit, m_trace, m_queue, m_approvals,
+                                                      m_promotions, m_timeline}) {
+        if (!stale) {
+            w->setPalette(QPalette()); // inherit the window's again
+            continue;
+        }
+        QPalette p = w->palette();
+        for (const QPalette::ColorRole role :
+             {QPalette::Text, QPalette::WindowText, QPalette::ButtonText, QPalette::HighlightedText}) {
+            const QColor dim = p.color(QPalette::Disabled, role);
+            p.setColor(QPalette::Active, role, dim);
+            p.setColor(QPalette::Inactive, role, dim);
+        }
+        w->setPalette(p);
+    }
+    m_session->environments()->setStale(stale);
+    m_queue->setStale(stale);
+}
+
 void MainWindow::showConnection(const ConnectionState& state)
 {
+    setStale(!state.connected && !m_session->environments()->environments().empty());
     m_banner->setVisible(!state.connected);
     m_banner->setText(tr("Database unavailable — reconnecting by itself every 2 s. %1").arg(state.message));
     m_targetLabel->setText(state.target);

@@ -18,15 +18,17 @@ class ConsoleSession;
 class EnvironmentsView;
 class ManifestHistoryDialog;
 class PromotionsView;
+class QueueView;
 class RehearsalsView;
 class TimelineWidget;
 class TracePanel;
 
 // Composes the console: the timeline in the centre, environments above,
-// the audit browser below, trace, approvals, promotions and rehearsals at the
-// side, connection state in the status bar; an environment's manifest history
-// in a window of its own. The views talk to each other only through here.
-// Every view has a focus shortcut (View menu, Ctrl+1..7).
+// the audit browser below, trace, queue, approvals, promotions and
+// rehearsals at the side, connection state in the status bar; an
+// environment's manifest history in a window of its own. The views talk to
+// each other only through here. Every view has a focus shortcut (View menu,
+// Ctrl+1..8); every operator action is in the Actions menu too.
 class MainWindow final : public QMainWindow
 {
     Q_OBJECT
@@ -45,6 +47,15 @@ public:
     // Opens (or brings up) the manifest history of env and reads it.
     ManifestHistoryDialog* showManifestHistory(const QString& env);
     RehearsalsView* rehearsalsView() const { return m_rehearsals; }
+    QueueView* queueView() const { return m_queue; }
+
+    // A demo run (release-console --demo): the title and the status bar say
+    // so, since its history is fabricated.
+    void setDemo(bool demo);
+    bool isDemo() const { return m_demo; }
+    // Whether what the views show is what was last read from a database that
+    // is now unreachable (greyed, countdowns stopped).
+    bool isStale() const { return m_stale; }
 
     // Where the session was started (--dsn, or the saved settings); the
     // connection dialog opens on it.
@@ -57,8 +68,12 @@ public:
     void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
 
 private:
-    void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
+    void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace, QDockWidget* queue,
                      QDockWidget* approvals, QDockWidget* promotions, QDockWidget* rehearsals);
+    void createActionsMenu();
+    void setStale(bool stale);
+    void updateDockTitles();
+    void fitEnvironmentsDock();
     void showConnection(const ConnectionState& state);
     void traceOrExplain(qint64 eventId, bool rejected);
     void about();
@@ -73,7 +88,15 @@ private:
     PromotionsView* m_promotions;
     QPointer<ManifestHistoryDialog> m_history;
     RehearsalsView* m_rehearsals;
+    QueueView* m_queue;
+    QDockWidget* m_environmentsDock = nullptr;
+    QDockWidget* m_queueDock = nullptr;
+    QDockWidget* m_approvalsDock = nullptr;
+    QDockWidget* m_promotionsDock = nullptr;
     QAction* m_follow = nullptr;
+    bool m_demo = false;
+    bool m_stale = false;
+    QLabel* m_demoLabel;
     QLabel* m_banner;
     QLabel* m_targetLabel;
     QLabel* m_server;

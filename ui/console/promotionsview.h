@@ -32,6 +32,9 @@ public:
     void setSchemaVersion(int version);
     int count() const;
     QListWidget* list() const { return m_list; }
+    // Approve and deny the selected request (the Actions menu uses them too).
+    QPushButton* approveButton() const { return m_approve; }
+    QPushButton* denyButton() const { return m_deny; }
     QString pathsText() const;
     QString detailsText() const;
 

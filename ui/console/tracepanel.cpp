@@ -12,6 +12,7 @@
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace relctl::ui {
 
@@ -50,14 +51,7 @@ QString duration(const std::optional<std::int64_t>& ms)
 {
     if (!ms)
         return QStringLiteral("–");
-    if (*ms <= 0)
-        return QStringLiteral("0 s");
-    const std::int64_t s = (*ms + 999) / 1000;
-    if (s < 120)
-        return QStringLiteral("%1 s").arg(s);
-    if (s < 7200)
-        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s / 60) % 60);
+    return formatDuration(std::max<std::int64_t>(*ms, 0));
 }
 
 // What a promotion gate saw when it refused, in words: what was missing and
@@ -259,10 +253,10 @@ QString TracePanel::html(const relctl::RefusalTrace& t)
     if (t.currentRelease)
         out +=
             tr("<p><b>Current manifest at that moment</b><br>%1 (generation %2), published by job %3 at %4 — "
-               "%5 ms before the refusal</p>")
+               "%5 before the refusal</p>")
                 .arg(esc(t.currentRelease), num(t.currentGeneration), esc(t.currentJob),
                      t.currentPublishedAt ? when(*t.currentPublishedAt) : QStringLiteral("–"),
-                     num(t.publishedBeforeMs));
+                     duration(t.publishedBeforeMs));
     else
         out += tr("<p><b>Current manifest at that moment</b><br>nothing was published yet</p>");
     return out;

@@ -2,6 +2,8 @@
 
 #include "timeformat.h"
 
+#include <QBrush>
+#include <QColor>
 #include <QDateTime>
 #include <algorithm>
 #include <unordered_set>
@@ -63,9 +65,13 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
                  r.holderToken ? QString::number(*r.holderToken) : QStringLiteral("-"),
                  r.leaseExpiresAt ? formatTime(*r.leaseExpiresAt) : QStringLiteral("-"));
     case Column::Queue:
-        return EnvironmentsModel::tr("%1 job(s) waiting\n%2 supersession(s) awaiting approval")
+    case Column::Pending:
+        return EnvironmentsModel::tr("%1 job(s) waiting (the Queue view lists them)\n"
+                                     "%2 supersession(s) awaiting approval (Approvals)\n"
+                                     "%3 promotion request(s) awaiting approval (Promotions)")
             .arg(r.queueLength)
-            .arg(r.pendingSupersessions);
+            .arg(r.pendingSupersessions)
+            .arg(r.pendingPromotions);
     case Column::Frozen:
         if (!r.frozen)
             return EnvironmentsModel::tr("Not frozen");
@@ -85,6 +91,8 @@ EnvironmentsModel::EnvironmentsModel(QObject* parent)
 
 void EnvironmentsModel::setEnvironments(std::vector<relctl::EnvironmentRow> rows)
 {
+    // A read is current by definition (and emits dataChanged for every cell below).
+    m_stale = false;
     // Every row of one read carries the same serverNow; take the newest in case
     // a caller merged reads. An empty read keeps the clock it had.
     if (!rows.empty()) {
@@ -162,8 +170,19 @@ bool EnvironmentsModel::mergeByName(std::vector<relctl::EnvironmentRow>& rows)
     return true;
 }
 
+void EnvironmentsModel::setStale(bool stale)
+{
+    if (stale == m_stale)
+        return;
+    m_stale = stale;
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
+}
+
 void EnvironmentsModel::tick()
 {
+    if (m_stale)
+        return;
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - m_steadyAtUpdate);
     // The local steady clock, not the wall clock: only the server's clock
@@ -174,6 +193,8 @@ void EnvironmentsModel::tick()
 
 void EnvironmentsModel::setNow(relctl::EpochMs serverNowEstimate)
 {
+    if (m_stale)
+        return;
     m_now = serverNowEstimate;
     emitCountdownChanged();
 }
@@ -202,6 +223,7 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         return {};
     const auto& r = m_rows[std::size_t(index.row())];
     const auto column = Column(index.column());
+    const std::int64_t pending = r.pendingSupersessions + r.pendingPromotions;
     switch (role) {
     case Qt::DisplayRole:
         switch (column) {
@@ -221,6 +243,10 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
             return r.leaseExpiresAt ? QVariant(formatCountdown(*r.leaseExpiresAt - m_now)) : QVariant();
         case Column::Queue:
             return qint64(r.queueLength);
+        case Column::Pending:
+            // Empty rather than "0": the column should catch the eye only
+            // where someone has to decide.
+            return pending > 0 ? QVariant(tr("%1 to decide").arg(pending)) : QVariant();
         case Column::Policy:
             return text(r.policy);
         case Column::Frozen:
@@ -230,9 +256,16 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         }
         return {};
     case Qt::ToolTipRole:
-        return toolTip(r, column);
+        return m_stale ? toolTip(r, column) + tr("\n(Not current: the database is unreachable; this is what "
+                                                 "was last read, and the countdown is stopped.)")
+                       : toolTip(r, column);
+    case Qt::ForegroundRole:
+        if (m_stale)
+            return QBrush(QColor(0x80, 0x80, 0x80));
+        return {};
     case Qt::TextAlignmentRole:
-        if (column == Column::Generation || column == Column::ExpiresIn || column == Column::Queue)
+        if (column == Column::Generation || column == Column::ExpiresIn || column == Column::Queue ||
+            column == Column::Pending)
             return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
         return {};
     case Roles::EnvironmentName:
@@ -247,6 +280,8 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         return optionalNumber(r.holderToken);
     case Roles::CurrentGeneration:
         return optionalNumber(r.currentGeneration);
+    case Roles::PendingDecisions:
+        return qint64(pending);
     default:
         return {};
     }
@@ -273,6 +308,8 @@ QVariant EnvironmentsModel::headerData(int section, Qt::Orientation orientation,
         return tr("Expires in");
     case Column::Queue:
         return tr("Queue");
+    case Column::Pending:
+        return tr("Approvals");
     case Column::Policy:
         return tr("Policy");
     case Column::Frozen:

@@ -25,6 +25,7 @@ public:
         LeaseHolder,
         ExpiresIn,
         Queue,
+        Pending, // requests awaiting a release manager's decision
         Policy,
         Frozen,
         Count
@@ -38,6 +39,7 @@ public:
         RemainingMs,                        // qint64 until expiry at the current estimate (may be < 0)
         HolderToken,                        // qint64 fencing token, or invalid
         CurrentGeneration,                  // qint64, or invalid before the first publish
+        PendingDecisions,                   // qint64: supersession and promotion requests awaiting one
     };
 
     explicit EnvironmentsModel(QObject* parent = nullptr);
@@ -57,6 +59,12 @@ public:
     void setNow(relctl::EpochMs serverNowEstimate);
     relctl::EpochMs now() const { return m_now; }
 
+    // While the console cannot reach the database the rows are what it last
+    // read: every cell is greyed, the countdowns stop (tick() and setNow()
+    // change nothing) and the tooltips say so. Cleared by the next read.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -75,6 +83,7 @@ private:
     relctl::EpochMs m_serverNowAtUpdate = 0;
     std::chrono::steady_clock::time_point m_steadyAtUpdate;
     relctl::EpochMs m_now = 0;
+    bool m_stale = false;
 };
 
 } // namespace relctl::ui
