@@ -27,6 +27,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -468,6 +469,7 @@ private slots:
         const int unused = table->viewport()->height() + table->horizontalHeader()->height() - rowsHeight;
         QVERIFY2(unused < table->verticalHeader()->defaultSectionSize() * 2,
                  qPrintable(QStringLiteral("%1 px below the rows").arg(unused)));
+        QCOMPARE(table->verticalScrollBar()->maximum(), 0); // and every row shows
         QVERIFY2(c.window.timeline()->height() >= 150,
                  qPrintable(QString::number(c.window.timeline()->height())));
     }

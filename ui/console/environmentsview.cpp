@@ -9,10 +9,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QMenu>
+#include <QScrollBar>
 #include <QStyle>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace relctl::ui {
 
@@ -20,7 +22,7 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_table(new QTableView(this)),
       m_freeze(new QAction(tr("&Freeze…"), this)), m_unfreeze(new QAction(tr("&Unfreeze…"), this)),
       m_revoke(new QAction(tr("&Revoke lease…"), this)),
-      m_history(new QAction(tr("Manifest &history…"), this))
+      m_history(new QAction(tr("Manifest &history…"), this)), m_buttons(new QWidget(this))
 {
     m_table->setModel(model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -43,13 +45,14 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     m_revoke->setIcon(consoleIcon(QStringLiteral("revoke")));
     m_history->setObjectName(QStringLiteral("manifestHistory"));
     m_history->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
-    auto* actions = new QHBoxLayout;
+    auto* actions = new QHBoxLayout(m_buttons);
+    actions->setContentsMargins(0, 0, 0, 0);
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke, m_history}) {
         // The buttons show the action's text without its mnemonic: Alt+F,
         // Alt+U and Alt+R belong to the menu bar and the toolbar; the
         // keyboard reaches these through the context menu instead.
         a->setIconText(QString(a->text()).remove(QLatin1Char('&')));
-        auto* b = new QToolButton(this);
+        auto* b = new QToolButton(m_buttons);
         b->setDefaultAction(a);
         b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
         b->setFocusPolicy(Qt::TabFocus);
@@ -58,8 +61,13 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     actions->addStretch();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(actions);
+    layout->addWidget(m_buttons);
     layout->addWidget(m_table);
+    // Rows are added and removed as environments are; the height follows.
+    connect(model, &QAbstractItemModel::rowsInserted, this, &EnvironmentsView::fitRows);
+    connect(model, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::fitRows);
+    connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::fitRows);
+    fitRows();
 
     connect(m_freeze, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Freeze, tr("Freeze dispatch")); });
@@ -90,6 +98,33 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     connect(model, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
     updateActions();
+}
+
+int EnvironmentsView::rowsHeight(int rows) const
+{
+    // A horizontal scroll bar is reserved for: in a narrow window it appears,
+    // and must not cover the last row.
+    return m_buttons->sizeHint().height() + layout()->spacing() + 2 * m_table->frameWidth() +
+           m_table->horizontalHeader()->sizeHint().height() +
+           rows * m_table->verticalHeader()->defaultSectionSize() +
+           m_table->horizontalScrollBar()->sizeHint().height();
+}
+
+QSize EnvironmentsView::sizeHint() const
+{
+    return {QWidget::sizeHint().width(), rowsHeight(std::max(1, m_table->model()->rowCount()))};
+}
+
+void EnvironmentsView::fitRows()
+{
+    // Never taller than its rows; and the first few always show, however
+    // small the window, so the release manager never scrolls to see test,
+    // staging and prod. Beyond kAlwaysShown the table scrolls.
+    constexpr int kAlwaysShown = 6;
+    const int rows = std::max(1, m_table->model()->rowCount());
+    setMaximumHeight(rowsHeight(rows));
+    setMinimumHeight(rowsHeight(std::min(rows, kAlwaysShown)));
+    updateGeometry();
 }
 
 QList<QAction*> EnvironmentsView::operatorActions() const

@@ -35,6 +35,8 @@ public:
     QAction* historyAction() const { return m_history; }
 
     QString selectedEnvironment() const;
+    // As tall as its rows and no taller: the timeline below gets the rest.
+    QSize sizeHint() const override;
     // The confirmation an action asks for, with what it will do to the
     // selected environment as last read (revoke: whose lease and who is
     // next; freeze: whose publish is refused and who waits).
@@ -47,6 +49,8 @@ signals:
 
 private:
     void updateActions();
+    void fitRows();
+    int rowsHeight(int rows) const;
     const relctl::EnvironmentRow* selectedRow() const;
     void ask(ConsoleAction::Kind kind, const QString& description);
 
@@ -56,6 +60,7 @@ private:
     QAction* m_unfreeze;
     QAction* m_revoke;
     QAction* m_history;
+    QWidget* m_buttons;
     int m_schemaVersion = 0;
 };
 

@@ -18,12 +18,11 @@
 #include <QAction>
 #include <QDateTime>
 #include <QDockWidget>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QScrollBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
@@ -42,6 +41,19 @@ QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Q
     d->setWidget(content);
     window->addDockWidget(area, d);
     return d;
+}
+
+// A view whose form is taller than a small window can spare, in a scroll
+// area: its dock then does not set the whole side's minimum height (a
+// 1024x700 window must still fit on the screen).
+QWidget* scrollable(QWidget* content)
+{
+    auto* area = new QScrollArea;
+    area->setWidget(content);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setFocusProxy(content);
+    return area;
 }
 
 } // namespace
@@ -81,7 +93,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* queue = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
     QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
-    QDockWidget* rehearsals = dock(this, tr("Rehearsals"), m_rehearsals, Qt::RightDockWidgetArea);
+    QDockWidget* rehearsals = dock(this, tr("Rehearsals"), scrollable(m_rehearsals), Qt::RightDockWidgetArea);
     m_environmentsDock = environments;
     m_queueDock = queue;
     m_approvalsDock = approvals;
@@ -168,7 +180,12 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         m_audit->setEnvironments(names);
         m_queue->setEnvironments(rows);
         updateDockTitles();
-        fitEnvironmentsDock();
+        // Fitted when the number of rows changes, not on every live read:
+        // a dock the operator resized stays as they left it.
+        if (rows.size() != m_fittedRows) {
+            m_fittedRows = rows.size();
+            fitEnvironmentsDock();
+        }
     });
     // The queue's waiting times move with the environments' countdowns.
     connect(session->environments(), &QAbstractItemModel::dataChanged, this,
@@ -202,7 +219,6 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     // The side docks wide enough for a trace's sentences and an approval's
     // winner and skipped candidates to read without scrolling sideways.
     resizeDocks({trace}, {440}, Qt::Horizontal);
-    fitEnvironmentsDock();
 }
 
 void MainWindow::setDemo(bool demo)
@@ -233,15 +249,10 @@ void MainWindow::updateDockTitles()
 
 void MainWindow::fitEnvironmentsDock()
 {
-    // A handful of environments: the dock takes the rows it has and leaves
-    // the rest to the timeline, instead of keeping empty space below them.
-    QTableView* table = m_environments->table();
-    const int rows = std::max(1, table->model()->rowCount());
-    const int wanted = table->horizontalHeader()->height() +
-                       rows * table->verticalHeader()->defaultSectionSize() + 2 * table->frameWidth() +
-                       table->horizontalScrollBar()->sizeHint().height() +
-                       m_environments->sizeHint().height() - table->sizeHint().height();
-    resizeDocks({m_environmentsDock}, {std::min(wanted, height() / 3)}, Qt::Vertical);
+    // The view is no taller than its rows (its maximum height); here the
+    // dock is given that height, so a new row shows without the operator
+    // dragging the splitter.
+    resizeDocks({m_environmentsDock}, {m_environments->sizeHint().height()}, Qt::Vertical);
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,

@@ -96,6 +96,7 @@ private:
     QAction* m_follow = nullptr;
     bool m_demo = false;
     bool m_stale = false;
+    std::size_t m_fittedRows = 0;
     QLabel* m_demoLabel;
     QLabel* m_banner;
     QLabel* m_targetLabel;
