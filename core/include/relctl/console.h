@@ -168,12 +168,28 @@ struct TimelineMarker
     std::string label;
 };
 
+// A period an environment was frozen: from its freeze to the unfreeze that
+// lifted it, or open-ended while it is still in force.
+struct FrozenSpan
+{
+    std::string env;
+    EpochMs from = 0;
+    std::optional<EpochMs> to; // empty: still frozen
+    std::string by;            // the operator who froze it
+    std::string reason;
+};
+
 struct TimelineSlice
 {
     std::vector<std::string> environments; // lanes, in name order
     std::vector<LeaseSpan> leases;         // overlapping [from, to], by env then acquiredAt
     std::vector<TimelineMarker> markers;   // within [from, to], by env then at
+    std::vector<FrozenSpan> freezes;       // overlapping [from, to], by env then from
     EpochMs serverNow = 0;
+    // The audit trail's first and last events, whatever the window: the
+    // extent of the whole history (empty while the trail is empty).
+    std::optional<EpochMs> historyFirst;
+    std::optional<EpochMs> historyLast;
 };
 
 // What a promotion gate saw when it refused (NOT_PROMOTED, APPROVAL_REQUIRED,
