@@ -777,6 +777,11 @@ private slots:
             });
         };
         QVERIFY(has("refusal", "LEASE_SUPERSEDED job-b"));
+        // Each marker names its job, for the timeline's list of a group of markers.
+        QVERIFY(std::any_of(all.markers.begin(), all.markers.end(),
+                            [](const TimelineMarker& m) { return m.kind == "refusal" && m.job == "job-b"; }));
+        QVERIFY(std::any_of(all.markers.begin(), all.markers.end(),
+                            [](const TimelineMarker& m) { return m.kind == "queued" && m.job == "high"; }));
         QVERIFY(has("publish", "r4 job-d"));
         QVERIFY(has("operator", "revoke ops"));
         QVERIFY(has("operator", "env-set"));

@@ -225,6 +225,7 @@ TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
             m.at = value<EpochMs>(j, "at");
             m.kind = value<std::string>(j, "kind");
             m.label = value<std::string>(j, "label");
+            m.job = value<std::string>(j, "job");
             slice.markers.push_back(std::move(m));
         }
         for (const json& j : reply.at("freezes")) {

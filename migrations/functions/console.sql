@@ -364,7 +364,7 @@ BEGIN
         'markers', (
             SELECT coalesce(json_agg(json_build_object('event', k.event, 'env', k.env,
                                                        'at', relctl.epoch_ms(k.at), 'kind', k.kind,
-                                                       'label', k.label)
+                                                       'label', k.label, 'job', k.job)
                                      ORDER BY k.env, k.at, k.event), '[]')
             FROM (SELECT * FROM (
                       SELECT v.id AS event, v.env, v.at,
@@ -388,7 +388,8 @@ BEGIN
                                              v.detail ->> 'approvals_given', v.detail ->> 'approvals_required')
                                   WHEN v.operation = 'promotion-deny' THEN
                                       format('%s denied by %s', v.release, v.actor)
-                                  ELSE concat_ws(' ', v.operation, v.actor) END AS label
+                                  ELSE concat_ws(' ', v.operation, v.actor) END AS label,
+                             v.job
                       FROM relctl.events v
                       WHERE v.at >= v_from AND v.at < v_to AND v.env IS NOT NULL
                         AND (v.outcome = 'rejected' OR v.operation IN
@@ -397,7 +398,8 @@ BEGIN
                       ORDER BY v.at DESC LIMIT 50000) evs
                   UNION ALL
                   SELECT * FROM (
-                      SELECT 0::bigint, c.env, c.queued_at, 'queued', format('%s gen %s', c.job, c.generation)
+                      SELECT 0::bigint, c.env, c.queued_at, 'queued', format('%s gen %s', c.job, c.generation),
+                             c.job
                       FROM relctl.candidates c
                       WHERE c.queued_at >= v_from AND c.queued_at < v_to
                       ORDER BY c.queued_at DESC LIMIT 50000) cands

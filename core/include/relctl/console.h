@@ -164,8 +164,9 @@ struct TimelineMarker
     std::int64_t eventId = 0;
     std::string env;
     EpochMs at = 0;
-    std::string kind; // publish | refusal | superseded | queued | operator
+    std::string kind; // publish | refusal | superseded | queued | operator | rollback | promotion
     std::string label;
+    std::string job; // the job the event concerns; empty for an operator's action without one
 };
 
 // A period an environment was frozen: from its freeze to the unfreeze that
