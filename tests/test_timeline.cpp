@@ -1021,6 +1021,14 @@ private slots:
         QVERIFY(w.visibleFrom() <= from && w.visibleTo() >= to);
         QVERIFY2(g(w).spanMs() <= 1.15 * static_cast<double>(to - from),
                  qPrintable(QString::number(g(w).spanMs())));
+        // A refusal after its job's lease expired: that lease, not the view around it.
+        slice.leases.push_back(lease("prod", 12, at + 120000, at + 180000, "expired"));
+        slice.markers.push_back(marker(12, "prod", at + 200000, "refusal")); // job deploy-12
+        w.setSlice(slice);
+        w.selectEvent(12);
+        QVERIFY(w.zoomToSelection());
+        QVERIFY(w.visibleFrom() <= at + 120000 && w.visibleTo() >= at + 200000); // the lease and the refusal
+        QVERIFY(g(w).spanMs() <= 1.15 * 80000);
         // Shift+F: the whole history, from the trail's first event to its last.
         QTest::keyClick(&w, Qt::Key_F, Qt::ShiftModifier);
         QVERIFY(w.visibleFrom() <= *slice.historyFirst && w.visibleTo() >= *slice.historyLast);

@@ -70,14 +70,19 @@ TimelineLegend::TimelineLegend()
     };
 }
 
-int TimelineLegend::layout(const QFontMetrics& metrics, int width, int top)
+int TimelineLegend::layout(const QFont& font, int width, int top)
 {
+    const QFontMetrics metrics(font);
+    QFont boldFont = font;
+    boldFont.setBold(true);
+    const QFontMetrics bold(boldFont);
     const int row = std::max(metrics.height(), 14) + 6;
     int x = kMargin;
     int y = top + 1; // below the separator line
     const auto widthOf = [&](const LegendEntry& e) {
-        const int text = metrics.horizontalAdvance(e.label);
-        return e.swatch == LegendEntry::Swatch::Caption ? text : kSwatchWidth + kGap + text;
+        if (e.swatch == LegendEntry::Swatch::Caption)
+            return bold.horizontalAdvance(e.label);
+        return kSwatchWidth + kGap + metrics.horizontalAdvance(e.label);
     };
     for (std::size_t i = 0; i < m_entries.size(); ++i) {
         auto& e = m_entries[i];

@@ -9,7 +9,7 @@
 #include <QString>
 #include <vector>
 
-class QFontMetrics;
+class QFont;
 
 namespace relctl::ui {
 
@@ -29,9 +29,9 @@ class TimelineLegend final
 public:
     TimelineLegend();
 
-    // Flows the entries into rows of `width` starting at `top`; returns the
-    // strip's height.
-    int layout(const QFontMetrics& metrics, int width, int top);
+    // Flows the entries into rows of `width` starting at `top`, in the
+    // widget's font (captions in its bold); returns the strip's height.
+    int layout(const QFont& font, int width, int top);
     int height() const { return m_height; }
     const std::vector<LegendEntry>& entries() const { return m_entries; }
     // The entry at pos (widget coordinates), or nullptr.

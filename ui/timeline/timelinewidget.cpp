@@ -471,10 +471,10 @@ void TimelineWidget::setLegendVisible(bool on)
 
 void TimelineWidget::layoutLanes()
 {
-    const int legendHeight = m_legendVisible ? m_legend->layout(fontMetrics(), width(), 0) : 0;
+    const int legendHeight = m_legendVisible ? m_legend->layout(font(), width(), 0) : 0;
     const int viewport = std::max(static_cast<int>(m_geometry.plotTop()), height() - legendHeight);
     if (m_legendVisible)
-        m_legend->layout(fontMetrics(), width(), viewport);
+        m_legend->layout(font(), width(), viewport);
     m_geometry.setViewportHeight(viewport);
     const bool overflow = m_geometry.contentHeight() > viewport + 0.5;
     const int bar = overflow ? style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this) : 0;
@@ -515,18 +515,27 @@ bool TimelineWidget::zoomToSelection()
         return false;
     const auto [laneIndex, index] = *found;
     const auto& lane = m_data.lanes[static_cast<std::size_t>(laneIndex)];
-    const auto at = static_cast<double>(lane.markers[static_cast<std::size_t>(index)].at);
-    // The event's lease is the one it happened in; with several, the latest
-    // acquired (the one painted on top).
-    const auto [first, last] = leasesOverlapping(lane, at, at);
-    const relctl::LeaseSpan* lease = nullptr;
-    for (std::size_t i = first; i < last; ++i) {
-        const auto& l = lane.leases[i];
-        if (static_cast<double>(l.acquiredAt) <= at && at <= static_cast<double>(l.endsAt))
-            lease = &l;
+    const auto& marker = lane.markers[static_cast<std::size_t>(index)];
+    const auto at = static_cast<double>(marker.at);
+    // The event's lease is its job's: the one it happened in or, for a
+    // refused write that came after its lease ended (the usual refusal), the
+    // job's last lease before it. Without one of its job's, the lease it
+    // happened in (the latest acquired: the one painted on top).
+    const relctl::LeaseSpan* own = nullptr;
+    const relctl::LeaseSpan* around = nullptr;
+    for (const auto& l : lane.leases) {
+        if (static_cast<double>(l.acquiredAt) > at)
+            break; // sorted by acquisition
+        if (!marker.job.empty() && l.job == marker.job)
+            own = &l;
+        if (at <= static_cast<double>(l.endsAt))
+            around = &l;
     }
+    const relctl::LeaseSpan* lease = own ? own : around;
+    // The marker stays in view too: a refusal may come well after its lease ended.
     if (lease)
-        zoomToRange(static_cast<double>(lease->acquiredAt), static_cast<double>(lease->endsAt));
+        zoomToRange(std::min(static_cast<double>(lease->acquiredAt), at),
+                    std::max(static_cast<double>(lease->endsAt), at));
     else
         zoomToRange(at - 30 * 1000.0, at + 30 * 1000.0);
     return true;
