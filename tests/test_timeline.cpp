@@ -1064,9 +1064,9 @@ private slots:
         slice.serverNow = start + 10 * held;
         slice.leases = {lease("prod", 3, start, start + held)};
         w.setSlice(slice);
-        const QPoint onBar(
-            static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(start + held / 2))),
-            static_cast<int>(g(w).barTop(0) + 5));
+        const QPoint onBar(static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(start) +
+                                                                            static_cast<double>(held) / 2)),
+                           static_cast<int>(g(w).barTop(0) + 5));
         QHelpEvent help(QEvent::ToolTip, onBar, w.mapToGlobal(onBar));
         QApplication::sendEvent(&w, &help);
         QTRY_VERIFY(QToolTip::isVisible());
