@@ -805,6 +805,11 @@ private slots:
             });
         };
         QVERIFY(has("refusal", "LEASE_SUPERSEDED job-b"));
+        // Each marker names its job, for the timeline's list of a group of markers.
+        QVERIFY(std::any_of(all.markers.begin(), all.markers.end(),
+                            [](const TimelineMarker& m) { return m.kind == "refusal" && m.job == "job-b"; }));
+        QVERIFY(std::any_of(all.markers.begin(), all.markers.end(),
+                            [](const TimelineMarker& m) { return m.kind == "queued" && m.job == "high"; }));
         QVERIFY(has("publish", "r4 job-d"));
         QVERIFY(has("operator", "revoke ops"));
         QVERIFY(has("operator", "env-set"));
@@ -821,6 +826,101 @@ private slots:
         QCOMPARE(before.environments.size(), std::size_t(3));
         QCOMPARE(errorOf([&] { q.timeline(end, start); }), ExitCode::Usage);
         stop(*high);
+    }
+
+    void timelineShadesFreezesBeforeAndStillInForce()
+    {
+        TestDatabase db;
+        for (const char* env : {"prod", "staging", "test"})
+            QCOMPARE(cli(db, {"env", "add", env}).exitCode, 0);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); };
+        const auto freeze = [&](const char* env, const char* by, const char* reason) {
+            QCOMPARE(cli(db, {"freeze", "--env", env, "--by", by, "--reason", reason}).exitCode, 0);
+        };
+        const auto unfreeze = [&](const char* env) {
+            QCOMPARE(cli(db, {"unfreeze", "--env", env, "--by", "ops"}).exitCode, 0);
+        };
+        // Over before the window: not shaded in it.
+        freeze("test", "carol", "long over");
+        unfreeze("test");
+        // Begun before the window: prod's ends inside it, staging's is still in force.
+        freeze("prod", "alice", "incident 41");
+        freeze("staging", "bob", "quarter end");
+        pause();
+        const EpochMs start = q.environments().at(0).serverNow;
+        pause();
+        unfreeze("prod");
+        freeze("prod", "alice", "incident 42"); // begun and ended inside the window
+        pause();
+        unfreeze("prod");
+        pause();
+        const EpochMs end = q.environments().at(0).serverNow;
+
+        // The oracle: the freeze and unfreeze events' own times, in order.
+        const auto times = [&](const std::string& env, const std::string& operation) {
+            std::vector<EpochMs> out;
+            for (const auto& row : db.rows("SELECT relctl.epoch_ms(at) FROM relctl.events WHERE env = '" +
+                                           env + "' AND operation = '" + operation + "' ORDER BY id"))
+                out.push_back(std::stoll(row.at(0)));
+            return out;
+        };
+        const std::vector<EpochMs> prodFrozen = times("prod", "freeze");
+        const std::vector<EpochMs> prodUnfrozen = times("prod", "unfreeze");
+        QCOMPARE(prodFrozen.size(), std::size_t(2));
+        QCOMPARE(prodUnfrozen.size(), std::size_t(2));
+        QVERIFY(prodFrozen[0] < start && start < prodUnfrozen[0]); // the case the test is about
+
+        const TimelineSlice slice = q.timeline(start, end);
+        std::vector<std::string> spans;
+        for (const FrozenSpan& f : slice.freezes)
+            spans.push_back(f.env + ":" + f.by + ":" + f.reason + ":" + (f.to ? "closed" : "open"));
+        QCOMPARE(spans,
+                 (std::vector<std::string>{"prod:alice:incident 41:closed", "prod:alice:incident 42:closed",
+                                           "staging:bob:quarter end:open"}));
+        QCOMPARE(slice.freezes[0].from, prodFrozen[0]);
+        QCOMPARE(slice.freezes[0].to.value_or(0), prodUnfrozen[0]);
+        QCOMPARE(slice.freezes[1].from, prodFrozen[1]);
+        QCOMPARE(slice.freezes[1].to.value_or(0), prodUnfrozen[1]);
+        // The freeze in force is the environment's own, begun before the window.
+        QCOMPARE(slice.freezes[2].from,
+                 std::stoll(db.scalar("SELECT relctl.epoch_ms(frozen_at) FROM relctl.environments "
+                                      "WHERE name = 'staging'")));
+        QVERIFY(slice.freezes[2].from < start);
+
+        // Zoomed in after prod's freezes: only the one still in force; far
+        // before everything: none.
+        const TimelineSlice later = q.timeline(prodUnfrozen[1] + 1, end);
+        QCOMPARE(later.freezes.size(), std::size_t(1));
+        QCOMPARE(later.freezes[0].env, std::string("staging"));
+        QVERIFY(q.timeline(start - 3'600'000, start - 3'000'000).freezes.empty());
+
+        // The history's extent: the trail's first and last events.
+        QCOMPARE(slice.historyFirst.value_or(0),
+                 std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events ORDER BY id LIMIT 1")));
+        QCOMPARE(
+            slice.historyLast.value_or(0),
+            std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events ORDER BY id DESC LIMIT 1")));
+
+        // A reviewer's login with any arguments: no error, and no window
+        // means no items, though the lanes and the extent still come back.
+        for (const char* args :
+             {"NULL, NULL", "NULL, 0", "0, NULL", "-9223372036854775808, 9223372036854775807",
+              "9223372036854775807, 9223372036854775807"})
+            QVERIFY2(sqlState(db.reviewerDsn(), std::string("SELECT relctl.console_timeline(") + args + ")")
+                         .empty(),
+                     args);
+        const nlohmann::json none = db.json("SELECT relctl.console_timeline(NULL, NULL)");
+        QVERIFY(none.at("leases").empty() && none.at("markers").empty() && none.at("freezes").empty());
+        QCOMPARE(none.at("environments").size(), std::size_t(3));
+        QCOMPARE(none.at("history_first").get<EpochMs>(), *slice.historyFirst);
+        // The whole range a timestamp holds: every freeze, clamped, not an overflow.
+        const nlohmann::json everything =
+            db.json("SELECT relctl.console_timeline(-9223372036854775808, 9223372036854775807)");
+        QCOMPARE(everything.at("freezes").size(), std::size_t(4));
+        // A job's login still cannot read the console's window (the grants are unchanged).
+        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.console_timeline(NULL, NULL)"), std::string("42501"));
     }
 
     void traceNamesTheLeaseThatBeatAStaleWrite()

@@ -3,11 +3,15 @@
 // interaction and painting. No database: the widget is fed a TimelineSlice.
 // With RELCTL_BENCH=1, benchmarkPaint() reports how long a full paint takes.
 
+#include "timeformat.h"
 #include "timelinegeometry.h"
+#include "timelinelanes.h"
+#include "timelinelegend.h"
 #include "timelinepainter.h"
 #include "timelinewidget.h"
 
 #include <QImage>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -43,7 +47,7 @@ relctl::LeaseSpan lease(const std::string& env, std::int64_t token, relctl::Epoc
 
 relctl::TimelineMarker marker(std::int64_t id, const std::string& env, relctl::EpochMs at, const char* kind)
 {
-    return {id, env, at, kind, "stale generation"};
+    return {id, env, at, kind, "stale generation", "deploy-" + std::to_string(id)};
 }
 
 // `lanes` environments, each with `leasesPerLane` back-to-back leases and
@@ -435,7 +439,8 @@ private slots:
         w.setFollowNow(true);
         QVERIFY(w.followNow());
         QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
-        QVERIFY(static_cast<double>(w.visibleTo() - slice.serverNow) < g(w).spanMs() * 0.1); // now sits at the right edge
+        QVERIFY(static_cast<double>(w.visibleTo() - slice.serverNow) <
+                g(w).spanMs() * 0.2); // now sits near the right edge
         const auto to = w.visibleTo();
 
         QTest::mousePress(&w, Qt::LeftButton, {}, QPoint(500, 80));
@@ -646,7 +651,8 @@ private slots:
     void keysAreDocumented()
     {
         TimelineWidget w;
-        for (const char* key : {"Left", "Right", "+", "Home", "Up", "Down", "Enter", "&gt;", "&lt;"})
+        for (const char* key :
+             {"Left", "Right", "+", "Home", "Up", "Down", "Enter", "&gt;", "&lt;", "<b>F</b>", "Shift+F"})
             QVERIFY2(w.whatsThis().contains(QLatin1String(key)), key);
         QVERIFY(w.whatsThis().contains(QStringLiteral("<b>.</b> / <b>,</b>")));
         // Over the lane names, the tooltip lists the keys.
@@ -740,7 +746,7 @@ private slots:
         QVERIFY2(countNear(image, laneRow, p.color(QPalette::Base)) >= laneRow.width() * 9 / 10,
                  qPrintable(QColor(image.pixel(laneRow.center())).name()));
         QVERIFY(p.color(QPalette::Base).lightness() < 60);
-        const QPoint emptyGutter(2, w.height() - 3);
+        const QPoint emptyGutter(2, static_cast<int>(g(w).viewportHeight()) - 3); // above the legend
         QVERIFY(near(image.pixel(emptyGutter), p.color(QPalette::Window)));
         QVERIFY(QColor(image.pixel(emptyGutter)).lightness() < 60);
         // Lane names and axis labels are drawn in the palette's text color.
@@ -814,6 +820,301 @@ private slots:
         const QRect name(8, static_cast<int>(g(w).laneTop(1)), static_cast<int>(g(w).plotLeft()) - 16,
                          static_cast<int>(g(w).laneHeight()));
         QVERIFY(countNear(two, name, text, 40) >= 4 * countNear(one, name, text, 40) / 2);
+    }
+
+    void legendExplainsEveryColourAndShape_data()
+    {
+        QTest::addColumn<QPalette>("palette");
+        QTest::addRow("light") << lightPalette();
+        QTest::addRow("dark") << darkPalette();
+    }
+
+    void legendExplainsEveryColourAndShape()
+    {
+        QFETCH(QPalette, palette);
+        TimelineWidget w;
+        w.setPalette(palette);
+        showSmall(w);
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        QVERIFY(w.legendVisible()); // by default
+        const auto colors = TimelineColors::fromPalette(palette);
+        const QImage image = w.grab().toImage();
+        QStringList labels;
+        for (const auto& e : w.legend().entries()) {
+            labels << e.label;
+            if (e.swatch == relctl::ui::LegendEntry::Swatch::Caption)
+                continue;
+            // Below the lanes, inside the widget: it hides no data.
+            QVERIFY2(w.rect().contains(e.rect), qPrintable(e.label));
+            QVERIFY2(e.rect.top() >= g(w).viewportHeight(), qPrintable(e.label));
+            QColor swatch;
+            if (e.swatch == relctl::ui::LegendEntry::Swatch::Lease)
+                swatch = colors.ending(static_cast<relctl::ui::LeaseEnding>(e.index));
+            else if (e.swatch == relctl::ui::LegendEntry::Swatch::Marker)
+                swatch = colors.marker(static_cast<MarkerKind>(e.index));
+            else if (e.swatch == relctl::ui::LegendEntry::Swatch::Freeze)
+                swatch = colors.frozen;
+            if (swatch.isValid())
+                QVERIFY2(countNear(image, e.swatchRect, swatch, 10) >= 4, qPrintable(e.label));
+            // Its label is painted, in the plot's text colour.
+            const QRect text = e.rect.adjusted(e.swatchRect.width(), 0, 0, 0);
+            QVERIFY2(countNear(image, text, colors.text, 60) >= 3, qPrintable(e.label));
+            // And it explains itself.
+            QCOMPARE(w.legend().entryAt(e.rect.center()), &e);
+            QVERIFY(!e.help.isEmpty());
+        }
+        for (const char* label :
+             {"Live", "Released", "Expired", "Revoked", "Frozen", "Publish", "Refusal", "Superseded",
+              "Queued", "Operator action", "Rollback", "Promotion decision"})
+            QVERIFY2(labels.contains(QLatin1String(label)), label);
+        const auto& entries = w.legend().entries();
+        const auto refusal = std::find_if(entries.begin(), entries.end(),
+                                          [](const auto& e) { return e.label == QStringLiteral("Refusal"); });
+        QHelpEvent help(QEvent::ToolTip, refusal->rect.center(), w.mapToGlobal(refusal->rect.center()));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("refused")), qPrintable(QToolTip::text()));
+        QToolTip::hideText();
+        // L hides it (the lanes get the room) and shows it again.
+        QTest::keyClick(&w, Qt::Key_L);
+        QVERIFY(!w.legendVisible());
+        QCOMPARE(g(w).viewportHeight(), double(w.height()));
+        QTest::keyClick(&w, Qt::Key_L);
+        QVERIFY(w.legendVisible());
+    }
+
+    void followNowLeavesRoomRightOfNow_data()
+    {
+        QTest::addColumn<double>("span");
+        QTest::addRow("10 min") << 600e3;
+        QTest::addRow("1 h") << 3600e3;
+        QTest::addRow("1 d") << kDay;
+    }
+
+    void followNowLeavesRoomRightOfNow()
+    {
+        QFETCH(double, span);
+        TimelineWidget w;
+        showSmall(w);
+        auto slice = smallSlice(kBase);
+        slice.serverNow = kBase + 60 * 1000;
+        w.setSlice(slice);
+        w.setVisibleRange(kBase - static_cast<relctl::EpochMs>(span), kBase);
+        w.setFollowNow(true);
+        const double fraction = g(w).xForTime(w.serverNowEstimate()) / g(w).plotWidth();
+        // Room for live leases' expiry and the queue, and the now line in view.
+        QVERIFY2(fraction >= 0.75 && fraction <= 0.85, qPrintable(QString::number(fraction)));
+        QVERIFY(std::abs(g(w).spanMs() - span) < 1e-6 * span);
+    }
+
+    void freezesAreShadedOnTheirLane()
+    {
+        TimelineWidget w;
+        w.setPalette(lightPalette());
+        showSmall(w); // kBase .. kBase + 1 h
+        auto slice = smallSlice(kBase + 1800 * 1000);
+        slice.serverNow = kBase + 50 * 60 * 1000;
+        // prod: begun two hours before the view, lifted 20 min into it;
+        // staging: begun 40 min in, still in force.
+        slice.freezes = {{"prod", kBase - 2 * 3600 * 1000, kBase + 20 * 60 * 1000, "alice", "incident 41"},
+                         {"staging", kBase + 40 * 60 * 1000, std::nullopt, "bob", "quarter end"}};
+        const auto lanes = relctl::ui::TimelineLanes::fromSlice(slice);
+        QCOMPARE(lanes.lanes[1].freezes.size(), std::size_t(1)); // kept, on its environment's lane
+        QCOMPARE(lanes.lanes[2].freezes.size(), std::size_t(1));
+        QVERIFY(lanes.lanes[0].freezes.empty());
+        w.setSlice(slice);
+        const QImage image = w.grab().toImage();
+        const auto background = [&](int lane) {
+            return lane % 2 == 1 ? w.palette().color(QPalette::AlternateBase)
+                                 : w.palette().color(QPalette::Base);
+        };
+        // A row below the bars and markers, 60 px of it at a time.
+        const auto shaded = [&](int lane, relctl::EpochMs at) {
+            const int x = static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(at)));
+            const QRect row(x - 30, static_cast<int>(g(w).laneTop(lane) + g(w).laneHeight() - 2), 60, 1);
+            return countNear(image, row, background(lane), 2) < 30;
+        };
+        QVERIFY(shaded(1, kBase + 10 * 60 * 1000));  // prod, begun before the view
+        QVERIFY(!shaded(1, kBase + 30 * 60 * 1000)); // lifted by then
+        QVERIFY(!shaded(2, kBase + 30 * 60 * 1000)); // staging, not yet
+        QVERIFY(shaded(2, kBase + 45 * 60 * 1000));
+        QVERIFY(shaded(2, kBase + 58 * 60 * 1000));  // in force: to the right edge
+        QVERIFY(!shaded(0, kBase + 10 * 60 * 1000)); // dev was never frozen
+        // Hovering a freeze says who and why.
+        const QPoint inFreeze(static_cast<int>(g(w).plotLeft() + g(w).xForTime(kBase + 50.0 * 60 * 1000)),
+                              static_cast<int>(g(w).laneTop(2) + g(w).laneHeight() - 3));
+        const auto hit = w.itemAt(inFreeze);
+        QVERIFY(hit.freeze);
+        QCOMPARE(hit.freeze->by, std::string("bob"));
+        QHelpEvent help(QEvent::ToolTip, inFreeze, w.mapToGlobal(inFreeze));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("quarter end")), qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("still in force")));
+        QToolTip::hideText();
+    }
+
+    void closeMarkersAreGroupedAndSeparateWhenZoomedIn()
+    {
+        TimelineWidget w;
+        showSmall(w); // an hour over 880 px: about 4 s a pixel
+        const relctl::EpochMs t = kBase + 1800 * 1000;
+        auto slice = smallSlice(t - 600 * 1000);
+        slice.markers.push_back(marker(20, "prod", t, "publish"));
+        slice.markers.push_back(marker(21, "prod", t + 2000, "refusal"));
+        slice.markers.push_back(marker(22, "prod", t + 4000, "operator"));
+        w.setSlice(slice);
+        const auto hit = w.itemAt(w.markerPosition(21)->toPoint());
+        QCOMPARE(hit.group.size(), std::size_t(3));
+        for (qint64 id : {20, 22}) // every member hits the same glyph
+            QCOMPARE(w.itemAt(w.markerPosition(id)->toPoint()).group.size(), std::size_t(3));
+        // One glyph, with the refusal's red (it holds one) and a count.
+        const QImage image = w.grab().toImage();
+        const QColor red = TimelineColors::fromPalette(w.palette()).marker(MarkerKind::Refusal);
+        const QPoint c = w.markerPosition(21)->toPoint();
+        QVERIFY(countNear(image, QRect(c.x() - 8, c.y() - 6, 17, 13), red, 10) >= 20);
+        // The tooltip lists each event: kind, time, job.
+        QHelpEvent help(QEvent::ToolTip, c, w.mapToGlobal(c));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        const QString tip = QToolTip::text();
+        QVERIFY2(tip.contains(QStringLiteral("3 events")), qPrintable(tip));
+        for (const char* part :
+             {"Publish", "Refusal", "Operator action", "deploy-20", "deploy-21", "deploy-22"})
+            QVERIFY2(tip.contains(QLatin1String(part)), part);
+        QVERIFY(tip.contains(relctl::ui::formatTime(t + 2000, true)));
+        QToolTip::hideText();
+        // A click selects one of them (the nearest), and the keyboard still reaches each.
+        QSignalSpy selected(&w, &TimelineWidget::eventSelected);
+        QTest::mouseClick(&w, Qt::LeftButton, {}, c);
+        QCOMPARE(selected.count(), 1);
+        QVERIFY(QList<qint64>({20, 21, 22}).contains(w.selectedEvent()));
+        w.selectEvent(20);
+        QTest::keyClick(&w, Qt::Key_Period);
+        QCOMPARE(w.selectedEvent(), qint64(21));
+        QTest::keyClick(&w, Qt::Key_Period);
+        QCOMPARE(w.selectedEvent(), qint64(22));
+        // Zoomed in, 2 s is some 70 px: each marker is its own glyph again.
+        w.setVisibleRange(t - 10000, t + 14000);
+        for (qint64 id : {20, 21, 22}) {
+            const auto single = w.itemAt(w.markerPosition(id)->toPoint());
+            QCOMPARE(single.group.size(), std::size_t(1));
+            QCOMPARE(single.eventId(), id);
+        }
+    }
+
+    void zoomToFit()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const relctl::EpochMs at = kBase + 1800 * 1000;
+        auto slice = smallSlice(at);
+        slice.historyFirst = at - 30 * static_cast<relctl::EpochMs>(kDay);
+        slice.historyLast = at + 600 * 1000;
+        w.setSlice(slice);
+        QVERIFY(!w.zoomToSelection()); // nothing selected
+        w.selectEvent(7);              // the refusal inside lease 11: at - 3 h .. at + 60 s
+        w.setFollowNow(true);
+        QTest::keyClick(&w, Qt::Key_F);
+        QVERIFY(!w.followNow());
+        const relctl::EpochMs from = at - 3 * 3600 * 1000, to = at + 60000;
+        QVERIFY(w.visibleFrom() <= from && w.visibleTo() >= to);
+        QVERIFY2(g(w).spanMs() <= 1.15 * static_cast<double>(to - from),
+                 qPrintable(QString::number(g(w).spanMs())));
+        // A refusal after its job's lease expired: that lease, not the view around it.
+        slice.leases.push_back(lease("prod", 12, at + 120000, at + 180000, "expired"));
+        slice.markers.push_back(marker(12, "prod", at + 200000, "refusal")); // job deploy-12
+        w.setSlice(slice);
+        w.selectEvent(12);
+        QVERIFY(w.zoomToSelection());
+        QVERIFY(w.visibleFrom() <= at + 120000 && w.visibleTo() >= at + 200000); // the lease and the refusal
+        QVERIFY(g(w).spanMs() <= 1.15 * 80000);
+        // Shift+F: the whole history, from the trail's first event to its last.
+        QTest::keyClick(&w, Qt::Key_F, Qt::ShiftModifier);
+        QVERIFY(w.visibleFrom() <= *slice.historyFirst && w.visibleTo() >= *slice.historyLast);
+        QVERIFY(g(w).spanMs() <= 1.15 * static_cast<double>(*slice.historyLast - *slice.historyFirst));
+        // Without the trail's extent, the slice's items are the history.
+        slice.historyFirst.reset();
+        slice.historyLast.reset();
+        w.setSlice(slice);
+        QVERIFY(w.zoomToHistory());
+        QVERIFY(w.visibleFrom() <= at - 3 * 3600 * 1000 && w.visibleTo() >= at + 300000);
+        QVERIFY(g(w).spanMs() <= 1.15 * static_cast<double>(3 * 3600 * 1000 + 300000));
+    }
+
+    void durationsReadAsPeopleSayThem_data()
+    {
+        QTest::addColumn<qint64>("held");
+        QTest::addColumn<QString>("text");
+        QTest::addRow("under a second") << qint64(850) << QStringLiteral("held 850 ms");
+        QTest::addRow("minutes") << qint64(103292) << QStringLiteral("held 1 min 43 s");
+        QTest::addRow("hours") << qint64((2 * 60 + 5) * 60 * 1000) << QStringLiteral("held 2 h 05 min");
+    }
+
+    void durationsReadAsPeopleSayThem()
+    {
+        QFETCH(qint64, held);
+        QFETCH(QString, text);
+        TimelineWidget w;
+        showSmall(w);
+        const relctl::EpochMs start = kBase + 600 * 1000;
+        w.setVisibleRange(start - held / 4, start + held + held / 4);
+        relctl::TimelineSlice slice;
+        slice.environments = {"prod"};
+        slice.serverNow = start + 10 * held;
+        slice.leases = {lease("prod", 3, start, start + held)};
+        w.setSlice(slice);
+        const QPoint onBar(static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(start) +
+                                                                            static_cast<double>(held) / 2)),
+                           static_cast<int>(g(w).barTop(0) + 5));
+        QHelpEvent help(QEvent::ToolTip, onBar, w.mapToGlobal(onBar));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(text), qPrintable(QToolTip::text()));
+        QToolTip::hideText();
+    }
+
+    void manyLanesScrollInASmallWidget()
+    {
+        TimelineWidget w;
+        w.resize(800, 220);
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setSlice(bigSlice(20, 2, 4, kBase, 3600 * 1000));
+        // It may be made this small, and asks for no more than a few lanes.
+        QVERIFY(w.minimumSizeHint().height() <= 150);
+        QVERIFY(w.sizeHint().height() <= g(w).plotTop() + 8 * g(w).laneHeight() + w.legend().height() + 2);
+        auto* bar = w.findChild<QScrollBar*>();
+        QVERIFY(bar);
+        QVERIFY(bar->isVisible());
+        QCOMPARE(bar->orientation(), Qt::Vertical);
+        // The axis stays on top, the legend at the bottom, the lanes between.
+        QVERIFY(g(w).viewportHeight() <= w.height() - w.legend().height() + 1);
+        QVERIFY(bar->geometry().top() >= g(w).plotTop() && bar->geometry().bottom() < g(w).viewportHeight());
+        // The scroll bar reaches the last lane.
+        bar->setValue(bar->maximum());
+        QVERIFY(g(w).laneTop(19) >= g(w).plotTop());
+        QVERIFY(g(w).laneTop(19) + g(w).laneHeight() <= g(w).viewportHeight() + 1e-9);
+        // The wheel over the lane names scrolls them (without a modifier) and the bar follows.
+        const QPointF gutter(20, 100);
+        QWheelEvent up(gutter, w.mapToGlobal(gutter), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                       Qt::NoScrollPhase, false);
+        const double span = g(w).spanMs();
+        QApplication::sendEvent(&w, &up);
+        QCOMPARE(g(w).spanMs(), span); // not a zoom
+        QCOMPARE(bar->value(), static_cast<int>(std::lround(g(w).laneScroll())));
+        QVERIFY(bar->value() < bar->maximum());
+        // Up/Down scroll the current lane into view, the bar with them.
+        w.setCurrentLane(0);
+        QCOMPARE(bar->value(), 0);
+        for (int i = 1; i < 20; ++i)
+            QTest::keyClick(&w, Qt::Key_Down);
+        QCOMPARE(w.currentLane(), 19);
+        QVERIFY(g(w).laneTop(19) + g(w).laneHeight() <= g(w).viewportHeight() + 1e-9);
+        QCOMPARE(bar->value(), bar->maximum());
+        // The lanes under the bar are not hit through it, and the plot ends at its edge.
+        QVERIFY(g(w).plotLeft() + g(w).plotWidth() <= bar->geometry().left() + 1e-9);
     }
 
     void paintsTenThousandLeases()

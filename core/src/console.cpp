@@ -244,9 +244,21 @@ TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
             m.at = value<EpochMs>(j, "at");
             m.kind = value<std::string>(j, "kind");
             m.label = value<std::string>(j, "label");
+            m.job = value<std::string>(j, "job");
             slice.markers.push_back(std::move(m));
         }
+        for (const json& j : reply.at("freezes")) {
+            FrozenSpan f;
+            f.env = value<std::string>(j, "env");
+            f.from = value<EpochMs>(j, "from");
+            f.to = optional<EpochMs>(j, "to");
+            f.by = value<std::string>(j, "by");
+            f.reason = value<std::string>(j, "reason");
+            slice.freezes.push_back(std::move(f));
+        }
         slice.serverNow = value<EpochMs>(reply, "server_now");
+        slice.historyFirst = optional<EpochMs>(reply, "history_first");
+        slice.historyLast = optional<EpochMs>(reply, "history_last");
         return slice;
     });
 }

@@ -212,6 +212,8 @@ void FakeBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
                       [&](const relctl::TimelineMarker& m) { return m.at < fromMs || m.at > toMs; });
         std::erase_if(slice.leases,
                       [&](const relctl::LeaseSpan& l) { return l.endsAt < fromMs || l.acquiredAt > toMs; });
+        std::erase_if(slice.freezes,
+                      [&](const relctl::FrozenSpan& f) { return f.from > toMs || (f.to && *f.to < fromMs); });
         emit timelineLoaded(serial, slice);
     });
 }

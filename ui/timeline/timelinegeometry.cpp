@@ -124,8 +124,7 @@ void TimelineGeometry::ensureLaneVisible(int lane)
 
 void TimelineGeometry::clampScroll()
 {
-    const double content = m_header + m_lanes * m_laneHeight;
-    m_scrollY = std::clamp(m_scrollY, 0.0, std::max(0.0, content - m_viewportHeight));
+    m_scrollY = std::clamp(m_scrollY, 0.0, std::max(0.0, contentHeight() - m_viewportHeight));
 }
 
 std::vector<TimelineGeometry::Tick> TimelineGeometry::niceTicks(double minSpacingPx) const

@@ -57,7 +57,10 @@ public:
     // there are more than fit in the viewport.
     void setLaneCount(int count);
     int laneCount() const { return m_lanes; }
+    // The lanes' viewport ends here (the legend sits below it).
     void setViewportHeight(double px);
+    double viewportHeight() const { return m_viewportHeight; }
+    double contentHeight() const { return m_header + m_lanes * m_laneHeight; }
     double laneHeight() const { return m_laneHeight; }
     double laneTop(int lane) const { return m_header + lane * m_laneHeight - m_scrollY; }
     int laneAt(double y) const; // -1 outside every lane

@@ -18,7 +18,7 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
         if (!lastEnv || *lastEnv != env) {
             auto [it, inserted] = laneOf.try_emplace(env, static_cast<int>(result.lanes.size()));
             if (inserted)
-                result.lanes.push_back(TimelineLane{QString::fromStdString(env), {}, {}, {}});
+                result.lanes.push_back(TimelineLane{QString::fromStdString(env), {}, {}, {}, {}});
             lastEnv = &it->first;
             lastLane = static_cast<std::size_t>(it->second);
         }
@@ -33,6 +33,10 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
         lane(lease.env).leases.push_back(std::move(lease));
     for (auto& marker : slice.markers)
         lane(marker.env).markers.push_back(std::move(marker));
+    for (auto& freeze : slice.freezes)
+        lane(freeze.env).freezes.push_back(std::move(freeze));
+    result.historyFirst = slice.historyFirst;
+    result.historyLast = slice.historyLast;
 
     for (int l = 0; l < static_cast<int>(result.lanes.size()); ++l) {
         auto& current = result.lanes[static_cast<std::size_t>(l)];
@@ -44,6 +48,8 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
         const auto byTime = [](const auto& a, const auto& b) { return a.at < b.at; };
         if (!std::is_sorted(current.markers.begin(), current.markers.end(), byTime))
             std::stable_sort(current.markers.begin(), current.markers.end(), byTime);
+        std::stable_sort(current.freezes.begin(), current.freezes.end(),
+                         [](const auto& a, const auto& b) { return a.from < b.from; });
         current.reach.reserve(current.leases.size());
         relctl::EpochMs reach = std::numeric_limits<relctl::EpochMs>::min();
         for (const auto& lease : current.leases) {

@@ -9,6 +9,7 @@
 #include <QHash>
 #include <QString>
 #include <cstddef>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -23,12 +24,16 @@ struct TimelineLane
     // may still be running); this running maximum is monotonic, so it can.
     std::vector<relctl::EpochMs> reach;
     std::vector<relctl::TimelineMarker> markers; // by at
+    std::vector<relctl::FrozenSpan> freezes;     // by from; a handful, so scanned, not searched
 };
 
 struct TimelineLanes
 {
     std::vector<TimelineLane> lanes;
     QHash<qint64, std::pair<int, int>> markerIndex; // eventId -> (lane, index in its markers)
+    // The audit trail's first and last events, beyond the slice's window.
+    std::optional<relctl::EpochMs> historyFirst;
+    std::optional<relctl::EpochMs> historyLast;
 
     static TimelineLanes fromSlice(relctl::TimelineSlice slice);
 };

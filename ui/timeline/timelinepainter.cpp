@@ -1,5 +1,7 @@
 #include "timelinepainter.h"
 
+#include "timelinegroups.h"
+
 #include <QFontMetrics>
 #include <QPaintEngine>
 #include <QPainter>
@@ -109,6 +111,8 @@ TimelineColors TimelineColors::fromPalette(const QPalette& palette)
     c.grid = mix(c.base, c.text, 0.12);
     c.selection = palette.color(QPalette::Highlight);
     c.now = palette.color(QPalette::Highlight);
+    c.frozen = hue(200, 150, c.base);
+    c.frozenFill = mix(c.base, c.frozen, 0.16);
     c.endings = {
         palette.color(QPalette::Highlight), // live: the one that matters now
         mix(c.base, c.text, 0.38),          // released: the normal case, quiet
@@ -194,20 +198,22 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     const auto ticks = g.niceTicks();
     const int left = static_cast<int>(g.plotLeft());
     const int top = static_cast<int>(g.plotTop());
-    const QRect plot(left, top, area.width() - left, area.height() - top);
+    // The lanes end where the legend begins: it is never painted over.
+    const int bottom = std::min(area.height(), static_cast<int>(g.viewportHeight()));
+    const QRect plot(left, top, area.width() - left, bottom - top);
     const int lanes = static_cast<int>(data.lanes.size());
 
     painter.save();
     painter.setClipRect(plot);
     for (int i = 0; i < lanes; ++i) {
         const double y = g.laneTop(i);
-        if (i % 2 == 1 && y + g.laneHeight() > top && y < area.height())
+        if (i % 2 == 1 && y + g.laneHeight() > top && y < bottom)
             painter.fillRect(QRectF(left, y, plot.width(), g.laneHeight()), m_colors.alternateBase);
     }
     painter.setPen(m_colors.grid);
     for (const auto& tick : ticks) {
         const double x = std::round(left + tick.x) + 0.5;
-        painter.drawLine(QPointF(x, top), QPointF(x, area.height()));
+        painter.drawLine(QPointF(x, top), QPointF(x, bottom));
     }
 
     painter.translate(left, 0);
@@ -220,22 +226,26 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     const qreal dpr = target ? target->devicePixelRatioF() : 1.0;
     for (int i = 0; i < lanes; ++i) {
         const double y = g.laneTop(i);
-        if (y + g.laneHeight() <= top || y >= area.height())
+        if (y + g.laneHeight() <= top || y >= bottom)
             continue; // scrolled out of view
+        // Under the leases: a freeze is the lane's state, the bars are what happened in it.
+        paintFreezes(painter, g, data.lanes[static_cast<std::size_t>(i)], i, state.nowMs);
         paintLeases(painter, g, data.lanes[static_cast<std::size_t>(i)], i);
         paintMarkers(painter, g, data.lanes[static_cast<std::size_t>(i)], i, dpr);
     }
     const double nowX = g.xForTime(state.nowMs);
     if (state.nowMs > 0 && nowX >= 0 && nowX <= g.plotWidth()) {
         painter.setPen(QPen(m_colors.now, 1, Qt::DashLine));
-        painter.drawLine(QPointF(nowX, top), QPointF(nowX, area.height()));
+        painter.drawLine(QPointF(nowX, top), QPointF(nowX, bottom));
     }
     if (state.selectedEvent != 0)
         paintSelection(painter, g, data, state.selectedEvent);
     painter.restore();
 
     paintAxis(painter, area, g, ticks);
-    paintGutter(painter, area, g, data, state.focused ? state.currentLane : -1);
+    paintGutter(painter, QRect(0, 0, area.width(), bottom), g, data, state.focused ? state.currentLane : -1);
+    if (state.legend && bottom < area.height())
+        paintLegend(painter, QRect(0, bottom, area.width(), area.height() - bottom), *state.legend, dpr);
     if (state.focused)
         paintFocus(painter, area, g, state.currentLane);
 }
@@ -306,29 +316,90 @@ void TimelinePainter::paintMarkers(QPainter& painter, const TimelineGeometry& g,
                                    int index, qreal dpr)
 {
     const double r = g.markerRadius();
-    const double margin = (r + 2) * g.msPerPixel();
-    const auto [first, last] = markersWithin(lane, g.startMs() - margin, g.endMs() + margin);
     const int y = static_cast<int>(std::round(g.markerY(index)));
-    // Refusals are drawn last so no other marker covers one. Within a kind,
-    // a marker on the same pixel as the previous one would paint the same
-    // pixels again: skip it.
+    const auto groups = groupMarkers(lane, g);
+    // Refusals are drawn last so no other marker covers one; groups with
+    // them, since a badge takes the colour of a refusal it holds.
     for (const bool refusals : {false, true}) {
-        std::array<int, static_cast<int>(MarkerKind::Count)> lastX;
-        lastX.fill(INT_MIN);
-        for (std::size_t i = first; i < last; ++i) {
-            const auto& marker = lane.markers[i];
-            const MarkerKind kind = markerKind(marker.kind);
+        for (const auto& group : groups) {
+            MarkerKind kind = markerKind(lane.markers[group.first].kind);
+            if (group.count() > 1) {
+                // The most telling kind speaks for the group: a refusal above
+                // all, then what changed the environment, then the routine.
+                static constexpr std::array kPrecedence{
+                    MarkerKind::Refusal,  MarkerKind::Rollback,   MarkerKind::Promotion, MarkerKind::Publish,
+                    MarkerKind::Operator, MarkerKind::Superseded, MarkerKind::Queued};
+                std::size_t best = kPrecedence.size();
+                for (std::size_t i = group.first; i < group.last; ++i) {
+                    const auto k = markerKind(lane.markers[i].kind);
+                    const auto rank = static_cast<std::size_t>(
+                        std::find(kPrecedence.begin(), kPrecedence.end(), k) - kPrecedence.begin());
+                    best = std::min(best, rank);
+                }
+                kind = best < kPrecedence.size() ? kPrecedence[best] : MarkerKind::Operator;
+            }
             if ((kind == MarkerKind::Refusal) != refusals)
                 continue;
-            const int x = static_cast<int>(std::lround(g.xForTime(static_cast<double>(marker.at))));
-            int& previous = lastX[static_cast<std::size_t>(kind)];
-            if (x == previous)
+            if (group.count() > 1) {
+                paintGroupBadge(painter, QPointF(group.x, y), group.count(), kind, r);
                 continue;
-            previous = x;
+            }
             const QPixmap& pm = stamp(kind, dpr, r);
             const int half = static_cast<int>(std::lround(pm.width() / dpr / 2 - 0.5));
+            const int x = static_cast<int>(group.x);
             painter.drawPixmap(x - half, y - half, pm);
         }
+    }
+}
+
+void TimelinePainter::paintGroupBadge(QPainter& painter, const QPointF& centre, std::size_t count,
+                                      MarkerKind kind, double radius)
+{
+    MarkerGroup shape;
+    shape.last = count;
+    const double half = groupHalfWidth(shape, radius);
+    const QRectF badge(centre.x() - half, centre.y() - radius - 1, 2 * half, 2 * radius + 2);
+    const QColor& fill = m_colors.marker(kind);
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(QPen(m_colors.base, 1));
+    painter.setBrush(fill);
+    painter.drawRoundedRect(badge, radius, radius);
+    QFont font = painter.font();
+    font.setPixelSize(static_cast<int>(2 * radius));
+    font.setBold(true);
+    painter.setFont(font);
+    painter.setPen(readableOn(fill));
+    painter.drawText(badge, Qt::AlignCenter, count > 9999 ? QStringLiteral("9999+") : QString::number(count));
+    painter.restore();
+}
+
+void TimelinePainter::paintFrozen(QPainter& painter, const QRectF& rect, bool startEdge)
+{
+    painter.fillRect(rect, m_colors.frozenFill);
+    QColor hatch = m_colors.frozen;
+    hatch.setAlphaF(0.35f);
+    painter.fillRect(rect, QBrush(hatch, Qt::BDiagPattern));
+    if (startEdge)
+        painter.fillRect(QRectF(rect.left(), rect.top(), 2, rect.height()), m_colors.frozen);
+}
+
+void TimelinePainter::paintFreezes(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane,
+                                   int index, double nowMs)
+{
+    for (const auto& freeze : lane.freezes) {
+        // Still in force: frozen up to now and, until someone unfreezes it,
+        // beyond; shaded to the right edge.
+        const double end =
+            freeze.to ? static_cast<double>(*freeze.to) : std::max(nowMs, g.endMs()) + g.msPerPixel();
+        if (end < g.startMs() || static_cast<double>(freeze.from) > g.endMs())
+            continue;
+        const double x0 = g.xForTime(static_cast<double>(freeze.from));
+        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(end));
+        const double left = std::max(-2.0, std::round(x0));
+        paintFrozen(painter,
+                    QRectF(left, g.laneTop(index), std::max(1.0, std::round(x1) - left), g.laneHeight()),
+                    x0 >= -2);
     }
 }
 

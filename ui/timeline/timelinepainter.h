@@ -14,10 +14,14 @@
 
 class QFont;
 class QPainter;
+class QRectF;
+class QPointF;
 class QPalette;
 class QRect;
 
 namespace relctl::ui {
+
+class TimelineLegend;
 
 enum class LeaseEnding { Live, Released, Expired, Revoked, Count };
 // Rollback and Promotion (a promotion approved or denied) are operator
@@ -40,6 +44,9 @@ struct TimelineColors
     static constexpr double kMinContrast = 3.0;
 
     QColor base, alternateBase, window, text, dimText, windowText, dimWindowText, grid, selection, now;
+    // A frozen period: a light wash of ice blue with a hatch, so it reads as
+    // "closed" under the bars and is not mistaken for the alternate lane.
+    QColor frozen, frozenFill;
     std::array<QColor, static_cast<int>(LeaseEnding::Count)> endings;
     std::array<QColor, static_cast<int>(MarkerKind::Count)> markers;
 
@@ -59,6 +66,7 @@ struct TimelinePaintState
     // mark in the gutter are drawn only while the widget has it.
     bool focused = false;
     int currentLane = -1;
+    const TimelineLegend* legend = nullptr; // painted below the lanes; none: hidden
 };
 
 class TimelinePainter final
@@ -71,6 +79,15 @@ public:
                const TimelineLanes& data, const TimelinePaintState& state);
 
 private:
+    // timelinelegend.cpp
+    void paintLegend(QPainter& painter, const QRect& strip, const TimelineLegend& legend, qreal dpr);
+    void paintFrozen(QPainter& painter, const QRectF& rect, bool startEdge);
+    void paintFreezes(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index,
+                      double nowMs);
+    // Several markers in one glyph: a badge in the colour of the most telling
+    // kind among them, carrying their count.
+    void paintGroupBadge(QPainter& painter, const QPointF& centre, std::size_t count, MarkerKind kind,
+                         double radius);
     void paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index);
     void paintMarkers(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index,
                       qreal dpr);

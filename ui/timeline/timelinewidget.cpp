@@ -1,6 +1,9 @@
 #include "timelinewidget.h"
 
+#include "timelinegroups.h"
+#include "timelinelegend.h"
 #include "timelinepainter.h"
+#include "timelinetext.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -8,6 +11,8 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollBar>
+#include <QStyle>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -21,8 +26,9 @@ namespace {
 // Hit-testing forgives a few pixels: markers are small and people aim roughly.
 constexpr double kHitTolerance = 4;
 // In follow-now mode, "now" sits this fraction of the span inside the right
-// edge, so a live lease's growing end stays visible.
-constexpr double kFollowMargin = 0.02;
+// edge: a live lease's expiry lies ahead of now (up to its TTL) and the
+// queued candidates wait there, so the view keeps room for them.
+constexpr double kFollowMargin = 1.0 / 6;
 constexpr double kKeyZoom = 1.5;
 // Left/Right move the view by this fraction of its span.
 constexpr double kKeyPan = 1.0 / 8;
@@ -52,57 +58,29 @@ bool isNavigationKey(int key)
     case Qt::Key_Return:
     case Qt::Key_Enter:
     case Qt::Key_Escape:
+    case Qt::Key_F:
+    case Qt::Key_L:
         return true;
     default:
         return false;
     }
 }
 
-QString formatTime(relctl::EpochMs ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")) +
-           QStringLiteral(" UTC");
-}
-
-QString formatDuration(relctl::EpochMs ms)
-{
-    if (ms < 1000)
-        return QStringLiteral("%1 ms").arg(ms);
-    const qint64 s = ms / 1000;
-    if (s < 60)
-        return QStringLiteral("%1.%2 s").arg(s).arg((ms % 1000) / 100);
-    if (s < 3600)
-        return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1h %2m").arg(s / 3600).arg((s / 60) % 60, 2, 10, QLatin1Char('0'));
-}
-
-QString markerTitle(const std::string& kind)
-{
-    switch (markerKind(kind)) {
-    case MarkerKind::Publish:
-        return QStringLiteral("Publish");
-    case MarkerKind::Refusal:
-        return QStringLiteral("Refusal");
-    case MarkerKind::Superseded:
-        return QStringLiteral("Superseded");
-    case MarkerKind::Queued:
-        return QStringLiteral("Queued");
-    case MarkerKind::Rollback:
-        return QStringLiteral("Rollback");
-    case MarkerKind::Promotion:
-        return QStringLiteral("Promotion decision");
-    case MarkerKind::Operator:
-    case MarkerKind::Count:
-        break;
-    }
-    return QStringLiteral("Operator action");
-}
-
 } // namespace
 
 TimelineWidget::TimelineWidget(QWidget* parent)
-    : QWidget(parent), m_painter(std::make_unique<TimelinePainter>())
+    : QWidget(parent), m_painter(std::make_unique<TimelinePainter>()),
+      m_legend(std::make_unique<TimelineLegend>()), m_laneScroll(new QScrollBar(Qt::Vertical, this))
 {
+    // Shown only while the lanes overflow; it scrolls the lanes alone, so the
+    // axis and the legend stay where they are.
+    m_laneScroll->hide();
+    m_laneScroll->setFocusPolicy(Qt::NoFocus);
+    m_laneScroll->setAccessibleName(tr("Scroll lanes"));
+    connect(m_laneScroll, &QScrollBar::valueChanged, this, [this](int value) {
+        m_geometry.scrollLanesBy(value - m_geometry.laneScroll());
+        update();
+    });
     setFocusPolicy(Qt::StrongFocus);
     setAccessibleName(tr("Lease timeline"));
     setWhatsThis(keyboardHelp());
@@ -134,6 +112,7 @@ void TimelineWidget::setSlice(relctl::TimelineSlice slice)
             current = i;
     m_currentLane = current;
     m_currentLaneName = current >= 0 ? m_data.lanes[static_cast<std::size_t>(current)].name : QString();
+    layoutLanes();
     updateGeometry();
     if (m_revealPending && revealSelected())
         m_revealPending = false;
@@ -258,6 +237,7 @@ bool TimelineWidget::revealSelected()
     m_currentLane = lane;
     m_currentLaneName = m_data.lanes[static_cast<std::size_t>(lane)].name;
     m_geometry.ensureLaneVisible(lane);
+    syncLaneScrollBar();
     // Leave the view alone when the marker is already well inside it; a
     // marker at the very edge is as good as hidden, so centre that too.
     const double span = m_geometry.spanMs();
@@ -278,6 +258,7 @@ void TimelineWidget::setCurrentLane(int lane)
     m_currentLane = std::clamp(lane, 0, lanes - 1);
     m_currentLaneName = m_data.lanes[static_cast<std::size_t>(m_currentLane)].name;
     m_geometry.ensureLaneVisible(m_currentLane);
+    syncLaneScrollBar();
     update();
 }
 
@@ -354,12 +335,16 @@ void TimelineWidget::selectByUser(qint64 eventId)
 QString TimelineWidget::keyboardHelp()
 {
     return tr("<p><b>Lease timeline</b>: one lane per environment; leases are bars, audit events are "
-              "markers (red: refused writes). Click a marker to trace it; drag to pan; the wheel zooms "
-              "around the cursor.</p>"
+              "markers (red: refused writes), shaded stretches are freezes; the legend below says what each "
+              "colour and shape means. Click a marker to trace it; drag to pan; the wheel zooms around "
+              "the cursor, and over the lane names scrolls the lanes.</p>"
               "<table>"
               "<tr><td><b>Left</b> / <b>Right</b></td><td>pan</td></tr>"
               "<tr><td><b>+</b> / <b>-</b></td><td>zoom in / out</td></tr>"
               "<tr><td><b>Home</b></td><td>follow now</td></tr>"
+              "<tr><td><b>F</b></td><td>zoom to fit the selection (the selected marker's lease)</td></tr>"
+              "<tr><td><b>Shift+F</b></td><td>zoom to fit the whole history</td></tr>"
+              "<tr><td><b>L</b></td><td>show / hide the legend</td></tr>"
               "<tr><td><b>Up</b> / <b>Down</b></td><td>previous / next lane</td></tr>"
               "<tr><td><b>.</b> / <b>,</b></td><td>next / previous marker on the lane</td></tr>"
               "<tr><td><b>&gt;</b> / <b>&lt;</b></td><td>next / previous marker on any lane</td></tr>"
@@ -371,39 +356,48 @@ QString TimelineWidget::keyboardHelp()
 TimelineHit TimelineWidget::itemAt(QPoint pos) const
 {
     const int lane = m_geometry.laneAt(pos.y());
-    if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft())
+    if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft() ||
+        pos.y() >= m_geometry.viewportHeight() || pos.x() >= m_geometry.plotLeft() + m_geometry.plotWidth())
         return {};
     const auto& laneData = m_data.lanes[static_cast<std::size_t>(lane)];
-    const double t = m_geometry.timeForX(pos.x() - m_geometry.plotLeft());
+    const double px = pos.x() - m_geometry.plotLeft();
+    const double t = m_geometry.timeForX(px);
     const double msPerPx = m_geometry.msPerPixel();
+    TimelineHit hit;
+    hit.lane = lane;
+    // A freeze still in force is shaded to the right edge, and hit there too.
+    for (const auto& freeze : laneData.freezes)
+        if (t >= static_cast<double>(freeze.from) && (!freeze.to || t <= static_cast<double>(*freeze.to)))
+            hit.freeze = &freeze;
 
     // Markers first: they are drawn over the lane and are the smaller target.
+    // The groups are the painter's, so a glyph is hit where it was drawn.
     const double reach = m_geometry.markerRadius() + kHitTolerance;
     if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
-        const auto [first, last] = markersWithin(laneData, t - reach * msPerPx, t + reach * msPerPx);
-        const relctl::TimelineMarker* best = nullptr;
-        double bestDistance = std::numeric_limits<double>::max();
-        for (std::size_t i = first; i < last; ++i) {
-            const auto& marker = laneData.markers[i];
-            double distance = std::abs(static_cast<double>(marker.at) - t);
-            // Refusals are painted on top: at equal distance, they win.
-            if (markerKind(marker.kind) == MarkerKind::Refusal)
-                distance -= 0.5 * msPerPx;
-            if (distance < bestDistance) {
-                bestDistance = distance;
-                best = &marker;
+        const auto groups = groupMarkers(laneData, m_geometry);
+        if (const MarkerGroup* group = groupAt(groups, px, kHitTolerance + m_geometry.markerRadius())) {
+            double bestDistance = std::numeric_limits<double>::max();
+            for (std::size_t i = group->first; i < group->last; ++i) {
+                const auto& marker = laneData.markers[i];
+                hit.group.push_back(&marker);
+                double distance = std::abs(static_cast<double>(marker.at) - t);
+                // Refusals are painted on top: at equal distance, they win.
+                if (markerKind(marker.kind) == MarkerKind::Refusal)
+                    distance -= 0.5 * msPerPx;
+                if (distance < bestDistance) {
+                    bestDistance = distance;
+                    hit.marker = &marker;
+                }
             }
+            return hit;
         }
-        if (best)
-            return {lane, nullptr, best};
     }
 
     const double top = m_geometry.barTop(lane);
     if (pos.y() < top - kHitTolerance || pos.y() > top + m_geometry.barHeight() + kHitTolerance)
-        return {};
+        return hit.freeze ? hit : TimelineHit{};
     const double slack = kHitTolerance * msPerPx;
     const auto [first, last] = leasesOverlapping(laneData, t - slack, t + slack);
-    const relctl::LeaseSpan* best = nullptr;
     double bestDistance = std::numeric_limits<double>::max();
     for (std::size_t i = first; i < last; ++i) {
         const auto& lease = laneData.leases[i];
@@ -413,11 +407,11 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
         // "<=": the later lease is painted over the earlier one.
         if (distance <= slack && distance <= bestDistance) {
             bestDistance = distance;
-            best = &lease;
+            hit.lease = &lease;
         }
     }
-    if (best)
-        return {lane, best, nullptr};
+    if (hit.lease || hit.freeze)
+        return hit;
     return {};
 }
 
@@ -436,37 +430,16 @@ std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
 
 QString TimelineWidget::describe(const TimelineHit& hit) const
 {
-    if (hit.marker) {
-        const auto& m = *hit.marker;
-        QString text = markerTitle(m.kind) + QStringLiteral(" \u00b7 ") + QString::fromStdString(m.env) +
-                       QLatin1Char('\n') + formatTime(m.at);
-        if (!m.label.empty())
-            text += QLatin1Char('\n') + QString::fromStdString(m.label);
-        return text + QStringLiteral("\nevent #%1").arg(m.eventId);
-    }
-    const auto& l = *hit.lease;
-    const bool live = leaseEnding(l.ending) == LeaseEnding::Live;
-    return QString::fromStdString(l.job) + QLatin1Char('\n') +
-           QStringLiteral("release %1 \u00b7 generation %2 \u00b7 token #%3")
-               .arg(QString::fromStdString(l.release))
-               .arg(l.generation)
-               .arg(l.token) +
-           QStringLiteral("\nacquired %1").arg(formatTime(l.acquiredAt)) +
-           (live ? QStringLiteral("\nexpires %1") : QStringLiteral("\nended %1")).arg(formatTime(l.endsAt)) +
-           QStringLiteral("\nheld %1 \u00b7 %2")
-               .arg(formatDuration(l.endsAt - l.acquiredAt), QString::fromStdString(l.ending));
-}
-
-QSize TimelineWidget::sizeHint() const
-{
-    const int lanes = std::max(3, static_cast<int>(m_data.lanes.size()));
-    return {900, static_cast<int>(m_geometry.plotTop() + lanes * m_geometry.laneHeight()) + 2};
-}
-
-QSize TimelineWidget::minimumSizeHint() const
-{
-    return {static_cast<int>(m_geometry.plotLeft()) + 200,
-            static_cast<int>(m_geometry.plotTop() + m_geometry.laneHeight())};
+    QString text;
+    if (hit.marker)
+        text = describeMarkers(hit.group);
+    else if (hit.lease)
+        text = describeLease(*hit.lease);
+    // A freeze is the lane's state around whatever else is there: said last.
+    if (hit.freeze)
+        text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
+                describeFreeze(*hit.freeze, serverNowEstimate());
+    return text;
 }
 
 bool TimelineWidget::event(QEvent* event)
@@ -483,8 +456,18 @@ bool TimelineWidget::event(QEvent* event)
     }
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
+        if (help->pos().y() >= m_geometry.viewportHeight()) {
+            if (const LegendEntry* entry = m_legendVisible ? m_legend->entryAt(help->pos()) : nullptr) {
+                QToolTip::showText(help->globalPos(), entry->label + QStringLiteral(": ") + entry->help, this,
+                                   entry->rect);
+            } else {
+                QToolTip::hideText();
+                event->ignore();
+            }
+            return true;
+        }
         const TimelineHit hit = itemAt(help->pos());
-        if (!hit.marker && !hit.lease) {
+        if (!hit.marker && !hit.lease && !hit.freeze) {
             // Over the lane names and the axis, where nothing else is to
             // describe: how to drive the timeline. The plot stays quiet.
             if (help->pos().x() < m_geometry.plotLeft() || help->pos().y() < m_geometry.plotTop()) {
@@ -505,16 +488,15 @@ void TimelineWidget::paintEvent(QPaintEvent* /*event*/)
 {
     QPainter painter(this);
     m_painter->paint(painter, rect(), m_geometry, m_data,
-                     {serverNowEstimate(), m_selectedEvent, hasFocus(), m_currentLane});
+                     {serverNowEstimate(), m_selectedEvent, hasFocus(), m_currentLane,
+                      m_legendVisible ? m_legend.get() : nullptr});
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent* event)
 {
     // A wider window shows the same time range in more detail, so the range
     // (and thus the slice) stays as it is.
-    m_geometry.setPlotWidth(width() - m_geometry.plotLeft());
-    m_geometry.setViewportHeight(height());
-    updateFollowInterval();
+    layoutLanes();
     QWidget::resizeEvent(event);
 }
 
@@ -526,6 +508,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* event)
     if (pos.x() < m_geometry.plotLeft() || event->modifiers() & Qt::ShiftModifier) {
         // Over the lane names (or with Shift): scroll the lanes, not time.
         m_geometry.scrollLanesBy(-steps * m_geometry.laneHeight());
+        syncLaneScrollBar();
         update();
     } else if (angle.y() != 0) {
         zoomBy(pos.x() - m_geometry.plotLeft(), std::pow(1.25, steps));
@@ -559,6 +542,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event)
     m_lastDragPos = pos;
     if (delta.y() != 0) {
         m_geometry.scrollLanesBy(-delta.y());
+        syncLaneScrollBar();
         update();
     }
     if (delta.x() != 0)
@@ -575,9 +559,19 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
     if (!click)
         return;
     const TimelineHit hit = itemAt(event->position().toPoint());
-    if (hit.marker && hit.eventId() != 0) {
+    // In a group, the event nearest the pointer; a queued candidate is no
+    // event, so the nearest event beside it is taken instead.
+    const relctl::TimelineMarker* chosen = hit.marker && hit.marker->eventId != 0 ? hit.marker : nullptr;
+    if (hit.marker && !chosen) {
+        const double at = static_cast<double>(hit.marker->at);
+        for (const auto* m : hit.group)
+            if (m->eventId != 0 && (!chosen || std::abs(static_cast<double>(m->at) - at) <
+                                                   std::abs(static_cast<double>(chosen->at) - at)))
+                chosen = m;
+    }
+    if (chosen) {
         // Not selectByUser(): the marker is where the pointer is; the view stays.
-        m_selectedEvent = hit.eventId();
+        m_selectedEvent = chosen->eventId;
         m_revealPending = false;
         m_currentLane = hit.lane;
         m_currentLaneName = m_data.lanes[static_cast<std::size_t>(hit.lane)].name;
@@ -632,6 +626,15 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
     case Qt::Key_Escape:
         selectEvent(0);
         break;
+    case Qt::Key_F:
+        if (shift)
+            zoomToHistory();
+        else
+            zoomToSelection();
+        break;
+    case Qt::Key_L:
+        setLegendVisible(!m_legendVisible);
+        break;
     default:
         QWidget::keyPressEvent(event);
     }
@@ -654,6 +657,10 @@ void TimelineWidget::changeEvent(QEvent* event)
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
         m_painter->setColors(TimelineColors::fromPalette(palette()));
         update();
+    }
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
+        layoutLanes(); // the legend's rows follow the font
+        updateGeometry();
     }
     QWidget::changeEvent(event);
 }

@@ -10,7 +10,13 @@
 //   Left / Right    pan by an eighth of the visible span
 //   + (=) / -       zoom in / out around the centre (the wheel, with or
 //                   without Ctrl, zooms around the cursor)
-//   Home            follow now
+//   Home            follow now ("now" sits a sixth of the span inside the
+//                   right edge, so live leases' expiry and the queue show)
+//   F               zoom to fit the selection: the selected marker's lease
+//                   (or, without one, the marker and its neighbourhood)
+//   Shift+F         zoom to fit the whole history (the audit trail's first to
+//                   last event, and every item of the slice)
+//   L               show / hide the legend (shown by default)
 //   Up / Down       the previous / next lane becomes the current one (marked
 //                   in the gutter while the widget has focus), scrolled into view
 //   . / ,           select the next / previous marker in time on the current lane
@@ -18,6 +24,12 @@
 //   Enter           select the selected marker again (the audit browser and
 //                   the trace panel follow, as after a click)
 //   Escape          clear the selection
+// Markers a few pixels apart are drawn as one glyph with their count; the
+// tooltip lists them, a click selects the one nearest the pointer, zooming in
+// separates them, and . , > < still step through each one.
+// When the lanes do not fit, they scroll: a scroll bar on the right, the
+// wheel over the lane names (or with Shift), or a vertical drag; the axis and
+// the legend stay in place.
 // Markers step in (time, event id) order from the selected marker, or from the
 // centre of the view when none is selected; queued candidates are not events
 // and are passed over. Stepping selects exactly as a click does: it emits
@@ -33,9 +45,13 @@
 #include <QWidget>
 #include <memory>
 #include <optional>
+#include <vector>
+
+class QScrollBar;
 
 namespace relctl::ui {
 
+class TimelineLegend;
 class TimelinePainter;
 
 // What lies under a point. The pointers stay valid until the next setSlice().
@@ -43,7 +59,11 @@ struct TimelineHit
 {
     int lane = -1;
     const relctl::LeaseSpan* lease = nullptr;
-    const relctl::TimelineMarker* marker = nullptr;
+    const relctl::TimelineMarker* marker = nullptr; // the one nearest the point
+    // Every marker of the glyph under the point, in time order: one, or a
+    // group's members.
+    std::vector<const relctl::TimelineMarker*> group;
+    const relctl::FrozenSpan* freeze = nullptr; // the lane is frozen there (with or without an item)
 
     bool isMarker() const { return marker != nullptr; }
     bool isLease() const { return lease != nullptr; }
@@ -92,12 +112,24 @@ public:
     // The keys, as listed above, for the tooltip and "What's This?".
     static QString keyboardHelp();
 
+    bool legendVisible() const { return m_legendVisible; }
+    void setLegendVisible(bool on);
+    const TimelineLegend& legend() const { return *m_legend; }
+
     TimelineHit itemAt(QPoint pos) const;
     // Where the event's marker is painted, in widget coordinates.
     std::optional<QPointF> markerPosition(qint64 eventId) const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+
+public slots:
+    // Zoom to fit (F): the selected marker's lease, padded a little; a marker
+    // outside any lease gets a minute around it. False when nothing is selected.
+    bool zoomToSelection();
+    // Zoom to fit (Shift+F): the whole history, from the trail's first event
+    // (or the earliest item) to its last (or the latest item). False without data.
+    bool zoomToHistory();
 
 signals:
     void eventSelected(qint64 eventId);
@@ -126,11 +158,17 @@ private:
     void followTick();
     bool revealSelected(); // false: the selected event is not in the slice
     void updateFollowInterval();
+    void layoutLanes(); // legend, viewport, plot width, scroll bar
+    void syncLaneScrollBar();
+    void zoomToRange(double from, double to);
     QString describe(const TimelineHit& hit) const;
 
     TimelineGeometry m_geometry;
     TimelineLanes m_data;
     std::unique_ptr<TimelinePainter> m_painter;
+    std::unique_ptr<TimelineLegend> m_legend;
+    bool m_legendVisible = true;
+    QScrollBar* m_laneScroll = nullptr;
     relctl::EpochMs m_serverNow = 0;
     QElapsedTimer m_sinceSlice;
     QTimer m_followTimer;

@@ -185,8 +185,20 @@ struct TimelineMarker
     std::int64_t eventId = 0;
     std::string env;
     EpochMs at = 0;
-    std::string kind; // publish | refusal | superseded | queued | operator
+    std::string kind; // publish | refusal | superseded | queued | operator | rollback | promotion
     std::string label;
+    std::string job; // the job the event concerns; empty for an operator's action without one
+};
+
+// A period an environment was frozen: from its freeze to the unfreeze that
+// lifted it, or open-ended while it is still in force.
+struct FrozenSpan
+{
+    std::string env;
+    EpochMs from = 0;
+    std::optional<EpochMs> to; // empty: still frozen
+    std::string by;            // the operator who froze it
+    std::string reason;
 };
 
 struct TimelineSlice
@@ -194,7 +206,12 @@ struct TimelineSlice
     std::vector<std::string> environments; // lanes, in name order
     std::vector<LeaseSpan> leases;         // overlapping [from, to], by env then acquiredAt
     std::vector<TimelineMarker> markers;   // within [from, to], by env then at
+    std::vector<FrozenSpan> freezes;       // overlapping [from, to], by env then from
     EpochMs serverNow = 0;
+    // The audit trail's first and last events, whatever the window: the
+    // extent of the whole history (empty while the trail is empty).
+    std::optional<EpochMs> historyFirst;
+    std::optional<EpochMs> historyLast;
 };
 
 // What a promotion gate saw when it refused (NOT_PROMOTED, APPROVAL_REQUIRED,

@@ -1,0 +1,163 @@
+#include "timelinelegend.h"
+
+#include "timelinegroups.h"
+#include "timelinepainter.h"
+#include "timelinetext.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+#include <algorithm>
+#include <cmath>
+
+namespace relctl::ui {
+
+namespace {
+
+constexpr int kMargin = 8;
+constexpr int kGap = 4;      // swatch to label
+constexpr int kSpacing = 14; // entry to entry
+
+LegendEntry caption(const QString& text)
+{
+    return {LegendEntry::Swatch::Caption, 0, text, {}, {}, {}};
+}
+
+LegendEntry ending(LeaseEnding e, const QString& help)
+{
+    return {LegendEntry::Swatch::Lease, static_cast<int>(e), endingTitle(e), help, {}, {}};
+}
+
+LegendEntry marker(MarkerKind k, const QString& help)
+{
+    return {LegendEntry::Swatch::Marker, static_cast<int>(k), markerTitle(k), help, {}, {}};
+}
+
+} // namespace
+
+TimelineLegend::TimelineLegend()
+{
+    using S = LegendEntry::Swatch;
+    m_entries = {
+        caption(QStringLiteral("Leases")),
+        ending(LeaseEnding::Live, QStringLiteral("Held now; the bar ends at its current expiry")),
+        ending(LeaseEnding::Released, QStringLiteral("Released by its holder")),
+        ending(LeaseEnding::Expired, QStringLiteral("Its holder stopped renewing and it ran out")),
+        ending(LeaseEnding::Revoked, QStringLiteral("Revoked by an operator")),
+        {S::Freeze,
+         0,
+         QStringLiteral("Frozen"),
+         QStringLiteral("The environment was frozen: no lease or publish was granted"),
+         {},
+         {}},
+        {S::Now, 0, QStringLiteral("Now"), QStringLiteral("The server's clock"), {}, {}},
+        caption(QStringLiteral("Events")),
+        marker(MarkerKind::Publish, QStringLiteral("A manifest was published")),
+        marker(MarkerKind::Refusal,
+               QStringLiteral("A write the protocol refused (red is kept for refusals)")),
+        marker(MarkerKind::Superseded, QStringLiteral("A candidate superseded by a newer generation")),
+        marker(MarkerKind::Queued, QStringLiteral("A candidate waiting in the queue (not an event)")),
+        marker(MarkerKind::Operator,
+               QStringLiteral("Revoke, freeze, unfreeze, approval, environment settings")),
+        marker(MarkerKind::Rollback, QStringLiteral("An operator rolled the environment back")),
+        marker(MarkerKind::Promotion, QStringLiteral("A promotion approved or denied")),
+        {S::Group,
+         0,
+         QStringLiteral("Several events"),
+         QStringLiteral("Events a few pixels apart, with their count: zoom in to separate them, hover to "
+                        "list them"),
+         {},
+         {}},
+    };
+}
+
+int TimelineLegend::layout(const QFont& font, int width, int top)
+{
+    const QFontMetrics metrics(font);
+    QFont boldFont = font;
+    boldFont.setBold(true);
+    const QFontMetrics bold(boldFont);
+    const int row = std::max(metrics.height(), 14) + 6;
+    int x = kMargin;
+    int y = top + 1; // below the separator line
+    const auto widthOf = [&](const LegendEntry& e) {
+        if (e.swatch == LegendEntry::Swatch::Caption)
+            return bold.horizontalAdvance(e.label);
+        return kSwatchWidth + kGap + metrics.horizontalAdvance(e.label);
+    };
+    for (std::size_t i = 0; i < m_entries.size(); ++i) {
+        auto& e = m_entries[i];
+        const bool isCaption = e.swatch == LegendEntry::Swatch::Caption;
+        const int w = widthOf(e);
+        // A caption names what follows it: it never ends a row on its own.
+        const int need = isCaption && i + 1 < m_entries.size() ? w + kGap + 2 + widthOf(m_entries[i + 1]) : w;
+        if (x > kMargin && x + need > width - kMargin) {
+            x = kMargin;
+            y += row;
+        }
+        e.rect = QRect(x, y, w, row);
+        e.swatchRect = isCaption ? QRect() : QRect(x, y + (row - 12) / 2, kSwatchWidth, 12);
+        x += w + (isCaption ? kGap + 2 : kSpacing);
+    }
+    m_height = y + row - top + 1;
+    return m_height;
+}
+
+const LegendEntry* TimelineLegend::entryAt(const QPoint& pos) const
+{
+    for (const auto& e : m_entries)
+        if (e.swatch != LegendEntry::Swatch::Caption && e.rect.adjusted(-2, 0, 2, 0).contains(pos))
+            return &e;
+    return nullptr;
+}
+
+void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const TimelineLegend& legend,
+                                  qreal dpr)
+{
+    // On the plot's own background, so every swatch has the contrast it has
+    // on the lanes, on light and dark palettes alike.
+    painter.save();
+    painter.setClipRect(strip);
+    painter.fillRect(strip, m_colors.base);
+    painter.setPen(m_colors.grid);
+    painter.drawLine(strip.left(), strip.top(), strip.right(), strip.top());
+    QFont bold = painter.font();
+    bold.setBold(true);
+    const QFont normal = painter.font();
+    for (const auto& e : legend.entries()) {
+        const QRect& s = e.swatchRect;
+        switch (e.swatch) {
+        case LegendEntry::Swatch::Caption:
+            break;
+        case LegendEntry::Swatch::Lease:
+            painter.fillRect(s.adjusted(0, 2, 0, -2), m_colors.ending(static_cast<LeaseEnding>(e.index)));
+            break;
+        case LegendEntry::Swatch::Freeze:
+            paintFrozen(painter, QRectF(s), true);
+            break;
+        case LegendEntry::Swatch::Marker: {
+            const QPixmap& pm = stamp(static_cast<MarkerKind>(e.index), dpr, 5);
+            const int half = static_cast<int>(std::lround(pm.width() / dpr / 2 - 0.5));
+            painter.drawPixmap(s.center().x() - half, s.center().y() - half, pm);
+            break;
+        }
+        case LegendEntry::Swatch::Group:
+            paintGroupBadge(painter, QPointF(s.center().x() + 0.5, s.center().y() + 0.5), 3,
+                            MarkerKind::Publish, 5);
+            break;
+        case LegendEntry::Swatch::Now:
+            painter.setPen(QPen(m_colors.now, 1, Qt::DashLine));
+            painter.drawLine(QPointF(s.center().x() + 0.5, s.top()),
+                             QPointF(s.center().x() + 0.5, s.bottom()));
+            break;
+        }
+        const bool isCaption = e.swatch == LegendEntry::Swatch::Caption;
+        painter.setFont(isCaption ? bold : normal);
+        painter.setPen(isCaption ? m_colors.dimText : m_colors.text);
+        const QRect text = isCaption ? e.rect : e.rect.adjusted(TimelineLegend::kSwatchWidth + kGap, 0, 0, 0);
+        painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, e.label);
+    }
+    painter.setFont(normal);
+    painter.restore();
+}
+
+} // namespace relctl::ui

@@ -1,0 +1,145 @@
+// The timeline widget's layout (legend, lane viewport, scroll bar, size
+// hints) and its zoom to fit, apart from timelinewidget.cpp's interaction
+// code to keep each file small.
+
+#include "timelinelegend.h"
+#include "timelinewidget.h"
+
+#include <QScrollBar>
+#include <QStyle>
+#include <algorithm>
+#include <cmath>
+
+namespace relctl::ui {
+
+QSize TimelineWidget::sizeHint() const
+{
+    // Room for the lanes up to a point: beyond eight they scroll, so a
+    // console with many environments does not push the docks off the screen.
+    const int lanes = std::clamp(static_cast<int>(m_data.lanes.size()), 3, 8);
+    return {900, static_cast<int>(m_geometry.plotTop() + lanes * m_geometry.laneHeight()) +
+                     m_legend->height() + 2};
+}
+
+QSize TimelineWidget::minimumSizeHint() const
+{
+    // One lane, the axis and the legend: the rest scrolls, so the window can
+    // shrink and still show where the timeline is.
+    return {static_cast<int>(m_geometry.plotLeft()) + 200,
+            static_cast<int>(m_geometry.plotTop() + m_geometry.laneHeight()) + m_legend->height()};
+}
+
+void TimelineWidget::setLegendVisible(bool on)
+{
+    if (m_legendVisible == on)
+        return;
+    m_legendVisible = on;
+    layoutLanes();
+    updateGeometry();
+    update();
+}
+
+void TimelineWidget::layoutLanes()
+{
+    const int legendHeight = m_legendVisible ? m_legend->layout(font(), width(), 0) : 0;
+    const int viewport = std::max(static_cast<int>(m_geometry.plotTop()), height() - legendHeight);
+    if (m_legendVisible)
+        m_legend->layout(font(), width(), viewport);
+    m_geometry.setViewportHeight(viewport);
+    const bool overflow = m_geometry.contentHeight() > viewport + 0.5;
+    const int bar = overflow ? style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this) : 0;
+    // A narrower plot shows the same range: the range, not the scale, is what the owner asked for.
+    m_geometry.setPlotWidth(width() - m_geometry.plotLeft() - bar);
+    if (overflow) {
+        const int top = static_cast<int>(m_geometry.plotTop());
+        m_laneScroll->setGeometry(width() - bar, top, bar, viewport - top);
+        m_laneScroll->setSingleStep(static_cast<int>(m_geometry.laneHeight()));
+        m_laneScroll->setPageStep(std::max(1, viewport - top));
+    }
+    m_laneScroll->setVisible(overflow);
+    syncLaneScrollBar();
+    updateFollowInterval();
+}
+
+void TimelineWidget::syncLaneScrollBar()
+{
+    // The geometry owns the scroll position; the bar shows it.
+    const QSignalBlocker blocker(m_laneScroll);
+    const double max = std::max(0.0, m_geometry.contentHeight() - m_geometry.viewportHeight());
+    m_laneScroll->setRange(0, static_cast<int>(std::ceil(max)));
+    m_laneScroll->setValue(static_cast<int>(std::lround(m_geometry.laneScroll())));
+}
+
+void TimelineWidget::zoomToRange(double from, double to)
+{
+    // A little room either side, so the ends of what was fitted are not on the edge.
+    const double pad = std::max(500.0, (to - from) * 0.04);
+    setVisibleRange(static_cast<relctl::EpochMs>(std::floor(from - pad)),
+                    static_cast<relctl::EpochMs>(std::ceil(to + pad)));
+}
+
+bool TimelineWidget::zoomToSelection()
+{
+    const auto found = m_data.markerIndex.constFind(m_selectedEvent);
+    if (m_selectedEvent == 0 || found == m_data.markerIndex.cend())
+        return false;
+    const auto [laneIndex, index] = *found;
+    const auto& lane = m_data.lanes[static_cast<std::size_t>(laneIndex)];
+    const auto& marker = lane.markers[static_cast<std::size_t>(index)];
+    const auto at = static_cast<double>(marker.at);
+    // The event's lease is its job's: the one it happened in or, for a
+    // refused write that came after its lease ended (the usual refusal), the
+    // job's last lease before it. Without one of its job's, the lease it
+    // happened in (the latest acquired: the one painted on top).
+    const relctl::LeaseSpan* own = nullptr;
+    const relctl::LeaseSpan* around = nullptr;
+    for (const auto& l : lane.leases) {
+        if (static_cast<double>(l.acquiredAt) > at)
+            break; // sorted by acquisition
+        if (!marker.job.empty() && l.job == marker.job)
+            own = &l;
+        if (at <= static_cast<double>(l.endsAt))
+            around = &l;
+    }
+    const relctl::LeaseSpan* lease = own ? own : around;
+    // The marker stays in view too: a refusal may come well after its lease ended.
+    if (lease)
+        zoomToRange(std::min(static_cast<double>(lease->acquiredAt), at),
+                    std::max(static_cast<double>(lease->endsAt), at));
+    else
+        zoomToRange(at - 30 * 1000.0, at + 30 * 1000.0);
+    return true;
+}
+
+bool TimelineWidget::zoomToHistory()
+{
+    std::optional<double> from;
+    std::optional<double> to;
+    const auto take = [&](double t) {
+        from = from ? std::min(*from, t) : t;
+        to = to ? std::max(*to, t) : t;
+    };
+    if (m_data.historyFirst)
+        take(static_cast<double>(*m_data.historyFirst));
+    if (m_data.historyLast)
+        take(static_cast<double>(*m_data.historyLast));
+    // The slice may reach beyond the trail's ends: a live lease's expiry, a freeze's start.
+    for (const auto& lane : m_data.lanes) {
+        if (!lane.leases.empty()) {
+            take(static_cast<double>(lane.leases.front().acquiredAt));
+            take(static_cast<double>(lane.reach.back()));
+        }
+        if (!lane.markers.empty()) {
+            take(static_cast<double>(lane.markers.front().at));
+            take(static_cast<double>(lane.markers.back().at));
+        }
+        for (const auto& freeze : lane.freezes)
+            take(static_cast<double>(freeze.from));
+    }
+    if (!from)
+        return false;
+    zoomToRange(*from, *to);
+    return true;
+}
+
+} // namespace relctl::ui
