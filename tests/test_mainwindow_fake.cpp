@@ -435,11 +435,18 @@ private slots:
         const QString shown = expires.data().toString();
         c.session.environments()->tick();
         QCOMPARE(expires.data().toString(), shown);
+        // The timeline's clock stops too: the now-line does not move on.
+        QVERIFY(c.window.timeline()->isStale());
+        const double stopped = c.window.timeline()->serverNowEstimate();
+        QTest::qWait(30);
+        QCOMPARE(c.window.timeline()->serverNowEstimate(), stopped);
         // Reconnected and read again: current.
         c.session.setTarget(c.session.target());
         QTRY_VERIFY_WITH_TIMEOUT(!c.window.isStale(), 1000);
         QTRY_VERIFY_WITH_TIMEOUT(!c.session.environments()->isStale(), 1000);
         QCOMPARE(table->palette().color(QPalette::Active, QPalette::Text), live);
+        QVERIFY(!c.window.timeline()->isStale());
+        QVERIFY(c.window.timeline()->serverNowEstimate() > stopped);
     }
 
     void aDemoSaysSo()

@@ -74,7 +74,7 @@ relctl::TimelineSlice sliceWithMarker(std::int64_t eventId, relctl::EpochMs at)
 {
     relctl::TimelineSlice slice;
     slice.environments = {"prod"};
-    slice.markers.push_back({eventId, "prod", at, "publish", "v" + std::to_string(eventId)});
+    slice.markers.push_back({eventId, "prod", at, "publish", "v" + std::to_string(eventId), {}});
     return slice;
 }
 
@@ -100,7 +100,7 @@ private slots:
         QFETCH(FakeBackend::Order, order);
         Fixture f;
         relctl::TimelineSlice slice = sliceWithMarker(1, 1000);
-        slice.markers.push_back({2, "prod", 5000, "refusal", "v2"});
+        slice.markers.push_back({2, "prod", 5000, "refusal", "v2", {}});
         f.fake->setTimeline(slice);
         relctl::RefusalTrace first, second;
         first.event.job = "first";

@@ -427,6 +427,7 @@ void MainWindow::setStale(bool stale)
     }
     m_session->environments()->setStale(stale);
     m_queue->setStale(stale);
+    m_timeline->setStale(stale);
 }
 
 void MainWindow::showConnection(const ConnectionState& state)

@@ -1,5 +1,6 @@
 #include "timelinewidget.h"
 
+#include "timeformat.h"
 #include "timelinegroups.h"
 #include "timelinelegend.h"
 #include "timelinepainter.h"
@@ -154,8 +155,23 @@ void TimelineWidget::setFollowNow(bool on)
     emit followNowChanged(on);
 }
 
+void TimelineWidget::setStale(bool stale)
+{
+    if (stale == m_stale)
+        return;
+    m_staleNow = serverNowEstimate();
+    m_stale = stale;
+    if (stale)
+        m_followTimer.stop();
+    else if (m_followNow)
+        m_followTimer.start();
+    update();
+}
+
 double TimelineWidget::serverNowEstimate() const
 {
+    if (m_stale)
+        return m_staleNow;
     // Without a slice there is no server clock yet; the local one is the best guess.
     if (m_serverNow == 0)
         return static_cast<double>(QDateTime::currentMSecsSinceEpoch());
@@ -490,6 +506,15 @@ void TimelineWidget::paintEvent(QPaintEvent* /*event*/)
     m_painter->paint(painter, rect(), m_geometry, m_data,
                      {serverNowEstimate(), m_selectedEvent, hasFocus(), m_currentLane,
                       m_legendVisible ? m_legend.get() : nullptr});
+    if (m_stale) {
+        QColor veil = palette().color(QPalette::Window);
+        veil.setAlpha(150);
+        painter.fillRect(rect(), veil);
+        const QString note = tr("Not current: the database is unreachable. Last read at %1.")
+                                 .arg(formatTime(static_cast<qint64>(m_staleNow)));
+        painter.setPen(palette().color(QPalette::WindowText));
+        painter.drawText(rect().adjusted(8, 4, -8, -4), Qt::AlignTop | Qt::AlignRight, note);
+    }
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent* event)

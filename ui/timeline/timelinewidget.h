@@ -91,6 +91,12 @@ public:
     void setFollowNow(bool on);
     double serverNowEstimate() const;
 
+    // While the database is unreachable the slice is what was last read:
+    // the clock stops (the now-line and follow-now no longer advance) and
+    // the plot is veiled with a note saying so. Cleared by setStale(false).
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+
     // Highlights the event's marker and scrolls it into view (used by the
     // audit browser); 0 clears the selection. It does not emit
     // eventSelected(), so a browser and the timeline can follow each other
@@ -173,6 +179,8 @@ private:
     QElapsedTimer m_sinceSlice;
     QTimer m_followTimer;
     bool m_followNow = false;
+    bool m_stale = false;
+    double m_staleNow = 0; // the clock as it stood when the view went stale
     qint64 m_selectedEvent = 0;
     int m_currentLane = -1;
     QString m_currentLaneName;
