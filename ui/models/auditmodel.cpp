@@ -1,11 +1,9 @@
 #include "auditmodel.h"
 
-#include "timeformat.h"
+#include "auditcells.h"
 
 #include <QBrush>
 #include <QColor>
-#include <QDateTime>
-#include <QStringList>
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -17,102 +15,9 @@ namespace {
 using Column = AuditModel::Column;
 using relctl::AuditEvent;
 
-QString text(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-QVariant optionalText(const std::optional<std::string>& s)
-{
-    return s ? QVariant(text(*s)) : QVariant();
-}
-
-QVariant optionalNumber(const std::optional<std::int64_t>& n)
-{
-    return n ? QVariant(qint64(*n)) : QVariant();
-}
-
-QString utcIso(relctl::EpochMs ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
-}
-
 bool isRejected(const AuditEvent& e)
 {
     return e.outcome == "rejected";
-}
-
-// What was current when the event happened, in one cell: "release 1.4.2, generation 7, token 12".
-QString current(const AuditEvent& e)
-{
-    QStringList parts;
-    if (e.currentRelease)
-        parts << AuditModel::tr("release %1").arg(text(*e.currentRelease));
-    if (e.currentGeneration)
-        parts << AuditModel::tr("generation %1").arg(*e.currentGeneration);
-    if (e.currentToken)
-        parts << AuditModel::tr("token %1").arg(*e.currentToken);
-    return parts.join(QStringLiteral(", "));
-}
-
-QVariant display(const AuditEvent& e, Column column)
-{
-    switch (column) {
-    case Column::Time:
-        return formatTime(e.at);
-    case Column::Environment:
-        return text(e.env);
-    case Column::Operation:
-        return text(e.operation);
-    case Column::Outcome:
-        return text(e.outcome);
-    case Column::Reason:
-        return optionalText(e.reason);
-    case Column::Job:
-        return optionalText(e.job);
-    case Column::Release:
-        return optionalText(e.release);
-    case Column::Generation:
-        return optionalNumber(e.generation);
-    case Column::Token:
-        return optionalNumber(e.token);
-    case Column::Current:
-        return current(e);
-    case Column::OpId:
-        return optionalText(e.opId);
-    case Column::Host:
-        return optionalText(e.host);
-    case Column::Pid:
-        return optionalNumber(e.pid);
-    case Column::JobUrl:
-        return optionalText(e.jobUrl);
-    case Column::Actor:
-        return optionalText(e.actor);
-    case Column::Count:
-        break;
-    }
-    return {};
-}
-
-QVariant toolTip(const AuditEvent& e, Column column)
-{
-    switch (column) {
-    case Column::Time:
-        return AuditModel::tr("Event %1 at %2 (UTC)\nLocal time: %3")
-            .arg(e.id)
-            .arg(utcIso(e.at), formatLocalTime(e.at));
-    case Column::Outcome:
-    case Column::Reason:
-        if (!isRejected(e))
-            return AuditModel::tr("Accepted");
-        return AuditModel::tr("Refused: %1\nCurrent: %2")
-            .arg(e.reason ? text(*e.reason) : AuditModel::tr("no reason recorded"),
-                 e.currentRelease || e.currentGeneration || e.currentToken ? current(e)
-                                                                           : AuditModel::tr("nothing"));
-    default:
-        // The full text, for cells a narrow column elides (job URLs, op ids).
-        return display(e, column);
-    }
 }
 
 // A red readable on light and dark palettes alike (Solarized's red was chosen
@@ -477,9 +382,9 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     const auto column = Column(index.column());
     switch (role) {
     case Qt::DisplayRole:
-        return display(e, column);
+        return auditcells::display(e, column);
     case Qt::ToolTipRole:
-        return toolTip(e, column);
+        return auditcells::toolTip(e, column);
     case Qt::ForegroundRole:
         // Only the cells that say "refused" and why: a whole red row is harder
         // to read and hides the selection highlight.
@@ -505,41 +410,7 @@ QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int ro
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
-    switch (Column(section)) {
-    case Column::Time:
-        return tr("Time");
-    case Column::Environment:
-        return tr("Environment");
-    case Column::Operation:
-        return tr("Operation");
-    case Column::Outcome:
-        return tr("Outcome");
-    case Column::Reason:
-        return tr("Reason");
-    case Column::Job:
-        return tr("Job");
-    case Column::Release:
-        return tr("Release");
-    case Column::Generation:
-        return tr("Generation");
-    case Column::Token:
-        return tr("Token");
-    case Column::Current:
-        return tr("Current");
-    case Column::OpId:
-        return tr("Op id");
-    case Column::Host:
-        return tr("Host");
-    case Column::Pid:
-        return tr("PID");
-    case Column::JobUrl:
-        return tr("Job URL");
-    case Column::Actor:
-        return tr("Actor");
-    case Column::Count:
-        break;
-    }
-    return {};
+    return auditcells::title(Column(section));
 }
 
 QHash<int, QByteArray> AuditModel::roleNames() const
