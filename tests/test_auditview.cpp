@@ -20,6 +20,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -49,6 +50,78 @@ private slots:
     {
         m_db = std::make_unique<TestDatabase>();
         seed();
+    }
+
+    // An operator's reason is found by typing it, and the row says who acted,
+    // why, with which login from which address, as the exports do.
+    void searchFindsAnOperatorsReason()
+    {
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "web"}).exitCode, 0);
+        QCOMPARE(runRelctl(*m_db, {"lease", "acquire", "--env", "web", "--job", "deploy-7", "--release", "v7",
+                                   "--generation", "7"})
+                     .exitCode,
+                 0);
+        QCOMPARE(runRelctl(*m_db,
+                           {"lease", "revoke", "--env", "web", "--by", "alice", "--reason", "canary failed"})
+                     .exitCode,
+                 0);
+        const auto revoke =
+            m_db->rows("SELECT id, db_user, coalesce(host(client_addr), '') FROM relctl.events "
+                       "WHERE operation = 'revoke' AND detail->>'reason' = 'canary failed'");
+        QCOMPARE(revoke.size(), std::size_t(1));
+        QVERIFY(!revoke[0][1].empty() && revoke[0][1] != "<null>");
+
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 1, 15000);
+        auto* search = view.findChild<QLineEdit*>(QStringLiteral("searchText"));
+        QVERIFY(search);
+        QTest::keyClicks(search, QStringLiteral("Canary Failed"));
+        QTest::keyClick(search, Qt::Key_Return);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1, 10000);
+        QCOMPARE(model->eventAt(0)->id, std::stoll(revoke[0][0]));
+        const auto cell = [&](Column c) { return model->index(0, int(c)).data().toString(); };
+        QCOMPARE(cell(Column::Operation), QStringLiteral("revoke"));
+        QCOMPARE(cell(Column::Actor), QStringLiteral("alice"));
+        QCOMPARE(cell(Column::Detail), QStringLiteral("reason: canary failed"));
+        QCOMPARE(cell(Column::Login), QString::fromStdString(revoke[0][1]));
+        QCOMPARE(cell(Column::Address), QString::fromStdString(revoke[0][2])); // none over a local socket
+        QVERIFY(model->index(0, int(Column::Detail))
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QLatin1String("\"reason\": \"canary failed\"")));
+        QCOMPARE(model->headerData(int(Column::Detail), Qt::Horizontal).toString(), QStringLiteral("Detail"));
+
+        // Both exports carry the actor, the login, the address and the detail.
+        QTemporaryDir dir;
+        for (const bool json : {false, true}) {
+            const QString path = dir.filePath(json ? QStringLiteral("r.json") : QStringLiteral("r.csv"));
+            view.exportTo(path, json);
+            QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 10000);
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QByteArray bytes = file.readAll();
+            if (json) {
+                const QJsonObject e = QJsonDocument::fromJson(bytes).array().at(0).toObject();
+                QCOMPARE(e.value(QLatin1String("actor")).toString(), QStringLiteral("alice"));
+                QCOMPARE(e.value(QLatin1String("db_user")).toString(), QString::fromStdString(revoke[0][1]));
+                QVERIFY(e.contains(QLatin1String("client_addr")));
+                QCOMPARE(
+                    e.value(QLatin1String("detail")).toObject().value(QLatin1String("reason")).toString(),
+                    QStringLiteral("canary failed"));
+            } else {
+                const QList<QByteArray> lines = bytes.split('\n');
+                QVERIFY(lines.size() >= 2);
+                QVERIFY(lines[0].contains("actor,db_user,client_addr,detail"));
+                QVERIFY2(lines[1].contains(",alice," + QByteArray::fromStdString(revoke[0][1]) + ","),
+                         lines[1].constData());
+                QVERIFY2(lines[1].contains("canary failed"), lines[1].constData());
+            }
+        }
     }
 
     void headerClicksSortOnTheServer()

@@ -1,6 +1,7 @@
 // Unit tests for the console's item models, fed with synthetic values: no
 // database. Every model is watched by QAbstractItemModelTester.
 
+#include "auditcells.h"
 #include "auditmodel.h"
 #include "environmentsmodel.h"
 #include "manifestdiff.h"
@@ -513,6 +514,72 @@ private slots:
                  QStringLiteral("Op id"));
     }
 
+    // Who acted, why, and from where: the operator's actor, the detail
+    // readable in its cell and whole in its tooltip, the login and address.
+    void auditActorDetailLoginAddress()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        auto p = pageOf({12, 11}, false);
+        auto& revoke = p.events[0];
+        revoke.operation = "revoke";
+        revoke.actor = "alice";
+        revoke.dbUser = "relctl_manager";
+        revoke.clientAddr = "10.0.0.7";
+        revoke.detail = R"({"reason":"canary failed"})";
+        auto& local = p.events[1];
+        local.dbUser = "relctl_job"; // over a local socket: no address
+        QVERIFY(model.appendPage(requests.back().serial, p));
+
+        const auto at = [&](int row, AuditColumn c, int role = Qt::DisplayRole) {
+            return model.index(row, int(c)).data(role);
+        };
+        QCOMPARE(at(0, AuditColumn::Actor).toString(), QStringLiteral("alice"));
+        QCOMPARE(at(0, AuditColumn::Detail).toString(), QStringLiteral("reason: canary failed"));
+        QCOMPARE(at(0, AuditColumn::Detail, Qt::ToolTipRole).toString(),
+                 QStringLiteral("{\n  \"reason\": \"canary failed\"\n}"));
+        QCOMPARE(at(0, AuditColumn::Login).toString(), QStringLiteral("relctl_manager"));
+        QCOMPARE(at(0, AuditColumn::Address).toString(), QStringLiteral("10.0.0.7"));
+        QVERIFY(!at(1, AuditColumn::Detail).isValid()); // no detail: a blank cell
+        QVERIFY(!at(1, AuditColumn::Address).isValid());
+        QVERIFY(at(1, AuditColumn::Address, Qt::ToolTipRole).toString().contains(QLatin1String("local")));
+        for (const auto& [column, title] :
+             {std::pair{AuditColumn::Detail, "Detail"}, std::pair{AuditColumn::Login, "Login"},
+              std::pair{AuditColumn::Address, "Address"}})
+            QCOMPARE(model.headerData(int(column), Qt::Horizontal).toString(), QLatin1String(title));
+    }
+
+    void auditDetailReadable_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("text");
+        // The server's key order (jsonb: shortest key first) is kept.
+        QTest::addRow("unfreeze") << R"({"reason":"canary failed","frozen_by":"alice"})"
+                                  << QStringLiteral("reason: canary failed \u00b7 frozen_by: alice");
+        QTest::addRow("nested keys joined with a dot")
+            << R"({"upstream":{"env":"qa","soak_ms":600000},"promotion":7})"
+            << QStringLiteral("upstream.env: qa \u00b7 upstream.soak_ms: 600000 \u00b7 promotion: 7");
+        QTest::addRow("a list of values")
+            << R"({"approved_by":["alice","bob"]})" << QStringLiteral("approved_by: alice, bob");
+        QTest::addRow("null, bool, empty")
+            << R"({"a":null,"b":true,"c":{},"d":[]})"
+            << QStringLiteral("a: none \u00b7 b: true \u00b7 c: {} \u00b7 d: []");
+        QTest::addRow("one line") << R"({"reason":"line one\nline two"})"
+                                  << QStringLiteral("reason: line one line two");
+        QTest::addRow("a plain string") << R"("rolled back")" << QStringLiteral("rolled back");
+        QTest::addRow("not JSON") << "not json" << QStringLiteral("not json");
+    }
+
+    void auditDetailReadable()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, text);
+        QCOMPARE(relctl::ui::auditcells::readableDetail(json.toStdString()), text);
+    }
+
     void auditHundredThousandEvents()
     {
         AuditModel model;
@@ -598,7 +665,8 @@ private slots:
         QCOMPARE(requests.back().request.sort.column, relctl::AuditSort::Column::Generation);
 
         for (const AuditColumn c :
-             {AuditColumn::Current, AuditColumn::OpId, AuditColumn::Pid, AuditColumn::JobUrl}) {
+             {AuditColumn::Current, AuditColumn::OpId, AuditColumn::Pid, AuditColumn::JobUrl,
+              AuditColumn::Login, AuditColumn::Address, AuditColumn::Detail}) {
             QVERIFY(!AuditModel::isSortable(int(c)));
             model.sort(int(c), Qt::AscendingOrder);
         }

@@ -19,6 +19,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace relctl::ui {
 
@@ -79,15 +80,14 @@ QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
 
 AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
-      m_job(new QLineEdit(this)),
-      m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
-      m_reason(choices(this, catalogueChoices(catalogue::kReasons))),
-      m_text(new QLineEdit(this)), m_since(new QComboBox(this)),
-      m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
-      m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
-      m_exporting(new QWidget(this)), m_exportProgress(new QProgressBar(this)),
-      m_exportLabel(new QLabel(this)), m_exportCancel(new QPushButton(tr("Cancel"), this)),
-      m_csv(new QToolButton(this)), m_json(new QToolButton(this))
+      m_job(new QLineEdit(this)), m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
+      m_reason(choices(this, catalogueChoices(catalogue::kReasons))), m_text(new QLineEdit(this)),
+      m_since(new QComboBox(this)), m_from(utcEdit(this, tr("From (UTC, inclusive)"))),
+      m_to(utcEdit(this, tr("To (UTC, inclusive)"))), m_table(new QTableView(this)),
+      m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
+      m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
+      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_csv(new QToolButton(this)),
+      m_json(new QToolButton(this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -102,7 +102,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_from->setDateTime(now.addSecs(-60 * 60));
     m_to->setDateTime(now);
     m_job->setPlaceholderText(tr("job"));
-    m_text->setPlaceholderText(tr("search job, release, op id, host…"));
+    m_text->setPlaceholderText(tr("search job, release, actor, reason, detail, host…"));
+    m_text->setToolTip(tr("Part of a job, release, op id, host, reason, actor, job URL, login or detail"));
     m_env->setToolTip(tr("Environment"));
     m_operation->setToolTip(tr("Operation"));
     m_reason->setToolTip(tr("Refusal reason"));
@@ -136,6 +137,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     reload->setObjectName(QStringLiteral("newEventsReload"));
     m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
     m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
+    m_job->setObjectName(QStringLiteral("jobFilter"));
+    m_text->setObjectName(QStringLiteral("searchText"));
     m_from->setObjectName(QStringLiteral("rangeFrom"));
     m_to->setObjectName(QStringLiteral("rangeTo"));
     connect(reload, &QPushButton::clicked, m_model, &AuditModel::reload);
@@ -204,6 +207,11 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         if (!m_sized) {
             m_table->resizeColumnsToContents();
+            // Long values elide (their tooltip holds them whole): one wide
+            // detail or URL must not push every other column off screen.
+            for (const auto column : {AuditModel::Column::Detail, AuditModel::Column::JobUrl,
+                                      AuditModel::Column::OpId, AuditModel::Column::Current})
+                m_table->setColumnWidth(int(column), std::min(m_table->columnWidth(int(column)), 320));
             m_sized = true;
         }
     });

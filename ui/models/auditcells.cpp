@@ -4,6 +4,7 @@
 
 #include <QDateTime>
 #include <QStringList>
+#include <nlohmann/json.hpp>
 
 namespace relctl::ui::auditcells {
 
@@ -37,7 +38,60 @@ bool isRejected(const AuditEvent& e)
     return e.outcome == "rejected";
 }
 
+// Ordered: the keys as the server sent them (jsonb's order, shortest first),
+// so the detail reads the same in the cell, the tooltip and an export.
+using Json = nlohmann::ordered_json;
+
+QString plain(const Json& v)
+{
+    if (v.is_string())
+        return text(v.get_ref<const std::string&>());
+    if (v.is_null())
+        return AuditModel::tr("none");
+    return text(v.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void flatten(const Json& v, const std::string& key, QStringList& parts)
+{
+    const auto named = [&key](const QString& value) {
+        return key.empty() ? value : AuditModel::tr("%1: %2").arg(text(key), value);
+    };
+    if (v.is_object() && !v.empty()) {
+        for (const auto& [k, x] : v.items())
+            flatten(x, key.empty() ? k : key + "." + k, parts);
+    } else if (v.is_array() && !v.empty()) {
+        QStringList items;
+        for (const Json& x : v)
+            items << plain(x); // an object in a list stays compact JSON: the tooltip has it in full
+        parts << named(items.join(QStringLiteral(", ")));
+    } else {
+        parts << named(plain(v));
+    }
+}
+
+Json parsed(const std::string& json)
+{
+    return Json::parse(json, nullptr, /*allow_exceptions=*/false);
+}
+
 } // namespace
+
+QString readableDetail(const std::string& json)
+{
+    const Json v = parsed(json);
+    if (v.is_discarded())
+        return text(json).simplified();
+    QStringList parts;
+    flatten(v, {}, parts);
+    // One line: a reason typed over several lines must not hide the next row.
+    return parts.join(QStringLiteral(" \u00b7 ")).simplified();
+}
+
+QString fullDetail(const std::string& json)
+{
+    const Json v = parsed(json);
+    return v.is_discarded() ? text(json) : text(v.dump(2, ' ', false, Json::error_handler_t::replace));
+}
 
 QString current(const AuditEvent& e)
 {
@@ -84,6 +138,12 @@ QVariant display(const AuditEvent& e, Column column)
         return optionalText(e.jobUrl);
     case Column::Actor:
         return optionalText(e.actor);
+    case Column::Detail:
+        return e.detail ? QVariant(readableDetail(*e.detail)) : QVariant();
+    case Column::Login:
+        return optionalText(e.dbUser);
+    case Column::Address:
+        return optionalText(e.clientAddr);
     case Column::Count:
         break;
     }
@@ -105,6 +165,14 @@ QVariant toolTip(const AuditEvent& e, Column column)
             .arg(e.reason ? text(*e.reason) : AuditModel::tr("no reason recorded"),
                  e.currentRelease || e.currentGeneration || e.currentToken ? current(e)
                                                                            : AuditModel::tr("nothing"));
+    case Column::Detail:
+        return e.detail ? QVariant(fullDetail(*e.detail)) : QVariant();
+    case Column::Address:
+        // A login without an address came over a local socket: say so, or
+        // the blank reads as a gap in the trail.
+        if (!e.clientAddr && e.dbUser)
+            return AuditModel::tr("No address: a local connection");
+        return display(e, column);
     default:
         // The full text, for cells a narrow column elides (job URLs, op ids).
         return display(e, column);
@@ -144,6 +212,12 @@ QString title(Column column)
         return AuditModel::tr("Job URL");
     case Column::Actor:
         return AuditModel::tr("Actor");
+    case Column::Detail:
+        return AuditModel::tr("Detail");
+    case Column::Login:
+        return AuditModel::tr("Login");
+    case Column::Address:
+        return AuditModel::tr("Address");
     case Column::Count:
         break;
     }

@@ -15,6 +15,15 @@ QVariant display(const relctl::AuditEvent& e, AuditModel::Column column);
 QVariant toolTip(const relctl::AuditEvent& e, AuditModel::Column column);
 QString title(AuditModel::Column column);
 
+// An event's detail (compact JSON) as one line a person reads: each value
+// after its key, nested keys joined with "." as the manifest diff does,
+// arrays of plain values listed, in the server's key order:
+// "reason: canary failed · frozen_by: alice". Text that is not JSON is
+// returned as it is.
+QString readableDetail(const std::string& json);
+// The same detail in full, indented, for its tooltip.
+QString fullDetail(const std::string& json);
+
 // What was current when the event happened, in one cell: "release 1.4.2, generation 7, token 12".
 QString current(const relctl::AuditEvent& e);
 

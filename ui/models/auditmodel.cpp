@@ -25,7 +25,9 @@ bool isRejected(const AuditEvent& e)
 const QColor refusalRed(0xdc, 0x32, 0x2f);
 
 // The sort each column asks the server for; the others cannot be sorted
-// (composite or unindexed-and-rarely-useful: current, op id, PID, job URL).
+// (composite or unindexed-and-rarely-useful: current, op id, PID, job URL,
+// login, address; the detail is a JSON document, which has no order a
+// reviewer could use).
 std::optional<relctl::AuditSort::Column> sortKey(int column)
 {
     using Key = relctl::AuditSort::Column;

@@ -26,6 +26,10 @@ public:
         Operation,
         Outcome,
         Reason,
+        // Who acted and why, beside the outcome they explain: what an
+        // incident review reads first.
+        Actor,
+        Detail, // the event's detail, readable ("reason: canary failed · frozen_by: alice")
         Job,
         Release,
         Generation,
@@ -35,7 +39,8 @@ public:
         Host,
         Pid,
         JobUrl,
-        Actor,
+        Login,   // the database login that made the call (db_user)
+        Address, // its client address (client_addr); none over a local socket
         Count
     };
 
