@@ -124,6 +124,45 @@ private slots:
         }
     }
 
+    // The job filter applies as the reviewer types, once typing pauses: one
+    // query for "job-1" typed key by key, matching part of a name (job-12).
+    void jobFilterAppliesAsTypingPauses()
+    {
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        auto* job = view.findChild<QLineEdit*>(QStringLiteral("jobFilter"));
+        QVERIFY(job);
+        QSignalSpy requests(model, &QAbstractItemModel::modelReset); // one reset: one first page asked for
+        QTest::keyClicks(job, QStringLiteral("job-1"), Qt::NoModifier, AuditView::typingPauseMs / 6);
+        QCOMPARE(requests.count(), 0); // still typing
+        QTRY_COMPARE_WITH_TIMEOUT(requests.count(), 1, 5000);
+        QCOMPARE(model->filter().job, std::optional<std::string>("job-1"));
+        QTest::qWait(2 * AuditView::typingPauseMs);
+        QCOMPARE(requests.count(), 1);
+
+        const long long expected =
+            m_db->count("SELECT count(*) FROM relctl.events WHERE strpos(lower(job), 'job-1') > 0");
+        QVERIFY(expected > 0 && expected < m_db->count("SELECT count(*) FROM relctl.events"));
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), int(expected), 10000);
+        QVERIFY(model->rowForEvent(m_db->count("SELECT max(id) FROM relctl.events WHERE job = 'job-12'")));
+        for (int row = 0; row < model->rowCount(); ++row)
+            QVERIFY(QString::fromStdString(model->eventAt(row)->job.value_or(""))
+                        .contains(QLatin1String("job-1")));
+
+        // Enter during the pause applies at once, and the pause then asks nothing more.
+        QTest::keyClick(job, Qt::Key_2);
+        QTest::keyClick(job, Qt::Key_Return);
+        QCOMPARE(requests.count(), 2);
+        QCOMPARE(model->filter().job, std::optional<std::string>("job-12"));
+        QTest::qWait(2 * AuditView::typingPauseMs);
+        QCOMPARE(requests.count(), 2);
+    }
+
     void headerClicksSortOnTheServer()
     {
         ConsoleSession session(std::make_unique<PostgresBackend>(

@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTableView>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -82,12 +83,12 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
       m_job(new QLineEdit(this)), m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
       m_reason(choices(this, catalogueChoices(catalogue::kReasons))), m_text(new QLineEdit(this)),
-      m_since(new QComboBox(this)), m_from(utcEdit(this, tr("From (UTC, inclusive)"))),
-      m_to(utcEdit(this, tr("To (UTC, inclusive)"))), m_table(new QTableView(this)),
-      m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
-      m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
-      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_csv(new QToolButton(this)),
-      m_json(new QToolButton(this))
+      m_typing(new QTimer(this)), m_since(new QComboBox(this)),
+      m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
+      m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
+      m_exporting(new QWidget(this)), m_exportProgress(new QProgressBar(this)),
+      m_exportLabel(new QLabel(this)), m_exportCancel(new QPushButton(tr("Cancel"), this)),
+      m_csv(new QToolButton(this)), m_json(new QToolButton(this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -102,6 +103,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_from->setDateTime(now.addSecs(-60 * 60));
     m_to->setDateTime(now);
     m_job->setPlaceholderText(tr("job"));
+    m_job->setToolTip(tr("Part of a job's name (any case)"));
     m_text->setPlaceholderText(tr("search job, release, actor, reason, detail, host…"));
     m_text->setToolTip(tr("Part of a job, release, op id, host, reason, actor, job URL, login or detail"));
     m_env->setToolTip(tr("Environment"));
@@ -228,8 +230,20 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     connect(m_since, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
     for (QDateTimeEdit* edit : {m_from, m_to})
         connect(edit, &QDateTimeEdit::editingFinished, this, &AuditView::rangeChanged);
-    for (QLineEdit* edit : {m_job, m_text})
-        connect(edit, &QLineEdit::editingFinished, this, &AuditView::applyFilter);
+    // The job and search fields apply as the reviewer types, once typing
+    // pauses; Enter applies at once. A field that loses focus after the
+    // pause asks nothing again.
+    m_typing->setSingleShot(true);
+    m_typing->setInterval(typingPauseMs);
+    connect(m_typing, &QTimer::timeout, this, &AuditView::applyFilter);
+    for (QLineEdit* edit : {m_job, m_text}) {
+        edit->setClearButtonEnabled(true);
+        connect(edit, &QLineEdit::textChanged, m_typing, qOverload<>(&QTimer::start));
+        connect(edit, &QLineEdit::editingFinished, this, [this] {
+            if (m_typing->isActive())
+                applyFilter();
+        });
+    }
     connect(m_csv, &QToolButton::clicked, this, [this] { exportRows(false); });
     connect(m_json, &QToolButton::clicked, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -279,6 +293,7 @@ void AuditView::rangeChanged()
 
 void AuditView::applyFilter()
 {
+    m_typing->stop(); // what was typed is in this filter
     relctl::AuditFilter filter;
     filter.env = value(m_env->currentText());
     filter.job = value(m_job->text());

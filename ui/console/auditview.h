@@ -10,6 +10,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QTableView;
+class QTimer;
 class QToolButton;
 
 namespace relctl::ui {
@@ -34,6 +35,9 @@ public:
     void selectEvent(qint64 eventId);
     void setEnvironments(const QStringList& names);
     void applyFilter();
+    // How long typing in the job or search field must pause before the
+    // filter is applied: one query per pause, not one per key.
+    static constexpr int typingPauseMs = 300;
     // Starts an export of the filtered events to `path` (the buttons ask for it).
     void exportTo(const QString& path, bool json);
 
@@ -53,6 +57,7 @@ private:
     QComboBox* m_operation;
     QComboBox* m_reason;
     QLineEdit* m_text;
+    QTimer* m_typing; // runs from a key in the job or search field until the pause is over
     QComboBox* m_since;
     QDateTimeEdit* m_from;
     QDateTimeEdit* m_to;
