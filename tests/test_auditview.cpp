@@ -12,6 +12,7 @@
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTimeEdit>
 #include <QFile>
@@ -161,6 +162,39 @@ private slots:
         QCOMPARE(model->filter().job, std::optional<std::string>("job-12"));
         QTest::qWait(2 * AuditView::typingPauseMs);
         QCOMPARE(requests.count(), 2);
+    }
+
+    // "Refused only" asks the server for the refusals alone.
+    void refusedOnlyShowsOnlyRefusals()
+    {
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "frozen"}).exitCode, 0);
+        QCOMPARE(
+            runRelctl(*m_db, {"freeze", "--env", "frozen", "--by", "bob", "--reason", "incident"}).exitCode,
+            0);
+        QVERIFY(runRelctl(*m_db, {"lease", "acquire", "--env", "frozen", "--job", "late", "--release", "v1",
+                                  "--generation", "1"})
+                    .exitCode != 0);
+        const long long refusals =
+            m_db->count("SELECT count(*) FROM relctl.events WHERE outcome = 'rejected'");
+        QVERIFY(refusals > 0 && refusals < m_db->count("SELECT count(*) FROM relctl.events"));
+
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > int(refusals), 15000);
+        auto* refusedOnly = view.findChild<QCheckBox*>(QStringLiteral("refusedOnly"));
+        QVERIFY(refusedOnly && !refusedOnly->isChecked());
+        refusedOnly->click();
+        QCOMPARE(model->filter().outcome, std::optional<std::string>("rejected"));
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), int(refusals), 10000);
+        for (int row = 0; row < model->rowCount(); ++row)
+            QVERIFY(model->index(row, 0).data(AuditModel::Rejected).toBool());
+        refusedOnly->click();
+        QVERIFY(!model->filter().outcome);
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > int(refusals), 10000);
     }
 
     void headerClicksSortOnTheServer()

@@ -4,6 +4,7 @@
 #include "consolesession.h"
 #include "relctl/catalogue.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDateTimeEdit>
@@ -82,7 +83,8 @@ QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
 AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
       m_job(new QLineEdit(this)), m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
-      m_reason(choices(this, catalogueChoices(catalogue::kReasons))), m_text(new QLineEdit(this)),
+      m_reason(choices(this, catalogueChoices(catalogue::kReasons))),
+      m_refusedOnly(new QCheckBox(tr("Refused only"), this)), m_text(new QLineEdit(this)),
       m_typing(new QTimer(this)), m_since(new QComboBox(this)),
       m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
       m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
@@ -109,6 +111,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_env->setToolTip(tr("Environment"));
     m_operation->setToolTip(tr("Operation"));
     m_reason->setToolTip(tr("Refusal reason"));
+    m_refusedOnly->setToolTip(tr("Only the refusals (outcome rejected), whatever their reason"));
+    m_refusedOnly->setObjectName(QStringLiteral("refusedOnly"));
     m_csv->setText(tr("Export &CSV…"));
     m_json->setText(tr("Export &JSON…"));
     for (QToolButton* b : {m_csv, m_json})
@@ -119,6 +123,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_job);
     filters->addWidget(m_operation);
     filters->addWidget(m_reason);
+    filters->addWidget(m_refusedOnly);
     filters->addWidget(m_since);
     filters->addWidget(m_from);
     filters->addWidget(m_to);
@@ -227,6 +232,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
 
     for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
+    connect(m_refusedOnly, &QCheckBox::toggled, this, &AuditView::applyFilter);
     connect(m_since, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
     for (QDateTimeEdit* edit : {m_from, m_to})
         connect(edit, &QDateTimeEdit::editingFinished, this, &AuditView::rangeChanged);
@@ -300,6 +306,8 @@ void AuditView::applyFilter()
     filter.operation = value(m_operation->currentText());
     filter.reason = value(m_reason->currentText());
     filter.text = value(m_text->text());
+    if (m_refusedOnly->isChecked())
+        filter.outcome = "rejected";
     if (const QVariant preset = m_since->currentData(); preset == customRange) {
         if (!customRangeValid())
             return;

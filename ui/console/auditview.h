@@ -3,6 +3,7 @@
 #include <QPersistentModelIndex>
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QDateTimeEdit;
 class QLabel;
@@ -56,6 +57,7 @@ private:
     QLineEdit* m_job;
     QComboBox* m_operation;
     QComboBox* m_reason;
+    QCheckBox* m_refusedOnly;
     QLineEdit* m_text;
     QTimer* m_typing; // runs from a key in the job or search field until the pause is over
     QComboBox* m_since;
