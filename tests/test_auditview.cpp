@@ -197,6 +197,49 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > int(refusals), 10000);
     }
 
+    // The operation and reason filters offer the whole vocabulary, as the
+    // database checks it (relctl.audited_operations(), refusal_reasons()),
+    // not only what this trail happens to hold: on an empty trail too.
+    void filtersOfferEveryOperationAndReason()
+    {
+        TestDatabase empty;
+        QCOMPARE(empty.count("SELECT count(*) FROM relctl.events"), 0LL);
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(empty.dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        QComboBox* operation = nullptr;
+        QComboBox* reason = nullptr;
+        for (QComboBox* box : view.findChildren<QComboBox*>()) {
+            if (box->toolTip() == QStringLiteral("Operation"))
+                operation = box;
+            if (box->toolTip() == QStringLiteral("Refusal reason"))
+                reason = box;
+        }
+        QVERIFY(operation && reason);
+        const auto choices = [](QComboBox* box) {
+            QStringList items;
+            for (int i = 1; i < box->count(); ++i) // after "(any)"
+                items << box->itemText(i);
+            return items.join(QLatin1Char(','));
+        };
+        QCOMPARE(choices(operation), QString::fromStdString(empty.scalar(
+                                         "SELECT array_to_string(relctl.audited_operations(), ',')")));
+        QCOMPARE(choices(reason), QString::fromStdString(
+                                      empty.scalar("SELECT array_to_string(relctl.refusal_reasons(), ',')")));
+        for (const char* op : {"env-add", "env-set", "supersession-requested", "promotion-requested",
+                               "promotion-approve", "rollback"})
+            QVERIFY2(operation->findText(QLatin1String(op)) > 0, op);
+        QVERIFY(reason->findText(QStringLiteral("SELF_APPROVAL")) > 0);
+
+        // Picking one the trail does not hold is a filter like any other: an empty answer.
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->isActive() && !model->hasPendingRequest(), 15000);
+        operation->setCurrentText(QStringLiteral("promotion-approve"));
+        QCOMPARE(model->filter().operation, std::optional<std::string>("promotion-approve"));
+    }
+
     void headerClicksSortOnTheServer()
     {
         ConsoleSession session(std::make_unique<PostgresBackend>(
