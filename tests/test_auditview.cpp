@@ -202,10 +202,10 @@ private slots:
     // not only what this trail happens to hold: on an empty trail too.
     void filtersOfferEveryOperationAndReason()
     {
-        TestDatabase empty;
-        QCOMPARE(empty.count("SELECT count(*) FROM relctl.events"), 0LL);
+        TestDatabase emptyTrail;
+        QCOMPARE(emptyTrail.count("SELECT count(*) FROM relctl.events"), 0LL);
         ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(empty.dsn())), false));
+            ConnectionTarget::fromDsn(QString::fromStdString(emptyTrail.dsn())), false));
         AuditView view(&session);
         view.show();
         session.start();
@@ -224,20 +224,57 @@ private slots:
                 items << box->itemText(i);
             return items.join(QLatin1Char(','));
         };
-        QCOMPARE(choices(operation), QString::fromStdString(empty.scalar(
+        QCOMPARE(choices(operation), QString::fromStdString(emptyTrail.scalar(
                                          "SELECT array_to_string(relctl.audited_operations(), ',')")));
-        QCOMPARE(choices(reason), QString::fromStdString(
-                                      empty.scalar("SELECT array_to_string(relctl.refusal_reasons(), ',')")));
+        QCOMPARE(choices(reason), QString::fromStdString(emptyTrail.scalar(
+                                      "SELECT array_to_string(relctl.refusal_reasons(), ',')")));
         for (const char* op : {"env-add", "env-set", "supersession-requested", "promotion-requested",
                                "promotion-approve", "rollback"})
             QVERIFY2(operation->findText(QLatin1String(op)) > 0, op);
         QVERIFY(reason->findText(QStringLiteral("SELF_APPROVAL")) > 0);
 
-        // Picking one the trail does not hold is a filter like any other: an empty answer.
-        AuditModel* model = session.audit();
-        QTRY_VERIFY_WITH_TIMEOUT(model->isActive() && !model->hasPendingRequest(), 15000);
+        // Nothing recorded yet, and it says so; picking an operation the
+        // trail does not hold is a filter like any other.
+        auto* empty = view.findChild<QLabel*>(QStringLiteral("emptyResult"));
+        QVERIFY(empty);
+        QTRY_VERIFY_WITH_TIMEOUT(empty->isVisible(), 15000);
+        QCOMPARE(empty->text(), QStringLiteral("No events recorded yet."));
         operation->setCurrentText(QStringLiteral("promotion-approve"));
-        QCOMPARE(model->filter().operation, std::optional<std::string>("promotion-approve"));
+        QCOMPARE(session.audit()->filter().operation, std::optional<std::string>("promotion-approve"));
+        QTRY_VERIFY_WITH_TIMEOUT(empty->text().contains(QLatin1String("operation promotion-approve")), 10000);
+    }
+
+    // An empty answer says so in the table, naming the filters that left
+    // nothing; the message goes as soon as another filter is asked for.
+    void anEmptyResultSaysSo()
+    {
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        auto* empty = view.findChild<QLabel*>(QStringLiteral("emptyResult"));
+        QVERIFY(empty && !empty->isVisible());
+        QCOMPARE(empty->parentWidget()->parentWidget(), view.table()); // in the table's viewport
+
+        auto* job = view.findChild<QLineEdit*>(QStringLiteral("jobFilter"));
+        view.findChild<QCheckBox*>(QStringLiteral("refusedOnly"))->click();
+        QTest::keyClicks(job, QStringLiteral("no-such-job"));
+        QTest::keyClick(job, Qt::Key_Return);
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE job ILIKE '%no-such-job%'"), 0LL);
+        QTRY_VERIFY_WITH_TIMEOUT(empty->isVisible(), 10000);
+        QCOMPARE(model->rowCount(), 0);
+        QCOMPARE(empty->text(), QStringLiteral("No events match these filters.\n"
+                                               "job containing \u201cno-such-job\u201d \u00b7 refused only"));
+        QVERIFY(empty->geometry().intersects(view.table()->viewport()->rect()));
+
+        job->clear();
+        QTest::keyClick(job, Qt::Key_Return);
+        QVERIFY(!empty->isVisible()); // asked again: not known to be empty
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 10000);
+        QVERIFY(!empty->isVisible());
     }
 
     void headerClicksSortOnTheServer()

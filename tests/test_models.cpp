@@ -431,6 +431,46 @@ private slots:
         QVERIFY(!model.canFetchMore({}));
     }
 
+    // "No events match" is said only once the server said so, and unsaid as
+    // soon as a filter changes or a matching event arrives.
+    void auditEmptyResult()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        QSignalSpy changes(&model, &AuditModel::emptyResultChanged);
+        QVERIFY(!model.isEmptyResult()); // idle
+        model.setFilter({});
+        QVERIFY(!model.isEmptyResult()); // asked, not answered
+        model.requestFailed(requests.back().serial);
+        QVERIFY(!model.isEmptyResult()); // a failure is no answer
+        model.fetchMore({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({}, false, 40)));
+        QVERIFY(model.isEmptyResult());
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(changes.last().at(0).toBool(), true);
+
+        // A matching event arrives: shown, and the list is no longer empty.
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({41}, false, 41)));
+        QCOMPARE(model.rowCount(), 1);
+        QVERIFY(!model.isEmptyResult());
+        QCOMPARE(changes.last().at(0).toBool(), false);
+
+        // Another filter: unknown until its page arrives, then rows.
+        relctl::AuditFilter prod;
+        prod.env = "prod";
+        model.setFilter(prod);
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({}, false, 41)));
+        QVERIFY(model.isEmptyResult());
+        model.setFilter({});
+        QVERIFY(!model.isEmptyResult());
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({41}, false, 41)));
+        QVERIFY(!model.isEmptyResult());
+        QCOMPARE(changes.count(), 4);
+    }
+
     void auditDuplicateEventsDropped()
     {
         AuditModel model;

@@ -3,6 +3,7 @@
 #include "auditmodel.h"
 #include "consolesession.h"
 #include "relctl/catalogue.h"
+#include "timeformat.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -87,10 +88,11 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
       m_refusedOnly(new QCheckBox(tr("Refused only"), this)), m_text(new QLineEdit(this)),
       m_typing(new QTimer(this)), m_since(new QComboBox(this)),
       m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
-      m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
-      m_exporting(new QWidget(this)), m_exportProgress(new QProgressBar(this)),
-      m_exportLabel(new QLabel(this)), m_exportCancel(new QPushButton(tr("Cancel"), this)),
-      m_csv(new QToolButton(this)), m_json(new QToolButton(this))
+      m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())), m_newEvents(new QWidget(this)),
+      m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
+      m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
+      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_csv(new QToolButton(this)),
+      m_json(new QToolButton(this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -223,6 +225,19 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
         }
     });
 
+    // An empty answer says so where the rows would be, naming the filters
+    // that left nothing, so a blank table is never mistaken for "still
+    // loading" or "nothing happened".
+    m_empty->setObjectName(QStringLiteral("emptyResult"));
+    m_empty->setTextFormat(Qt::PlainText); // it quotes what the reviewer typed
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setWordWrap(true);
+    m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
+    m_empty->hide();
+    auto* emptyLayout = new QVBoxLayout(m_table->viewport());
+    emptyLayout->addWidget(m_empty);
+    connect(m_model, &AuditModel::emptyResultChanged, this, &AuditView::showEmptyResult);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(filters);
@@ -325,6 +340,41 @@ void AuditView::showNewEvents(int count)
     m_newEventsLabel->setText(count == 1 ? tr("1 new event since this list was read")
                                          : tr("%1 new events since this list was read").arg(count));
     m_newEvents->setVisible(count > 0);
+}
+
+void AuditView::showEmptyResult(bool empty)
+{
+    if (empty)
+        m_empty->setText(emptyResultText());
+    m_empty->setVisible(empty);
+}
+
+QString AuditView::emptyResultText() const
+{
+    const relctl::AuditFilter& f = m_model->filter();
+    const auto quoted = [](const std::string& s) {
+        return tr("\u201c%1\u201d").arg(QString::fromStdString(s));
+    };
+    QStringList named;
+    if (f.env)
+        named << tr("environment %1").arg(QString::fromStdString(*f.env));
+    if (f.job)
+        named << tr("job containing %1").arg(quoted(*f.job));
+    if (f.operation)
+        named << tr("operation %1").arg(QString::fromStdString(*f.operation));
+    if (f.reason)
+        named << tr("reason %1").arg(QString::fromStdString(*f.reason));
+    if (f.outcome)
+        named << tr("refused only");
+    if (f.text)
+        named << tr("search %1").arg(quoted(*f.text));
+    if (f.from && f.to)
+        named << tr("from %1 to %2").arg(formatTime(*f.from), formatTime(*f.to));
+    else if (f.from)
+        named << m_since->currentText();
+    if (named.isEmpty())
+        return tr("No events recorded yet.");
+    return tr("No events match these filters.") + QLatin1Char('\n') + named.join(QStringLiteral(" \u00b7 "));
 }
 
 void AuditView::selectEvent(qint64 eventId)

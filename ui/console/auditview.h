@@ -48,6 +48,8 @@ signals:
 private:
     void exportRows(bool json);
     void showNewEvents(int count);
+    void showEmptyResult(bool empty);
+    QString emptyResultText() const;
     void rangeChanged();
     bool customRangeValid() const;
 
@@ -64,6 +66,7 @@ private:
     QDateTimeEdit* m_from;
     QDateTimeEdit* m_to;
     QTableView* m_table;
+    QLabel* m_empty; // over the table: the server answered, and nothing matched
     QWidget* m_newEvents;
     QLabel* m_newEventsLabel;
     QWidget* m_exporting;

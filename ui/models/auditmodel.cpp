@@ -84,6 +84,7 @@ void AuditModel::reset()
     m_topPosition = 0;
     m_rowCount = 0;
     m_more = true;
+    m_answered = false;
     m_horizon.reset();
     m_newerWanted = false;
     // The first page's serial is taken before views hear of the reset: one
@@ -93,6 +94,7 @@ void AuditModel::reset()
     m_pending = ++m_lastSerial;
     m_pendingKind = Pending::Page;
     endResetModel();
+    updateEmptyResult();
     if (std::exchange(m_newEvents, 0) != 0)
         emit newEventsPending(0);
     emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, std::nullopt, m_pageSize});
@@ -231,6 +233,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
         // pages' horizons are not used: events between would be missed.
         if (!m_horizon)
             m_horizon = page.horizon;
+        m_answered = true;
         m_more = page.more && kept > 0;
         appendRows(std::move(events));
     } else {
@@ -252,11 +255,19 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // Cleared only now: a fetchMore() from a rowsInserted handler must not ask
     // for a page before the rows it follows are in.
     m_pending.reset();
+    updateEmptyResult();
     if (newerAgain)
         requestNewer(false);
     else if (m_newerWanted && m_horizon)
         requestNewer(true);
     return true;
+}
+
+void AuditModel::updateEmptyResult()
+{
+    const bool empty = m_answered && m_rowCount == 0;
+    if (empty != std::exchange(m_emptyResult, empty))
+        emit emptyResultChanged(empty);
 }
 
 void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)

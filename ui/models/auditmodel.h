@@ -100,6 +100,10 @@ public:
     // later fetchMore() asks again.
     void requestFailed(std::uint64_t serial);
     bool hasPendingRequest() const { return m_pending.has_value(); }
+    // The server answered the first page under this filter and sort, and no
+    // event matched (yet: a live event may still arrive). False while that
+    // page is on its way, so "no events" is never said before it is known.
+    bool isEmptyResult() const { return m_emptyResult; }
 
     // True while the server may hold more events than are loaded, including
     // while a page is on its way.
@@ -123,11 +127,13 @@ signals:
     // Under a sort that does not show new events: how many arrived since the
     // last reset (0 after one).
     void newEventsPending(int count);
+    void emptyResultChanged(bool empty);
 
 private:
     enum class Pending { Page, Newer };
 
     void reset();
+    void updateEmptyResult();
     void requestNextPage();
     void requestNewer(bool overlap);
     bool showsNewestFirst() const;
@@ -159,6 +165,8 @@ private:
     int m_pageSize = 500;
     bool m_active = false; // a filter was set
     bool m_more = false;
+    bool m_answered = false; // the first page under this filter and sort arrived
+    bool m_emptyResult = false;
     // The newest event id the loaded rows account for: events above it are new.
     std::optional<std::int64_t> m_horizon;
     bool m_newerWanted = false; // events arrived while a request was out
