@@ -23,6 +23,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -314,40 +315,66 @@ private slots:
         session.start();
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 10, 15000);
-
-        // Newest first: new events appear on top, the selection stays on its event.
         QTableView* table = view.table();
+        QWidget* bar = view.findChild<QWidget*>(QStringLiteral("newEvents"));
+        auto* count = view.findChild<QLabel*>(QStringLiteral("newEventsCount"));
+        auto* show = view.findChild<QPushButton*>(QStringLiteral("newEventsShow"));
+        QVERIFY(bar && count && show && !bar->isVisible());
+        QSignalSpy resets(model, &QAbstractItemModel::modelReset);
+
+        // At the top with nothing selected: new events appear on top, in place.
+        QCOMPARE(table->verticalScrollBar()->value(), 0);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(model->eventAt(0)->env == "canary", 10000);
+        QVERIFY(!bar->isVisible());
+
+        // A row further down is being read: the new event waits behind the
+        // bar, and the row stays where it is in the viewport.
         table->selectionModel()->setCurrentIndex(model->index(3, 0), QItemSelectionModel::ClearAndSelect |
                                                                          QItemSelectionModel::Rows);
         const qint64 selected = model->eventAt(3)->id;
-        QSignalSpy resets(model, &QAbstractItemModel::modelReset);
-        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary"}).exitCode, 0);
-        QTRY_VERIFY_WITH_TIMEOUT(model->rowForEvent(selected) > std::optional<int>(3), 10000);
-        QCOMPARE(resets.count(), 0);
-        QCOMPARE(table->selectionModel()->currentIndex().data(AuditModel::EventId).toLongLong(), selected);
+        const int y = table->visualRect(model->index(3, 0)).top();
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-1"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
+        QCOMPARE(count->text(), QStringLiteral("1 new event"));
+        QCOMPARE(model->rowForEvent(selected), std::optional<int>(3));
+        QCOMPARE(table->visualRect(model->index(3, 0)).top(), y);
         QCOMPARE(model->eventAt(0)->env, std::string("canary"));
+        QCOMPARE(table->selectionModel()->currentIndex().data(AuditModel::EventId).toLongLong(), selected);
+        // Shown when asked: on top, the selection still on its event.
+        show->click();
+        QCOMPARE(model->eventAt(0)->env, std::string("canary-1"));
+        QCOMPARE(model->rowForEvent(selected), std::optional<int>(4));
+        QCOMPARE(table->selectionModel()->currentIndex().data(AuditModel::EventId).toLongLong(), selected);
+        QVERIFY(!bar->isVisible());
+        QCOMPARE(table->verticalScrollBar()->value(), 0);
 
-        // Scrolled down, the row at the top of the viewport stays there.
+        // Scrolled down with nothing selected: the row at the top of the
+        // viewport stays; back at the top, the new events appear by themselves.
+        table->clearSelection();
         table->resize(600, 300);
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 200, 10000); // the view fetches as it needs
         table->scrollTo(model->index(150, 0), QAbstractItemView::PositionAtTop);
         const qint64 top = table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong();
         QCOMPARE(top, model->eventAt(150)->id);
-        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-1"}).exitCode, 0);
-        QTRY_VERIFY_WITH_TIMEOUT(model->eventAt(0)->env == "canary-1", 10000);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-2"}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
         QCOMPARE(table->indexAt(QPoint(0, 0)).data(AuditModel::EventId).toLongLong(), top);
+        QCOMPARE(model->eventAt(0)->env, std::string("canary-1"));
+        table->scrollToTop();
+        QCOMPARE(model->eventAt(0)->env, std::string("canary-2"));
+        QVERIFY(!bar->isVisible());
+        QCOMPARE(resets.count(), 0);
 
-        // Another sort: counted, offered, reloaded only on request.
-        QWidget* bar = view.findChild<QWidget*>(QStringLiteral("newEvents"));
-        QVERIFY(bar && !bar->isVisible());
-        view.table()->horizontalHeader()->setSortIndicator(int(Column::Job), Qt::AscendingOrder);
+        // Another sort: counted, offered, read again only on request.
+        table->horizontalHeader()->setSortIndicator(int(Column::Job), Qt::AscendingOrder);
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 10, 10000);
         resets.clear();
-        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-2"}).exitCode, 0);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "canary-3"}).exitCode, 0);
         QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
         QVERIFY(model->pendingNewEvents() >= 1);
         QCOMPARE(resets.count(), 0);
-        view.findChild<QPushButton*>(QStringLiteral("newEventsReload"))->click();
+        show->click();
         QCOMPARE(resets.count(), 1);
         QVERIFY(!bar->isVisible());
         QCOMPARE(model->pendingNewEvents(), 0);

@@ -133,24 +133,31 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_csv);
     filters->addWidget(m_json);
 
-    // "N new events — Reload": never a reset the reviewer did not ask for.
-    auto* reload = new QPushButton(tr("Reload"), m_newEvents);
+    // "N new events — Show": nothing moves above the row being read, and
+    // no reset the reviewer did not ask for.
+    auto* show = new QPushButton(tr("Show"), m_newEvents);
     auto* newLayout = new QHBoxLayout(m_newEvents);
     newLayout->setContentsMargins(0, 0, 0, 0);
     m_newEventsLabel->setParent(m_newEvents);
     newLayout->addWidget(m_newEventsLabel);
-    newLayout->addWidget(reload);
+    newLayout->addWidget(show);
     newLayout->addStretch(1);
     m_newEvents->hide();
     m_newEvents->setObjectName(QStringLiteral("newEvents"));
-    reload->setObjectName(QStringLiteral("newEventsReload"));
+    show->setObjectName(QStringLiteral("newEventsShow"));
+    m_newEventsLabel->setObjectName(QStringLiteral("newEventsCount"));
     m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
     m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
     m_job->setObjectName(QStringLiteral("jobFilter"));
     m_text->setObjectName(QStringLiteral("searchText"));
     m_from->setObjectName(QStringLiteral("rangeFrom"));
     m_to->setObjectName(QStringLiteral("rangeTo"));
-    connect(reload, &QPushButton::clicked, m_model, &AuditModel::reload);
+    connect(show, &QPushButton::clicked, this, [this] {
+        const bool onTop = m_model->auditSort() == relctl::AuditSort{}; // newest first: inserted on top
+        m_model->showNewEvents();
+        if (onTop)
+            m_table->scrollToTop();
+    });
     connect(m_model, &AuditModel::newEventsPending, this, &AuditView::showNewEvents);
 
     // Export progress: non-modal, the console keeps updating meanwhile.
@@ -197,21 +204,15 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
         if (!AuditModel::isSortable(column))
             m_table->horizontalHeader()->setSortIndicator(m_model->sortColumn(), m_model->sortOrder());
     });
-    // New events inserted on top must not scroll what the reviewer reads:
-    // unless they were at the very top (following the newest), the row at the
-    // top of the viewport stays there.
-    connect(m_model, &QAbstractItemModel::rowsAboutToBeInserted, this, [this](const QModelIndex&, int first) {
-        m_topRow = QPersistentModelIndex();
-        if (first == 0 && m_table->verticalScrollBar()->value() > 0)
-            m_topRow = m_table->indexAt(QPoint(0, 0));
-    });
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
-        if (first != 0 || !m_topRow.isValid())
-            return;
-        m_table->doItemsLayout(); // the scroll range must hold the new rows first
-        m_table->scrollTo(m_topRow, QAbstractItemView::PositionAtTop);
-        m_topRow = QPersistentModelIndex();
-    });
+    // New events inserted on top must not move what the reviewer reads: while
+    // they read (scrolled down, or a row selected below the newest), new
+    // events wait behind the bar; at the top with nothing selected (or the
+    // newest), they appear in place. Asked again whenever any of that changes.
+    connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, this, &AuditView::updateReading);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &AuditView::updateReading);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &AuditView::updateReading);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &AuditView::updateReading);
     // Sized once from the first page: ResizeToContents would measure every loaded row on each change.
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         if (!m_sized) {
@@ -335,10 +336,16 @@ void AuditView::applyFilter()
     m_model->setFilter(filter);
 }
 
+void AuditView::updateReading()
+{
+    const QModelIndexList selected = m_table->selectionModel()->selectedRows();
+    m_model->setHoldNewEvents(m_table->verticalScrollBar()->value() > 0 ||
+                              (!selected.isEmpty() && selected.first().row() > 0));
+}
+
 void AuditView::showNewEvents(int count)
 {
-    m_newEventsLabel->setText(count == 1 ? tr("1 new event since this list was read")
-                                         : tr("%1 new events since this list was read").arg(count));
+    m_newEventsLabel->setText(count == 1 ? tr("1 new event") : tr("%1 new events").arg(count));
     m_newEvents->setVisible(count > 0);
 }
 
@@ -385,6 +392,7 @@ void AuditView::selectEvent(qint64 eventId)
         m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
                                                               QItemSelectionModel::Rows);
         m_table->scrollTo(index);
+        updateReading(); // the selection's signals were blocked
     }
 }
 

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QPersistentModelIndex>
 #include <QWidget>
 
 class QCheckBox;
@@ -21,9 +20,9 @@ class ConsoleSession;
 
 // The audit browser: filters (all applied by the server), the lazily loaded
 // table sorted by the server (a click on a sortable header), a bar offering
-// to reload when new events arrived under a sort that cannot show them in
-// place, and export of every filtered event, in the table's order, on a
-// worker of its own.
+// new events that were not put above the row being read (or that a sort
+// cannot show in place), and export of every filtered event, in the table's
+// order, on a worker of its own.
 class AuditView final : public QWidget
 {
     Q_OBJECT
@@ -48,6 +47,7 @@ signals:
 private:
     void exportRows(bool json);
     void showNewEvents(int count);
+    void updateReading();
     void showEmptyResult(bool empty);
     QString emptyResultText() const;
     void rangeChanged();
@@ -76,8 +76,6 @@ private:
     QToolButton* m_csv;
     QToolButton* m_json;
     QString m_exportPath;
-    // The row at the top of the viewport while new events are inserted above it.
-    QPersistentModelIndex m_topRow;
     bool m_sized = false;
 };
 

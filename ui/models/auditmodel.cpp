@@ -87,6 +87,8 @@ void AuditModel::reset()
     m_answered = false;
     m_horizon.reset();
     m_newerWanted = false;
+    m_held.clear();
+    m_heldIds.clear();
     // The first page's serial is taken before views hear of the reset: one
     // calling fetchMore() from modelReset finds a request outstanding and adds
     // no second one. Any page still on its way for the old filter now carries
@@ -217,7 +219,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // anywhere else a duplicate means a query bug: drop it, loudly.
     std::size_t kept = 0;
     for (auto& e : events) {
-        if (m_positions.contains(e.id))
+        if (m_positions.contains(e.id) || m_heldIds.contains(e.id))
             continue;
         if (&events[kept] != &e)
             events[kept] = std::move(e);
@@ -244,7 +246,9 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
             m_horizon = std::max(m_horizon.value_or(0), *lastRead);
         if (!more)
             m_horizon = std::max(m_horizon.value_or(0), page.horizon);
-        if (showsNewestFirst()) {
+        if (showsNewestFirst() && m_hold) {
+            holdNewer(std::move(events));
+        } else if (showsNewestFirst()) {
             insertNewer(std::move(events));
         } else if (!events.empty()) {
             m_newEvents += int(events.size());
@@ -309,6 +313,52 @@ void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
     m_topPosition = position;
     m_rowCount += count;
     endInsertRows();
+}
+
+void AuditModel::holdNewer(std::vector<relctl::AuditEvent> events)
+{
+    if (events.empty())
+        return;
+    for (auto& e : events) {
+        m_heldIds.insert(e.id);
+        m_held.push_back(std::move(e));
+    }
+    m_newEvents = int(m_held.size());
+    emit newEventsPending(m_newEvents);
+}
+
+void AuditModel::setHoldNewEvents(bool hold)
+{
+    m_hold = hold;
+    if (!hold)
+        insertHeld();
+}
+
+void AuditModel::showNewEvents()
+{
+    if (showsNewestFirst())
+        insertHeld();
+    else
+        reload();
+}
+
+void AuditModel::insertHeld()
+{
+    if (m_held.empty())
+        return;
+    // Taken first: a view that holds again from rowsInserted finds nothing
+    // held twice.
+    std::vector<relctl::AuditEvent> held = std::exchange(m_held, {});
+    m_heldIds.clear();
+    // Rounds arrive oldest first, but a late commit found by a later round
+    // has a smaller id than what an earlier one held: insertNewer() wants
+    // them all in id order.
+    std::sort(held.begin(), held.end(),
+              [](const relctl::AuditEvent& a, const relctl::AuditEvent& b) { return a.id < b.id; });
+    m_newEvents = 0;
+    emit newEventsPending(0);
+    insertNewer(std::move(held));
+    updateEmptyResult();
 }
 
 void AuditModel::insertLate(relctl::AuditEvent event)

@@ -8,6 +8,7 @@
 
 #include <QAbstractTableModel>
 #include <QHash>
+#include <QSet>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -73,11 +74,13 @@ public:
     // Events were recorded (the worker heard them). What the model does
     // depends on the sort, so that the reviewer's place is never lost:
     // - time, newest first: asks for the events newer than the newest it has
-    //   and inserts them on top (selection and persistent indexes follow);
+    //   and inserts them on top (selection and persistent indexes follow),
+    //   or, while new events are held (setHoldNewEvents()), keeps them aside
+    //   and counts them (newEventsPending()) until showNewEvents();
     // - time, oldest first: new events belong after the last row, so
     //   canFetchMore() turns true again and fetchMore() picks them up;
     // - any other sort: counts them (newEventsPending()) and waits for
-    //   reload().
+    //   showNewEvents(), which reads the list again.
     // The server's filter decides what is new: a time range that has ended
     // gets nothing.
     void eventsArrived();
@@ -87,8 +90,19 @@ public:
     static constexpr std::int64_t lateCommitWindow = 256;
     // Reads the filtered trail again under the same filter and sort (a reset).
     void reload();
-    // Events counted by eventsArrived() under a sort that does not show them.
+    // Events counted by eventsArrived() and not shown: held, or under a sort
+    // that does not show them.
     int pendingNewEvents() const { return m_newEvents; }
+    // While the reviewer reads a row (the view knows when: scrolled away from
+    // the top, or a row selected below the newest), rows inserted on top
+    // would push it down under their eyes: new events are held instead.
+    // Holding no longer inserts the held ones on top.
+    void setHoldNewEvents(bool hold);
+    bool holdsNewEvents() const { return m_hold; }
+    // The reviewer asked for the new events: the held ones are inserted on
+    // top (newest first, held or not), or the list is read again (a reset,
+    // under sorts that cannot place them).
+    void showNewEvents();
 
     // The answer to fetchRequested(serial, ...). Every request carries a fresh
     // serial and at most one request is outstanding; a page whose serial is not
@@ -138,6 +152,8 @@ private:
     void requestNewer(bool overlap);
     bool showsNewestFirst() const;
     void insertNewer(std::vector<relctl::AuditEvent> events);
+    void holdNewer(std::vector<relctl::AuditEvent> events);
+    void insertHeld();
     void insertLate(relctl::AuditEvent event);
     void appendRows(std::vector<relctl::AuditEvent> events);
     const relctl::AuditEvent& loadedEvent(int row) const;
@@ -171,6 +187,10 @@ private:
     std::optional<std::int64_t> m_horizon;
     bool m_newerWanted = false; // events arrived while a request was out
     int m_newEvents = 0;
+    bool m_hold = false;
+    // Newest first, while held: new events not yet inserted, each once.
+    std::vector<relctl::AuditEvent> m_held;
+    QSet<std::int64_t> m_heldIds;
 };
 
 } // namespace relctl::ui
