@@ -16,6 +16,7 @@
 #include <QComboBox>
 #include <QDateTimeEdit>
 #include <QFile>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -26,6 +27,7 @@
 #include <QScrollBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 using namespace relctl::ui;
@@ -447,6 +449,60 @@ private slots:
         QCOMPARE(doc.array().size(), int(total));
         QCOMPARE(doc.array().at(0).toObject().value(QStringLiteral("id")).toInteger(),
                  m_db->count("SELECT max(id) FROM relctl.events")); // the table's order: newest first
+    }
+
+    // An export gets its format's extension: the dialog proposes and filters
+    // it and adds it as its default suffix, and a path without one gets it.
+    void exportsGetTheirExtension()
+    {
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
+        AuditView view(&session);
+        view.show();
+        session.start();
+        QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 0, 15000);
+        auto* status = view.findChild<QLabel*>(QStringLiteral("exportStatus"));
+        QTemporaryDir dir;
+        view.exportTo(dir.filePath(QStringLiteral("incident")), false);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+        QVERIFY2(status->text().contains(QLatin1String("to incident.csv")), qPrintable(status->text()));
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("incident.csv"))));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("incident"))));
+        view.exportTo(dir.filePath(QStringLiteral("incident")), true);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+        QFile json(dir.filePath(QStringLiteral("incident.json")));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        QVERIFY(QJsonDocument::fromJson(json.readAll()).isArray());
+        // An extension of the reviewer's own is kept.
+        view.exportTo(dir.filePath(QStringLiteral("incident.txt")), false);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("incident.txt"))));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("incident.txt.csv"))));
+
+        for (const bool isJson : {false, true}) {
+            const QString suffix = isJson ? QStringLiteral("json") : QStringLiteral("csv");
+            for (QToolButton* b : view.findChildren<QToolButton*>())
+                if (b->text().contains(isJson ? QLatin1String("JSON") : QLatin1String("CSV")))
+                    b->click();
+            QFileDialog* dialog = nullptr;
+            QTRY_VERIFY_WITH_TIMEOUT((dialog = view.findChild<QFileDialog*>(QStringLiteral("exportDialog"))),
+                                     5000);
+            QCOMPARE(dialog->acceptMode(), QFileDialog::AcceptSave);
+            QCOMPARE(dialog->defaultSuffix(), suffix);
+            QCOMPARE(dialog->nameFilters().size(), 1);
+            QVERIFY(
+                dialog->nameFilters().first().contains(QStringLiteral("(*.") + suffix + QLatin1Char(')')));
+            QVERIFY2(dialog->selectedFiles().value(0).endsWith(QLatin1Char('.') + suffix),
+                     qPrintable(dialog->selectedFiles().value(0)));
+            dialog->selectFile(dir.filePath(QStringLiteral("from-dialog")));
+            QCOMPARE(dialog->selectedFiles(),
+                     QStringList{dir.filePath(QStringLiteral("from-dialog.") + suffix)});
+            static_cast<QDialog*>(dialog)->accept(); // what Save does (QFileDialog hides it)
+            QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+            QTRY_VERIFY_WITH_TIMEOUT(!view.findChild<QFileDialog*>(QStringLiteral("exportDialog")), 5000);
+            QVERIFY2(QFile::exists(dir.filePath(QStringLiteral("from-dialog.") + suffix)),
+                     qPrintable(suffix));
+        }
     }
 };
 

@@ -59,6 +59,11 @@ template <typename List> QStringList catalogueChoices(const List& list)
     return items;
 }
 
+QString exportSuffix(bool json)
+{
+    return json ? QStringLiteral("json") : QStringLiteral("csv");
+}
+
 // "1 event", "2002 events": the count in full, as the file will hold it.
 QString events(qint64 n)
 {
@@ -398,14 +403,32 @@ void AuditView::selectEvent(qint64 eventId)
 
 void AuditView::exportRows(bool json)
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export audit events"), QString(),
-                                                      json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
-    if (!path.isEmpty())
+    // Not the static getSaveFileName(): its nested event loop would hold the
+    // console's updates, and only an instance takes a default suffix.
+    auto* dialog = new QFileDialog(this, tr("Export audit events"), m_exportDir);
+    dialog->setObjectName(QStringLiteral("exportDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setNameFilter(json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+    dialog->setDefaultSuffix(exportSuffix(json));
+    // A name that says what and when (UTC, like every time in the console).
+    dialog->selectFile(QStringLiteral("audit-%1.%2")
+                           .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")),
+                                exportSuffix(json)));
+    connect(dialog, &QFileDialog::fileSelected, this, [this, json](const QString& path) {
+        m_exportDir = QFileInfo(path).absolutePath();
         exportTo(path, json);
+    });
+    dialog->open();
 }
 
-void AuditView::exportTo(const QString& path, bool json)
+void AuditView::exportTo(const QString& chosen, bool json)
 {
+    // A name without an extension gets the format's, as the dialog's default
+    // suffix does, so the file opens in what reads CSV or JSON; a name with
+    // an extension of its own is the reviewer's choice and kept.
+    const QString path =
+        QFileInfo(chosen).suffix().isEmpty() ? chosen + QLatin1Char('.') + exportSuffix(json) : chosen;
     if (!m_session->exportAudit(path, json))
         return; // one at a time: the buttons are disabled meanwhile
     m_exportPath = QFileInfo(path).fileName();

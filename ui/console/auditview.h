@@ -38,7 +38,8 @@ public:
     // How long typing in the job or search field must pause before the
     // filter is applied: one query per pause, not one per key.
     static constexpr int typingPauseMs = 300;
-    // Starts an export of the filtered events to `path` (the buttons ask for it).
+    // Starts an export of the filtered events to `path` (the buttons ask for
+    // it), with ".csv" or ".json" appended when the name has no extension.
     void exportTo(const QString& path, bool json);
 
 signals:
@@ -76,6 +77,7 @@ private:
     QToolButton* m_csv;
     QToolButton* m_json;
     QString m_exportPath;
+    QString m_exportDir; // where the last export went: the next dialog opens there
     bool m_sized = false;
 };
 
