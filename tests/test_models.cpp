@@ -604,9 +604,16 @@ private slots:
             << QStringLiteral("upstream.env: qa \u00b7 upstream.soak_ms: 600000 \u00b7 promotion: 7");
         QTest::addRow("a list of values")
             << R"({"approved_by":["alice","bob"]})" << QStringLiteral("approved_by: alice, bob");
-        QTest::addRow("null, bool, empty")
+        QTest::addRow("nulls left out, bool, empty")
             << R"({"a":null,"b":true,"c":{},"d":[]})"
-            << QStringLiteral("a: none \u00b7 b: true \u00b7 c: {} \u00b7 d: []");
+            << QStringLiteral("b: true \u00b7 c: none \u00b7 d: none");
+        // Times as every console cell shows them (the server writes microseconds).
+        QTest::addRow("a time") << R"({"frozen_at":"2026-12-01T20:09:29.501378+00:00"})"
+                                << QStringLiteral("frozen_at: 2026-12-01 20:09:29.501 UTC");
+        QTest::addRow("a whole second")
+            << R"({"at":"2026-12-01T22:09:29+02:00"})" << QStringLiteral("at: 2026-12-01 20:09:29 UTC");
+        QTest::addRow("not a time") << R"({"release":"2026-12-01Tnight"})"
+                                    << QStringLiteral("release: 2026-12-01Tnight");
         QTest::addRow("one line") << R"({"reason":"line one\nline two"})"
                                   << QStringLiteral("reason: line one line two");
         QTest::addRow("a plain string") << R"("rolled back")" << QStringLiteral("rolled back");

@@ -42,12 +42,22 @@ bool isRejected(const AuditEvent& e)
 // so the detail reads the same in the cell, the tooltip and an export.
 using Json = nlohmann::ordered_json;
 
+// A moment the server wrote into a detail (frozen_at, expires_at) reads like
+// every other time in the console; any other string is itself.
+QString plainString(const std::string& s)
+{
+    const QString t = text(s);
+    if (t.size() >= 19 && t[4] == QLatin1Char('-') && t[10] == QLatin1Char('T')) {
+        if (const QDateTime at = QDateTime::fromString(t, Qt::ISODateWithMs); at.isValid())
+            return formatTime(at.toMSecsSinceEpoch(), at.time().msec() != 0);
+    }
+    return t;
+}
+
 QString plain(const Json& v)
 {
     if (v.is_string())
-        return text(v.get_ref<const std::string&>());
-    if (v.is_null())
-        return AuditModel::tr("none");
+        return plainString(v.get_ref<const std::string&>());
     return text(v.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
@@ -56,10 +66,14 @@ void flatten(const Json& v, const std::string& key, QStringList& parts)
     const auto named = [&key](const QString& value) {
         return key.empty() ? value : AuditModel::tr("%1: %2").arg(text(key), value);
     };
-    if (v.is_object() && !v.empty()) {
+    if (v.is_null()) {
+        return; // nothing to read ("lease_ended_at: null"); the tooltip still shows it
+    } else if (v.is_object() && !v.empty()) {
         for (const auto& [k, x] : v.items())
             flatten(x, key.empty() ? k : key + "." + k, parts);
-    } else if (v.is_array() && !v.empty()) {
+    } else if (v.is_structured() && v.empty()) {
+        parts << named(AuditModel::tr("none")); // "approvals: none", not "approvals: []"
+    } else if (v.is_array()) {
         QStringList items;
         for (const Json& x : v)
             items << plain(x); // an object in a list stays compact JSON: the tooltip has it in full
