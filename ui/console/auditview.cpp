@@ -5,22 +5,26 @@
 #include "relctl/catalogue.h"
 #include "timeformat.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDateTimeEdit>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListView>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTableView>
 #include <QTimer>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -41,6 +45,20 @@ QComboBox* choices(QWidget* parent, const QStringList& items)
     auto* box = new QComboBox(parent);
     box->addItem(QObject::tr("(any)"));
     box->addItems(items);
+    return box;
+}
+
+// A vocabulary's choices (operations, reasons), in a box of its own width.
+QComboBox* vocabulary(QWidget* parent, const QStringList& items)
+{
+    QComboBox* box = choices(parent, items);
+    // As wide as a usual choice, not the longest ("REQUEST_SECRET_MISMATCH"):
+    // on a narrow window the search field needs the room. The list opens
+    // wide enough for every choice.
+    const int full = box->sizeHint().width();
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(16);
+    box->view()->setMinimumWidth(full);
     return box;
 }
 
@@ -88,16 +106,16 @@ QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
 
 AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
-      m_job(new QLineEdit(this)), m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
-      m_reason(choices(this, catalogueChoices(catalogue::kReasons))),
+      m_job(new QLineEdit(this)), m_operation(vocabulary(this, catalogueChoices(catalogue::kOperations))),
+      m_reason(vocabulary(this, catalogueChoices(catalogue::kReasons))),
       m_refusedOnly(new QCheckBox(tr("Refused only"), this)), m_text(new QLineEdit(this)),
       m_typing(new QTimer(this)), m_since(new QComboBox(this)),
       m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
-      m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())), m_newEvents(new QWidget(this)),
-      m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
+      m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())),
+      m_newEvents(new QFrame(m_table)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
       m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
-      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_csv(new QToolButton(this)),
-      m_json(new QToolButton(this))
+      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_export(new QPushButton(tr("E&xport"), this)),
+      m_csv(new QAction(tr("&CSV…"), this)), m_json(new QAction(tr("&JSON…"), this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -113,6 +131,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_to->setDateTime(now);
     m_job->setPlaceholderText(tr("job"));
     m_job->setToolTip(tr("Part of a job's name (any case)"));
+    m_job->setMinimumWidth(m_job->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 14);
     m_text->setPlaceholderText(tr("search job, release, actor, reason, detail, host…"));
     m_text->setToolTip(tr("Part of a job, release, op id, host, reason, actor, job URL, login or detail"));
     m_env->setToolTip(tr("Environment"));
@@ -120,10 +139,15 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_reason->setToolTip(tr("Refusal reason"));
     m_refusedOnly->setToolTip(tr("Only the refusals (outcome rejected), whatever their reason"));
     m_refusedOnly->setObjectName(QStringLiteral("refusedOnly"));
-    m_csv->setText(tr("Export &CSV…"));
-    m_json->setText(tr("Export &JSON…"));
-    for (QToolButton* b : {m_csv, m_json})
-        b->setToolTip(tr("Exports every event the filter matches, in the table's order"));
+    // One button, two formats: the filter row must fit a 1024-pixel window.
+    m_export->setToolTip(tr("Exports every event the filter matches, in the table's order, as CSV or JSON"));
+    m_export->setObjectName(QStringLiteral("export"));
+    m_csv->setObjectName(QStringLiteral("exportCsv"));
+    m_json->setObjectName(QStringLiteral("exportJson"));
+    auto* formats = new QMenu(m_export);
+    formats->addAction(m_csv);
+    formats->addAction(m_json);
+    m_export->setMenu(formats);
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(m_env);
@@ -134,20 +158,24 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_since);
     filters->addWidget(m_from);
     filters->addWidget(m_to);
+    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 2);
     filters->addWidget(m_text, 1);
-    filters->addWidget(m_csv);
-    filters->addWidget(m_json);
+    filters->addWidget(m_export);
 
     // "N new events — Show": nothing moves above the row being read, and
-    // no reset the reviewer did not ask for.
+    // no reset the reviewer did not ask for. It floats over the top of the
+    // rows, where the new events will be: a bar in the layout would push the
+    // table, and the row being read with it, down as it appears.
     auto* show = new QPushButton(tr("Show"), m_newEvents);
     auto* newLayout = new QHBoxLayout(m_newEvents);
-    newLayout->setContentsMargins(0, 0, 0, 0);
+    newLayout->setContentsMargins(8, 2, 2, 2);
     m_newEventsLabel->setParent(m_newEvents);
     newLayout->addWidget(m_newEventsLabel);
     newLayout->addWidget(show);
-    newLayout->addStretch(1);
+    m_newEvents->setFrameShape(QFrame::StyledPanel);
+    m_newEvents->setAutoFillBackground(true);
     m_newEvents->hide();
+    m_table->installEventFilter(this); // keeps it placed as the table resizes
     m_newEvents->setObjectName(QStringLiteral("newEvents"));
     show->setObjectName(QStringLiteral("newEventsShow"));
     m_newEventsLabel->setObjectName(QStringLiteral("newEventsCount"));
@@ -188,8 +216,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
             [this](bool ok, qint64 rows, const QString& message) {
                 m_exportProgress->hide();
                 m_exportCancel->hide();
-                m_csv->setEnabled(true);
-                m_json->setEnabled(true);
+                m_export->setEnabled(true);
                 m_exportLabel->setText(ok ? tr("Exported %1 to %2").arg(events(rows), m_exportPath)
                                           : tr("Export to %1 failed: %2").arg(m_exportPath, message));
             });
@@ -247,9 +274,9 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(filters);
-    layout->addWidget(m_newEvents);
-    layout->addWidget(m_exporting);
     layout->addWidget(m_table);
+    // Below the rows, like a status line: appearing, it moves none of them.
+    layout->addWidget(m_exporting);
 
     for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
@@ -271,8 +298,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                 applyFilter();
         });
     }
-    connect(m_csv, &QToolButton::clicked, this, [this] { exportRows(false); });
-    connect(m_json, &QToolButton::clicked, this, [this] { exportRows(true); });
+    connect(m_csv, &QAction::triggered, this, [this] { exportRows(false); });
+    connect(m_json, &QAction::triggered, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (!current.isValid())
@@ -281,6 +308,19 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                                    current.data(AuditModel::AtMs).toLongLong(),
                                    current.data(AuditModel::Rejected).toBool());
             });
+}
+
+QSize AuditView::sizeHint() const
+{
+    // Room for about ten events under the filters: the main window gives its
+    // dock what this asks, and a reviewer reading two rows at a time loses
+    // the story.
+    const int rows = 10;
+    const int table = m_table->horizontalHeader()->sizeHint().height() +
+                      rows * m_table->verticalHeader()->defaultSectionSize() +
+                      m_table->horizontalScrollBar()->sizeHint().height() + 2 * m_table->frameWidth();
+    const QSize base = QWidget::sizeHint();
+    return {base.width(), std::max(base.height(), m_env->sizeHint().height() + table)};
 }
 
 void AuditView::setEnvironments(const QStringList& names)
@@ -348,10 +388,29 @@ void AuditView::updateReading()
                               (!selected.isEmpty() && selected.first().row() > 0));
 }
 
+bool AuditView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_table && event->type() == QEvent::Resize)
+        placeNewEvents();
+    return QWidget::eventFilter(watched, event);
+}
+
+void AuditView::placeNewEvents()
+{
+    // Top centre of the rows, in the table's coordinates: not the viewport's
+    // child, which scrolling would carry away with the rows.
+    const QRect rows = m_table->viewport()->geometry();
+    const QSize size = m_newEvents->sizeHint();
+    m_newEvents->setGeometry(rows.left() + std::max(0, (rows.width() - size.width()) / 2), rows.top() + 4,
+                             std::min(size.width(), rows.width()), size.height());
+    m_newEvents->raise();
+}
+
 void AuditView::showNewEvents(int count)
 {
     m_newEventsLabel->setText(count == 1 ? tr("1 new event") : tr("%1 new events").arg(count));
     m_newEvents->setVisible(count > 0);
+    placeNewEvents();
 }
 
 void AuditView::showEmptyResult(bool empty)
@@ -432,8 +491,7 @@ void AuditView::exportTo(const QString& chosen, bool json)
     if (!m_session->exportAudit(path, json))
         return; // one at a time: the buttons are disabled meanwhile
     m_exportPath = QFileInfo(path).fileName();
-    m_csv->setEnabled(false);
-    m_json->setEnabled(false);
+    m_export->setEnabled(false);
     m_exportLabel->setText(tr("Exporting to %1…").arg(m_exportPath));
     m_exportProgress->show();
     m_exportCancel->show();

@@ -2,16 +2,17 @@
 
 #include <QWidget>
 
+class QAction;
 class QCheckBox;
 class QComboBox;
 class QDateTimeEdit;
+class QFrame;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QTableView;
 class QTimer;
-class QToolButton;
 
 namespace relctl::ui {
 
@@ -31,6 +32,7 @@ public:
     AuditView(ConsoleSession* session, QWidget* parent = nullptr);
 
     QTableView* table() const { return m_table; }
+    QSize sizeHint() const override;
     // Selects the event's row when it is loaded (the timeline asks).
     void selectEvent(qint64 eventId);
     void setEnvironments(const QStringList& names);
@@ -45,8 +47,12 @@ public:
 signals:
     void eventSelected(qint64 eventId, qint64 atMs, bool rejected);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void exportRows(bool json);
+    void placeNewEvents();
     void showNewEvents(int count);
     void updateReading();
     void showEmptyResult(bool empty);
@@ -68,14 +74,15 @@ private:
     QDateTimeEdit* m_to;
     QTableView* m_table;
     QLabel* m_empty; // over the table: the server answered, and nothing matched
-    QWidget* m_newEvents;
+    QFrame* m_newEvents;
     QLabel* m_newEventsLabel;
     QWidget* m_exporting;
     QProgressBar* m_exportProgress;
     QLabel* m_exportLabel;
     QPushButton* m_exportCancel;
-    QToolButton* m_csv;
-    QToolButton* m_json;
+    QPushButton* m_export;
+    QAction* m_csv;
+    QAction* m_json;
     QString m_exportPath;
     QString m_exportDir; // where the last export went: the next dialog opens there
     bool m_sized = false;
