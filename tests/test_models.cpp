@@ -596,9 +596,15 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("text");
-        // The server's key order (jsonb: shortest key first) is kept.
-        QTest::addRow("unfreeze") << R"({"reason":"canary failed","frozen_by":"alice"})"
+        // The operator's reason first (core's JSON sorts the keys by name),
+        // then the others in the order they came.
+        QTest::addRow("unfreeze") << R"({"frozen_by":"alice","reason":"canary failed"})"
                                   << QStringLiteral("reason: canary failed \u00b7 frozen_by: alice");
+        QTest::addRow("no reason") << R"({"ttl_ms":600000,"max_ttl_ms":900000})"
+                                   << QStringLiteral("ttl_ms: 600000 \u00b7 max_ttl_ms: 900000");
+        QTest::addRow("a nested reason stays in its place")
+            << R"({"denial":{"by":"bob","reason":"soak"},"a":1})"
+            << QStringLiteral("denial.by: bob \u00b7 denial.reason: soak \u00b7 a: 1");
         QTest::addRow("nested keys joined with a dot")
             << R"({"upstream":{"env":"qa","soak_ms":600000},"promotion":7})"
             << QStringLiteral("upstream.env: qa \u00b7 upstream.soak_ms: 600000 \u00b7 promotion: 7");

@@ -38,8 +38,8 @@ bool isRejected(const AuditEvent& e)
     return e.outcome == "rejected";
 }
 
-// Ordered: the keys as the server sent them (jsonb's order, shortest first),
-// so the detail reads the same in the cell, the tooltip and an export.
+// Ordered: the keys in the order the event's detail arrives in (core's JSON
+// sorts them by name), so the cell, the tooltip and an export agree.
 using Json = nlohmann::ordered_json;
 
 // A moment the server wrote into a detail (frozen_at, expires_at) reads like
@@ -96,7 +96,18 @@ QString readableDetail(const std::string& json)
     if (v.is_discarded())
         return text(json).simplified();
     QStringList parts;
-    flatten(v, {}, parts);
+    // An operator's reason first: it is what a reviewer reads the detail
+    // for, and a narrow cell elides the end ("frozen_at", "frozen_by" sort
+    // before "reason").
+    if (const auto reason = v.find("reason"); v.is_object() && reason != v.end())
+        flatten(*reason, "reason", parts);
+    if (v.is_object()) {
+        for (const auto& [k, x] : v.items())
+            if (k != "reason")
+                flatten(x, k, parts);
+    } else {
+        flatten(v, {}, parts);
+    }
     // One line: a reason typed over several lines must not hide the next row.
     return parts.join(QStringLiteral(" \u00b7 ")).simplified();
 }

@@ -18,8 +18,9 @@ QString title(AuditModel::Column column);
 // An event's detail (compact JSON) as one line a person reads: each value
 // after its key, nested keys joined with "." as the manifest diff does,
 // arrays of plain values listed, times as the console shows them, nulls
-// left out, in the server's key order: "reason: canary failed · frozen_by:
-// alice". Text that is not JSON is returned as it is.
+// left out, an operator's reason first and the other keys in the order
+// they came: "reason: canary failed · frozen_by: alice". Text that is not
+// JSON is returned as it is.
 QString readableDetail(const std::string& json);
 // The same detail in full, indented, for its tooltip.
 QString fullDetail(const std::string& json);
