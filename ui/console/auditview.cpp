@@ -481,16 +481,16 @@ void AuditView::exportRows(bool json)
     dialog->open();
 }
 
-void AuditView::exportTo(const QString& chosen, bool json)
+void AuditView::exportTo(const QString& path, bool json)
 {
     // A name without an extension gets the format's, as the dialog's default
     // suffix does, so the file opens in what reads CSV or JSON; a name with
     // an extension of its own is the reviewer's choice and kept.
-    const QString path =
-        QFileInfo(chosen).suffix().isEmpty() ? chosen + QLatin1Char('.') + exportSuffix(json) : chosen;
-    if (!m_session->exportAudit(path, json))
-        return; // one at a time: the buttons are disabled meanwhile
-    m_exportPath = QFileInfo(path).fileName();
+    const QString file =
+        QFileInfo(path).suffix().isEmpty() ? path + QLatin1Char('.') + exportSuffix(json) : path;
+    if (!m_session->exportAudit(file, json))
+        return; // one at a time: the button is disabled meanwhile
+    m_exportPath = QFileInfo(file).fileName();
     m_export->setEnabled(false);
     m_exportLabel->setText(tr("Exporting to %1…").arg(m_exportPath));
     m_exportProgress->show();

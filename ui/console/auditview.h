@@ -40,7 +40,7 @@ public:
     // How long typing in the job or search field must pause before the
     // filter is applied: one query per pause, not one per key.
     static constexpr int typingPauseMs = 300;
-    // Starts an export of the filtered events to `path` (the buttons ask for
+    // Starts an export of the filtered events to `path` (the Export menu asks for
     // it), with ".csv" or ".json" appended when the name has no extension.
     void exportTo(const QString& path, bool json);
 

@@ -46,7 +46,7 @@ using Json = nlohmann::ordered_json;
 // every other time in the console; any other string is itself.
 QString plainString(const std::string& s)
 {
-    const QString t = text(s);
+    QString t = text(s);
     if (t.size() >= 19 && t[4] == QLatin1Char('-') && t[10] == QLatin1Char('T')) {
         if (const QDateTime at = QDateTime::fromString(t, Qt::ISODateWithMs); at.isValid())
             return formatTime(at.toMSecsSinceEpoch(), at.time().msec() != 0);
