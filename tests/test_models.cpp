@@ -1,6 +1,7 @@
 // Unit tests for the console's item models, fed with synthetic values: no
 // database. Every model is watched by QAbstractItemModelTester.
 
+#include "auditcells.h"
 #include "auditmodel.h"
 #include "environmentsmodel.h"
 #include "manifestdiff.h"
@@ -437,6 +438,46 @@ private slots:
         QVERIFY(!model.canFetchMore({}));
     }
 
+    // "No events match" is said only once the server said so, and unsaid as
+    // soon as a filter changes or a matching event arrives.
+    void auditEmptyResult()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        QSignalSpy changes(&model, &AuditModel::emptyResultChanged);
+        QVERIFY(!model.isEmptyResult()); // idle
+        model.setFilter({});
+        QVERIFY(!model.isEmptyResult()); // asked, not answered
+        model.requestFailed(requests.back().serial);
+        QVERIFY(!model.isEmptyResult()); // a failure is no answer
+        model.fetchMore({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({}, false, 40)));
+        QVERIFY(model.isEmptyResult());
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(changes.last().at(0).toBool(), true);
+
+        // A matching event arrives: shown, and the list is no longer empty.
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({41}, false, 41)));
+        QCOMPARE(model.rowCount(), 1);
+        QVERIFY(!model.isEmptyResult());
+        QCOMPARE(changes.last().at(0).toBool(), false);
+
+        // Another filter: unknown until its page arrives, then rows.
+        relctl::AuditFilter prod;
+        prod.env = "prod";
+        model.setFilter(prod);
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({}, false, 41)));
+        QVERIFY(model.isEmptyResult());
+        model.setFilter({});
+        QVERIFY(!model.isEmptyResult());
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({41}, false, 41)));
+        QVERIFY(!model.isEmptyResult());
+        QCOMPARE(changes.count(), 4);
+    }
+
     void auditDuplicateEventsDropped()
     {
         AuditModel model;
@@ -518,6 +559,85 @@ private slots:
                     .contains(QLatin1String("stale_generation")));
         QCOMPARE(model.headerData(int(AuditColumn::OpId), Qt::Horizontal).toString(),
                  QStringLiteral("Op id"));
+    }
+
+    // Who acted, why, and from where: the operator's actor, the detail
+    // readable in its cell and whole in its tooltip, the login and address.
+    void auditActorDetailLoginAddress()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        auto p = pageOf({12, 11}, false);
+        auto& revoke = p.events[0];
+        revoke.operation = "revoke";
+        revoke.actor = "alice";
+        revoke.dbUser = "relctl_manager";
+        revoke.clientAddr = "10.0.0.7";
+        revoke.detail = R"({"reason":"canary failed"})";
+        auto& local = p.events[1];
+        local.dbUser = "relctl_job"; // over a local socket: no address
+        QVERIFY(model.appendPage(requests.back().serial, p));
+
+        const auto at = [&](int row, AuditColumn c, int role = Qt::DisplayRole) {
+            return model.index(row, int(c)).data(role);
+        };
+        QCOMPARE(at(0, AuditColumn::Actor).toString(), QStringLiteral("alice"));
+        QCOMPARE(at(0, AuditColumn::Detail).toString(), QStringLiteral("reason: canary failed"));
+        QCOMPARE(at(0, AuditColumn::Detail, Qt::ToolTipRole).toString(),
+                 QStringLiteral("{\n  \"reason\": \"canary failed\"\n}"));
+        QCOMPARE(at(0, AuditColumn::Login).toString(), QStringLiteral("relctl_manager"));
+        QCOMPARE(at(0, AuditColumn::Address).toString(), QStringLiteral("10.0.0.7"));
+        QVERIFY(!at(1, AuditColumn::Detail).isValid()); // no detail: a blank cell
+        QVERIFY(!at(1, AuditColumn::Address).isValid());
+        QVERIFY(at(1, AuditColumn::Address, Qt::ToolTipRole).toString().contains(QLatin1String("local")));
+        for (const auto& [column, title] :
+             {std::pair{AuditColumn::Detail, "Detail"}, std::pair{AuditColumn::Login, "Login"},
+              std::pair{AuditColumn::Address, "Address"}})
+            QCOMPARE(model.headerData(int(column), Qt::Horizontal).toString(), QLatin1String(title));
+    }
+
+    void auditDetailReadable_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("text");
+        // The operator's reason first (core's JSON sorts the keys by name),
+        // then the others in the order they came.
+        QTest::addRow("unfreeze") << R"({"frozen_by":"alice","reason":"canary failed"})"
+                                  << QStringLiteral("reason: canary failed \u00b7 frozen_by: alice");
+        QTest::addRow("no reason") << R"({"ttl_ms":600000,"max_ttl_ms":900000})"
+                                   << QStringLiteral("ttl_ms: 600000 \u00b7 max_ttl_ms: 900000");
+        QTest::addRow("a nested reason stays in its place")
+            << R"({"denial":{"by":"bob","reason":"soak"},"a":1})"
+            << QStringLiteral("denial.by: bob \u00b7 denial.reason: soak \u00b7 a: 1");
+        QTest::addRow("nested keys joined with a dot")
+            << R"({"upstream":{"env":"qa","soak_ms":600000},"promotion":7})"
+            << QStringLiteral("upstream.env: qa \u00b7 upstream.soak_ms: 600000 \u00b7 promotion: 7");
+        QTest::addRow("a list of values")
+            << R"({"approved_by":["alice","bob"]})" << QStringLiteral("approved_by: alice, bob");
+        QTest::addRow("nulls left out, bool, empty")
+            << R"({"a":null,"b":true,"c":{},"d":[]})"
+            << QStringLiteral("b: true \u00b7 c: none \u00b7 d: none");
+        // Times as every console cell shows them (the server writes microseconds).
+        QTest::addRow("a time") << R"({"frozen_at":"2026-12-01T20:09:29.501378+00:00"})"
+                                << QStringLiteral("frozen_at: 2026-12-01 20:09:29.501 UTC");
+        QTest::addRow("a whole second")
+            << R"({"at":"2026-12-01T22:09:29+02:00"})" << QStringLiteral("at: 2026-12-01 20:09:29 UTC");
+        QTest::addRow("not a time") << R"({"release":"2026-12-01Tnight"})"
+                                    << QStringLiteral("release: 2026-12-01Tnight");
+        QTest::addRow("one line") << R"({"reason":"line one\nline two"})"
+                                  << QStringLiteral("reason: line one line two");
+        QTest::addRow("a plain string") << R"("rolled back")" << QStringLiteral("rolled back");
+        QTest::addRow("not JSON") << "not json" << QStringLiteral("not json");
+    }
+
+    void auditDetailReadable()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, text);
+        QCOMPARE(relctl::ui::auditcells::readableDetail(json.toStdString()), text);
     }
 
     void auditHundredThousandEvents()
@@ -605,7 +725,8 @@ private slots:
         QCOMPARE(requests.back().request.sort.column, relctl::AuditSort::Column::Generation);
 
         for (const AuditColumn c :
-             {AuditColumn::Current, AuditColumn::OpId, AuditColumn::Pid, AuditColumn::JobUrl}) {
+             {AuditColumn::Current, AuditColumn::OpId, AuditColumn::Pid, AuditColumn::JobUrl,
+              AuditColumn::Login, AuditColumn::Address, AuditColumn::Detail}) {
             QVERIFY(!AuditModel::isSortable(int(c)));
             model.sort(int(c), Qt::AscendingOrder);
         }
@@ -676,6 +797,76 @@ private slots:
         QCOMPARE(model.rowCount(), 9);
         QCOMPARE(model.rowForEvent(95), std::optional<int>(8));
         QCOMPARE(held.row(), 5);
+    }
+
+    // While the reviewer reads, new events are held, counted and offered,
+    // not inserted above their row; they go on top when asked for (or when
+    // holding ends), each once, in their place.
+    void auditNewerEventsHeldWhileReading()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        QSignalSpy pending(&model, &AuditModel::newEventsPending);
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({100, 98, 97}, false, 100)));
+        const QPersistentModelIndex held(model.index(1, 0)); // event 98, being read
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        model.setHoldNewEvents(true);
+        QVERIFY(model.holdsNewEvents());
+
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({97, 98, 100, 101, 102}, false, 102)));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(inserted.count(), 0);
+        QCOMPARE(held.row(), 1);
+        QCOMPARE(model.pendingNewEvents(), 2);
+        QCOMPARE(pending.last().at(0).toInt(), 2);
+        // The next round reaches back over the held ones and a late commit (99): counted once.
+        model.eventsArrived();
+        QCOMPARE(requests.back().request.newerThan,
+                 std::optional<std::int64_t>(std::max<std::int64_t>(0, 102 - AuditModel::lateCommitWindow)));
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({99, 101, 102, 103}, false, 103)));
+        QCOMPARE(model.pendingNewEvents(), 4);
+        QCOMPARE(model.rowCount(), 3);
+
+        model.showNewEvents();
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(model.pendingNewEvents(), 0);
+        QCOMPARE(pending.last().at(0).toInt(), 0);
+        std::vector<std::int64_t> order;
+        for (int row = 0; row < model.rowCount(); ++row)
+            order.push_back(model.eventAt(row)->id);
+        QCOMPARE(order, (std::vector<std::int64_t>{103, 102, 101, 100, 99, 98, 97}));
+        QCOMPARE(held.data(AuditModel::EventId).toLongLong(), 98);
+        QCOMPARE(model.rowForEvent(99), std::optional<int>(4));
+        QVERIFY(model.holdsNewEvents()); // showing them did not end the reading
+
+        // Holding ends (back at the top): what was held goes on top at once.
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({104}, false, 104)));
+        QCOMPARE(model.rowCount(), 7);
+        QCOMPARE(model.pendingNewEvents(), 1);
+        model.setHoldNewEvents(false);
+        QCOMPARE(model.pendingNewEvents(), 0);
+        QCOMPARE(model.eventAt(0)->id, 104);
+        // Not holding: in place at once, as before.
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({105}, false, 105)));
+        QCOMPARE(model.eventAt(0)->id, 105);
+        QCOMPARE(model.pendingNewEvents(), 0);
+
+        // A reset forgets what was held.
+        model.setHoldNewEvents(true);
+        model.eventsArrived();
+        QVERIFY(model.appendPage(requests.back().serial, pageOf({106}, false, 106)));
+        QCOMPARE(model.pendingNewEvents(), 1);
+        model.reload();
+        QCOMPARE(model.pendingNewEvents(), 0);
+        model.setHoldNewEvents(false);
+        QCOMPARE(model.rowCount(), 0);
     }
 
     // An event whose id was taken before the horizon but which committed after
@@ -764,7 +955,7 @@ private slots:
         QCOMPARE(model.pendingNewEvents(), 3);
         QCOMPARE(resets.count(), 0);
 
-        model.reload();
+        model.showNewEvents(); // under this sort, the list is read again
         QCOMPARE(resets.count(), 1);
         QCOMPARE(model.pendingNewEvents(), 0);
         QCOMPARE(pending.last().at(0).toInt(), 0);

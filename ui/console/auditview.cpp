@@ -3,22 +3,30 @@
 #include "auditmodel.h"
 #include "consolesession.h"
 #include "relctl/catalogue.h"
+#include "timeformat.h"
 
+#include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDateTimeEdit>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListView>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QTableView>
-#include <QToolButton>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace relctl::ui {
 
@@ -40,6 +48,20 @@ QComboBox* choices(QWidget* parent, const QStringList& items)
     return box;
 }
 
+// A vocabulary's choices (operations, reasons), in a box of its own width.
+QComboBox* vocabulary(QWidget* parent, const QStringList& items)
+{
+    QComboBox* box = choices(parent, items);
+    // As wide as a usual choice, not the longest ("REQUEST_SECRET_MISMATCH"):
+    // on a narrow window the search field needs the room. The list opens
+    // wide enough for every choice.
+    const int full = box->sizeHint().width();
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(16);
+    box->view()->setMinimumWidth(full);
+    return box;
+}
+
 // The catalogue's operations or reasons, as filter choices.
 template <typename List> QStringList catalogueChoices(const List& list)
 {
@@ -53,6 +75,11 @@ template <typename List> QStringList catalogueChoices(const List& list)
         items << QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
     }
     return items;
+}
+
+QString exportSuffix(bool json)
+{
+    return json ? QStringLiteral("json") : QStringLiteral("csv");
 }
 
 // "1 event", "2002 events": the count in full, as the file will hold it.
@@ -79,15 +106,16 @@ QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
 
 AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(session->audit()), m_env(choices(this, {})),
-      m_job(new QLineEdit(this)),
-      m_operation(choices(this, catalogueChoices(catalogue::kOperations))),
-      m_reason(choices(this, catalogueChoices(catalogue::kReasons))),
-      m_text(new QLineEdit(this)), m_since(new QComboBox(this)),
+      m_job(new QLineEdit(this)), m_operation(vocabulary(this, catalogueChoices(catalogue::kOperations))),
+      m_reason(vocabulary(this, catalogueChoices(catalogue::kReasons))),
+      m_refusedOnly(new QCheckBox(tr("Refused only"), this)), m_text(new QLineEdit(this)),
+      m_typing(new QTimer(this)), m_since(new QComboBox(this)),
       m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
-      m_table(new QTableView(this)), m_newEvents(new QWidget(this)), m_newEventsLabel(new QLabel(this)),
-      m_exporting(new QWidget(this)), m_exportProgress(new QProgressBar(this)),
-      m_exportLabel(new QLabel(this)), m_exportCancel(new QPushButton(tr("Cancel"), this)),
-      m_csv(new QToolButton(this)), m_json(new QToolButton(this))
+      m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())),
+      m_newEvents(new QFrame(m_table)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
+      m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
+      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_export(new QPushButton(tr("E&xport"), this)),
+      m_csv(new QAction(tr("&CSV…"), this)), m_json(new QAction(tr("&JSON…"), this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -102,43 +130,67 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_from->setDateTime(now.addSecs(-60 * 60));
     m_to->setDateTime(now);
     m_job->setPlaceholderText(tr("job"));
-    m_text->setPlaceholderText(tr("search job, release, op id, host…"));
+    m_job->setToolTip(tr("Part of a job's name (any case)"));
+    m_job->setMinimumWidth(m_job->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 14);
+    m_text->setPlaceholderText(tr("search job, release, actor, reason, detail, host…"));
+    m_text->setToolTip(tr("Part of a job, release, op id, host, reason, actor, job URL, login or detail"));
     m_env->setToolTip(tr("Environment"));
     m_operation->setToolTip(tr("Operation"));
     m_reason->setToolTip(tr("Refusal reason"));
-    m_csv->setText(tr("Export &CSV…"));
-    m_json->setText(tr("Export &JSON…"));
-    for (QToolButton* b : {m_csv, m_json})
-        b->setToolTip(tr("Exports every event the filter matches, in the table's order"));
+    m_refusedOnly->setToolTip(tr("Only the refusals (outcome rejected), whatever their reason"));
+    m_refusedOnly->setObjectName(QStringLiteral("refusedOnly"));
+    // One button, two formats: the filter row must fit a 1024-pixel window.
+    m_export->setToolTip(tr("Exports every event the filter matches, in the table's order, as CSV or JSON"));
+    m_export->setObjectName(QStringLiteral("export"));
+    m_csv->setObjectName(QStringLiteral("exportCsv"));
+    m_json->setObjectName(QStringLiteral("exportJson"));
+    auto* formats = new QMenu(m_export);
+    formats->addAction(m_csv);
+    formats->addAction(m_json);
+    m_export->setMenu(formats);
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(m_env);
     filters->addWidget(m_job);
     filters->addWidget(m_operation);
     filters->addWidget(m_reason);
+    filters->addWidget(m_refusedOnly);
     filters->addWidget(m_since);
     filters->addWidget(m_from);
     filters->addWidget(m_to);
+    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 2);
     filters->addWidget(m_text, 1);
-    filters->addWidget(m_csv);
-    filters->addWidget(m_json);
+    filters->addWidget(m_export);
 
-    // "N new events — Reload": never a reset the reviewer did not ask for.
-    auto* reload = new QPushButton(tr("Reload"), m_newEvents);
+    // "N new events — Show": nothing moves above the row being read, and
+    // no reset the reviewer did not ask for. It floats over the top of the
+    // rows, where the new events will be: a bar in the layout would push the
+    // table, and the row being read with it, down as it appears.
+    auto* show = new QPushButton(tr("Show"), m_newEvents);
     auto* newLayout = new QHBoxLayout(m_newEvents);
-    newLayout->setContentsMargins(0, 0, 0, 0);
+    newLayout->setContentsMargins(8, 2, 2, 2);
     m_newEventsLabel->setParent(m_newEvents);
     newLayout->addWidget(m_newEventsLabel);
-    newLayout->addWidget(reload);
-    newLayout->addStretch(1);
+    newLayout->addWidget(show);
+    m_newEvents->setFrameShape(QFrame::StyledPanel);
+    m_newEvents->setAutoFillBackground(true);
     m_newEvents->hide();
+    m_table->installEventFilter(this); // keeps it placed as the table resizes
     m_newEvents->setObjectName(QStringLiteral("newEvents"));
-    reload->setObjectName(QStringLiteral("newEventsReload"));
+    show->setObjectName(QStringLiteral("newEventsShow"));
+    m_newEventsLabel->setObjectName(QStringLiteral("newEventsCount"));
     m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
     m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
+    m_job->setObjectName(QStringLiteral("jobFilter"));
+    m_text->setObjectName(QStringLiteral("searchText"));
     m_from->setObjectName(QStringLiteral("rangeFrom"));
     m_to->setObjectName(QStringLiteral("rangeTo"));
-    connect(reload, &QPushButton::clicked, m_model, &AuditModel::reload);
+    connect(show, &QPushButton::clicked, this, [this] {
+        const bool onTop = m_model->auditSort() == relctl::AuditSort{}; // newest first: inserted on top
+        m_model->showNewEvents();
+        if (onTop)
+            m_table->scrollToTop();
+    });
     connect(m_model, &AuditModel::newEventsPending, this, &AuditView::showNewEvents);
 
     // Export progress: non-modal, the console keeps updating meanwhile.
@@ -164,8 +216,7 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
             [this](bool ok, qint64 rows, const QString& message) {
                 m_exportProgress->hide();
                 m_exportCancel->hide();
-                m_csv->setEnabled(true);
-                m_json->setEnabled(true);
+                m_export->setEnabled(true);
                 m_exportLabel->setText(ok ? tr("Exported %1 to %2").arg(events(rows), m_exportPath)
                                           : tr("Export to %1 failed: %2").arg(m_exportPath, message));
             });
@@ -185,45 +236,70 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
         if (!AuditModel::isSortable(column))
             m_table->horizontalHeader()->setSortIndicator(m_model->sortColumn(), m_model->sortOrder());
     });
-    // New events inserted on top must not scroll what the reviewer reads:
-    // unless they were at the very top (following the newest), the row at the
-    // top of the viewport stays there.
-    connect(m_model, &QAbstractItemModel::rowsAboutToBeInserted, this, [this](const QModelIndex&, int first) {
-        m_topRow = QPersistentModelIndex();
-        if (first == 0 && m_table->verticalScrollBar()->value() > 0)
-            m_topRow = m_table->indexAt(QPoint(0, 0));
-    });
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex&, int first) {
-        if (first != 0 || !m_topRow.isValid())
-            return;
-        m_table->doItemsLayout(); // the scroll range must hold the new rows first
-        m_table->scrollTo(m_topRow, QAbstractItemView::PositionAtTop);
-        m_topRow = QPersistentModelIndex();
-    });
+    // New events inserted on top must not move what the reviewer reads: while
+    // they read (scrolled down, or a row selected below the newest), new
+    // events wait behind the bar; at the top with nothing selected (or the
+    // newest), they appear in place. Asked again whenever any of that changes.
+    connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, this, &AuditView::updateReading);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &AuditView::updateReading);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &AuditView::updateReading);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &AuditView::updateReading);
     // Sized once from the first page: ResizeToContents would measure every loaded row on each change.
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         if (!m_sized) {
             m_table->resizeColumnsToContents();
+            // Long values elide (their tooltip holds them whole): one wide
+            // detail or URL must not push every other column off screen.
+            for (const auto column : {AuditModel::Column::Detail, AuditModel::Column::JobUrl,
+                                      AuditModel::Column::OpId, AuditModel::Column::Current})
+                m_table->setColumnWidth(int(column), std::min(m_table->columnWidth(int(column)), 320));
             m_sized = true;
         }
     });
 
+    // An empty answer says so where the rows would be, naming the filters
+    // that left nothing, so a blank table is never mistaken for "still
+    // loading" or "nothing happened".
+    m_empty->setObjectName(QStringLiteral("emptyResult"));
+    m_empty->setTextFormat(Qt::PlainText); // it quotes what the reviewer typed
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setWordWrap(true);
+    m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
+    m_empty->hide();
+    auto* emptyLayout = new QVBoxLayout(m_table->viewport());
+    emptyLayout->addWidget(m_empty);
+    connect(m_model, &AuditModel::emptyResultChanged, this, &AuditView::showEmptyResult);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(filters);
-    layout->addWidget(m_newEvents);
-    layout->addWidget(m_exporting);
     layout->addWidget(m_table);
+    // Below the rows, like a status line: appearing, it moves none of them.
+    layout->addWidget(m_exporting);
 
     for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
+    connect(m_refusedOnly, &QCheckBox::toggled, this, &AuditView::applyFilter);
     connect(m_since, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
     for (QDateTimeEdit* edit : {m_from, m_to})
         connect(edit, &QDateTimeEdit::editingFinished, this, &AuditView::rangeChanged);
-    for (QLineEdit* edit : {m_job, m_text})
-        connect(edit, &QLineEdit::editingFinished, this, &AuditView::applyFilter);
-    connect(m_csv, &QToolButton::clicked, this, [this] { exportRows(false); });
-    connect(m_json, &QToolButton::clicked, this, [this] { exportRows(true); });
+    // The job and search fields apply as the reviewer types, once typing
+    // pauses; Enter applies at once. A field that loses focus after the
+    // pause asks nothing again.
+    m_typing->setSingleShot(true);
+    m_typing->setInterval(typingPauseMs);
+    connect(m_typing, &QTimer::timeout, this, &AuditView::applyFilter);
+    for (QLineEdit* edit : {m_job, m_text}) {
+        edit->setClearButtonEnabled(true);
+        connect(edit, &QLineEdit::textChanged, m_typing, qOverload<>(&QTimer::start));
+        connect(edit, &QLineEdit::editingFinished, this, [this] {
+            if (m_typing->isActive())
+                applyFilter();
+        });
+    }
+    connect(m_csv, &QAction::triggered, this, [this] { exportRows(false); });
+    connect(m_json, &QAction::triggered, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (!current.isValid())
@@ -232,6 +308,19 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                                    current.data(AuditModel::AtMs).toLongLong(),
                                    current.data(AuditModel::Rejected).toBool());
             });
+}
+
+QSize AuditView::sizeHint() const
+{
+    // Room for about ten events under the filters: the main window gives its
+    // dock what this asks, and a reviewer reading two rows at a time loses
+    // the story.
+    const int rows = 10;
+    const int table = m_table->horizontalHeader()->sizeHint().height() +
+                      rows * m_table->verticalHeader()->defaultSectionSize() +
+                      m_table->horizontalScrollBar()->sizeHint().height() + 2 * m_table->frameWidth();
+    const QSize base = QWidget::sizeHint();
+    return {base.width(), std::max(base.height(), m_env->sizeHint().height() + table)};
 }
 
 void AuditView::setEnvironments(const QStringList& names)
@@ -271,12 +360,15 @@ void AuditView::rangeChanged()
 
 void AuditView::applyFilter()
 {
+    m_typing->stop(); // what was typed is in this filter
     relctl::AuditFilter filter;
     filter.env = value(m_env->currentText());
     filter.job = value(m_job->text());
     filter.operation = value(m_operation->currentText());
     filter.reason = value(m_reason->currentText());
     filter.text = value(m_text->text());
+    if (m_refusedOnly->isChecked())
+        filter.outcome = "rejected";
     if (const QVariant preset = m_since->currentData(); preset == customRange) {
         if (!customRangeValid())
             return;
@@ -289,11 +381,71 @@ void AuditView::applyFilter()
     m_model->setFilter(filter);
 }
 
+void AuditView::updateReading()
+{
+    const QModelIndexList selected = m_table->selectionModel()->selectedRows();
+    m_model->setHoldNewEvents(m_table->verticalScrollBar()->value() > 0 ||
+                              (!selected.isEmpty() && selected.first().row() > 0));
+}
+
+bool AuditView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_table && event->type() == QEvent::Resize)
+        placeNewEvents();
+    return QWidget::eventFilter(watched, event);
+}
+
+void AuditView::placeNewEvents()
+{
+    // Top centre of the rows, in the table's coordinates: not the viewport's
+    // child, which scrolling would carry away with the rows.
+    const QRect rows = m_table->viewport()->geometry();
+    const QSize size = m_newEvents->sizeHint();
+    m_newEvents->setGeometry(rows.left() + std::max(0, (rows.width() - size.width()) / 2), rows.top() + 4,
+                             std::min(size.width(), rows.width()), size.height());
+    m_newEvents->raise();
+}
+
 void AuditView::showNewEvents(int count)
 {
-    m_newEventsLabel->setText(count == 1 ? tr("1 new event since this list was read")
-                                         : tr("%1 new events since this list was read").arg(count));
+    m_newEventsLabel->setText(count == 1 ? tr("1 new event") : tr("%1 new events").arg(count));
     m_newEvents->setVisible(count > 0);
+    placeNewEvents();
+}
+
+void AuditView::showEmptyResult(bool empty)
+{
+    if (empty)
+        m_empty->setText(emptyResultText());
+    m_empty->setVisible(empty);
+}
+
+QString AuditView::emptyResultText() const
+{
+    const relctl::AuditFilter& f = m_model->filter();
+    const auto quoted = [](const std::string& s) {
+        return tr("\u201c%1\u201d").arg(QString::fromStdString(s));
+    };
+    QStringList named;
+    if (f.env)
+        named << tr("environment %1").arg(QString::fromStdString(*f.env));
+    if (f.job)
+        named << tr("job containing %1").arg(quoted(*f.job));
+    if (f.operation)
+        named << tr("operation %1").arg(QString::fromStdString(*f.operation));
+    if (f.reason)
+        named << tr("reason %1").arg(QString::fromStdString(*f.reason));
+    if (f.outcome)
+        named << tr("refused only");
+    if (f.text)
+        named << tr("search %1").arg(quoted(*f.text));
+    if (f.from && f.to)
+        named << tr("from %1 to %2").arg(formatTime(*f.from), formatTime(*f.to));
+    else if (f.from)
+        named << m_since->currentText();
+    if (named.isEmpty())
+        return tr("No events recorded yet.");
+    return tr("No events match these filters.") + QLatin1Char('\n') + named.join(QStringLiteral(" \u00b7 "));
 }
 
 void AuditView::selectEvent(qint64 eventId)
@@ -304,24 +456,42 @@ void AuditView::selectEvent(qint64 eventId)
         m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
                                                               QItemSelectionModel::Rows);
         m_table->scrollTo(index);
+        updateReading(); // the selection's signals were blocked
     }
 }
 
 void AuditView::exportRows(bool json)
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export audit events"), QString(),
-                                                      json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
-    if (!path.isEmpty())
+    // Not the static getSaveFileName(): its nested event loop would hold the
+    // console's updates, and only an instance takes a default suffix.
+    auto* dialog = new QFileDialog(this, tr("Export audit events"), m_exportDir);
+    dialog->setObjectName(QStringLiteral("exportDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setNameFilter(json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+    dialog->setDefaultSuffix(exportSuffix(json));
+    // A name that says what and when (UTC, like every time in the console).
+    dialog->selectFile(QStringLiteral("audit-%1.%2")
+                           .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")),
+                                exportSuffix(json)));
+    connect(dialog, &QFileDialog::fileSelected, this, [this, json](const QString& path) {
+        m_exportDir = QFileInfo(path).absolutePath();
         exportTo(path, json);
+    });
+    dialog->open();
 }
 
 void AuditView::exportTo(const QString& path, bool json)
 {
-    if (!m_session->exportAudit(path, json))
-        return; // one at a time: the buttons are disabled meanwhile
-    m_exportPath = QFileInfo(path).fileName();
-    m_csv->setEnabled(false);
-    m_json->setEnabled(false);
+    // A name without an extension gets the format's, as the dialog's default
+    // suffix does, so the file opens in what reads CSV or JSON; a name with
+    // an extension of its own is the reviewer's choice and kept.
+    const QString file =
+        QFileInfo(path).suffix().isEmpty() ? path + QLatin1Char('.') + exportSuffix(json) : path;
+    if (!m_session->exportAudit(file, json))
+        return; // one at a time: the button is disabled meanwhile
+    m_exportPath = QFileInfo(file).fileName();
+    m_export->setEnabled(false);
     m_exportLabel->setText(tr("Exporting to %1…").arg(m_exportPath));
     m_exportProgress->show();
     m_exportCancel->show();

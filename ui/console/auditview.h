@@ -1,16 +1,18 @@
 #pragma once
 
-#include <QPersistentModelIndex>
 #include <QWidget>
 
+class QAction;
+class QCheckBox;
 class QComboBox;
 class QDateTimeEdit;
+class QFrame;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QTableView;
-class QToolButton;
+class QTimer;
 
 namespace relctl::ui {
 
@@ -19,9 +21,9 @@ class ConsoleSession;
 
 // The audit browser: filters (all applied by the server), the lazily loaded
 // table sorted by the server (a click on a sortable header), a bar offering
-// to reload when new events arrived under a sort that cannot show them in
-// place, and export of every filtered event, in the table's order, on a
-// worker of its own.
+// new events that were not put above the row being read (or that a sort
+// cannot show in place), and export of every filtered event, in the table's
+// order, on a worker of its own.
 class AuditView final : public QWidget
 {
     Q_OBJECT
@@ -30,19 +32,31 @@ public:
     AuditView(ConsoleSession* session, QWidget* parent = nullptr);
 
     QTableView* table() const { return m_table; }
+    QSize sizeHint() const override;
     // Selects the event's row when it is loaded (the timeline asks).
     void selectEvent(qint64 eventId);
     void setEnvironments(const QStringList& names);
     void applyFilter();
-    // Starts an export of the filtered events to `path` (the buttons ask for it).
+    // How long typing in the job or search field must pause before the
+    // filter is applied: one query per pause, not one per key.
+    static constexpr int typingPauseMs = 300;
+    // Starts an export of the filtered events to `path` (the Export menu asks for
+    // it), with ".csv" or ".json" appended when the name has no extension.
     void exportTo(const QString& path, bool json);
 
 signals:
     void eventSelected(qint64 eventId, qint64 atMs, bool rejected);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void exportRows(bool json);
+    void placeNewEvents();
     void showNewEvents(int count);
+    void updateReading();
+    void showEmptyResult(bool empty);
+    QString emptyResultText() const;
     void rangeChanged();
     bool customRangeValid() const;
 
@@ -52,22 +66,25 @@ private:
     QLineEdit* m_job;
     QComboBox* m_operation;
     QComboBox* m_reason;
+    QCheckBox* m_refusedOnly;
     QLineEdit* m_text;
+    QTimer* m_typing; // runs from a key in the job or search field until the pause is over
     QComboBox* m_since;
     QDateTimeEdit* m_from;
     QDateTimeEdit* m_to;
     QTableView* m_table;
-    QWidget* m_newEvents;
+    QLabel* m_empty; // over the table: the server answered, and nothing matched
+    QFrame* m_newEvents;
     QLabel* m_newEventsLabel;
     QWidget* m_exporting;
     QProgressBar* m_exportProgress;
     QLabel* m_exportLabel;
     QPushButton* m_exportCancel;
-    QToolButton* m_csv;
-    QToolButton* m_json;
+    QPushButton* m_export;
+    QAction* m_csv;
+    QAction* m_json;
     QString m_exportPath;
-    // The row at the top of the viewport while new events are inserted above it.
-    QPersistentModelIndex m_topRow;
+    QString m_exportDir; // where the last export went: the next dialog opens there
     bool m_sized = false;
 };
 

@@ -1,11 +1,9 @@
 #include "auditmodel.h"
 
-#include "timeformat.h"
+#include "auditcells.h"
 
 #include <QBrush>
 #include <QColor>
-#include <QDateTime>
-#include <QStringList>
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -17,102 +15,9 @@ namespace {
 using Column = AuditModel::Column;
 using relctl::AuditEvent;
 
-QString text(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-QVariant optionalText(const std::optional<std::string>& s)
-{
-    return s ? QVariant(text(*s)) : QVariant();
-}
-
-QVariant optionalNumber(const std::optional<std::int64_t>& n)
-{
-    return n ? QVariant(qint64(*n)) : QVariant();
-}
-
-QString utcIso(relctl::EpochMs ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
-}
-
 bool isRejected(const AuditEvent& e)
 {
     return e.outcome == "rejected";
-}
-
-// What was current when the event happened, in one cell: "release 1.4.2, generation 7, token 12".
-QString current(const AuditEvent& e)
-{
-    QStringList parts;
-    if (e.currentRelease)
-        parts << AuditModel::tr("release %1").arg(text(*e.currentRelease));
-    if (e.currentGeneration)
-        parts << AuditModel::tr("generation %1").arg(*e.currentGeneration);
-    if (e.currentToken)
-        parts << AuditModel::tr("token %1").arg(*e.currentToken);
-    return parts.join(QStringLiteral(", "));
-}
-
-QVariant display(const AuditEvent& e, Column column)
-{
-    switch (column) {
-    case Column::Time:
-        return formatTime(e.at);
-    case Column::Environment:
-        return text(e.env);
-    case Column::Operation:
-        return text(e.operation);
-    case Column::Outcome:
-        return text(e.outcome);
-    case Column::Reason:
-        return optionalText(e.reason);
-    case Column::Job:
-        return optionalText(e.job);
-    case Column::Release:
-        return optionalText(e.release);
-    case Column::Generation:
-        return optionalNumber(e.generation);
-    case Column::Token:
-        return optionalNumber(e.token);
-    case Column::Current:
-        return current(e);
-    case Column::OpId:
-        return optionalText(e.opId);
-    case Column::Host:
-        return optionalText(e.host);
-    case Column::Pid:
-        return optionalNumber(e.pid);
-    case Column::JobUrl:
-        return optionalText(e.jobUrl);
-    case Column::Actor:
-        return optionalText(e.actor);
-    case Column::Count:
-        break;
-    }
-    return {};
-}
-
-QVariant toolTip(const AuditEvent& e, Column column)
-{
-    switch (column) {
-    case Column::Time:
-        return AuditModel::tr("Event %1 at %2 (UTC)\nLocal time: %3")
-            .arg(e.id)
-            .arg(utcIso(e.at), formatLocalTime(e.at));
-    case Column::Outcome:
-    case Column::Reason:
-        if (!isRejected(e))
-            return AuditModel::tr("Accepted");
-        return AuditModel::tr("Refused: %1\nCurrent: %2")
-            .arg(e.reason ? text(*e.reason) : AuditModel::tr("no reason recorded"),
-                 e.currentRelease || e.currentGeneration || e.currentToken ? current(e)
-                                                                           : AuditModel::tr("nothing"));
-    default:
-        // The full text, for cells a narrow column elides (job URLs, op ids).
-        return display(e, column);
-    }
 }
 
 // A red readable on light and dark palettes alike (Solarized's red was chosen
@@ -120,7 +25,9 @@ QVariant toolTip(const AuditEvent& e, Column column)
 const QColor refusalRed(0xdc, 0x32, 0x2f);
 
 // The sort each column asks the server for; the others cannot be sorted
-// (composite or unindexed-and-rarely-useful: current, op id, PID, job URL).
+// (composite or unindexed-and-rarely-useful: current, op id, PID, job URL,
+// login, address; the detail is a JSON document, which has no order a
+// reviewer could use).
 std::optional<relctl::AuditSort::Column> sortKey(int column)
 {
     using Key = relctl::AuditSort::Column;
@@ -177,8 +84,11 @@ void AuditModel::reset()
     m_topPosition = 0;
     m_rowCount = 0;
     m_more = true;
+    m_answered = false;
     m_horizon.reset();
     m_newerWanted = false;
+    m_held.clear();
+    m_heldIds.clear();
     // The first page's serial is taken before views hear of the reset: one
     // calling fetchMore() from modelReset finds a request outstanding and adds
     // no second one. Any page still on its way for the old filter now carries
@@ -186,6 +96,7 @@ void AuditModel::reset()
     m_pending = ++m_lastSerial;
     m_pendingKind = Pending::Page;
     endResetModel();
+    updateEmptyResult();
     if (std::exchange(m_newEvents, 0) != 0)
         emit newEventsPending(0);
     emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, std::nullopt, m_pageSize});
@@ -308,7 +219,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // anywhere else a duplicate means a query bug: drop it, loudly.
     std::size_t kept = 0;
     for (auto& e : events) {
-        if (m_positions.contains(e.id))
+        if (m_positions.contains(e.id) || m_heldIds.contains(e.id))
             continue;
         if (&events[kept] != &e)
             events[kept] = std::move(e);
@@ -324,6 +235,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
         // pages' horizons are not used: events between would be missed.
         if (!m_horizon)
             m_horizon = page.horizon;
+        m_answered = true;
         m_more = page.more && kept > 0;
         appendRows(std::move(events));
     } else {
@@ -334,7 +246,9 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
             m_horizon = std::max(m_horizon.value_or(0), *lastRead);
         if (!more)
             m_horizon = std::max(m_horizon.value_or(0), page.horizon);
-        if (showsNewestFirst()) {
+        if (showsNewestFirst() && m_hold) {
+            holdNewer(std::move(events));
+        } else if (showsNewestFirst()) {
             insertNewer(std::move(events));
         } else if (!events.empty()) {
             m_newEvents += int(events.size());
@@ -345,11 +259,19 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // Cleared only now: a fetchMore() from a rowsInserted handler must not ask
     // for a page before the rows it follows are in.
     m_pending.reset();
+    updateEmptyResult();
     if (newerAgain)
         requestNewer(false);
     else if (m_newerWanted && m_horizon)
         requestNewer(true);
     return true;
+}
+
+void AuditModel::updateEmptyResult()
+{
+    const bool empty = m_answered && m_rowCount == 0;
+    if (empty != std::exchange(m_emptyResult, empty))
+        emit emptyResultChanged(empty);
 }
 
 void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)
@@ -391,6 +313,52 @@ void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
     m_topPosition = position;
     m_rowCount += count;
     endInsertRows();
+}
+
+void AuditModel::holdNewer(std::vector<relctl::AuditEvent> events)
+{
+    if (events.empty())
+        return;
+    for (auto& e : events) {
+        m_heldIds.insert(e.id);
+        m_held.push_back(std::move(e));
+    }
+    m_newEvents = int(m_held.size());
+    emit newEventsPending(m_newEvents);
+}
+
+void AuditModel::setHoldNewEvents(bool hold)
+{
+    m_hold = hold;
+    if (!hold)
+        insertHeld();
+}
+
+void AuditModel::showNewEvents()
+{
+    if (showsNewestFirst())
+        insertHeld();
+    else
+        reload();
+}
+
+void AuditModel::insertHeld()
+{
+    if (m_held.empty())
+        return;
+    // Taken first: a view that holds again from rowsInserted finds nothing
+    // held twice.
+    std::vector<relctl::AuditEvent> held = std::exchange(m_held, {});
+    m_heldIds.clear();
+    // Rounds arrive oldest first, but a late commit found by a later round
+    // has a smaller id than what an earlier one held: insertNewer() wants
+    // them all in id order.
+    std::sort(held.begin(), held.end(),
+              [](const relctl::AuditEvent& a, const relctl::AuditEvent& b) { return a.id < b.id; });
+    m_newEvents = 0;
+    emit newEventsPending(0);
+    insertNewer(std::move(held));
+    updateEmptyResult();
 }
 
 void AuditModel::insertLate(relctl::AuditEvent event)
@@ -477,9 +445,9 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     const auto column = Column(index.column());
     switch (role) {
     case Qt::DisplayRole:
-        return display(e, column);
+        return auditcells::display(e, column);
     case Qt::ToolTipRole:
-        return toolTip(e, column);
+        return auditcells::toolTip(e, column);
     case Qt::ForegroundRole:
         // Only the cells that say "refused" and why: a whole red row is harder
         // to read and hides the selection highlight.
@@ -505,41 +473,7 @@ QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int ro
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
-    switch (Column(section)) {
-    case Column::Time:
-        return tr("Time");
-    case Column::Environment:
-        return tr("Environment");
-    case Column::Operation:
-        return tr("Operation");
-    case Column::Outcome:
-        return tr("Outcome");
-    case Column::Reason:
-        return tr("Reason");
-    case Column::Job:
-        return tr("Job");
-    case Column::Release:
-        return tr("Release");
-    case Column::Generation:
-        return tr("Generation");
-    case Column::Token:
-        return tr("Token");
-    case Column::Current:
-        return tr("Current");
-    case Column::OpId:
-        return tr("Op id");
-    case Column::Host:
-        return tr("Host");
-    case Column::Pid:
-        return tr("PID");
-    case Column::JobUrl:
-        return tr("Job URL");
-    case Column::Actor:
-        return tr("Actor");
-    case Column::Count:
-        break;
-    }
-    return {};
+    return auditcells::title(Column(section));
 }
 
 QHash<int, QByteArray> AuditModel::roleNames() const

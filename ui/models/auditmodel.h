@@ -8,6 +8,7 @@
 
 #include <QAbstractTableModel>
 #include <QHash>
+#include <QSet>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -26,6 +27,10 @@ public:
         Operation,
         Outcome,
         Reason,
+        // Who acted and why, beside the outcome they explain: what an
+        // incident review reads first.
+        Actor,
+        Detail, // the event's detail, readable ("reason: canary failed · frozen_by: alice")
         Job,
         Release,
         Generation,
@@ -35,7 +40,8 @@ public:
         Host,
         Pid,
         JobUrl,
-        Actor,
+        Login,   // the database login that made the call (db_user)
+        Address, // its client address (client_addr); none over a local socket
         Count
     };
 
@@ -68,11 +74,13 @@ public:
     // Events were recorded (the worker heard them). What the model does
     // depends on the sort, so that the reviewer's place is never lost:
     // - time, newest first: asks for the events newer than the newest it has
-    //   and inserts them on top (selection and persistent indexes follow);
+    //   and inserts them on top (selection and persistent indexes follow),
+    //   or, while new events are held (setHoldNewEvents()), keeps them aside
+    //   and counts them (newEventsPending()) until showNewEvents();
     // - time, oldest first: new events belong after the last row, so
     //   canFetchMore() turns true again and fetchMore() picks them up;
     // - any other sort: counts them (newEventsPending()) and waits for
-    //   reload().
+    //   showNewEvents(), which reads the list again.
     // The server's filter decides what is new: a time range that has ended
     // gets nothing.
     void eventsArrived();
@@ -82,8 +90,19 @@ public:
     static constexpr std::int64_t lateCommitWindow = 256;
     // Reads the filtered trail again under the same filter and sort (a reset).
     void reload();
-    // Events counted by eventsArrived() under a sort that does not show them.
+    // Events counted by eventsArrived() and not shown: held, or under a sort
+    // that does not show them.
     int pendingNewEvents() const { return m_newEvents; }
+    // While the reviewer reads a row (the view knows when: scrolled away from
+    // the top, or a row selected below the newest), rows inserted on top
+    // would push it down under their eyes: new events are held instead.
+    // Holding no longer inserts the held ones on top.
+    void setHoldNewEvents(bool hold);
+    bool holdsNewEvents() const { return m_hold; }
+    // The reviewer asked for the new events: the held ones are inserted on
+    // top (newest first, held or not), or the list is read again (a reset,
+    // under sorts that cannot place them).
+    void showNewEvents();
 
     // The answer to fetchRequested(serial, ...). Every request carries a fresh
     // serial and at most one request is outstanding; a page whose serial is not
@@ -95,6 +114,10 @@ public:
     // later fetchMore() asks again.
     void requestFailed(std::uint64_t serial);
     bool hasPendingRequest() const { return m_pending.has_value(); }
+    // The server answered the first page under this filter and sort, and no
+    // event matched (yet: a live event may still arrive). False while that
+    // page is on its way, so "no events" is never said before it is known.
+    bool isEmptyResult() const { return m_emptyResult; }
 
     // True while the server may hold more events than are loaded, including
     // while a page is on its way.
@@ -118,15 +141,19 @@ signals:
     // Under a sort that does not show new events: how many arrived since the
     // last reset (0 after one).
     void newEventsPending(int count);
+    void emptyResultChanged(bool empty);
 
 private:
     enum class Pending { Page, Newer };
 
     void reset();
+    void updateEmptyResult();
     void requestNextPage();
     void requestNewer(bool overlap);
     bool showsNewestFirst() const;
     void insertNewer(std::vector<relctl::AuditEvent> events);
+    void holdNewer(std::vector<relctl::AuditEvent> events);
+    void insertHeld();
     void insertLate(relctl::AuditEvent event);
     void appendRows(std::vector<relctl::AuditEvent> events);
     const relctl::AuditEvent& loadedEvent(int row) const;
@@ -154,10 +181,16 @@ private:
     int m_pageSize = 500;
     bool m_active = false; // a filter was set
     bool m_more = false;
+    bool m_answered = false; // the first page under this filter and sort arrived
+    bool m_emptyResult = false;
     // The newest event id the loaded rows account for: events above it are new.
     std::optional<std::int64_t> m_horizon;
     bool m_newerWanted = false; // events arrived while a request was out
     int m_newEvents = 0;
+    bool m_hold = false;
+    // Newest first, while held: new events not yet inserted, each once.
+    std::vector<relctl::AuditEvent> m_held;
+    QSet<std::int64_t> m_heldIds;
 };
 
 } // namespace relctl::ui

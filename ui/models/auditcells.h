@@ -1,0 +1,31 @@
+#pragma once
+
+// How an audit event reads in the audit browser's cells, tooltips and
+// headers: the formatting half of AuditModel, kept apart from its paging and
+// live updates. Pure functions of an event's values.
+
+#include "auditmodel.h"
+
+#include <QString>
+#include <QVariant>
+
+namespace relctl::ui::auditcells {
+
+QVariant display(const relctl::AuditEvent& e, AuditModel::Column column);
+QVariant toolTip(const relctl::AuditEvent& e, AuditModel::Column column);
+QString title(AuditModel::Column column);
+
+// An event's detail (compact JSON) as one line a person reads: each value
+// after its key, nested keys joined with "." as the manifest diff does,
+// arrays of plain values listed, times as the console shows them, nulls
+// left out, an operator's reason first and the other keys in the order
+// they came: "reason: canary failed · frozen_by: alice". Text that is not
+// JSON is returned as it is.
+QString readableDetail(const std::string& json);
+// The same detail in full, indented, for its tooltip.
+QString fullDetail(const std::string& json);
+
+// What was current when the event happened, in one cell: "release 1.4.2, generation 7, token 12".
+QString current(const relctl::AuditEvent& e);
+
+} // namespace relctl::ui::auditcells
