@@ -367,6 +367,11 @@ private slots:
         QCOMPARE(prod.queue.size(), std::size_t(1));
         QCOMPARE(prod.queue[0].job, std::string("job-2"));
         QVERIFY(prod.frozenAt && *prod.frozenAt <= prod.serverNow);
+        // An operator's event carries the environment as it stood, release
+        // and generation included, like every other event.
+        QCOMPARE(db.scalar("SELECT concat_ws('/', current_release, current_generation, current_token) "
+                           "FROM relctl.events WHERE operation = 'freeze' AND env = 'prod'"),
+                 std::string("r1/1/1"));
 
         const EnvironmentRow& test = rows[2];
         QVERIFY(!test.currentRelease && !test.currentGeneration && !test.publishedBy && !test.publishedAt);

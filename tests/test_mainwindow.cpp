@@ -180,6 +180,24 @@ private slots:
         QVERIFY(!QRegularExpression(QStringLiteral("[0-9]{4,} ms")).match(trace).hasMatch());
     }
 
+    // The demo's revoked job comes back to publish: its refusal is traced
+    // to the release manager who revoked it and their reason.
+    void aRevokedPublishIsTracedToTheOperatorAndReason()
+    {
+        const qint64 refused = std::stoll(m_db->scalar(
+            "SELECT id FROM relctl.events WHERE reason = 'LEASE_REVOKED' AND job = 'pipeline-110'"));
+        Console c{*m_db};
+        QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), refused).has_value(), 15000);
+        c.window.selectEvent(refused, c.session.audit()->eventAt(*auditRow(c.session.audit(), refused))->at,
+                             true);
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("LEASE_REVOKED")),
+                                 10000);
+        const QString trace = c.window.tracePanel()->text();
+        for (const char* part : {"publish on staging refused", "release-manager",
+                                 "deploy stuck on a health check", "pipeline-110"})
+            QVERIFY2(trace.contains(QLatin1String(part)), qPrintable(trace));
+    }
+
     void liveEventsAppearWithoutReload()
     {
         Console c{*m_db};

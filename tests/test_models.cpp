@@ -548,6 +548,22 @@ private slots:
         QCOMPARE(at(refusal, AuditColumn::Current).data().toString(),
                  QStringLiteral("release 1.4.2, generation 7, token 12"));
         QCOMPARE(at(accepted, AuditColumn::Current).data().toString(), QString());
+        // An operator's revoke before any publish: the snapshot says there was none.
+        {
+            AuditModel lone;
+            std::vector<Request> asked;
+            record(lone, asked);
+            lone.setFilter({});
+            relctl::AuditPage revoked;
+            revoked.events.push_back(syntheticEvent(7));
+            revoked.events.back().operation = "revoke";
+            revoked.events.back().currentRelease.reset();
+            revoked.events.back().currentGeneration.reset();
+            revoked.events.back().currentToken = 3;
+            QVERIFY(lone.appendPage(asked.back().serial, revoked));
+            QCOMPARE(lone.index(0, int(AuditColumn::Current)).data().toString(),
+                     QStringLiteral("nothing published, token 3"));
+        }
         QCOMPARE(at(refusal, AuditColumn::Time).data().toString(), QStringLiteral("2023-11-14 22:13:20 UTC"));
         QVERIFY(at(refusal, AuditColumn::Time)
                     .data(Qt::ToolTipRole)

@@ -111,8 +111,11 @@ void seedDemoHistory(relctl::Database& db)
     db.release(r8);
 
     // A runaway holder revoked by a release manager, then a freeze.
-    s.acquire("staging", "pipeline-110", 10);
+    const relctl::Handle r10 = s.acquire("staging", "pipeline-110", 10);
     db.revoke("staging", "release-manager", "deploy stuck on a health check");
+    // Its job comes back to publish: refused LEASE_REVOKED, traced to the
+    // release manager and their reason.
+    db.publish({r10, nlohmann::json{{"image", "registry.example/app:v1.10"}}, {}});
     s.deploy("staging", "pipeline-111", 11);
 
     // Promotions: staging takes only what test accepted; prod only what

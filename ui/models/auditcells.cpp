@@ -121,6 +121,10 @@ QString fullDetail(const std::string& json)
 QString current(const AuditEvent& e)
 {
     QStringList parts;
+    // An environment where nothing was published yet still has a newest
+    // token; said so, a lone "token 3" would read as a release missing.
+    if (!e.currentRelease && !e.currentGeneration && e.currentToken)
+        parts << AuditModel::tr("nothing published");
     if (e.currentRelease)
         parts << AuditModel::tr("release %1").arg(text(*e.currentRelease));
     if (e.currentGeneration)
