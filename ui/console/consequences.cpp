@@ -116,25 +116,25 @@ QString unfreezeConsequences(const relctl::EnvironmentRow& e, relctl::EpochMs no
     return out;
 }
 
-QString supersessionConsequences(const ApprovalRow& a, bool approve)
+QString supersessionConsequences(const ApprovalRow& request, bool approve)
 {
     const QString winner = tr("job <b>%1</b> (%2, generation %3)")
-                               .arg(a.winnerJob.toHtmlEscaped(), a.winnerRelease.toHtmlEscaped())
-                               .arg(a.winnerGeneration);
+                               .arg(request.winnerJob.toHtmlEscaped(), request.winnerRelease.toHtmlEscaped())
+                               .arg(request.winnerGeneration);
     QStringList skipped;
-    for (const QString& s : a.skipped)
+    for (const QString& s : request.skipped)
         skipped << QStringLiteral("<li>%1</li>").arg(s.toHtmlEscaped());
     const QString list = QStringLiteral("<ul>") + skipped.join(QString()) + QStringLiteral("</ul>");
     if (approve)
         return tr("<p>%1 goes next on <b>%2</b>. These candidates are refused <b>SUPERSEDED</b> and leave "
                   "the queue (%3):</p>")
-                   .arg(winner, a.env.toHtmlEscaped())
-                   .arg(a.skipped.size()) +
+                   .arg(winner, request.env.toHtmlEscaped())
+                   .arg(request.skipped.size()) +
                list;
     return tr("<p>The queue of <b>%1</b> stays in generation order: these candidates adopt before %2, "
               "which waits its turn (%3):</p>")
-               .arg(a.env.toHtmlEscaped(), winner)
-               .arg(a.skipped.size()) +
+               .arg(request.env.toHtmlEscaped(), winner)
+               .arg(request.skipped.size()) +
            list;
 }
 

@@ -93,16 +93,21 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* queue = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
     QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
     QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
-    QDockWidget* rehearsals = dock(this, tr("Rehearsals"), scrollable(m_rehearsals), Qt::RightDockWidgetArea);
+    // Rehearsals are a workflow of their own: beside the audit browser, so
+    // the side keeps four tabs whose titles (with their counts) fit unelided.
+    QDockWidget* rehearsals =
+        dock(this, tr("Rehearsals"), scrollable(m_rehearsals), Qt::BottomDockWidgetArea);
     m_environmentsDock = environments;
     m_queueDock = queue;
+    m_traceDock = trace;
     m_approvalsDock = approvals;
     m_promotionsDock = promotions;
     tabifyDockWidget(trace, queue);
     tabifyDockWidget(queue, approvals);
     tabifyDockWidget(approvals, promotions);
-    tabifyDockWidget(promotions, rehearsals);
+    tabifyDockWidget(audit, rehearsals);
     trace->raise();
+    audit->raise();
 
     QToolBar* tools = addToolBar(tr("Console"));
     tools->setObjectName(QStringLiteral("console"));
@@ -219,6 +224,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     // The side docks wide enough for a trace's sentences and an approval's
     // winner and skipped candidates to read without scrolling sideways.
     resizeDocks({trace}, {440}, Qt::Horizontal);
+    // The audit browser below with room for a screenful of events; the
+    // timeline keeps the middle.
+    resizeDocks({audit}, {300}, Qt::Vertical);
 }
 
 void MainWindow::setDemo(bool demo)
@@ -395,10 +403,14 @@ void MainWindow::selectEvent(qint64 eventId, qint64 atMs, bool rejected)
 
 void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
 {
-    if (rejected)
+    if (rejected) {
+        // The trace is what a reviewer picked a refusal for: its tab comes
+        // to the front, whichever side tab was up.
+        m_traceDock->raise();
         m_session->requestTrace(eventId);
-    else
-        m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
+        return;
+    }
+    m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
 }
 
 void MainWindow::setStale(bool stale)

@@ -91,6 +91,7 @@ private:
     QueueView* m_queue;
     QDockWidget* m_environmentsDock = nullptr;
     QDockWidget* m_queueDock = nullptr;
+    QDockWidget* m_traceDock = nullptr;
     QDockWidget* m_approvalsDock = nullptr;
     QDockWidget* m_promotionsDock = nullptr;
     QAction* m_follow = nullptr;

@@ -20,9 +20,9 @@ QueueView::QueueView(QWidget* parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
-    m_table->setWordWrap(false);
     m_table->setAlternatingRowColors(true);
     m_table->setTabKeyNavigation(false);
+    m_table->setWordWrap(false);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_summary->setObjectName(QStringLiteral("queueSummary"));

@@ -71,11 +71,10 @@ void QueueModel::setStale(bool stale)
 QString QueueModel::standing(const relctl::QueuedCandidate& c, const std::string& policy)
 {
     if (c.wins)
-        return tr("wins supersession #%1 if a release manager approves it").arg(*c.wins);
+        return tr("wins supersession #%1 if approved").arg(*c.wins);
     if (c.skippedBy)
-        return c.position == 1
-                   ? tr("next, unless supersession #%1 is approved (it would be skipped)").arg(*c.skippedBy)
-                   : tr("would be skipped if supersession #%1 is approved").arg(*c.skippedBy);
+        return c.position == 1 ? tr("next; skipped if supersession #%1 is approved").arg(*c.skippedBy)
+                               : tr("skipped if supersession #%1 is approved").arg(*c.skippedBy);
     if (c.position == 1)
         return tr("next");
     return policy == "newest" ? tr("waits: the newest generation goes first")

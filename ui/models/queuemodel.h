@@ -17,7 +17,9 @@ class QueueModel final : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum class Column : int { Environment, Position, Job, Release, Generation, Waiting, Standing, Count };
+    // The standing is what a release manager reads here, so it comes right
+    // after the job: in a narrow dock it is what shows before the scroll bar.
+    enum class Column : int { Environment, Position, Job, Standing, Waiting, Generation, Release, Count };
 
     enum Roles : int {
         EnvironmentName = Qt::UserRole + 1, // QString
@@ -41,7 +43,7 @@ public:
     bool isStale() const { return m_stale; }
 
     // What a candidate's place means under its environment's policy: "next",
-    // "wins supersession #3 once approved", "would be skipped by #3".
+    // "wins supersession #3 if approved", "skipped if supersession #3 is approved".
     static QString standing(const relctl::QueuedCandidate& c, const std::string& policy);
 
     int rowCount(const QModelIndex& parent = {}) const override;
