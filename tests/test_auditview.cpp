@@ -34,6 +34,22 @@
 using namespace relctl::ui;
 using Column = AuditModel::Column;
 
+// A reviewer's audit browser on a test database, shown and started.
+struct Browser
+{
+    explicit Browser(const TestDatabase& db)
+        : session(std::make_unique<PostgresBackend>(
+              ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
+          view(&session)
+    {
+        view.show();
+        session.start();
+    }
+
+    ConsoleSession session;
+    AuditView view;
+};
+
 class TestAuditView final : public QObject
 {
     Q_OBJECT
@@ -76,11 +92,9 @@ private slots:
         QCOMPARE(revoke.size(), std::size_t(1));
         QVERIFY(!revoke[0][1].empty() && revoke[0][1] != "<null>");
 
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 1, 15000);
         auto* search = view.findChild<QLineEdit*>(QStringLiteral("searchText"));
@@ -133,11 +147,9 @@ private slots:
     // query for "job-1" typed key by key, matching part of a name (job-12).
     void jobFilterAppliesAsTypingPauses()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
         auto* job = view.findChild<QLineEdit*>(QStringLiteral("jobFilter"));
@@ -182,11 +194,9 @@ private slots:
             m_db->count("SELECT count(*) FROM relctl.events WHERE outcome = 'rejected'");
         QVERIFY(refusals > 0 && refusals < m_db->count("SELECT count(*) FROM relctl.events"));
 
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > int(refusals), 15000);
         auto* refusedOnly = view.findChild<QCheckBox*>(QStringLiteral("refusedOnly"));
@@ -208,11 +218,9 @@ private slots:
     {
         TestDatabase emptyTrail;
         QCOMPARE(emptyTrail.count("SELECT count(*) FROM relctl.events"), 0LL);
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(emptyTrail.dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(emptyTrail);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         QComboBox* operation = nullptr;
         QComboBox* reason = nullptr;
         for (QComboBox* box : view.findChildren<QComboBox*>()) {
@@ -252,11 +260,9 @@ private slots:
     // nothing; the message goes as soon as another filter is asked for.
     void anEmptyResultSaysSo()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
         auto* empty = view.findChild<QLabel*>(QStringLiteral("emptyResult"));
@@ -283,11 +289,9 @@ private slots:
 
     void headerClicksSortOnTheServer()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
         QHeaderView* header = view.table()->horizontalHeader();
@@ -311,11 +315,9 @@ private slots:
 
     void liveEventsKeepTheReviewersPlace()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 10, 15000);
         QTableView* table = view.table();
@@ -390,11 +392,9 @@ private slots:
 
     void customRangeIsValidatedAndAppliedByTheServer()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
         QComboBox* since = nullptr;
@@ -432,11 +432,9 @@ private slots:
 
     void exportWritesEveryFilteredEventInTheBackground()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         AuditModel* model = session.audit();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
         QVERIFY(model->canFetchMore({})); // not everything is loaded: the export reads it all
@@ -461,11 +459,9 @@ private slots:
     // it and adds it as its default suffix, and a path without one gets it.
     void exportsGetTheirExtension()
     {
-        ConsoleSession session(std::make_unique<PostgresBackend>(
-            ConnectionTarget::fromDsn(QString::fromStdString(m_db->dsn())), false));
-        AuditView view(&session);
-        view.show();
-        session.start();
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
         QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 0, 15000);
         auto* status = view.findChild<QLabel*>(QStringLiteral("exportStatus"));
         QTemporaryDir dir;
