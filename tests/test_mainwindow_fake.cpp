@@ -277,8 +277,11 @@ private slots:
         c.window.auditView()->table()->selectionModel()->setCurrentIndex(c.session.audit()->index(*row, 0),
                                                                          QItemSelectionModel::ClearAndSelect |
                                                                              QItemSelectionModel::Rows);
+        // Whichever side tab was up, the trace comes to the front.
+        c.window.queueView()->parentWidget()->raise();
         QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("pipeline-109")),
                                  1000);
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->isVisible(), 1000);
         QVERIFY(c.window.tracePanel()->text().contains(QStringLiteral("v1.9")));
         QCOMPARE(c.fake->requestCount(RequestKind::Trace), 1);
     }

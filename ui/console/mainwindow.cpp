@@ -175,6 +175,13 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         m_timeline->selectEvent(eventId, atMs);
     });
     connect(session, &ConsoleSession::traceReady, m_trace, &TracePanel::showTrace);
+    // A refusal's trace is what a reviewer picked it for (in the audit
+    // browser or on the timeline): its tab comes to the front.
+    connect(session, &ConsoleSession::traceReady, this,
+            [this](const std::optional<relctl::RefusalTrace>& shown) {
+                if (shown)
+                    m_traceDock->raise();
+            });
     connect(session, &ConsoleSession::approvalsReady, m_approvals, &ApprovalsView::setApprovals);
     connect(session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
     connect(session, &ConsoleSession::environmentsLoaded, this, [this] {
@@ -404,9 +411,6 @@ void MainWindow::selectEvent(qint64 eventId, qint64 atMs, bool rejected)
 void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
 {
     if (rejected) {
-        // The trace is what a reviewer picked a refusal for: its tab comes
-        // to the front, whichever side tab was up.
-        m_traceDock->raise();
         m_session->requestTrace(eventId);
         return;
     }
