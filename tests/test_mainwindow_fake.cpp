@@ -31,6 +31,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTabBar>
 #include <QTableView>
 #include <QToolButton>
 #include <QtTest>
@@ -152,6 +153,18 @@ struct Console
     MainWindow window;
     std::int64_t staleEvent = 0;
 };
+
+// The raised tab of the side docks (trace, queue, approvals, promotions).
+QString currentSideTab(const QMainWindow& window)
+{
+    for (const QTabBar* bar : window.findChildren<QTabBar*>()) {
+        for (int i = 0; i < bar->count(); ++i) {
+            if (bar->tabText(i) == QStringLiteral("Trace"))
+                return bar->tabText(bar->currentIndex());
+        }
+    }
+    return {};
+}
 
 } // namespace
 
@@ -279,9 +292,10 @@ private slots:
                                                                              QItemSelectionModel::Rows);
         // Whichever side tab was up, the trace comes to the front.
         c.window.queueView()->parentWidget()->raise();
+        QCOMPARE(currentSideTab(c.window), QStringLiteral("Queue (2)"));
         QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("pipeline-109")),
                                  1000);
-        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->isVisible(), 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(currentSideTab(c.window), QStringLiteral("Trace"), 1000);
         QVERIFY(c.window.tracePanel()->text().contains(QStringLiteral("v1.9")));
         QCOMPARE(c.fake->requestCount(RequestKind::Trace), 1);
     }
