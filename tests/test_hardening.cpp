@@ -474,7 +474,8 @@ private slots:
         const RunResult op = runRelctl(db, {"op", "show", "op\x1b[31mred\rx"});
         QVERIFY2(op.exitCode == 0, failure(op));
         QVERIFY2(op.out.find("op\\x1b[31mred\\rx") != std::string::npos, failure(op));
-        QVERIFY2(!hasRawControl(op.out, true) && std::count(op.out.begin(), op.out.end(), '\n') == 1, failure(op));
+        // The record's line and the state's three (state, summary, next), the id escaped in each.
+        QVERIFY2(!hasRawControl(op.out, true) && std::count(op.out.begin(), op.out.end(), '\n') == 4, failure(op));
 
         // An error message of the server quoting the input.
         const RunResult since = runRelctl(db, {"audit", "--since", "yesterday\nrelctl: forged\x1b"});

@@ -20,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-
 std::string value(const std::string& dsn, const std::string& sql)
 {
     pqxx::connection c(dsn);
@@ -39,8 +38,19 @@ struct Lease
 Lease acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
               const Env& extra = {}, const std::string& opId = {})
 {
-    Args args{"--json",    "lease", "acquire", "--env",        env, "--job", job, "--release",
-              "r" + std::to_string(generation), "--generation", std::to_string(generation), "--ttl", "60s"};
+    Args args{"--json",
+              "lease",
+              "acquire",
+              "--env",
+              env,
+              "--job",
+              job,
+              "--release",
+              "r" + std::to_string(generation),
+              "--generation",
+              std::to_string(generation),
+              "--ttl",
+              "60s"};
     if (!opId.empty()) {
         args.push_back("--op-id");
         args.push_back(opId);
@@ -66,13 +76,16 @@ private slots:
     void nullLeaseIdIsRefusedAsInvalidInput_data()
     {
         QTest::addColumn<QString>("call");
-        QTest::addRow("publish") << QStringLiteral("relctl.publish('victim', %1, NULL::uuid, '{\"image\":\"nulled\"}', NULL, '{}')");
-        QTest::addRow("publish, NULL token")
-            << QStringLiteral("relctl.publish('victim', NULL, gen_random_uuid(), '{\"image\":\"nulled\"}', NULL, '{}')");
+        QTest::addRow("publish") << QStringLiteral(
+            "relctl.publish('victim', %1, NULL::uuid, '{\"image\":\"nulled\"}', NULL, '{}')");
+        QTest::addRow("publish, NULL token") << QStringLiteral(
+            "relctl.publish('victim', NULL, gen_random_uuid(), '{\"image\":\"nulled\"}', NULL, '{}')");
         QTest::addRow("renew") << QStringLiteral("relctl.renew('victim', %1, NULL::uuid, 3600000, '{}')");
-        QTest::addRow("renew, NULL token") << QStringLiteral("relctl.renew('victim', NULL, gen_random_uuid(), NULL, '{}')");
+        QTest::addRow("renew, NULL token")
+            << QStringLiteral("relctl.renew('victim', NULL, gen_random_uuid(), NULL, '{}')");
         QTest::addRow("release") << QStringLiteral("relctl.release('victim', %1, NULL::uuid, '{}', NULL)");
-        QTest::addRow("release, NULL token") << QStringLiteral("relctl.release('victim', NULL, NULL, '{}', NULL)");
+        QTest::addRow("release, NULL token")
+            << QStringLiteral("relctl.release('victim', NULL, NULL, '{}', NULL)");
     }
     void nullLeaseIdIsRefusedAsInvalidInput()
     {
@@ -87,7 +100,8 @@ private slots:
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 0LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE ended_at IS NULL"), 1LL);
         // The victim's lease is untouched and still works.
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", victim.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", victim.handle}}).exitCode,
+                 0);
     }
 
     // A wrong lease id is still refused (and recorded) as before.
@@ -96,9 +110,9 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "victim"});
         const Lease victim = acquire(db, "victim", "job-77", 1);
-        const json reply = json::parse(value(
-            db.jobDsn(), "SELECT relctl.publish('victim', " + victim.token +
-                             ", gen_random_uuid(), '{\"image\":\"guess\"}', NULL, '{}')"));
+        const json reply =
+            json::parse(value(db.jobDsn(), "SELECT relctl.publish('victim', " + victim.token +
+                                               ", gen_random_uuid(), '{\"image\":\"guess\"}', NULL, '{}')"));
         QCOMPARE(reply["reason"].get<std::string>(), std::string("BAD_LEASE_ID"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 0LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'BAD_LEASE_ID' "
@@ -115,33 +129,39 @@ private slots:
     {
         QTest::addColumn<QString>("sql");
         QTest::addRow("read lease ids") << QStringLiteral("SELECT lease_id FROM relctl.leases");
-        QTest::addRow("forge an event")
-            << QStringLiteral("INSERT INTO relctl.events (at, env, operation, outcome, db_user, client_addr) "
-               "VALUES ('2001-01-01', 'prod', 'publish', 'accepted', 'someone-else', '10.0.0.1')");
-        QTest::addRow("extend a lease") << QStringLiteral("UPDATE relctl.leases SET expires_at = '2099-01-01'");
-        QTest::addRow("repoint the current manifest") << QStringLiteral("UPDATE relctl.environments SET current_manifest_id = NULL");
-        QTest::addRow("mint a generation")
-            << QStringLiteral("INSERT INTO relctl.manifests (env, release, generation, job, token, published_at) "
-               "VALUES ('prod', 'evil', 999, 'x', 1, now())");
+        QTest::addRow("forge an event") << QStringLiteral(
+            "INSERT INTO relctl.events (at, env, operation, outcome, db_user, client_addr) "
+            "VALUES ('2001-01-01', 'prod', 'publish', 'accepted', 'someone-else', '10.0.0.1')");
+        QTest::addRow("extend a lease")
+            << QStringLiteral("UPDATE relctl.leases SET expires_at = '2099-01-01'");
+        QTest::addRow("repoint the current manifest")
+            << QStringLiteral("UPDATE relctl.environments SET current_manifest_id = NULL");
+        QTest::addRow("mint a generation") << QStringLiteral(
+            "INSERT INTO relctl.manifests (env, release, generation, job, token, published_at) "
+            "VALUES ('prod', 'evil', 999, 'x', 1, now())");
         QTest::addRow("plant an outcome")
             << QStringLiteral("INSERT INTO relctl.operations (op_id, operation, request, outcome) "
-               "VALUES ('gitlab-78-acquire', 'acquire', '{}', '{\"status\":\"ok\"}')");
+                              "VALUES ('gitlab-78-acquire', 'acquire', '{}', '{\"status\":\"ok\"}')");
         QTest::addRow("read the queue") << QStringLiteral("SELECT * FROM relctl.candidates");
-        QTest::addRow("approve a promotion directly")
-            << QStringLiteral("INSERT INTO relctl.promotion_decisions (promotion, decided_by, approve) VALUES (1, 'x', true)");
-        QTest::addRow("mark a promotion approved") << QStringLiteral("UPDATE relctl.promotions SET state = 'approved'");
+        QTest::addRow("approve a promotion directly") << QStringLiteral(
+            "INSERT INTO relctl.promotion_decisions (promotion, decided_by, approve) VALUES (1, 'x', true)");
+        QTest::addRow("mark a promotion approved")
+            << QStringLiteral("UPDATE relctl.promotions SET state = 'approved'");
         QTest::addRow("lower the freshness bar")
             << QStringLiteral("UPDATE relctl.environments SET high_water_generation = 0");
-        QTest::addRow("open a gate") << QStringLiteral("UPDATE relctl.environments SET promote_from = NULL, approvals_required = 0");
+        QTest::addRow("open a gate") << QStringLiteral(
+            "UPDATE relctl.environments SET promote_from = NULL, approvals_required = 0");
         QTest::addRow("erase a rollback") << QStringLiteral("DELETE FROM relctl.rollbacks");
-        QTest::addRow("disable the append-only triggers") << QStringLiteral("ALTER TABLE relctl.events DISABLE TRIGGER ALL");
-        QTest::addRow("call a helper") << QStringLiteral("SELECT relctl.record('prod', 'publish', NULL, 'x', 'x', 9, 1, NULL, "
-                                          "'{}', NULL)");
+        QTest::addRow("disable the append-only triggers")
+            << QStringLiteral("ALTER TABLE relctl.events DISABLE TRIGGER ALL");
+        QTest::addRow("call a helper")
+            << QStringLiteral("SELECT relctl.record('prod', 'publish', NULL, 'x', 'x', 9, 1, NULL, "
+                              "'{}', NULL)");
         QTest::addRow("grant a lease directly")
             << QStringLiteral("SELECT relctl.grant_lease(e, 'x', 'x', 9, 1000, NULL, '{}', now(), NULL) "
-               "FROM relctl.environments e");
-        QTest::addRow("create a function in the schema")
-            << QStringLiteral("CREATE FUNCTION relctl.lease_refusal(a int) RETURNS text LANGUAGE sql AS 'SELECT NULL'");
+                              "FROM relctl.environments e");
+        QTest::addRow("create a function in the schema") << QStringLiteral(
+            "CREATE FUNCTION relctl.lease_refusal(a int) RETURNS text LANGUAGE sql AS 'SELECT NULL'");
     }
     void noLoginCanTouchTheTables()
     {
@@ -158,7 +178,8 @@ private slots:
     void theOwnerIsNoLoginAndHasNoMembers()
     {
         TestDatabase db;
-        QCOMPARE(db.scalar("SELECT rolcanlogin FROM pg_roles WHERE rolname = 'relctl_owner'"), std::string("f"));
+        QCOMPARE(db.scalar("SELECT rolcanlogin FROM pg_roles WHERE rolname = 'relctl_owner'"),
+                 std::string("f"));
         QCOMPARE(db.count("SELECT count(*) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid "
                           "WHERE r.rolname = 'relctl_owner'"),
                  0LL);
@@ -176,29 +197,33 @@ private slots:
     void callableFunctionsAreSecurityDefinerWithAFixedSearchPath()
     {
         TestDatabase db;
-        const auto callable = db.rows(
-            "SELECT p.proname, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '') "
-            "FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
-            "AND (has_function_privilege('relctl_job', p.oid, 'EXECUTE') "
-            "  OR has_function_privilege('relctl_reviewer', p.oid, 'EXECUTE') "
-            "  OR has_function_privilege('relctl_manager', p.oid, 'EXECUTE')) ORDER BY 1");
+        const auto callable =
+            db.rows("SELECT p.proname, p.prosecdef, coalesce(array_to_string(p.proconfig, ','), '') "
+                    "FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
+                    "AND (has_function_privilege('relctl_job', p.oid, 'EXECUTE') "
+                    "  OR has_function_privilege('relctl_reviewer', p.oid, 'EXECUTE') "
+                    "  OR has_function_privilege('relctl_manager', p.oid, 'EXECUTE')) ORDER BY 1");
         QVERIFY(callable.size() >= 25);
         for (const auto& row : callable) {
             QVERIFY2(row[1] == "t", row[0].c_str());
             QVERIFY2(row[2].find("search_path=pg_catalog, pg_temp") != std::string::npos, row[0].c_str());
         }
-        QCOMPARE(db.count("SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
-                          "AND EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a "
-                          "WHERE a.grantee = 0)"),
-                 0LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
+                "AND EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a "
+                "WHERE a.grantee = 0)"),
+            0LL);
         // What each group role may call, by name.
         const auto canCall = [&](const std::string& role, const std::string& fn) {
             return db.count("SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
-                            "AND p.proname = " + sqlLiteral(fn) + " AND has_function_privilege(" + sqlLiteral(role) +
+                            "AND p.proname = " +
+                            sqlLiteral(fn) + " AND has_function_privilege(" + sqlLiteral(role) +
                             ", p.oid, 'EXECUTE')") > 0;
         };
         for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "renew", "release", "publish",
-                               "publish_unserialized", "op_show", "environment_json", "lease_show", "manifest_show"})
+                               "publish_unserialized", "op_show", "op_state", "job_state", "environment_json",
+                               "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
         for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit",
                                "trace", "console_audit", "record", "grant_lease", "history", "rollback",
@@ -210,12 +235,15 @@ private slots:
             QVERIFY2(!canCall("relctl_reviewer", fn), fn);
         for (const char* fn : {"rollback", "decide_promotion", "promote_request", "promotions_list"})
             QVERIFY2(canCall("relctl_manager", fn), fn);
-        for (const char* fn : {"audit", "trace", "op_show", "approvals", "console_audit", "console_trace",
-                               "console_environments", "console_timeline", "environment_json", "history"})
+        for (const char* fn :
+             {"audit", "trace", "op_show", "op_state", "job_state", "approvals", "console_audit",
+              "console_trace", "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
-        for (const char* fn : {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})
+        for (const char* fn :
+             {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})
             QVERIFY2(!canCall("relctl_reviewer", fn), fn);
-        for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "acquire", "audit"})
+        for (const char* fn :
+             {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "acquire", "audit"})
             QVERIFY2(canCall("relctl_manager", fn), fn);
     }
 
@@ -227,12 +255,12 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         acquire(db, "prod", "job-1", 1);
-        const auto calls = db.rows(
-            "SELECT p.proname, format('SELECT relctl.%I(%s)', p.proname, "
-            "  coalesce((SELECT string_agg('NULL::' || format_type(t, NULL), ', ' ORDER BY o) "
-            "            FROM unnest(p.proargtypes) WITH ORDINALITY a(t, o)), '')) "
-            "FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
-            "AND has_function_privilege('relctl_manager', p.oid, 'EXECUTE') ORDER BY 1");
+        const auto calls =
+            db.rows("SELECT p.proname, format('SELECT relctl.%I(%s)', p.proname, "
+                    "  coalesce((SELECT string_agg('NULL::' || format_type(t, NULL), ', ' ORDER BY o) "
+                    "            FROM unnest(p.proargtypes) WITH ORDINALITY a(t, o)), '')) "
+                    "FROM pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace "
+                    "AND has_function_privilege('relctl_manager', p.oid, 'EXECUTE') ORDER BY 1");
         QVERIFY(calls.size() >= 25);
         const auto before = db.footprint();
         for (const auto& call : calls) {
@@ -254,7 +282,9 @@ private slots:
                  std::string("relctl_test_manager"));
         QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'acquire'"),
                  std::string("relctl_test_job"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE abs(extract(epoch FROM at - now())) > 60"), 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE abs(extract(epoch FROM at - now())) > 60"),
+            0LL);
     }
 
     // A reviewer reads everything a reviewer needs and never a lease id.
@@ -263,14 +293,18 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease live = acquire(db, "prod", "job-1", 1, {}, "gitlab-77-acquire");
-        const std::string consoleAudit = "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                                         "'time', true, NULL, NULL, NULL, 500)::text";
+        const std::string consoleAudit =
+            "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+            "'time', true, NULL, NULL, NULL, 500)::text";
         std::vector<std::string> answers;
         for (const std::string& sql :
              {std::string("SELECT relctl.env_list()"), std::string("SELECT relctl.environment_json('prod')"),
               std::string("SELECT relctl.lease_show('prod')"),
               std::string("SELECT relctl.audit(NULL, NULL, NULL, NULL, NULL, NULL)"),
-              std::string("SELECT relctl.trace('job-1')"), std::string("SELECT relctl.op_show('gitlab-77-acquire')"),
+              std::string("SELECT relctl.trace('job-1')"),
+              std::string("SELECT relctl.op_show('gitlab-77-acquire')"),
+              std::string("SELECT relctl.op_state('gitlab-77-acquire')"),
+              std::string("SELECT relctl.job_state('job-1')"),
               std::string("SELECT relctl.approvals(NULL, true)"),
               std::string("SELECT relctl.console_environments()::text"), consoleAudit,
               std::string("SELECT relctl.console_timeline(0, 9999999999999)::text"),
@@ -281,6 +315,8 @@ private slots:
             QVERIFY2(a.find(live.handle) == std::string::npos, a.c_str());
         }
         QVERIFY(answers[2].find("job-1") != std::string::npos); // the reads are not empty
+        QVERIFY(answers[6].find("accepted-running") != std::string::npos);
+        QVERIFY(answers[7].find("accepted-running") != std::string::npos);
         // And a reviewer cannot act.
         QCOMPARE(sqlState(db.reviewerDsn(), "SELECT relctl.renew('prod', 1, '" + live.id + "', NULL, '{}')"),
                  std::string("42501"));
@@ -296,17 +332,18 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         QTemporaryDir jobMachine, attackerMachine;
-        const Lease job = acquire(db, "prod", "gitlab-77", 1, {{"RELCTL_STATE_DIR", jobMachine.path().toStdString()}},
-                                  "gitlab-77-acquire");
+        const Lease job =
+            acquire(db, "prod", "gitlab-77", 1, {{"RELCTL_STATE_DIR", jobMachine.path().toStdString()}},
+                    "gitlab-77-acquire");
 
         RunResult shown = relctlWithDsn(db.jobDsn(), {"--json", "op", "show", "gitlab-77-acquire"});
         QCOMPARE(shown.exitCode, 0);
         QVERIFY(shown.out.find(job.id) == std::string::npos);
         QCOMPARE(shown.json()["outcome"]["token"].get<long long>(), std::stoll(job.token));
 
-        const Args replay{"--json",  "lease",        "acquire", "--env", "prod",  "--job",
-                          "gitlab-77", "--release", "r1",      "--generation", "1", "--ttl",
-                          "60s",       "--op-id",   "gitlab-77-acquire"};
+        const Args replay{"--json", "lease",     "acquire",   "--env",   "prod",
+                          "--job",  "gitlab-77", "--release", "r1",      "--generation",
+                          "1",      "--ttl",     "60s",       "--op-id", "gitlab-77-acquire"};
         RunResult attack =
             relctlWithDsn(db.jobDsn(), replay, {{"RELCTL_STATE_DIR", attackerMachine.path().toStdString()}});
         QCOMPARE(attack.exitCode, 7);
@@ -318,11 +355,13 @@ private slots:
                           "AND op_id = 'gitlab-77-acquire' AND db_user = 'relctl_test_job'"),
                  1LL);
         // The job's own retry still works, and its publish is accepted.
-        RunResult retry = relctlWithDsn(db.jobDsn(), replay, {{"RELCTL_STATE_DIR", jobMachine.path().toStdString()}});
+        RunResult retry =
+            relctlWithDsn(db.jobDsn(), replay, {{"RELCTL_STATE_DIR", jobMachine.path().toStdString()}});
         QCOMPARE(retry.exitCode, 0);
         QCOMPARE(retry.json()["handle"].get<std::string>(), job.handle);
         QCOMPARE(retry.json()["replayed"].get<bool>(), true);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"publish", "--op-id", "gitlab-77-publish"}, {{"RELCTL_LEASE", job.handle}})
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"publish", "--op-id", "gitlab-77-publish"},
+                               {{"RELCTL_LEASE", job.handle}})
                      .exitCode,
                  0);
         // The publish's stored request keeps a digest, not the lease id.
@@ -344,10 +383,11 @@ private slots:
         const Lease job = acquire(db, "prod", "gh-9", 1,
                                   {{"RELCTL_STATE_DIR", first.path().toStdString()}, {"RELCTL_OP_KEY", key}},
                                   "gh-9-acquire");
-        const Args again{"--json", "lease", "acquire", "--env", "prod", "--job", "gh-9", "--release", "r1",
-                         "--generation", "1", "--ttl", "60s", "--op-id", "gh-9-acquire"};
-        RunResult rerun =
-            relctlWithDsn(db.jobDsn(), again, {{"RELCTL_STATE_DIR", second.path().toStdString()}, {"RELCTL_OP_KEY", key}});
+        const Args again{"--json", "lease", "acquire",   "--env",   "prod",
+                         "--job",  "gh-9",  "--release", "r1",      "--generation",
+                         "1",      "--ttl", "60s",       "--op-id", "gh-9-acquire"};
+        RunResult rerun = relctlWithDsn(
+            db.jobDsn(), again, {{"RELCTL_STATE_DIR", second.path().toStdString()}, {"RELCTL_OP_KEY", key}});
         QCOMPARE(rerun.exitCode, 0);
         QCOMPARE(rerun.json()["handle"].get<std::string>(), job.handle);
         RunResult wrongKey = relctlWithDsn(db.jobDsn(), again,
@@ -364,10 +404,11 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease holder = acquire(db, "prod", "holder", 1);
-        auto waiter = startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "waiter", "--release",
-                                       "r2", "--generation", "2", "--wait", "60s", "--op-id", "waiter-acquire"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        auto waiter =
+            startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "waiter", "--release",
+                             "r2", "--generation", "2", "--wait", "60s", "--op-id", "waiter-acquire"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         const std::string id = db.scalar("SELECT id FROM relctl.candidates");
         for (const std::string& call :
              {"SELECT relctl.acquire_candidate(" + id + ", '{}', NULL)",
@@ -377,7 +418,8 @@ private slots:
             QCOMPARE(sqlState(db.jobDsn(), call), std::string("RC002"));
         QCOMPARE(db.scalar("SELECT state FROM relctl.candidates"), std::string("waiting"));
         // Release: the real waiter gets the lease.
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
         RunResult granted = finish(*waiter, 30000);
         QCOMPARE(granted.exitCode, 0);
         QCOMPARE(granted.json()["job"].get<std::string>(), std::string("waiter"));
@@ -393,8 +435,9 @@ private slots:
         pqxx::connection squatter(db.jobDsn());
         pqxx::nontransaction(squatter).exec(
             "SELECT pg_advisory_lock(1380273219, k) FROM generate_series(1, 2000) k");
-        RunResult queued = relctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "w",
-                                                       "--release", "r2", "--generation", "2", "--wait", "1s"});
+        RunResult queued =
+            relctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "w",
+                                        "--release", "r2", "--generation", "2", "--wait", "1s"});
         QCOMPARE(queued.exitCode, 3); // waited its second in the queue, then gave up: not stuck
         QVERIFY2(queued.elapsedMs < 8000, std::to_string(queued.elapsedMs).c_str());
         QCOMPARE(db.scalar("SELECT state FROM relctl.candidates"), std::string("timeout"));
@@ -418,8 +461,9 @@ private slots:
         QElapsedTimer timer;
         timer.start();
         // A psql-like caller (no client-side bounds of its own).
-        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.env_list(), relctl.acquire('prod', 'j', 'r', 1, NULL, NULL, "
-                                       "'{}', false, NULL)"),
+        QCOMPARE(sqlState(db.jobDsn(),
+                          "SELECT relctl.env_list(), relctl.acquire('prod', 'j', 'r', 1, NULL, NULL, "
+                          "'{}', false, NULL)"),
                  std::string("55P03")); // lock_not_available
         QVERIFY(timer.elapsed() < 14000);
         // The wedge is ended by the server; the environment works again.
@@ -427,8 +471,8 @@ private slots:
         for (QElapsedTimer waited; !waited.isValid() || waited.elapsed() < 30000;) {
             if (!waited.isValid())
                 waited.start();
-            after = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "j", "--release", "r",
-                                                "--generation", "1"});
+            after = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "j",
+                                                "--release", "r", "--generation", "1"});
             if (after.exitCode == 0)
                 break;
         }
@@ -493,17 +537,21 @@ private slots:
         QCOMPARE(db.scalar("SELECT array_to_string(relctl.refusal_reasons(), ',')"), reasons);
         QCOMPARE(db.scalar("SELECT array_to_string(relctl.audited_operations(), ',')"), operations);
         for (const auto& key : relctl::catalogue::kAuditSortKeys)
-            QCOMPARE(sqlState(db.reviewerDsn(), "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, "
-                                                "NULL, '" + std::string(key) + "', true, NULL, NULL, NULL, 10)"),
-                     std::string());
-        QCOMPARE(sqlState(db.reviewerDsn(), "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                                            "'lease_id', true, NULL, NULL, NULL, 10)"),
+            QCOMPARE(
+                sqlState(db.reviewerDsn(), "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, "
+                                           "NULL, '" +
+                                               std::string(key) + "', true, NULL, NULL, NULL, 10)"),
+                std::string());
+        QCOMPARE(sqlState(db.reviewerDsn(),
+                          "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                          "'lease_id', true, NULL, NULL, NULL, 10)"),
                  std::string("RC002"));
         // What the database does not know, it does not record.
         QVERIFY(!db.count("SELECT count(*) FROM pg_proc WHERE proname = 'record'") == 0);
         bool refused = false;
         try {
-            db.exec("SELECT relctl.record('x', 'publish', 'MADE_UP', NULL, NULL, NULL, NULL, NULL, '{}', NULL)");
+            db.exec(
+                "SELECT relctl.record('x', 'publish', 'MADE_UP', NULL, NULL, NULL, NULL, NULL, '{}', NULL)");
         } catch (const std::exception& e) {
             refused = std::string(e.what()).find("not in the catalogue") != std::string::npos;
         }
@@ -533,7 +581,9 @@ private slots:
         QVERIFY2(run.exitCode == 0, run.err.c_str());
         QCOMPARE(relctlWithDsn(job, {"migrate", "--status"}).exitCode, 0);
         // What a job may not do.
-        QCOMPARE(relctlWithDsn(job, {"lease", "revoke", "--env", "prod", "--by", "x", "--reason", "y"}).exitCode, 1);
+        QCOMPARE(
+            relctlWithDsn(job, {"lease", "revoke", "--env", "prod", "--by", "x", "--reason", "y"}).exitCode,
+            1);
         QCOMPARE(relctlWithDsn(job, {"audit"}).exitCode, 1);
     }
 };

@@ -13,7 +13,8 @@ namespace relctl::cli {
 
 namespace {
 
-constexpr const char* kNotes = R"(--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
+constexpr const char* kNotes =
+    R"(--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
 PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
 and started on first use). The lease handle of renew, release and publish comes
 from --lease-file FILE or $RELCTL_LEASE (--lease H also works, but puts the
@@ -29,15 +30,17 @@ Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
 (not accepted upstream, approvals missing, denied, or a self-approval).
 Each command has its own --help (relctl lease acquire --help).)";
 
-constexpr const char* kRunUsage = "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
+constexpr const char* kRunUsage =
+    "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
 
 using Problem = std::function<std::optional<std::string>(const std::string&)>;
 
 // A CLI11 validator with relctl's wording; CLI11 prefixes the option's name.
 CLI::Validator rule(Problem problem)
 {
-    return CLI::Validator([problem = std::move(problem)](std::string& value) { return problem(value).value_or(""); },
-                          std::string());
+    return CLI::Validator(
+        [problem = std::move(problem)](std::string& value) { return problem(value).value_or(""); },
+        std::string());
 }
 
 CLI::Validator oneOf(std::vector<std::string> allowed)
@@ -53,13 +56,15 @@ CLI::Validator oneOf(std::vector<std::string> allowed)
 }
 
 // "--name VALUE" or "--name=VALUE".
-CLI::Option* value(CLI::App* command, const std::string& name, const std::string& valueName, const std::string& help)
+CLI::Option* value(CLI::App* command, const std::string& name, const std::string& valueName,
+                   const std::string& help)
 {
     return command->add_option("--" + name, help)->type_name(valueName);
 }
 
 // A value that may not be empty (a job, a release, who and why).
-CLI::Option* text(CLI::App* command, const std::string& name, const std::string& valueName, const std::string& help)
+CLI::Option* text(CLI::App* command, const std::string& name, const std::string& valueName,
+                  const std::string& help)
 {
     return value(command, name, valueName, help)->check(rule(emptyProblem));
 }
@@ -99,7 +104,8 @@ void candidate(CLI::App* command)
     environment(command, "the environment")->required();
     text(command, "job", "J", "the CI job")->required();
     text(command, "release", "R", "the release label")->required();
-    positiveInt(command, "generation", "N", "the release order the pipeline knows (a positive integer)")->required();
+    positiveInt(command, "generation", "N", "the release order the pipeline knows (a positive integer)")
+        ->required();
     duration(command, "ttl", true, "the lease's time to live (default: the environment's)");
     duration(command, "wait", false, "queue for up to D when the lease is busy");
     text(command, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
@@ -108,7 +114,8 @@ void candidate(CLI::App* command)
 void leaseHandle(CLI::App* command)
 {
     value(command, "lease-file", "FILE", "read the lease handle from FILE (default: $RELCTL_LEASE)");
-    value(command, "lease", "H", "the lease handle itself (visible in the process list: prefer --lease-file)");
+    value(command, "lease", "H",
+          "the lease handle itself (visible in the process list: prefer --lease-file)");
 }
 
 CLI::App* group(CLI::App* parent, const std::string& name, const std::string& help)
@@ -122,7 +129,8 @@ std::string rehearsalFooter()
 {
     std::string text = "Scenarios:\n";
     for (const rehearsal::Scenario& s : rehearsal::scenarios())
-        text += "  " + s.name + std::string(12 - std::min<std::size_t>(s.name.size(), 11), ' ') + s.title + "\n";
+        text +=
+            "  " + s.name + std::string(12 - std::min<std::size_t>(s.name.size(), 11), ' ') + s.title + "\n";
     return text + "The global --dsn names the server the scratch database is created on (the login needs\n"
                   "CREATEDB and superuser); without one, the embedded default database's server.\n"
                   "Exit 0 when every invariant held, 10 when one broke, 2 for invalid input.";
@@ -140,7 +148,8 @@ void buildGrammar(CLI::App& app)
     value(&app, "job-url", "URL", "recorded with the job's events")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-    CLI::App* c = app.add_subcommand("migrate", "apply the bundled migrations and function modules (as a superuser)");
+    CLI::App* c =
+        app.add_subcommand("migrate", "apply the bundled migrations and function modules (as a superuser)");
     flag(c, "status", "list them with checksums and state instead");
 
     CLI::App* env = group(&app, "env", "environments");
@@ -150,17 +159,20 @@ void buildGrammar(CLI::App& app)
     duration(c, "max-ttl", true, "the longest time to live (default 10 min)");
     c = env->add_subcommand("set", "the environment's queue policy, serialization and promotion gates");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
-    value(c, "policy", "ordered|newest", "which waiting candidate goes next")->check(oneOf({"ordered", "newest"}));
+    value(c, "policy", "ordered|newest", "which waiting candidate goes next")
+        ->check(oneOf({"ordered", "newest"}));
     value(c, "supersede", "auto|approval", "with newest: skip lower candidates at once or after approval")
         ->check(oneOf({"auto", "approval"}));
     value(c, "serialization", "enforced|off", "off allows a publish without a lease (staged rollout)")
         ->check(oneOf({"enforced", "off"}));
     value(c, "promote-from", "ENV", "take only what ENV accepted first (\"\" clears it)")
-        ->check(rule([](const std::string& v) { return v.empty() ? std::nullopt : environmentNameProblem(v); }));
+        ->check(
+            rule([](const std::string& v) { return v.empty() ? std::nullopt : environmentNameProblem(v); }));
     duration(c, "soak", false, "with --promote-from: accepted there at least D ago");
     value(c, "approvals", "K", "distinct approvals a promotion needs here (0-10; 0: none)")
         ->check(rule([](const std::string& v) -> std::optional<std::string> {
-            if (v.size() <= 2 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) && std::stoi(v) <= 10)
+            if (v.size() <= 2 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) &&
+                std::stoi(v) <= 10)
                 return std::nullopt;
             return "invalid value \"" + v + "\": expected an integer from 0 to 10";
         }));
@@ -274,8 +286,8 @@ void buildGrammar(CLI::App& app)
     value(c, "since", "TIME", "a time, or an age such as 2h");
     positiveInt(c, "limit", "N", "at most N events (default 1000)");
 
-    c = app.add_subcommand("trace",
-                           "every refusal of a job with its lease, the lease that beat it and the manifest then");
+    c = app.add_subcommand(
+        "trace", "every refusal of a job with its lease, the lease that beat it and the manifest then");
     text(c, "job", "J", "the CI job")->required();
 
     c = app.add_subcommand("verify",
@@ -289,8 +301,12 @@ void buildGrammar(CLI::App& app)
     c->footer(checks);
 
     CLI::App* op = group(&app, "op", "operation ids");
-    c = op->add_subcommand("show", "the recorded outcome of an operation id");
+    c = op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
     positional(c, "ID", "an operation id");
+
+    c = app.add_subcommand("status", "what became of a job: unknown, queued, rejected, accepted-running, "
+                                     "completed or ended-unpublished, and what to do next");
+    text(c, "job", "J", "the CI job")->required();
 
     c = app.add_subcommand("rehearse",
                            "play failure scenarios on a scratch database and check the invariants");
@@ -402,9 +418,9 @@ std::string usageMessage(const CLI::App& root, const CLI::ParseError& e)
 
 } // namespace
 
-CommandLine::CommandLine() : m_app(std::make_unique<CLI::App>(
-                                 "Release control: leases with fencing tokens and write-time freshness checks.",
-                                 "relctl"))
+CommandLine::CommandLine()
+    : m_app(std::make_unique<CLI::App>(
+          "Release control: leases with fencing tokens and write-time freshness checks.", "relctl"))
 {
     buildGrammar(*m_app);
 }

@@ -1,9 +1,10 @@
 #include "commands.h"
 
-#include "dbcommand.h"
 #include "arguments.h"
 #include "commandline.h"
+#include "dbcommand.h"
 #include "output.h"
+#include "rehearse.h"
 #include "relctl/database.h"
 #include "relctl/embedded.h"
 #include "relctl/error.h"
@@ -11,7 +12,6 @@
 #include "relctl/logging.h"
 #include "relctl/parse.h"
 #include "relctl/protocol.h"
-#include "rehearse.h"
 #include "render.h"
 #include "run.h"
 
@@ -83,6 +83,10 @@ public:
             const Arguments& o = m_args;
             const JobTrace reply = database().trace(o.required("job"));
             return m_out.success(toJson(reply), render::trace(reply));
+        }
+        if (command == "status") {
+            const JobStatus reply = database().jobStatus(m_args.required("job"));
+            return m_out.success(toJson(reply), render::status(reply));
         }
         if (command == "op") {
             const Arguments& o = m_args;
@@ -220,7 +224,8 @@ private:
                                            {"applied_at", s.appliedAt ? json(*s.appliedAt) : json()},
                                            {"state", s.state}});
             if (o.has("status"))
-                plain += escapeControl(s.name + " " + s.state + (s.appliedAt ? " " + *s.appliedAt : std::string())) +
+                plain += escapeControl(s.name + " " + s.state +
+                                       (s.appliedAt ? " " + *s.appliedAt : std::string())) +
                          "\n";
         }
         return m_out.success(reply, plain);
@@ -238,18 +243,19 @@ private:
                                                     (reply.created ? " created\n" : " already exists\n"));
         }
         if (sub == "set") {
-            EnvironmentSettings settings{requireEnvironmentName(o.positional(0, "an environment name")),
-                                         o.get("policy"),
-                                         o.get("supersede"),
-                                         o.get("serialization"),
-                                         o.get("promote-from"),
-                                         o.duration("soak", false),
-                                         o.has("approvals") ? std::optional(std::stoi(o.required("approvals")))
-                                                            : std::nullopt};
+            EnvironmentSettings settings{
+                requireEnvironmentName(o.positional(0, "an environment name")),
+                o.get("policy"),
+                o.get("supersede"),
+                o.get("serialization"),
+                o.get("promote-from"),
+                o.duration("soak", false),
+                o.has("approvals") ? std::optional(std::stoi(o.required("approvals"))) : std::nullopt};
             if (!settings.policy && !settings.supersede && !settings.serialization && !settings.promoteFrom &&
                 !settings.soak && !settings.approvals)
-                throwUsage("'env set' needs --policy, --supersede, --serialization, --promote-from, --soak or "
-                           "--approvals");
+                throwUsage(
+                    "'env set' needs --policy, --supersede, --serialization, --promote-from, --soak or "
+                    "--approvals");
             const EnvironmentSet reply = database().setEnvironment(settings);
             return m_out.success(toJson(reply), render::environment(reply.environment));
         }
@@ -341,8 +347,8 @@ private:
         r.opId = o.opIdOrNew();
         Outcome outcome = database().publishUnserialized(r);
         return m_out.outcome(outcome, [&] {
-            return "published " + escapeControl(r.release) + " (generation " + std::to_string(r.generation) + ") on " +
-                   r.env + " without a lease (serialization off)" +
+            return "published " + escapeControl(r.release) + " (generation " + std::to_string(r.generation) +
+                   ") on " + r.env + " without a lease (serialization off)" +
                    (outcome.replayed() ? " (replayed)" : "") + "\n";
         });
     }
@@ -393,8 +399,9 @@ private:
             auto id = parsePositiveInt(idText);
             if (!id)
                 throwUsage("invalid promotion request id \"" + idText + "\": expected a positive integer");
-            outcome = database().decidePromotion(*id, approve, o.required("by"),
-                                                 approve ? o.get("reason") : std::optional(o.required("reason")));
+            outcome =
+                database().decidePromotion(*id, approve, o.required("by"),
+                                           approve ? o.get("reason") : std::optional(o.required("reason")));
         }
         return m_out.outcome(outcome, [&] {
             std::string out;

@@ -36,8 +36,9 @@ public:
     void step(const rehearsal::Step& s) override
     {
         std::ostringstream line;
-        line << std::fixed << std::setprecision(3) << "  +" << static_cast<double>(s.elapsedMs) / 1000.0 << "s  "
-             << std::left << std::setw(10) << s.actor << std::setw(40) << s.action << " " << s.outcome;
+        line << std::fixed << std::setprecision(3) << "  +" << static_cast<double>(s.elapsedMs) / 1000.0
+             << "s  " << std::left << std::setw(10) << s.actor << std::setw(40) << s.action << " "
+             << s.outcome;
         if (!s.reason.empty())
             line << ' ' << s.reason;
         if (s.token)
@@ -67,9 +68,8 @@ std::string plainReport(const rehearsal::Report& report)
     }
     if (report.cancelled)
         out << "cancelled\n";
-    out << (report.passed() ? "all invariants held" : "a rehearsal failed") << " ("
-        << report.scenarios.size() << " scenario(s), database " << report.database
-        << (report.dropped ? ", dropped" : ", kept") << ")\n";
+    out << (report.passed() ? "all invariants held" : "a rehearsal failed") << " (" << report.scenarios.size()
+        << " scenario(s), database " << report.database << (report.dropped ? ", dropped" : ", kept") << ")\n";
     return out.str();
 }
 
@@ -121,7 +121,9 @@ int rehearseCommand(const RehearseContext& context)
 
     // Ctrl-C (or a cancelled CI job) stops the run at its next step; the
     // scratch database is still dropped.
-    struct sigaction action {};
+    struct sigaction action
+    {
+    };
     action.sa_handler = onInterrupt;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);

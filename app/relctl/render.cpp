@@ -115,7 +115,8 @@ std::string environment(const Environment& env)
         if (env.promoteFrom && env.approvalsRequired != 0)
             out << ", ";
         if (env.approvalsRequired != 0)
-            out << str(env.approvalsRequired) << " approval(s), " << str(env.openPromotions) << " request(s) open";
+            out << str(env.approvalsRequired) << " approval(s), " << str(env.openPromotions)
+                << " request(s) open";
         out << "\n";
     }
     if (env.current && env.current->generation != env.highWaterGeneration)
@@ -154,8 +155,8 @@ std::string manifestHistory(const ManifestHistory& reply)
         if (e.rollback)
             out += "rollback by " + str(e.rollback->by) + " at " + str(e.rollback->at) + " to manifest " +
                    str(e.manifest.id) + ", " + manifestLine(e.manifest) + ", replacing " +
-                   str(e.rollback->replaced.release) + " (generation " + str(e.rollback->replaced.generation) +
-                   "): " + str(e.rollback->reason) + "\n";
+                   str(e.rollback->replaced.release) + " (generation " +
+                   str(e.rollback->replaced.generation) + "): " + str(e.rollback->reason) + "\n";
         else
             out += "manifest " + str(e.manifest.id) + ", " + manifestLine(e.manifest) + "\n";
     }
@@ -235,16 +236,39 @@ std::string trace(const JobTrace& reply)
     return out.str();
 }
 
+namespace {
+
+// "state: ...", the sentence and the next step, as the server said them.
+std::string stateLines(const std::string& state, const std::string& summary, const std::string& next)
+{
+    return "state: " + state + "\n  " + summary + "\n  next: " + next + "\n";
+}
+
+} // namespace
+
 std::string operation(const OperationRecord& reply)
 {
-    if (!reply.recorded())
-        return "operation " + str(reply.opId) + ": not found (the database never saw it; a retry is safe)\n";
+    const std::string state =
+        reply.state ? stateLines(*reply.state, str(reply.summary), str(reply.next)) : std::string();
+    if (!reply.recorded()) {
+        // A waiting candidate has no stored outcome yet, but it is no reason to retry.
+        if (reply.state && *reply.state != "unknown")
+            return "operation " + str(reply.opId) + ": no outcome recorded yet\n" + state;
+        return "operation " + str(reply.opId) + ": not found (the database never saw it; a retry is safe)\n" +
+               state;
+    }
     // A stored outcome is accepted or refused (busy is never stored).
     std::string result = "-";
     if (const auto& o = reply.outcome)
         result = o->accepted() ? "ok" : o->code == ExitCode::Busy ? "busy" : "refused " + str(o->reason);
     return "operation " + str(reply.opId) + ": " + str(reply.operation) + " " + result + ", recorded at " +
-           str(reply.recordedAt) + "\n";
+           str(reply.recordedAt) + "\n" + state;
+}
+
+std::string status(const JobStatus& reply)
+{
+    return "job " + str(reply.job) + (reply.opId ? " (op id " + *reply.opId + ")" : std::string()) + "\n" +
+           stateLines(reply.state, reply.summary, reply.next);
 }
 
 std::string approvals(const Approvals& reply)
@@ -264,18 +288,19 @@ std::string promotions(const Promotions& reply)
     std::ostringstream out;
     for (const Promotion& p : reply.promotions) {
         out << "promotion " << str(p.id) << " on " << str(p.env) << " (" << str(p.state) << "): release "
-            << str(p.release) << ", generation " << str(p.generation) << ", requested by " << str(p.requestedBy)
-            << " at " << str(p.requestedAt);
+            << str(p.release) << ", generation " << str(p.generation) << ", requested by "
+            << str(p.requestedBy) << " at " << str(p.requestedAt);
         if (p.reason)
             out << ": " << str(p.reason);
         out << "\n  approvals: " << str(static_cast<std::int64_t>(p.approvals.size())) << " of "
             << str(p.approvalsRequired);
         for (const PromotionVote& v : p.approvals)
-            out << "; " << str(v.by) << " at " << str(v.at) << (v.reason ? ": " + str(v.reason) : std::string());
+            out << "; " << str(v.by) << " at " << str(v.at)
+                << (v.reason ? ": " + str(v.reason) : std::string());
         out << "\n";
         if (p.denial)
-            out << "  denied by " << str(p.denial->by) << " at " << str(p.denial->at) << ": " << str(p.denial->reason)
-                << "\n";
+            out << "  denied by " << str(p.denial->by) << " at " << str(p.denial->at) << ": "
+                << str(p.denial->reason) << "\n";
         if (p.upstream) {
             out << "  upstream " << str(p.upstream->env) << ": ";
             if (p.upstream->acceptedAt)
@@ -295,14 +320,15 @@ std::string rollback(const nlohmann::json& reply)
         const auto it = reply.find(key);
         if (it == reply.end() || !it->is_object())
             return std::string("-");
-        return text(*it, "release") + " (generation " + text(*it, "generation") + ", manifest " + text(*it, "id") +
-               ")";
+        return text(*it, "release") + " (generation " + text(*it, "generation") + ", manifest " +
+               text(*it, "id") + ")";
     };
     if (!reply.value("rolled_back", false))
         return text(reply, "message") + "\n";
-    return "rolled " + text(reply, "env") + " back to " + release("restored") + ", replacing " + release("replaced") +
-           ", with token " + text(reply, "token") + "; generations up to " + text(reply, "high_water_generation") +
-           " stay refused" + (reply.value("replayed", false) ? " (replayed)" : "") + "\n";
+    return "rolled " + text(reply, "env") + " back to " + release("restored") + ", replacing " +
+           release("replaced") + ", with token " + text(reply, "token") + "; generations up to " +
+           text(reply, "high_water_generation") + " stay refused" +
+           (reply.value("replayed", false) ? " (replayed)" : "") + "\n";
 }
 
 std::string revocation(const Revocation& reply)

@@ -26,6 +26,7 @@ std::string manifestHistory(const ManifestHistory& reply);
 std::string audit(const AuditTrail& reply);
 std::string trace(const JobTrace& reply);
 std::string operation(const OperationRecord& reply);
+std::string status(const JobStatus& reply);
 std::string approvals(const Approvals& reply);
 std::string promotions(const Promotions& reply);
 // relctl.rollback's accepted reply.

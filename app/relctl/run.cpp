@@ -336,7 +336,8 @@ private:
 
     int printOutcome(const Outcome& o) const
     {
-        return m_out.outcome(Outcome{o.code, o.reason, withoutLeaseSecret(o.body)}, [] { return std::string(); });
+        return m_out.outcome(Outcome{o.code, o.reason, withoutLeaseSecret(o.body)},
+                             [] { return std::string(); });
     }
 
     // Releases the wrapper's own lease (idempotent on the server) and returns

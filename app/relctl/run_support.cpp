@@ -1,7 +1,6 @@
 #include "run_support.h"
 
 #include "output.h"
-
 #include "relctl/parse.h"
 
 #include <algorithm>
@@ -17,7 +16,6 @@
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
-
 
 namespace relctl::cli {
 

@@ -1,7 +1,6 @@
 #include "relctl/database.h"
 
 #include "database_impl.h"
-
 #include "relctl/parse.h"
 
 namespace relctl {
@@ -18,7 +17,8 @@ std::string primaryMessage(const std::string& what)
     for (const char* prefix : {"ERROR:  ", "FATAL:  "})
         if (text.rfind(prefix, 0) == 0)
             text.erase(0, std::string_view(prefix).size());
-    for (const char* part : {"\nDETAIL:  ", "\nHINT:  ", "\nCONTEXT:  ", "\nLINE ", "\nQUERY:  ", "\nLOCATION:  "})
+    for (const char* part :
+         {"\nDETAIL:  ", "\nHINT:  ", "\nCONTEXT:  ", "\nLINE ", "\nQUERY:  ", "\nLOCATION:  "})
         if (auto at = text.find(part); at != std::string::npos)
             text.erase(at);
     while (!text.empty() && text.back() == '\n')
@@ -41,8 +41,9 @@ std::optional<std::int64_t> toMillis(const std::optional<std::chrono::millisecon
     return d->count();
 }
 
-const std::string kOutcomeUnknown = "the connection was lost during the call; the outcome is unknown (retry with "
-                                    "the same --op-id, or check it with `relctl op show`): ";
+const std::string kOutcomeUnknown =
+    "the connection was lost during the call; the outcome is unknown (retry with "
+    "the same --op-id, or check it with `relctl op show`): ";
 
 } // namespace
 
@@ -91,9 +92,10 @@ void Database::Impl::translateCurrentException()
                         "applied, try again: " +
                             message);
         if (state == "57014")
-            throw Error(ExitCode::Unavailable,
-                        "the database cancelled the call (statement_timeout); nothing was applied, try again: " +
-                            message);
+            throw Error(
+                ExitCode::Unavailable,
+                "the database cancelled the call (statement_timeout); nothing was applied, try again: " +
+                    message);
         if (state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0)
             throw Error(ExitCode::Unavailable, "database unavailable: " + message);
         throw Error(ExitCode::Internal, "database error " + state + ": " + message);
@@ -152,8 +154,9 @@ Outcome Database::acquire(const AcquireRequest& r)
     const bool wait = r.wait && r.wait->count() > 0;
     const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
     // A generated op id can never be retried: its secret need not be kept.
-    const std::string secret =
-        !r.secret.empty() ? r.secret : r.opId.empty() ? newOperationId() + newOperationId() : requestSecret(opId);
+    const std::string secret = !r.secret.empty() ? r.secret
+                               : r.opId.empty()  ? newOperationId() + newOperationId()
+                                                 : requestSecret(opId);
     const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
     // LISTEN before the first evaluation: a handover committed between that
     // evaluation and a later LISTEN would otherwise be missed.
@@ -201,7 +204,8 @@ std::optional<std::string> manifestText(const std::optional<nlohmann::json>& man
         throwUsage("a manifest must be a JSON object");
     // Before dump(), which recurses once per level.
     if (jsonDepth(*manifest) > kMaxManifestDepth)
-        throwUsage("a manifest may not be nested deeper than " + std::to_string(kMaxManifestDepth) + " levels");
+        throwUsage("a manifest may not be nested deeper than " + std::to_string(kMaxManifestDepth) +
+                   " levels");
     std::string text = manifest->dump();
     if (text.size() > kMaxManifestBytes)
         throwUsage("a manifest may not exceed 64 KiB");
@@ -265,6 +269,11 @@ OperationRecord Database::showOperation(const std::string& opId)
     return Impl::parsed<OperationRecord>(d->call(false, "SELECT relctl.op_show($1)", opId));
 }
 
+JobStatus Database::jobStatus(const std::string& job)
+{
+    return Impl::parsed<JobStatus>(d->call(false, "SELECT relctl.job_state($1)", job));
+}
+
 Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 {
     return Outcome::fromReply(d->call(true,
@@ -275,10 +284,9 @@ Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 
 EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
 {
-    return Impl::parsed<EnvironmentSet>(
-        d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8)", s.name, s.policy,
-                s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak),
-                s.approvals));
+    return Impl::parsed<EnvironmentSet>(d->call(
+        true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8)", s.name, s.policy, s.supersede,
+        s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak), s.approvals));
 }
 
 Revocation Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
@@ -314,8 +322,9 @@ Decision Database::decide(std::int64_t request, bool approve, const std::string&
 
 Outcome Database::requestPromotion(const PromotionRequest& r)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.promote_request($1, $2, $3, $4, $5, $6::jsonb)", r.env,
-                                      r.release, r.generation, r.by, r.reason, d->client.toJson().dump()));
+    return Outcome::fromReply(d->call(true, "SELECT relctl.promote_request($1, $2, $3, $4, $5, $6::jsonb)",
+                                      r.env, r.release, r.generation, r.by, r.reason,
+                                      d->client.toJson().dump()));
 }
 
 Promotions Database::promotions(const std::optional<std::string>& env, bool all)
@@ -335,8 +344,9 @@ Outcome Database::rollback(const RollbackRequest& r)
     const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
     const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
     const auto attempt = [&] {
-        return d->call(true, "SELECT relctl.rollback($1, $2, $3, $4, $5, $6, $7, $8::jsonb)", r.env, r.toRelease,
-                       r.toGeneration, r.toManifest, r.by, r.reason, opId, d->client.toJson().dump());
+        return d->call(true, "SELECT relctl.rollback($1, $2, $3, $4, $5, $6, $7, $8::jsonb)", r.env,
+                       r.toRelease, r.toGeneration, r.toManifest, r.by, r.reason, opId,
+                       d->client.toJson().dump());
     };
     if (!r.wait || r.wait->count() <= 0)
         return Outcome::fromReply(attempt());

@@ -439,6 +439,20 @@ template <class Io, Is<OperationRecord> O> void fields(Io& io, O& o)
     io.omittable("request", o.request);
     io.omittable("outcome", o.outcome);
     io.omittable("recorded_at", o.recordedAt);
+    io.omittable("state", o.state);
+    io.omittable("summary", o.summary);
+    io.omittable("next", o.next);
+    io.omittable("evidence", o.evidence);
+}
+
+template <class Io, Is<JobStatus> S> void fields(Io& io, S& s)
+{
+    io.omittable("job", s.job);
+    io.omittable("op_id", s.opId);
+    io.required("state", s.state);
+    io.required("summary", s.summary);
+    io.required("next", s.next);
+    io.required("evidence", s.evidence);
 }
 
 } // namespace
@@ -487,6 +501,7 @@ RELCTL_JSON_FROM_FIELDS(RefusalCause)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal)
 RELCTL_JSON_FROM_FIELDS(JobTrace)
 RELCTL_JSON_FROM_FIELDS(OperationRecord)
+RELCTL_JSON_FROM_FIELDS(JobStatus)
 
 #undef RELCTL_JSON_FROM_FIELDS
 // NOLINTEND(bugprone-macro-parentheses)

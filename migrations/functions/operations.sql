@@ -114,6 +114,9 @@ $$;
 
 -- Outcomes stored before lease ids were withheld may still hold one: the
 -- reply strips them too.
+-- With what became of it since (status.sql): 'state' in a word, its
+-- 'summary' and the 'next' step, and the evidence they rest on. An op id no
+-- operation could have had (NULL, empty, too long) is simply not found.
 CREATE FUNCTION relctl.op_show(p_op_id text) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
     SELECT coalesce(
@@ -123,6 +126,9 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
                                    'recorded_at', o.recorded_at)
          FROM relctl.operations o WHERE o.op_id = p_op_id),
         jsonb_build_object('op_id', p_op_id, 'status', 'not-found'))
+        || CASE WHEN length(p_op_id) BETWEEN 1 AND 200
+                THEN relctl.state_answer('{}', relctl.operation_state(p_op_id) - 'op_id' - 'operation')
+                ELSE '{}'::jsonb END
 $$;
 
 GRANT EXECUTE ON FUNCTION relctl.op_show TO relctl_job, relctl_reviewer;

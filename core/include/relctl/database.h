@@ -44,8 +44,9 @@ public:
     // NOLOGIN owner role).
     MigrationReport migrate(const std::vector<Migration>& migrations = bundledMigrations(),
                             const std::vector<SchemaModule>& modules = bundledModules());
-    std::vector<MigrationState> migrationStatus(const std::vector<Migration>& migrations = bundledMigrations(),
-                                                const std::vector<SchemaModule>& modules = bundledModules());
+    std::vector<MigrationState>
+    migrationStatus(const std::vector<Migration>& migrations = bundledMigrations(),
+                    const std::vector<SchemaModule>& modules = bundledModules());
 
     // Environments
     EnvironmentAdded addEnvironment(const EnvironmentSpec& spec);
@@ -97,9 +98,11 @@ public:
     AuditTrail audit(const AuditQuery& query);
     JobTrace trace(const std::string& job);
     OperationRecord showOperation(const std::string& opId);
+    // What became of the job's newest operation (relctl.job_state).
+    JobStatus jobStatus(const std::string& job);
 
 private:
-    friend class ConsoleQueries; // the console's read queries share the connection
+    friend class ConsoleQueries;  // the console's read queries share the connection
     friend class history::Reader; // the history checker's read (relctl/history.h)
     struct Impl;
     std::unique_ptr<Impl> d;

@@ -224,10 +224,10 @@ struct PromotionUpstream
 {
     std::string env;
     std::int64_t soakMs = 0;
-    std::optional<Timestamp> acceptedAt;           // empty: not accepted there (or withdrawn by a rollback)
-    std::optional<std::int64_t> soakedMs;          // since it was accepted there
-    std::optional<std::int64_t> soakRemainingMs;   // 0 once the soak has passed
-    nlohmann::json current;                        // {release, generation} current there, or null
+    std::optional<Timestamp> acceptedAt;         // empty: not accepted there (or withdrawn by a rollback)
+    std::optional<std::int64_t> soakedMs;        // since it was accepted there
+    std::optional<std::int64_t> soakRemainingMs; // 0 once the soak has passed
+    nlohmann::json current;                      // {release, generation} current there, or null
 };
 
 // relctl.promotion_json: a request to promote (release, generation) to env.
@@ -245,9 +245,9 @@ struct Promotion
     std::int64_t approvalsRequired = 0;
     std::vector<PromotionVote> approvals;
     std::optional<PromotionVote> denial;
-    std::optional<PromotionUpstream> upstream;  // empty when env is promoted from nowhere
-    nlohmann::json current;           // {release, generation, manifest} current on env, or null
-    nlohmann::json candidateManifest; // the upstream's manifest of the candidate, or null
+    std::optional<PromotionUpstream> upstream; // empty when env is promoted from nowhere
+    nlohmann::json current;                    // {release, generation, manifest} current on env, or null
+    nlohmann::json candidateManifest;          // the upstream's manifest of the candidate, or null
 };
 
 // relctl.promotions_list.
@@ -428,8 +428,32 @@ struct OperationRecord
     std::optional<nlohmann::json> request; // as the operation's function recorded it
     std::optional<Outcome> outcome;        // the stored reply, lease credentials stripped
     std::optional<Timestamp> recordedAt;
+    // What became of it since, from the database alone (see JobStatus); a
+    // schema before the state model sends none.
+    std::optional<std::string> state;
+    std::optional<std::string> summary;
+    std::optional<std::string> next;
+    std::optional<nlohmann::json> evidence;
 
     bool recorded() const { return status == "recorded"; }
+};
+
+// What became of a job (relctl.job_state) or an operation (relctl.op_state):
+//   unknown            the database never saw it: a retry is safe
+//   queued             waiting in an environment's queue
+//   rejected           refused (reason, the refusal's event)
+//   accepted-running   its lease is live, nothing published under it yet
+//   completed          published: still current, or superseded since
+//   ended-unpublished  its lease ended (released, expired, revoked) without a publish
+// with the state in a sentence, the next step, and the rows it rests on.
+struct JobStatus
+{
+    std::optional<std::string> job;
+    std::optional<std::string> opId; // the operation the state is of
+    std::string state;
+    std::string summary;
+    std::string next;
+    nlohmann::json evidence;
 };
 
 // NOLINTBEGIN(bugprone-macro-parentheses): the argument is a type name
@@ -471,6 +495,7 @@ RELCTL_REPLY_JSON(RefusalCause);
 RELCTL_REPLY_JSON(TracedRefusal);
 RELCTL_REPLY_JSON(JobTrace);
 RELCTL_REPLY_JSON(OperationRecord);
+RELCTL_REPLY_JSON(JobStatus);
 
 #undef RELCTL_REPLY_JSON
 // NOLINTEND(bugprone-macro-parentheses)

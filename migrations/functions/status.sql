@@ -1,0 +1,188 @@
+-- What became of an operation or a job, read from the database alone, so that
+-- nobody retries uncertain work blind. One state model for both:
+--
+--   unknown            the database never saw it: a retry is safe
+--   queued             an acquire waits in its environment's queue
+--   rejected           refused: the reason, the server's message, the refusal's event
+--   accepted-running   an acquire's lease is live and nothing was published under it
+--   completed          published (by the publish, or under the acquire's lease): what,
+--                      when, and whether it is still current or superseded since, by whom
+--   ended-unpublished  an acquire's lease ended (released, expired, revoked) without a publish
+--
+-- Other recorded operations (renew, release, rollback, ...) are completed with
+-- their stored outcome. Each answer says it in a sentence ('summary') and
+-- names the next step ('next'). Nothing here writes, and no lease id leaves.
+
+-- How the state reaches a caller: 'state', 'summary' and 'next' beside
+-- what identifies the operation or job (p_head), the rest as 'evidence'.
+CREATE FUNCTION relctl.state_answer(p_head jsonb, p_state jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT p_head || jsonb_build_object(
+        'state', p_state ->> 'state', 'summary', p_state ->> 'summary', 'next', p_state ->> 'next',
+        'evidence', p_state - 'state' - 'summary' - 'next')
+$$;
+
+-- A publish as it stands now: current, or superseded by what is.
+CREATE FUNCTION relctl.manifest_state(m relctl.manifests) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'state', 'completed', 'env', m.env, 'job', m.job, 'release', m.release, 'generation', m.generation,
+        'token', m.token, 'published_at', m.published_at, 'current', cur.id = m.id,
+        'superseded_by', CASE WHEN cur.id IS DISTINCT FROM m.id AND cur.id IS NOT NULL THEN jsonb_build_object(
+            'job', cur.job, 'release', cur.release, 'generation', cur.generation,
+            'published_at', cur.published_at) END,
+        'summary', CASE WHEN cur.id = m.id
+                        THEN format('completed: %s (generation %s) was published on %s by %s at %s and is still current',
+                                    m.release, m.generation, m.env, m.job, m.published_at)
+                        ELSE format('completed: %s (generation %s) was published on %s by %s at %s; %s is current since',
+                                    m.release, m.generation, m.env, m.job, m.published_at,
+                                    coalesce(format('%s (generation %s, by %s)', cur.release, cur.generation, cur.job),
+                                             'nothing')) END,
+        'next', 'nothing to retry: the publish took effect')
+    FROM relctl.environments e
+    LEFT JOIN relctl.manifests cur ON cur.id = e.current_manifest_id
+    WHERE e.name = m.env
+$$;
+
+-- A lease as it stands now: published under, live, or ended without a publish.
+CREATE FUNCTION relctl.lease_state(l relctl.leases, p_now timestamptz) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    m relctl.manifests;
+    v_lease jsonb := jsonb_build_object('env', l.env, 'token', l.token, 'job', l.job, 'release', l.release,
+                                        'generation', l.generation, 'acquired_at', l.acquired_at);
+    v_ending text;
+BEGIN
+    SELECT * INTO m FROM relctl.manifests WHERE env = l.env AND token = l.token;
+    IF m.id IS NOT NULL THEN
+        RETURN relctl.manifest_state(m) || jsonb_build_object('lease', v_lease);
+    END IF;
+    IF l.ended_at IS NULL AND l.expires_at > p_now THEN
+        RETURN v_lease || jsonb_build_object(
+            'state', 'accepted-running', 'expires_at', l.expires_at,
+            'expires_in_ms', relctl.ms_between(p_now, l.expires_at),
+            'summary', format('accepted, still running: %s holds %s with fencing token %s (%s, generation %s), '
+                              'acquired at %s, expiring in %s; nothing published yet',
+                              l.job, l.env, l.token, l.release, l.generation, l.acquired_at,
+                              relctl.format_ms(relctl.ms_between(p_now, l.expires_at))),
+            'next', 'do not start the work again: the holder is still running; wait for it, or revoke the lease');
+    END IF;
+    v_ending := coalesce(l.end_reason, 'expired');
+    RETURN v_lease || jsonb_strip_nulls(jsonb_build_object(
+        'state', 'ended-unpublished', 'ending', v_ending, 'ended_at', coalesce(l.ended_at, l.expires_at),
+        'ended_by', l.ended_by, 'note', l.end_note,
+        'summary', format('ended without a publish: the lease of %s on %s (token %s) was %s at %s%s',
+                          l.job, l.env, l.token, v_ending, coalesce(l.ended_at, l.expires_at),
+                          CASE WHEN l.ended_by IS NOT NULL THEN format(' by %s (%s)', l.ended_by, l.end_note)
+                               ELSE '' END),
+        'next', 'nothing was published under it: a new run (a new op id) may deploy; external work it started '
+                'may still have to be checked'));
+END
+$$;
+
+CREATE FUNCTION relctl.refused_state(p_op_id text, p_outcome jsonb) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'state', 'rejected', 'reason', p_outcome ->> 'reason', 'env', p_outcome ->> 'env',
+        'job', p_outcome ->> 'job', 'message', p_outcome ->> 'message',
+        'event', (SELECT max(v.id) FROM relctl.events v
+                  WHERE v.op_id = p_op_id AND v.reason = p_outcome ->> 'reason'),
+        'summary', format('rejected: %s', coalesce(p_outcome ->> 'message', p_outcome ->> 'reason')),
+        'next', 'a retry with the same op id gets the same refusal; relctl trace JOB says what decided it'))
+$$;
+
+CREATE FUNCTION relctl.queued_state(c relctl.candidates) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'state', 'queued', 'env', c.env, 'job', c.job, 'release', c.release, 'generation', c.generation,
+        'queued_at', c.queued_at, 'waiting', relctl.candidate_alive(c),
+        'summary', format('queued: %s (%s, generation %s) waits for %s since %s%s', c.job, c.release,
+                          c.generation, c.env, c.queued_at,
+                          CASE WHEN relctl.candidate_alive(c) THEN '' ELSE ', but its waiter is gone' END),
+        'next', CASE WHEN relctl.candidate_alive(c) THEN 'its waiter is still connected: do not start another'
+                     ELSE 'its waiter is gone: a retry with the same op id queues it again' END)
+$$;
+
+-- Caller: relctl.op_show, relctl.op_state (which check the op id).
+CREATE FUNCTION relctl.operation_state(p_op_id text) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    o relctl.operations;
+    c relctl.candidates;
+    l relctl.leases;
+    m relctl.manifests;
+    v_state jsonb;
+BEGIN
+    SELECT * INTO o FROM relctl.operations WHERE op_id = p_op_id;
+    IF o.op_id IS NULL THEN
+        SELECT * INTO c FROM relctl.candidates WHERE op_id = p_op_id AND state = 'waiting' ORDER BY id DESC LIMIT 1;
+        v_state := CASE WHEN c.id IS NOT NULL THEN relctl.queued_state(c)
+                        ELSE jsonb_build_object(
+                            'state', 'unknown',
+                            'summary', format('unknown: the database has no record of op id %s', p_op_id),
+                            'next', 'the operation never reached the database: a retry with the same op id is safe')
+                   END;
+    ELSIF o.outcome ->> 'status' = 'refused' THEN
+        v_state := relctl.refused_state(p_op_id, o.outcome);
+    ELSIF o.operation = 'acquire' THEN
+        SELECT * INTO l FROM relctl.leases
+            WHERE env = o.outcome ->> 'env' AND token = (o.outcome ->> 'token')::bigint;
+        v_state := relctl.lease_state(l, clock_timestamp());
+    ELSIF o.operation = 'publish' THEN
+        SELECT * INTO m FROM relctl.manifests
+            WHERE env = o.outcome ->> 'env' AND generation = (o.outcome ->> 'generation')::bigint;
+        v_state := relctl.manifest_state(m);
+    END IF;
+    RETURN jsonb_build_object('op_id', p_op_id, 'operation', o.operation)
+           || coalesce(v_state, jsonb_build_object(
+                  'state', 'completed',
+                  'summary', format('completed: %s was recorded at %s', o.operation, o.recorded_at),
+                  'next', 'nothing to retry: it took effect'));
+END
+$$;
+
+-- A job's state: its newest candidate still waiting, else its newest lease,
+-- else its newest refusal; unknown when the database never saw the job.
+CREATE FUNCTION relctl.job_state(p_job text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    c relctl.candidates;
+    l relctl.leases;
+    v relctl.events;
+BEGIN
+    PERFORM relctl.require_text('job', p_job);
+    SELECT * INTO c FROM relctl.candidates WHERE job = p_job AND state = 'waiting' ORDER BY id DESC LIMIT 1;
+    IF c.id IS NOT NULL THEN
+        RETURN relctl.state_answer(jsonb_build_object('job', p_job, 'op_id', c.op_id), relctl.queued_state(c));
+    END IF;
+    SELECT * INTO l FROM relctl.leases WHERE job = p_job ORDER BY acquired_at DESC, token DESC LIMIT 1;
+    SELECT * INTO v FROM relctl.events WHERE job = p_job AND outcome = 'rejected' ORDER BY id DESC LIMIT 1;
+    IF v.id IS NOT NULL AND (l.token IS NULL OR v.at > l.acquired_at) THEN
+        RETURN relctl.state_answer(jsonb_strip_nulls(jsonb_build_object('job', p_job, 'op_id', v.op_id)),
+            jsonb_build_object(
+                'state', 'rejected', 'operation', v.operation, 'reason', v.reason, 'env', v.env, 'event', v.id,
+                'at', v.at,
+                'summary', format('rejected: %s on %s was refused %s at %s', v.operation, v.env, v.reason, v.at),
+                'next', 'a retry with the same op id gets the same refusal; relctl trace JOB says what decided it'));
+    END IF;
+    IF l.token IS NOT NULL THEN
+        RETURN relctl.state_answer(jsonb_strip_nulls(jsonb_build_object('job', p_job, 'op_id', l.op_id)),
+                                   relctl.lease_state(l, clock_timestamp()));
+    END IF;
+    RETURN relctl.state_answer(jsonb_build_object('job', p_job), jsonb_build_object(
+        'state', 'unknown',
+        'summary', format('unknown: the database has no lease, candidate or refusal of job %s', p_job),
+        'next', 'the job never reached the database: running it is safe'));
+END
+$$;
+
+CREATE FUNCTION relctl.op_state(p_op_id text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+BEGIN
+    PERFORM relctl.require_text('an op id', p_op_id);
+    RETURN relctl.state_answer(jsonb_build_object('op_id', p_op_id),
+                               relctl.operation_state(p_op_id) - 'op_id');
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION relctl.op_state, relctl.job_state TO relctl_job, relctl_reviewer;
