@@ -93,6 +93,9 @@ private slots:
         QCOMPARE(opShow(db, "job-1-acquire")["state"], json("completed"));
         QCOMPARE(status(db, "job-1")["state"], json("completed"));
         QCOMPARE(relctl(db, {"lease", "release", "--lease", h1}).exitCode, 0);
+        // A late renew of the released lease is refused, and the job is still completed.
+        QVERIFY(relctl(db, {"lease", "renew", "--lease", h1}).exitCode != 0);
+        QCOMPARE(status(db, "job-1")["state"], json("completed"));
 
         // The waiter takes over and publishes: job-1's publish is completed but superseded, by whom.
         const RunResult granted = finish(*waiter, 20000);

@@ -141,8 +141,11 @@ BEGIN
 END
 $$;
 
--- A job's state: its newest candidate still waiting, else its newest lease,
--- else its newest refusal; unknown when the database never saw the job.
+-- A job's state: its newest candidate still waiting, else its newest refusal
+-- if it came after its newest lease and was not about that lease, else that
+-- lease; unknown when the database never saw the job. A refused renew or
+-- publish of the lease itself does not hide what became of the lease: a
+-- late renew after a completed publish leaves the job completed.
 CREATE FUNCTION relctl.job_state(p_job text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -157,7 +160,7 @@ BEGIN
     END IF;
     SELECT * INTO l FROM relctl.leases WHERE job = p_job ORDER BY acquired_at DESC, token DESC LIMIT 1;
     SELECT * INTO v FROM relctl.events WHERE job = p_job AND outcome = 'rejected' ORDER BY id DESC LIMIT 1;
-    IF v.id IS NOT NULL AND (l.token IS NULL OR v.at > l.acquired_at) THEN
+    IF v.id IS NOT NULL AND (l.token IS NULL OR (v.at > l.acquired_at AND v.token IS DISTINCT FROM l.token)) THEN
         RETURN relctl.state_answer(jsonb_strip_nulls(jsonb_build_object('job', p_job, 'op_id', v.op_id)),
             jsonb_build_object(
                 'state', 'rejected', 'operation', v.operation, 'reason', v.reason, 'env', v.env, 'event', v.id,
