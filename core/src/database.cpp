@@ -274,6 +274,11 @@ JobStatus Database::jobStatus(const std::string& job)
     return Impl::parsed<JobStatus>(d->call(false, "SELECT relctl.job_state($1)", job));
 }
 
+JobStatus Database::operationStatus(const std::string& opId)
+{
+    return Impl::parsed<JobStatus>(d->call(false, "SELECT relctl.op_state($1)", opId));
+}
+
 Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 {
     return Outcome::fromReply(d->call(true,

@@ -100,6 +100,8 @@ public:
     OperationRecord showOperation(const std::string& opId);
     // What became of the job's newest operation (relctl.job_state).
     JobStatus jobStatus(const std::string& job);
+    // The same state model for one op id (relctl.op_state).
+    JobStatus operationStatus(const std::string& opId);
 
 private:
     friend class ConsoleQueries;  // the console's read queries share the connection
