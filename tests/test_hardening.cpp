@@ -8,6 +8,7 @@
 // this process that forwards to the test cluster until told to go silent.
 
 #include "relctl/database.h"
+#include "faultproxy.h"
 #include "relctl/error.h"
 #define RELCTL_TEST_NO_SHORT_NAME
 #include "relctlprocess.h"
@@ -57,158 +58,6 @@ bool hasRawControl(const std::string& s, bool allowNewlines)
     }
     return false;
 }
-
-// The value of keyword `key` in a keyword/value DSN without quoting (as the
-// test cluster's DSN is).
-std::string dsnValue(const std::string& dsn, const std::string& key)
-{
-    const auto at = dsn.find(key + "=");
-    if (at == std::string::npos)
-        return {};
-    const auto start = at + key.size() + 1;
-    return dsn.substr(start, dsn.find(' ', start) - start);
-}
-
-// A TCP proxy on 127.0.0.1 to the test cluster's unix socket, on a thread of
-// its own (relctl runs while the test thread blocks on it). Once stalled, a
-// connection whose startup completed (the server's first ReadyForQuery went
-// through) drops every further byte in both directions without a word: the
-// server looks alive to the kernel and silent to libpq. Connections still in
-// their startup go on normally until their first ReadyForQuery.
-class StallingProxy
-{
-public:
-    explicit StallingProxy(const std::string& clusterDsn)
-        : m_socketPath(dsnValue(clusterDsn, "host") + "/.s.PGSQL." +
-                       (dsnValue(clusterDsn, "port").empty() ? "5432" : dsnValue(clusterDsn, "port")))
-    {
-        m_listen = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        if (bind(m_listen, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(m_listen, 16) != 0 ||
-            getsockname(m_listen, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-            qFatal("proxy: cannot listen");
-        m_port = ntohs(addr.sin_port);
-        if (pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0)
-            qFatal("proxy: pipe");
-        m_thread = std::thread([this] { loop(); });
-    }
-
-    ~StallingProxy()
-    {
-        m_stopping = true;
-        [[maybe_unused]] auto n = write(m_wake[1], "x", 1);
-        m_thread.join();
-        for (auto& [fd, pair] : m_pairs)
-            close(fd);
-        close(m_listen);
-        close(m_wake[0]);
-        close(m_wake[1]);
-    }
-
-    // sslmode/gssencmode off: the startup is then plain protocol messages.
-    std::string dsn(const std::string& dbname) const
-    {
-        return "host=127.0.0.1 port=" + std::to_string(m_port) + " user=" + dsnValue(TestDatabase::clusterDsn(), "user") +
-               " dbname=" + dbname + " sslmode=disable gssencmode=disable";
-    }
-
-    void stall() { m_stalled = true; }
-
-private:
-    struct Pair
-    {
-        int peer = -1;
-        bool fromServer = false;
-        std::shared_ptr<bool> ready; // shared by both directions
-        std::string pending;         // server bytes not yet parsed into messages (until ready)
-    };
-
-    void accept()
-    {
-        const int client = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client < 0)
-            return;
-        const int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", m_socketPath.c_str());
-        if (connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-            close(client);
-            close(server);
-            return;
-        }
-        auto ready = std::make_shared<bool>(false);
-        m_pairs[client] = Pair{server, false, ready, {}};
-        m_pairs[server] = Pair{client, true, ready, {}};
-    }
-
-    // Notes the end of the server's first ReadyForQuery ('Z') message.
-    static void parse(Pair& p, const char* data, std::size_t n)
-    {
-        p.pending.append(data, n);
-        std::size_t at = 0;
-        while (!*p.ready && p.pending.size() - at >= 5) {
-            const auto* b = reinterpret_cast<const unsigned char*>(p.pending.data() + at);
-            const std::size_t len = (std::size_t(b[1]) << 24) | (b[2] << 16) | (b[3] << 8) | b[4];
-            if (p.pending.size() - at < 1 + len)
-                break;
-            if (b[0] == 'Z')
-                *p.ready = true;
-            at += 1 + len;
-        }
-        p.pending.erase(0, at);
-    }
-
-    void closePair(int fd)
-    {
-        const int peer = m_pairs[fd].peer;
-        close(fd);
-        close(peer);
-        m_pairs.erase(fd);
-        m_pairs.erase(peer);
-    }
-
-    void loop()
-    {
-        while (!m_stopping) {
-            std::vector<pollfd> fds{{m_wake[0], POLLIN, 0}, {m_listen, POLLIN, 0}};
-            for (auto& [fd, pair] : m_pairs)
-                fds.push_back({fd, POLLIN, 0});
-            poll(fds.data(), fds.size(), 100);
-            if (fds[1].revents & POLLIN)
-                accept();
-            for (std::size_t i = 2; i < fds.size(); ++i) {
-                if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)) || !m_pairs.count(fds[i].fd))
-                    continue;
-                Pair& p = m_pairs[fds[i].fd];
-                char buffer[16384];
-                const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-                if (n <= 0) {
-                    closePair(fds[i].fd);
-                    continue;
-                }
-                const bool wasReady = *p.ready;
-                if (p.fromServer && !wasReady)
-                    parse(p, buffer, static_cast<std::size_t>(n));
-                if (m_stalled && wasReady)
-                    continue; // dropped without a word
-                [[maybe_unused]] auto w = write(p.peer, buffer, static_cast<std::size_t>(n));
-            }
-        }
-    }
-
-    std::string m_socketPath;
-    int m_listen = -1;
-    int m_wake[2]{-1, -1};
-    quint16 m_port = 0;
-    std::atomic<bool> m_stalled{false};
-    std::atomic<bool> m_stopping{false};
-    std::map<int, Pair> m_pairs; // by descriptor, both ends; only the proxy's thread touches it
-    std::thread m_thread;
-};
 
 QProcessEnvironment relctlEnvironment(const std::string& dsn, const Env& extra)
 {
@@ -322,7 +171,7 @@ private slots:
     {
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
-        StallingProxy proxy(TestDatabase::clusterDsn());
+        FaultProxy proxy(TestDatabase::clusterDsn());
         const std::string dsn = proxy.dsn(db.name());
         const Env bound{{"RELCTL_CALL_TIMEOUT", "2s"}};
         // The control: through the proxy, relctl works.
@@ -349,7 +198,7 @@ private slots:
     {
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
-        StallingProxy proxy(TestDatabase::clusterDsn());
+        FaultProxy proxy(TestDatabase::clusterDsn());
         const QString started = qstr(file("release-started"));
         QElapsedTimer t;
         t.start();
@@ -375,7 +224,7 @@ private slots:
     {
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
-        StallingProxy proxy(TestDatabase::clusterDsn());
+        FaultProxy proxy(TestDatabase::clusterDsn());
         const QString started = qstr(file("cancel-started"));
         auto p = startRelctlWith(proxy.dsn(db.name()),
                                  {"run", "--env", "prod", "--job", "job-c", "--release", "r1", "--generation",

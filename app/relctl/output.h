@@ -86,6 +86,10 @@ public:
     // (a refusal's reply lacks the fields it would name).
     int outcome(const Outcome& o, const std::function<std::string()>& plain) const
     {
+        // A reply recovered after a lost connection says so first, on stderr
+        // (and as "reply_lost" in the JSON).
+        if (const auto lost = o.body.find("reply_lost"); lost != o.body.end() && lost->is_object())
+            std::cerr << "relctl: " << escapeControl(lost->value("note", std::string())) << '\n';
         if (o.accepted()) {
             json body = o.body;
             body.erase("status"); // implied by the exit code

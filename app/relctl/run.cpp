@@ -264,7 +264,7 @@ private:
                                  text + "; nothing was published and the lease was released",
                                  {{"env", m_handle.env}, {"token", m_handle.token}, {"exit_code", end.code}});
         }
-        return publishAndRelease(&heartbeat);
+        return publishAndRelease();
     }
 
     // The lease's facts for the command, which may present the token to the
@@ -285,23 +285,14 @@ private:
         return 0;
     }
 
-    // heartbeat: the stopped heartbeat of a run that just ended; a failed
-    // publish is retried on a new connection only while it says the lease is held.
-    int publishAndRelease(Heartbeat* heartbeat = nullptr)
+    // A publish whose connection is lost (a long command may outlive an idle
+    // connection, or the reply is lost) is settled by Database itself: it
+    // connects again and sends it once more under the same op id, answered
+    // from the record if the first attempt committed.
+    int publishAndRelease()
     {
         const PublishRequest request{m_handle, m_spec.manifest, m_spec.publishOpId()};
-        Outcome published;
-        try {
-            published = m_db->publish(request);
-        } catch (const Error& e) {
-            // The connection may have died during a long command; the op id
-            // makes a retry safe (a publish that did commit is replayed).
-            if (e.code() != ExitCode::Unavailable || (heartbeat && !heartbeat->held(BootClock::now())))
-                throw;
-            diagnostic(std::string(e.what()) + "; retrying the publish on a new connection");
-            m_db.emplace(m_context.connect());
-            published = m_db->publish(request);
-        }
+        const Outcome published = m_db->publish(request);
         const std::string state = release(published.accepted() ? "" : "publish refused: " + published.reason);
         if (!published.accepted())
             return printOutcome(published);

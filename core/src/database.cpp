@@ -3,6 +3,8 @@
 #include "database_impl.h"
 #include "relctl/parse.h"
 
+#include <thread>
+
 namespace relctl {
 
 namespace {
@@ -45,14 +47,81 @@ const std::string kOutcomeUnknown =
     "the connection was lost during the call; the outcome is unknown (retry with "
     "the same --op-id, or check it with `relctl op show`): ";
 
+// What a reply recovered after a lost connection says about it, in words.
+std::string lostReplyNote(const Outcome& o, const std::string& opId, std::chrono::milliseconds after)
+{
+    const std::string how = " (op id " + opId + ", connected again after " + formatDuration(after) + ")";
+    if (!o.replayed())
+        return "the reply was lost, but the database had no record of op id " + opId +
+               ": the first attempt never took effect, and it was sent again" + how;
+    const std::string word = o.accepted() ? "completed" : "rejected (" + o.reason + ")";
+    return word + "; the reply was lost and has been confirmed from the record" + how;
+}
+
 } // namespace
+
+Outcome Database::Impl::settled(std::unique_ptr<Impl>& d, const std::string& opId, const std::string& what,
+                                const std::function<Outcome()>& send)
+{
+    using Clock = std::chrono::steady_clock;
+    std::string lost;
+    std::string cause;
+    try {
+        return send();
+    } catch (const InDoubt& e) {
+        lost = e.what();
+        cause = e.cause();
+    }
+    const std::string settle = "`relctl op show " + opId + "` says what became of it, and a retry with --op-id " +
+                               opId + " applies nothing twice";
+    const auto window = session::reconnectWindow();
+    if (window.count() == 0)
+        throw Error(ExitCode::Unavailable, lost + "; " + settle);
+    spdlog::warn("the connection was lost during {} before its reply ({}); connecting again to learn what "
+                 "became of op id {}",
+                 what, cause, opId);
+    const auto start = Clock::now();
+    const auto until = start + window;
+    auto delay = std::chrono::milliseconds(100);
+    for (;;) {
+        std::string why;
+        try {
+            d = std::make_unique<Impl>(d->conninfo, d->client, d->callTimeout);
+            break;
+        } catch (const pqxx::broken_connection& e) {
+            why = firstLine(e.what());
+        } catch (...) {
+            translateCurrentException();
+        }
+        const auto now = Clock::now();
+        if (now >= until)
+            throw Error(ExitCode::Unavailable, "the connection was lost during " + what +
+                                                   " and the database stayed unreachable for " +
+                                                   formatDuration(window) + " (" + why +
+                                                   "): the outcome is unknown; " + settle);
+        std::this_thread::sleep_for(std::min<Clock::duration>(delay, until - now));
+        delay = std::min(delay * 2, std::chrono::milliseconds(1000));
+    }
+    Outcome o;
+    try {
+        o = send();
+    } catch (const InDoubt& e) {
+        throw Error(ExitCode::Unavailable, "the connection was lost again during " + what + " (" + e.cause() +
+                                               "): the outcome is unknown; " + settle);
+    }
+    const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    o.body["reply_lost"] = {{"confirmed_from_record", o.replayed()},
+                            {"reconnected_after_ms", after.count()},
+                            {"note", lostReplyNote(o, opId, after)}};
+    return o;
+}
 
 void Database::Impl::connectionLost(bool write, bool stalled, const std::string& what) const
 {
     const std::string detail =
         stalled ? "no reply from the database within " + formatDuration(callTimeout) : firstLine(what);
     if (write)
-        throw Error(ExitCode::Unavailable, kOutcomeUnknown + detail);
+        throw InDoubt(kOutcomeUnknown + detail, detail);
     throw Error(ExitCode::Unavailable, "database unavailable: " + detail);
 }
 
@@ -63,7 +132,7 @@ void Database::Impl::translateCurrentException()
     } catch (const Error&) {
         throw;
     } catch (const pqxx::in_doubt_error& e) {
-        throw Error(ExitCode::Unavailable, kOutcomeUnknown + primaryMessage(e.what()));
+        throw InDoubt(kOutcomeUnknown + primaryMessage(e.what()), primaryMessage(e.what()));
     } catch (const pqxx::broken_connection& e) {
         throw Error(ExitCode::Unavailable, "database unavailable: " + firstLine(e.what()));
     } catch (const pqxx::insufficient_privilege& e) {
@@ -111,6 +180,7 @@ Database::Database(const std::string& conninfo, ClientContext client)
     // Both throw Error(Usage) before anything is sent.
     const std::string bounded = session::boundedConninfo(conninfo);
     const auto callTimeout = session::callTimeout();
+    session::reconnectWindow(); // checked now: a bad value is refused before anything is sent
     try {
         d = std::make_unique<Impl>(bounded, std::move(client), callTimeout);
     } catch (...) {
@@ -158,26 +228,31 @@ Outcome Database::acquire(const AcquireRequest& r)
                                : r.opId.empty()  ? newOperationId() + newOperationId()
                                                  : requestSecret(opId);
     const auto deadline = std::chrono::steady_clock::now() + r.wait.value_or(std::chrono::milliseconds(0));
-    // LISTEN before the first evaluation: a handover committed between that
-    // evaluation and a later LISTEN would otherwise be missed.
-    std::optional<QueueListener> listener;
-    if (wait) {
-        session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
-        try {
-            listener.emplace(d->conn, r.env); // sends LISTEN
-        } catch (const pqxx::broken_connection& e) {
-            d->connectionLost(false, armed.disarm(), e.what());
-        } catch (...) {
-            armed.disarm();
-            Impl::translateCurrentException();
+    // Sent again after a lost connection, the same op id and secret are
+    // answered from the record with the lease's credentials, or (never
+    // recorded) queue the candidate again on the new connection.
+    return Impl::settled(d, opId, "acquire", [&] {
+        // LISTEN before the first evaluation: a handover committed between
+        // that evaluation and a later LISTEN would otherwise be missed.
+        std::optional<QueueListener> listener;
+        if (wait) {
+            session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
+            try {
+                listener.emplace(d->conn, r.env); // sends LISTEN
+            } catch (const pqxx::broken_connection& e) {
+                d->connectionLost(false, armed.disarm(), e.what());
+            } catch (...) {
+                armed.disarm();
+                Impl::translateCurrentException();
+            }
         }
-    }
-    nlohmann::json reply =
-        d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env, r.job,
-                r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait, secret);
-    if (!wait)
-        return Outcome::fromReply(std::move(reply));
-    return d->waitInQueue(*listener, std::move(reply), deadline, secret);
+        nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)",
+                                       r.env, r.job, r.release, r.generation, toMillis(r.ttl), opId,
+                                       d->client.toJson().dump(), wait, secret);
+        if (!wait)
+            return Outcome::fromReply(std::move(reply));
+        return d->waitInQueue(*listener, std::move(reply), deadline, secret);
+    });
 }
 
 Outcome Database::renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl)
@@ -217,9 +292,12 @@ std::optional<std::string> manifestText(const std::optional<nlohmann::json>& man
 Outcome Database::publish(const PublishRequest& r)
 {
     const std::optional<std::string> manifest = manifestText(r.manifest);
-    return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
-                                      r.lease.env, r.lease.token, r.lease.leaseId, manifest,
-                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
+    const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
+    return Impl::settled(d, opId, "publish", [&] {
+        return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
+                                          r.lease.env, r.lease.token, r.lease.leaseId, manifest, opId,
+                                          d->client.toJson().dump()));
+    });
 }
 
 ServerInfo Database::serverInfo()
@@ -281,10 +359,13 @@ JobStatus Database::operationStatus(const std::string& opId)
 
 Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
 {
-    return Outcome::fromReply(d->call(true,
-                                      "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)",
-                                      r.env, r.job, r.release, r.generation, manifestText(r.manifest),
-                                      r.opId.empty() ? newOperationId() : r.opId, d->client.toJson().dump()));
+    const std::optional<std::string> manifest = manifestText(r.manifest);
+    const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
+    return Impl::settled(d, opId, "publish", [&] {
+        return Outcome::fromReply(
+            d->call(true, "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)", r.env, r.job,
+                    r.release, r.generation, manifest, opId, d->client.toJson().dump()));
+    });
 }
 
 EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
@@ -353,23 +434,25 @@ Outcome Database::rollback(const RollbackRequest& r)
                        r.toRelease, r.toGeneration, r.toManifest, r.by, r.reason, opId,
                        d->client.toJson().dump());
     };
-    if (!r.wait || r.wait->count() <= 0)
-        return Outcome::fromReply(attempt());
-    // LISTEN before the first attempt, so a release between it and the wait
-    // is not missed.
-    std::optional<QueueListener> listener;
-    {
-        session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
-        try {
-            listener.emplace(d->conn, r.env);
-        } catch (const pqxx::broken_connection& e) {
-            d->connectionLost(false, armed.disarm(), e.what());
-        } catch (...) {
-            armed.disarm();
-            Impl::translateCurrentException();
+    return Impl::settled(d, opId, "rollback", [&] {
+        if (!r.wait || r.wait->count() <= 0)
+            return Outcome::fromReply(attempt());
+        // LISTEN before the first attempt, so a release between it and the
+        // wait is not missed.
+        std::optional<QueueListener> listener;
+        {
+            session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
+            try {
+                listener.emplace(d->conn, r.env);
+            } catch (const pqxx::broken_connection& e) {
+                d->connectionLost(false, armed.disarm(), e.what());
+            } catch (...) {
+                armed.disarm();
+                Impl::translateCurrentException();
+            }
         }
-    }
-    return d->retryWhileBusy(*listener, attempt, deadline);
+        return d->retryWhileBusy(*listener, attempt, deadline);
+    });
 }
 
 } // namespace relctl

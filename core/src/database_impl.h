@@ -28,17 +28,46 @@ private:
     std::string m_env;
 };
 
+// The connection was lost after a write may have been sent: its outcome is
+// unknown to this session (exit 9 unless Impl::settled finds it out).
+class InDoubt final : public Error
+{
+public:
+    // cause: what libpq or the watchdog said, alone.
+    InDoubt(const std::string& message, std::string cause)
+        : Error(ExitCode::Unavailable, message), m_cause(std::move(cause))
+    {
+    }
+    const std::string& cause() const noexcept { return m_cause; }
+
+private:
+    std::string m_cause;
+};
+
 struct Database::Impl
 {
+    std::string conninfo; // bounded (session::boundedConninfo): what a reconnect uses
     pqxx::connection conn;
     ClientContext client;
     std::chrono::milliseconds callTimeout;
     session::CallWatchdog watchdog; // declared after conn: stopped before the connection closes
 
-    Impl(const std::string& conninfo, ClientContext c, std::chrono::milliseconds bound)
-        : conn(conninfo), client(std::move(c)), callTimeout(bound)
+    Impl(const std::string& bounded, ClientContext c, std::chrono::milliseconds bound)
+        : conninfo(bounded), conn(conninfo), client(std::move(c)), callTimeout(bound)
     {
     }
+
+    // Sends an operation that carries an op id. When the connection is lost
+    // before its reply (InDoubt), connects again within the reconnect window
+    // and sends it once more under the same op id: the server's replay
+    // (relctl.replay, in the transaction that would otherwise apply it) then
+    // answers from the op's record if the first attempt committed, and applies
+    // it if the database never saw it. The reply says which ("reply_lost").
+    // Only when no connection can be made within the window does the job get
+    // exit 9, naming the op id and the command that settles it.
+    // Replaces `d` with the new connection's Impl.
+    static Outcome settled(std::unique_ptr<Impl>& d, const std::string& opId, const std::string& what,
+                           const std::function<Outcome()>& send);
 
     // Runs one statement returning one jsonb value, bounded by callTimeout.
     // A write is that one statement in autocommit: the server commits the

@@ -141,6 +141,18 @@ std::chrono::milliseconds callTimeout()
     return *bound;
 }
 
+std::chrono::milliseconds reconnectWindow()
+{
+    const char* text = std::getenv("RELCTL_RECONNECT_TIMEOUT");
+    if (text == nullptr || *text == '\0')
+        return kReconnectWindow;
+    const auto window = parseDuration(text);
+    if (!window || window->count() < 0)
+        throwUsage("invalid RELCTL_RECONNECT_TIMEOUT \"" + std::string(text) +
+                   "\": expected a duration such as 15s (0 turns reconnecting off)");
+    return *window;
+}
+
 CallWatchdog::~CallWatchdog()
 {
     {

@@ -45,6 +45,13 @@ inline constexpr std::chrono::milliseconds kTcpUserTimeout = 30000ms;
 //   after statement_timeout would have ended the statement. RELCTL_CALL_TIMEOUT
 //   (a duration, e.g. 2s) overrides it, for tests.
 inline constexpr std::chrono::milliseconds kCallTimeout = kStatementTimeout + 5s;
+// - the reconnect window: when the connection is lost between sending an
+//   operation that carries an op id and reading its reply, the client keeps
+//   trying to connect again for this long to read what became of it, instead
+//   of leaving the job an unknown outcome. A failover or a restart typically
+//   ends well inside it. RELCTL_RECONNECT_TIMEOUT (a duration; 0 turns the
+//   resolution off) overrides it.
+inline constexpr std::chrono::milliseconds kReconnectWindow = 15s;
 
 // The connection string (keyword/value or URI; empty: libpq's PG* variables)
 // as a keyword/value string carrying the bounds above. What the user set
@@ -64,6 +71,9 @@ std::string withRole(const std::string& conninfo, const std::string& role);
 
 // RELCTL_CALL_TIMEOUT, else kCallTimeout. Throws Error(Usage) for an invalid value.
 std::chrono::milliseconds callTimeout();
+
+// RELCTL_RECONNECT_TIMEOUT, else kReconnectWindow. Throws Error(Usage) for an invalid value.
+std::chrono::milliseconds reconnectWindow();
 
 // Bounds a blocking libpq call from outside: libpq cannot be interrupted, so
 // when an armed call outlives its bound, the connection's socket is shut down
