@@ -327,6 +327,99 @@ private slots:
         QVERIFY(waitGone(sleep, 2000)); // and nothing of its group survived
         QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
         QCOMPARE(published(db, "job-r1"), 0LL);
+        QVERIFY2(r.err.find("is not known to have stopped") != std::string::npos, failure(r));
+
+        // The release recorded what was stopped, and the job's state says
+        // cancelled, with the caveat, before anyone retries.
+        const json status = relctl(db, {"--json", "status", "--job", "job-r1"}).json();
+        QCOMPARE(status["state"], json("cancelled"));
+        const json stopped = status["evidence"]["stopped"];
+        QCOMPARE(stopped["cause"], json("cancelled"));
+        QCOMPARE(qstr(stopped["signal"].get<std::string>()), QStringLiteral("SIG") + name);
+        QCOMPARE(stopped["process_group"], json(shell)); // the shell leads the command's group
+        QCOMPARE(stopped["exit_code"], json(3));         // its trap's exit
+        QCOMPARE(stopped["command_started"], json(true));
+        QVERIFY(status["evidence"]["caveat"].get<std::string>().find("is not known to have stopped") !=
+                std::string::npos);
+        QVERIFY(status["next"].get<std::string>().find("check the deploy target") != std::string::npos);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-r1' "
+                          "AND detail -> 'stopped' ->> 'cause' = 'cancelled'"),
+                 1LL);
+    }
+
+    // The lease was revoked and a successor holds the environment before the
+    // cancelled wrapper notices: its release records the stop against its
+    // own (revoked) lease and leaves the successor's lease untouched.
+    void cancelledRunLeavesSuccessorsLease()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string pidFile = file("successor.pid");
+        auto wrapper = startRelctl(db, runArgs("r1", "1", {"--ttl", "60s"}, sleeper(pidFile)));
+        const pid_t child = waitForPid(pidFile);
+        auto cleanup = qScopeGuard([&] {
+            if (child > 0 && QTest::currentTestFailed())
+                kill(child, SIGKILL);
+        });
+        QVERIFY(child > 0);
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "stuck"}).exitCode, 0);
+        const RunResult successor = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-next",
+                                                "--release", "r2", "--generation", "2", "--ttl", "60s"});
+        QVERIFY2(successor.exitCode == 0, failure(successor));
+        QCOMPARE(kill(static_cast<pid_t>(wrapper->processId()), SIGTERM), 0);
+        const RunResult r = finish(*wrapper);
+        // The heartbeat renews every 20 s: the wrapper still believes it holds the lease.
+        QVERIFY2(r.exitCode == 128 + SIGTERM, failure(r));
+        QVERIFY(waitGone(child, 2000));
+
+        // The successor still holds its live lease; the revoked one stays revoked.
+        QCOMPARE(qstr(leaseOf(db, "job-next").at(2)), QStringLiteral("<live>"));
+        QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("revoked"));
+        const json shown = relctl(db, {"--json", "lease", "show", "--env", "prod"}).json();
+        QCOMPARE(shown["lease"]["job"], json("job-next"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-next'"), 0LL);
+        // What the wrapper stopped is on record against its own token.
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-r1' "
+                          "AND token = 1 AND detail ? 'stopped'"),
+                 1LL);
+        const json status = relctl(db, {"--json", "status", "--job", "job-r1"}).json();
+        QCOMPARE(status["state"], json("cancelled"));
+        QCOMPARE(status["evidence"]["stopped"]["process_group"], json(child));
+    }
+
+    // The wrapper is frozen past its lease's expiry and a successor takes the
+    // environment: on waking it stops the command as lease-lost, records that
+    // against its own expired lease, and the successor's lease is untouched.
+    void lostLeaseRecordsWhatWasStopped()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod", "--default-ttl", "2s", "--max-ttl", "1m"});
+        const std::string pidFile = file("lost.pid");
+        auto wrapper = startRelctl(db, runArgs("r1", "1", {"--ttl", "2s"}, sleeper(pidFile)));
+        const pid_t child = waitForPid(pidFile);
+        auto cleanup = qScopeGuard([&] {
+            if (child > 0 && QTest::currentTestFailed())
+                kill(child, SIGKILL);
+        });
+        QVERIFY(child > 0);
+        const pid_t wrapperPid = static_cast<pid_t>(wrapper->processId());
+        QCOMPARE(kill(wrapperPid, SIGSTOP), 0);
+        std::this_thread::sleep_for(2500ms);
+        const RunResult successor = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-next",
+                                                "--release", "r2", "--generation", "2", "--ttl", "60s"});
+        QVERIFY2(successor.exitCode == 0, failure(successor));
+        QCOMPARE(kill(wrapperPid, SIGCONT), 0);
+        const RunResult r = finish(*wrapper);
+        QVERIFY2(r.exitCode == 5, failure(r));
+        QVERIFY(waitGone(child, 2000));
+        QCOMPARE(qstr(leaseOf(db, "job-next").at(2)), QStringLiteral("<live>"));
+        const json status = relctl(db, {"--json", "status", "--job", "job-r1"}).json();
+        QCOMPARE(status["state"], json("ended-unpublished"));
+        QCOMPARE(status["evidence"]["stopped"]["cause"], json("lease-lost"));
+        QCOMPARE(status["evidence"]["stopped"]["process_group"], json(child));
+        QCOMPARE(status["evidence"]["stopped"]["killed_by"], json("SIGTERM"));
+        QVERIFY(status["summary"].get<std::string>().find("relctl run stopped the command (process group " +
+                                                           std::to_string(child)) != std::string::npos);
     }
 
     // TTL 1s, a command of 3 s: the heartbeat keeps the lease through it.

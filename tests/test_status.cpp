@@ -164,6 +164,54 @@ private slots:
         // op show of an op id no operation could have is not found, not an error.
         QCOMPARE(db.scalar("SELECT relctl.op_show(NULL) ->> 'status'"), std::string("not-found"));
     }
+
+    // The stop report a release may carry is an API of its own: a CI job's
+    // login calling relctl.release directly can neither write free-form JSON
+    // into the audit trail through it nor record a stop on a lease it does
+    // not hold the credentials of.
+    void stopReportsAreChecked()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const std::string handle = acquire(db, "job-1", 1, "job-1-acquire");
+        const std::string token = handle.substr(5, handle.find(':', 5) - 5);
+        const std::string leaseId = handle.substr(handle.rfind(':') + 1);
+        const auto release = [&](const std::string& lease, const std::string& stopped) {
+            return "SELECT relctl.release('prod', " + token + ", '" + lease + "', '{}', NULL, " + stopped + ")";
+        };
+        const auto before = db.footprint();
+        for (const char* bad : {"'[]'", "'{}'", "'{\"cause\": \"bored\"}'", "'{\"cause\": null}'",
+                                "'{\"cause\": \"cancelled\", \"comment\": \"<script>\"}'",
+                                "'{\"cause\": \"cancelled\", \"signal\": \"TERM; DROP\"}'",
+                                "'{\"cause\": \"cancelled\", \"process_group\": -1}'",
+                                "'{\"cause\": \"cancelled\", \"process_group\": \"12\"}'",
+                                "'{\"cause\": \"cancelled\", \"exit_code\": 256}'",
+                                "'{\"cause\": \"cancelled\", \"exit_code\": 1.5}'",
+                                "'{\"cause\": \"lease-lost\", \"escalated\": \"yes\"}'"}) {
+            QCOMPARE(sqlState(db.jobDsn(), release(leaseId, std::string(bad) + "::jsonb")), std::string("RC002"));
+        }
+        QVERIFY(db.footprint() == before);
+
+        // Someone else's lease (a wrong lease id): refused, and no stop recorded.
+        const json refused =
+            db.write(release("00000000000000000000000000000000", "'{\"cause\": \"cancelled\"}'::jsonb"));
+        QCOMPARE(refused["reason"], json("BAD_LEASE_ID"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE detail ? 'stopped'"), 0LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE ended_at IS NULL"), 1LL);
+
+        // The holder's own report is recorded once, with the caveat, even
+        // when the release is retried.
+        const std::string good = "'{\"cause\": \"cancelled\", \"signal\": \"SIGTERM\", \"process_group\": "
+                                 "4242, \"command_started\": true, \"exit_code\": 143, \"killed_by\": "
+                                 "\"SIGTERM\", \"escalated\": false}'::jsonb";
+        QCOMPARE(sqlState(db.jobDsn(), release(leaseId, good)), std::string());
+        QCOMPARE(sqlState(db.jobDsn(), release(leaseId, good)), std::string());
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE detail ? 'stopped'"), 1LL);
+        const json s = status(db, "job-1");
+        QCOMPARE(s["state"], json("cancelled"));
+        QVERIFY(s["summary"].get<std::string>().find(
+                    "relctl run stopped the command (process group 4242, SIGTERM, exit 143)") != std::string::npos);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStatus)

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <iostream>
 #include <optional>
@@ -77,26 +78,41 @@ json withoutLeaseSecret(json j)
 
 std::string signalName(int sig)
 {
-    switch (sig) {
-    case SIGINT:
-        return "SIGINT";
-    case SIGTERM:
-        return "SIGTERM";
-    case SIGKILL:
-        return "SIGKILL";
-    default:
-        return "signal " + std::to_string(sig);
-    }
+    // glibc's abbreviations ("TERM"), as a shell prints them.
+    if (const char* abbreviation = sigabbrev_np(sig))
+        return std::string("SIG") + abbreviation;
+    return "signal " + std::to_string(sig);
 }
 
 // How supervision ended. At most one of lost and cancelledBy is set: the
 // first of the two decides the exit code.
 struct Ending
 {
-    int code = 0;        // the command's exit code (128 + signal when killed)
-    bool lost = false;   // the lease is gone by the wrapper's knowledge
-    int cancelledBy = 0; // SIGINT or SIGTERM received by the wrapper
+    int code = 0;           // the command's exit code (128 + signal when killed)
+    bool lost = false;      // the lease is gone by the wrapper's knowledge
+    int cancelledBy = 0;    // SIGINT or SIGTERM received by the wrapper
+    bool escalated = false; // SIGKILL was needed after the grace period
+    pid_t group = -1;       // the command's process group
 };
+
+// What the wrapper stopped, for the record its release makes (the reviewer's
+// and `relctl status`'s evidence). end: null when the command never started.
+StopReport stopReport(const std::string& cause, int received, const Ending* end)
+{
+    StopReport r;
+    r.cause = cause;
+    if (received)
+        r.signal = signalName(received);
+    if (end) {
+        r.commandStarted = true;
+        r.processGroup = end->group;
+        r.exitCode = end->code;
+        if (end->code > 128 && end->code < 128 + 65)
+            r.killedBy = signalName(end->code - 128);
+        r.escalated = end->escalated;
+    }
+    return r;
+}
 
 // Waits for the command while watching the lease and the wrapper's signals.
 // Every wait is bounded by the lease deadline on the boot clock, so a wrapper
@@ -148,6 +164,8 @@ Ending supervise(ChildGroup& child, Heartbeat& heartbeat, SignalWatch& signals, 
         }
     }
     end.code = child.finish();
+    end.escalated = killed;
+    end.group = child.pid(); // the group's leader: its id is the group's
     return end;
 }
 
@@ -234,9 +252,9 @@ private:
         }
         Heartbeat heartbeat(m_context.connect, m_handle, m_ttl, lastSend);
         if (int sig = pendingCancel(signals))
-            return cancelled(sig, "before the command started");
+            return cancelled(sig, "before the command started", nullptr);
         if (!heartbeat.held(BootClock::now()))
-            return lost(heartbeat, "before the command started");
+            return lost(heartbeat, "before the command started", nullptr);
         diagnostic("holding lease " + std::to_string(m_handle.token) + " on " + m_handle.env + " (ttl " +
                    formatDuration(m_ttl) + "); running " + m_spec.command.front());
         heartbeat.start();
@@ -249,11 +267,11 @@ private:
         if (!end.lost && !end.cancelledBy)
             end.cancelledBy = pendingCancel(signals);
         if (!end.lost && !end.cancelledBy && !heartbeat.held(BootClock::now()))
-            return lost(heartbeat, "the command exited with " + std::to_string(end.code) + " meanwhile");
+            return lost(heartbeat, "the command exited with " + std::to_string(end.code) + " meanwhile", &end);
         if (end.lost)
-            return lost(heartbeat, "the command was stopped");
+            return lost(heartbeat, "the command was stopped", &end);
         if (end.cancelledBy)
-            return cancelled(end.cancelledBy, "the command was stopped");
+            return cancelled(end.cancelledBy, "the command was stopped", &end);
         if (end.code != 0) {
             const std::string text = end.code > 128 && end.code < 128 + 65
                                          ? "the command was killed by " + signalName(end.code - 128) +
@@ -307,23 +325,33 @@ private:
         return m_out.outcome(Outcome{ExitCode::Ok, {}, body}, [] { return std::string(); });
     }
 
-    int lost(Heartbeat& heartbeat, const std::string& what)
+    // end: how the command ended; null when it never started. The release
+    // records what was stopped, and the reply says what may not have been.
+    int lost(Heartbeat& heartbeat, const std::string& what, const Ending* end)
     {
         const std::string reason = heartbeat.lostReason();
-        release("lease lost: " + reason);
+        release("lease lost: " + reason, stopReport("lease-lost", 0, end));
         return m_out.failure(ExitCode::LeaseLost, reason,
-                             heartbeat.lostMessage() + "; " + what + " and nothing was published",
+                             heartbeat.lostMessage() + "; " + what + " and nothing was published" +
+                                 (end ? "; " + std::string(kExternalWork) : ""),
                              {{"env", m_handle.env}, {"token", m_handle.token}});
     }
 
-    int cancelled(int sig, const std::string& what)
+    int cancelled(int sig, const std::string& what, const Ending* end)
     {
-        release("cancelled by " + signalName(sig));
+        release("cancelled by " + signalName(sig), stopReport("cancelled", sig, end));
         return m_out.failure(static_cast<ExitCode>(128 + sig), "cancelled",
                              "cancelled by " + signalName(sig) + ": " + what +
-                                 ", nothing was published and the lease was released",
+                                 ", nothing was published and the lease was released" +
+                                 (end ? "; " + std::string(kExternalWork) : ""),
                              {{"env", m_handle.env}, {"token", m_handle.token}});
     }
+
+    // Stopping the process group reaches the command's processes on this
+    // machine, not what it set going elsewhere.
+    static constexpr const char* kExternalWork =
+        "work the command started outside its process group (a rollout, a remote job) is not known to have "
+        "stopped: check the deploy target before running again";
 
     int printOutcome(const Outcome& o) const
     {
@@ -337,9 +365,9 @@ private:
     // already decided. The release runs on a helper thread (libpq cannot be
     // interrupted) while this one watches for another SIGINT or SIGTERM, which
     // ends the wrapper at once: a job being cancelled is not kept waiting.
-    std::string release(const std::string& note)
+    std::string release(const std::string& note, const std::optional<StopReport>& stopped = std::nullopt)
     {
-        std::packaged_task<std::string()> task([this, note] { return releaseBounded(note); });
+        std::packaged_task<std::string()> task([this, note, stopped] { return releaseBounded(note, stopped); });
         std::future<std::string> result = task.get_future();
         std::thread worker(std::move(task));
         while (result.wait_for(20ms) != std::future_status::ready) {
@@ -356,7 +384,7 @@ private:
 
     // Both attempts together wait at most one call bound (plus connecting):
     // the second, on a new connection, is made only within what is left of it.
-    std::string releaseBounded(const std::string& note)
+    std::string releaseBounded(const std::string& note, const std::optional<StopReport>& stopped)
     {
         const auto budget = m_db ? m_db->callTimeout() : std::chrono::milliseconds(35s);
         const auto until = std::chrono::steady_clock::now() + budget;
@@ -371,7 +399,7 @@ private:
                     m_db.emplace(m_context.connect());
                     m_db->setCallTimeout(std::min(left, m_db->callTimeout()));
                 }
-                const Outcome o = m_db->release(m_handle, note);
+                const Outcome o = m_db->release(m_handle, note, stopped);
                 return o.accepted() ? o.body.value("state", std::string("released")) : o.reason;
             } catch (const std::exception& e) {
                 why = e.what();

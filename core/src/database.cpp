@@ -261,11 +261,13 @@ Outcome Database::renew(const Handle& lease, std::optional<std::chrono::millisec
                                       lease.token, lease.leaseId, toMillis(ttl), d->client.toJson().dump()));
 }
 
-Outcome Database::release(const Handle& lease, const std::string& note)
+Outcome Database::release(const Handle& lease, const std::string& note, const std::optional<StopReport>& stopped)
 {
-    return Outcome::fromReply(d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5)",
-                                      lease.env, lease.token, lease.leaseId, d->client.toJson().dump(),
-                                      note.empty() ? std::nullopt : std::optional<std::string>(note)));
+    return Outcome::fromReply(
+        d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5, $6::jsonb)", lease.env, lease.token,
+                lease.leaseId, d->client.toJson().dump(),
+                note.empty() ? std::nullopt : std::optional<std::string>(note),
+                stopped ? std::optional<std::string>(stopped->toJson().dump()) : std::nullopt));
 }
 
 namespace {

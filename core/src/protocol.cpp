@@ -48,6 +48,22 @@ std::string stringMember(const nlohmann::json& j, const char* key)
 
 } // namespace
 
+nlohmann::json StopReport::toJson() const
+{
+    nlohmann::json j{{"cause", cause}, {"command_started", commandStarted}};
+    if (signal)
+        j["signal"] = *signal;
+    if (processGroup)
+        j["process_group"] = *processGroup;
+    if (exitCode)
+        j["exit_code"] = *exitCode;
+    if (killedBy)
+        j["killed_by"] = *killedBy;
+    if (commandStarted)
+        j["escalated"] = escalated;
+    return j;
+}
+
 bool Outcome::replayed() const
 {
     auto it = body.find("replayed");

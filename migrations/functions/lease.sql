@@ -278,10 +278,69 @@ BEGIN
 END
 $$;
 
+-- What a wrapper (relctl run) stopped when it was cancelled or lost its
+-- lease, as the release records it: checked key by key, since any login with
+-- a lease's credentials may send it. cause: cancelled | lease-lost; signal:
+-- the signal the wrapper received; process_group: the command's; command_started;
+-- exit_code: the command's (128 + signal when killed); killed_by: the signal
+-- that ended it; escalated: SIGKILL was needed after the grace period.
+CREATE FUNCTION relctl.stop_report(p_stopped jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_key text;
+BEGIN
+    IF p_stopped IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(p_stopped) <> 'object' THEN
+        PERFORM relctl.invalid('a stop report is a JSON object');
+    END IF;
+    FOR v_key IN SELECT jsonb_object_keys(p_stopped) LOOP
+        IF v_key NOT IN ('cause', 'signal', 'process_group', 'command_started', 'exit_code', 'killed_by',
+                         'escalated') THEN
+            PERFORM relctl.invalid(format('a stop report has no key %s', left(v_key, 40)));
+        END IF;
+    END LOOP;
+    IF p_stopped ->> 'cause' IS NULL OR p_stopped ->> 'cause' NOT IN ('cancelled', 'lease-lost') THEN
+        PERFORM relctl.invalid('a stop report''s cause is cancelled or lease-lost');
+    END IF;
+    IF (p_stopped ? 'signal' AND coalesce(p_stopped ->> 'signal', '') !~ '^SIG[A-Z0-9]{1,12}$')
+       OR (p_stopped ? 'killed_by' AND coalesce(p_stopped ->> 'killed_by', '') !~ '^SIG[A-Z0-9]{1,12}$') THEN
+        PERFORM relctl.invalid('a stop report names signals as SIGTERM, SIGINT, SIGKILL, ...');
+    END IF;
+    IF (p_stopped ? 'process_group' AND (jsonb_typeof(p_stopped -> 'process_group') IS DISTINCT FROM 'number'
+            OR (p_stopped ->> 'process_group') !~ '^[0-9]{1,10}$'
+            OR (p_stopped ->> 'process_group')::bigint NOT BETWEEN 1 AND 2147483647))
+       OR (p_stopped ? 'exit_code' AND (jsonb_typeof(p_stopped -> 'exit_code') IS DISTINCT FROM 'number'
+            OR (p_stopped ->> 'exit_code') !~ '^[0-9]{1,3}$'
+            OR (p_stopped ->> 'exit_code')::integer > 255)) THEN
+        PERFORM relctl.invalid('a stop report''s process_group is a process id and its exit_code 0 to 255');
+    END IF;
+    IF (p_stopped ? 'command_started' AND jsonb_typeof(p_stopped -> 'command_started') IS DISTINCT FROM 'boolean')
+       OR (p_stopped ? 'escalated' AND jsonb_typeof(p_stopped -> 'escalated') IS DISTINCT FROM 'boolean') THEN
+        PERFORM relctl.invalid('a stop report''s command_started and escalated are true or false');
+    END IF;
+    RETURN p_stopped;
+END
+$$;
+
+-- What nobody can know from the database: a command stopped by its wrapper
+-- may have started work elsewhere (a rollout, a migration) that goes on.
+CREATE FUNCTION relctl.stop_caveat() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'external work started by the command (a rollout, a migration, a remote job) is not known to have '
+           'stopped: check the deploy target before running again'
+$$;
+
 -- Ends the caller's own lease. Idempotent: releasing a lease that has already
 -- ended (released, revoked, expired or superseded) succeeds and changes
 -- nothing, because it only ever touches the row of the presented token.
-CREATE FUNCTION relctl.release(p_env text, p_token bigint, p_lease_id uuid, p_client jsonb, p_note text)
+-- p_stopped: what the wrapper stopped (relctl.stop_report), recorded with
+-- the release, even of a lease that had already ended (a run that lost its
+-- lease and killed its command), once per lease; never for a lease whose
+-- credentials are not the caller's.
+CREATE FUNCTION relctl.release(p_env text, p_token bigint, p_lease_id uuid, p_client jsonb, p_note text,
+                               p_stopped jsonb DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -290,6 +349,8 @@ DECLARE
     v_now timestamptz;
     v_reason text;
     v_state text;
+    v_stopped jsonb := relctl.stop_report(p_stopped);
+    v_detail jsonb;
 BEGIN
     PERFORM relctl.require_credentials(p_token, p_lease_id);
     IF length(p_note) > 2000 THEN
@@ -315,13 +376,24 @@ BEGIN
         UPDATE relctl.leases SET ended_at = v_now, end_reason = 'released', end_note = p_note
             WHERE env = p_env AND token = p_token;
     END IF;
-    IF v_state <> 'already-released' THEN
+    IF v_stopped IS NOT NULL AND EXISTS (
+            SELECT 1 FROM relctl.events v
+            WHERE v.job = l.job AND v.env = p_env AND v.token = p_token AND v.operation = 'release'
+              AND v.detail ? 'stopped') THEN
+        v_stopped := NULL; -- a retried release: the stop is on record already
+    END IF;
+    v_detail := jsonb_strip_nulls(jsonb_build_object(
+        'state', v_state, 'note', p_note, 'stopped', v_stopped,
+        'caveat', CASE WHEN v_stopped IS NOT NULL THEN relctl.stop_caveat() END));
+    IF v_state <> 'already-released' OR v_stopped IS NOT NULL THEN
         PERFORM relctl.record(p_env, 'release', NULL, l.job, l.release, l.generation, p_token, NULL, p_client,
-                              jsonb_strip_nulls(jsonb_build_object('state', v_state, 'note', p_note)));
+                              v_detail);
     END IF;
     RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'token', p_token, 'job', l.job,
                               'release', l.release, 'generation', l.generation,
-                              'released', v_reason IS NULL, 'state', v_state);
+                              'released', v_reason IS NULL, 'state', v_state)
+           || CASE WHEN p_stopped IS NOT NULL THEN jsonb_build_object('caveat', relctl.stop_caveat())
+                   ELSE '{}' END;
 END
 $$;
 

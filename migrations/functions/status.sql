@@ -8,6 +8,8 @@
 --   completed          published (by the publish, or under the acquire's lease): what,
 --                      when, and whether it is still current or superseded since, by whom
 --   ended-unpublished  an acquire's lease ended (released, expired, revoked) without a publish
+--   cancelled          relctl run was cancelled under the lease and published nothing: what
+--                      it stopped, and that external work the command started may go on
 --
 -- Other recorded operations (renew, release, rollback, ...) are completed with
 -- their stored outcome. Each answer says it in a sentence ('summary') and
@@ -44,6 +46,20 @@ LANGUAGE sql STABLE AS $$
     WHERE e.name = m.env
 $$;
 
+-- A stop report (relctl.stop_report) in words: "relctl run stopped the
+-- command (process group 4242, SIGTERM, exit 143)".
+CREATE FUNCTION relctl.stopped_words(p_stopped jsonb) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN (p_stopped ->> 'command_started')::boolean IS FALSE
+                THEN 'relctl run stopped before starting the command'
+                ELSE 'relctl run stopped the command (' || concat_ws(', ',
+                         'process group ' || (p_stopped ->> 'process_group'),
+                         p_stopped ->> 'killed_by',
+                         'exit ' || (p_stopped ->> 'exit_code'),
+                         CASE WHEN (p_stopped ->> 'escalated')::boolean THEN 'SIGKILL after the grace period' END)
+                     || ')' END
+$$;
+
 -- A lease as it stands now: published under, live, or ended without a publish.
 CREATE FUNCTION relctl.lease_state(l relctl.leases, p_now timestamptz) RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
@@ -52,6 +68,8 @@ DECLARE
     v_lease jsonb := jsonb_build_object('env', l.env, 'token', l.token, 'job', l.job, 'release', l.release,
                                         'generation', l.generation, 'acquired_at', l.acquired_at);
     v_ending text;
+    v_stop jsonb;
+    v_stop_at timestamptz;
 BEGIN
     SELECT * INTO m FROM relctl.manifests WHERE env = l.env AND token = l.token;
     IF m.id IS NOT NULL THEN
@@ -68,15 +86,37 @@ BEGIN
             'next', 'do not start the work again: the holder is still running; wait for it, or revoke the lease');
     END IF;
     v_ending := coalesce(l.end_reason, 'expired');
+    -- What relctl run stopped when it was cancelled or lost the lease.
+    SELECT v.detail, v.at INTO v_stop, v_stop_at FROM relctl.events v
+        WHERE v.job = l.job AND v.env = l.env AND v.token = l.token AND v.operation = 'release'
+          AND v.detail ? 'stopped'
+        ORDER BY v.id DESC LIMIT 1;
+    IF v_stop -> 'stopped' ->> 'cause' = 'cancelled' THEN
+        RETURN v_lease || jsonb_strip_nulls(jsonb_build_object(
+            'state', 'cancelled', 'ending', v_ending, 'ended_at', coalesce(l.ended_at, l.expires_at),
+            'cancelled_at', v_stop_at, 'stopped', v_stop -> 'stopped', 'caveat', v_stop ->> 'caveat',
+            'summary', format('cancelled: the run of %s on %s (token %s) was cancelled%s at %s and published nothing; %s',
+                              l.job, l.env, l.token,
+                              coalesce(' by ' || (v_stop -> 'stopped' ->> 'signal'), ''), v_stop_at,
+                              relctl.stopped_words(v_stop -> 'stopped')),
+            'next', 'check the deploy target for work the command started (' || (v_stop ->> 'caveat') ||
+                    '); then a new run (a new op id) may deploy'));
+    END IF;
     RETURN v_lease || jsonb_strip_nulls(jsonb_build_object(
         'state', 'ended-unpublished', 'ending', v_ending, 'ended_at', coalesce(l.ended_at, l.expires_at),
         'ended_by', l.ended_by, 'note', l.end_note,
-        'summary', format('ended without a publish: the lease of %s on %s (token %s) was %s at %s%s',
+        'stopped', v_stop -> 'stopped', 'caveat', v_stop ->> 'caveat',
+        'summary', format('ended without a publish: the lease of %s on %s (token %s) was %s at %s%s%s',
                           l.job, l.env, l.token, v_ending, coalesce(l.ended_at, l.expires_at),
                           CASE WHEN l.ended_by IS NOT NULL THEN format(' by %s (%s)', l.ended_by, l.end_note)
+                               ELSE '' END,
+                          CASE WHEN v_stop IS NOT NULL THEN '; ' || relctl.stopped_words(v_stop -> 'stopped')
                                ELSE '' END),
-        'next', 'nothing was published under it: a new run (a new op id) may deploy; external work it started '
-                'may still have to be checked'));
+        'next', CASE WHEN v_stop IS NOT NULL
+                     THEN 'nothing was published under it; check the deploy target for work the command started ('
+                          || (v_stop ->> 'caveat') || '); then a new run (a new op id) may deploy'
+                     ELSE 'nothing was published under it: a new run (a new op id) may deploy; external work it '
+                          'started may still have to be checked' END));
 END
 $$;
 

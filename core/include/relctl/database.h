@@ -59,8 +59,11 @@ public:
     // holder's expiry) until it is granted, refused, or the wait runs out.
     Outcome acquire(const AcquireRequest& request);
     Outcome renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl = {});
-    // The note (e.g. why a wrapper gave the lease up) is recorded with the event.
-    Outcome release(const Handle& lease, const std::string& note = {});
+    // The note (e.g. why a wrapper gave the lease up) is recorded with the
+    // event, and so is what a wrapper stopped (also for a lease that already
+    // ended: it only ever touches the presented token's lease).
+    Outcome release(const Handle& lease, const std::string& note = {},
+                    const std::optional<StopReport>& stopped = std::nullopt);
     Outcome publish(const PublishRequest& request);
     Outcome publishUnserialized(const UnserializedPublishRequest& request);
 

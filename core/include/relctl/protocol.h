@@ -53,6 +53,23 @@ struct PublishRequest
     std::string opId;                       // generated when empty
 };
 
+// What a wrapper stopped when it was cancelled or lost its lease, recorded
+// with its release (relctl.stop_report): the reviewer learns which process
+// group was stopped and how, and that work the command started elsewhere may
+// still go on.
+struct StopReport
+{
+    std::string cause;                  // "cancelled" or "lease-lost"
+    std::optional<std::string> signal;  // what the wrapper received, e.g. "SIGTERM"
+    bool commandStarted = false;
+    std::optional<int> processGroup;    // the command's
+    std::optional<int> exitCode;        // the command's, 128 + signal when killed
+    std::optional<std::string> killedBy; // the signal that ended the command
+    bool escalated = false;             // SIGKILL was needed after the grace period
+
+    nlohmann::json toJson() const;
+};
+
 // A publish without a lease, accepted only while the environment's
 // serialization is off (staged rollout); freshness is still checked.
 struct UnserializedPublishRequest
