@@ -165,6 +165,28 @@ private slots:
         QCOMPARE(db.scalar("SELECT relctl.op_show(NULL) ->> 'status'"), std::string("not-found"));
     }
 
+    // A candidate that left the queue without a grant is not "unknown": it
+    // waited, never held the environment and published nothing.
+    void waitThatRanOutEndedUnpublished()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        acquire(db, "job-1", 1, "job-1-acquire");
+        const RunResult waited = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-2", "--release", "v2",
+                                             "--generation", "2", "--wait", "1s", "--op-id", "job-2-acquire"});
+        QCOMPARE(waited.exitCode, 3);
+        for (const json& s : {status(db, "job-2"), opShow(db, "job-2-acquire")}) {
+            QCOMPARE(s["state"], json("ended-unpublished"));
+            QCOMPARE(s["evidence"]["ending"], json("wait-ran-out"));
+            QVERIFY(s["summary"].get<std::string>().find("its --wait ran out") != std::string::npos);
+            QVERIFY(s["next"].get<std::string>().find("queues it again") != std::string::npos);
+        }
+        // A later lease of the same job is what its status then tells.
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "make room"}).exitCode, 0);
+        acquire(db, "job-2", 2, "job-2-again");
+        QCOMPARE(status(db, "job-2")["state"], json("accepted-running"));
+    }
+
     // The stop report a release may carry is an API of its own: a CI job's
     // login calling relctl.release directly can neither write free-form JSON
     // into the audit trail through it nor record a stop on a lease it does

@@ -143,6 +143,21 @@ LANGUAGE sql STABLE AS $$
                      ELSE 'its waiter is gone: a retry with the same op id queues it again' END)
 $$;
 
+-- A candidate that left the queue without a grant or a refusal: its waiter
+-- went away (a cancelled or killed job) or its --wait ran out.
+CREATE FUNCTION relctl.left_queue_state(c relctl.candidates) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'state', 'ended-unpublished', 'env', c.env, 'job', c.job, 'release', c.release,
+        'generation', c.generation, 'queued_at', c.queued_at, 'ended_at', c.ended_at,
+        'ending', CASE c.state WHEN 'timeout' THEN 'wait-ran-out' ELSE 'left-queue' END,
+        'summary', format('ended without a lease: %s (%s, generation %s) waited for %s from %s and %s at %s',
+                          c.job, c.release, c.generation, c.env, c.queued_at,
+                          CASE c.state WHEN 'timeout' THEN 'its --wait ran out'
+                                       ELSE 'left the queue (its waiter was gone)' END, c.ended_at),
+        'next', 'it never held the environment and published nothing: a retry with the same op id queues it again')
+$$;
+
 -- Caller: relctl.op_show, relctl.op_state (which check the op id).
 CREATE FUNCTION relctl.operation_state(p_op_id text) RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
@@ -155,8 +170,9 @@ DECLARE
 BEGIN
     SELECT * INTO o FROM relctl.operations WHERE op_id = p_op_id;
     IF o.op_id IS NULL THEN
-        SELECT * INTO c FROM relctl.candidates WHERE op_id = p_op_id AND state = 'waiting' ORDER BY id DESC LIMIT 1;
-        v_state := CASE WHEN c.id IS NOT NULL THEN relctl.queued_state(c)
+        SELECT * INTO c FROM relctl.candidates WHERE op_id = p_op_id ORDER BY id DESC LIMIT 1;
+        v_state := CASE WHEN c.state = 'waiting' THEN relctl.queued_state(c)
+                        WHEN c.state IN ('left', 'timeout') THEN relctl.left_queue_state(c)
                         ELSE jsonb_build_object(
                             'state', 'unknown',
                             'summary', format('unknown: the database has no record of op id %s', p_op_id),
@@ -207,6 +223,13 @@ BEGIN
                 'at', v.at,
                 'summary', format('rejected: %s on %s was refused %s at %s', v.operation, v.env, v.reason, v.at),
                 'next', 'a retry with the same op id gets the same refusal; relctl trace JOB says what decided it'));
+    END IF;
+    SELECT * INTO c FROM relctl.candidates WHERE job = p_job AND state IN ('left', 'timeout')
+        ORDER BY id DESC LIMIT 1;
+    IF c.id IS NOT NULL AND (l.token IS NULL OR c.queued_at > l.acquired_at)
+       AND (v.id IS NULL OR v.at < c.queued_at) THEN
+        RETURN relctl.state_answer(jsonb_strip_nulls(jsonb_build_object('job', p_job, 'op_id', c.op_id)),
+                                   relctl.left_queue_state(c));
     END IF;
     IF l.token IS NOT NULL THEN
         RETURN relctl.state_answer(jsonb_strip_nulls(jsonb_build_object('job', p_job, 'op_id', l.op_id)),
