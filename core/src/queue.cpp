@@ -92,6 +92,12 @@ Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json repl
                          client.toJson().dump(), secret);
         }
         return Outcome::fromReply(std::move(reply));
+    } catch (const pqxx::broken_connection& e) {
+        // Lost while waiting for a notification (a restart, a failover): the
+        // candidate's session is gone. Settling the acquire (Impl::settled)
+        // asks again with the same op id and secret on a new connection, and
+        // the server gives the candidate back its place in the queue.
+        throw InDoubt(std::string("the connection was lost while waiting in the queue: ") + e.what(), e.what());
     } catch (...) {
         translateCurrentException();
     }

@@ -199,11 +199,30 @@ BEGIN
     END IF;
 
     IF coalesce(p_queue, false) THEN
-        INSERT INTO relctl.candidates (env, job, release, generation, ttl_ms, op_id, host, pid, job_url,
-                                       secret_sha256)
-            VALUES (p_env, p_job, p_release, p_generation, v_ttl, p_op_id,
-                    v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url', v_secret)
-            RETURNING * INTO c;
+        -- A waiter whose session was lost (a server restart, a failover, a
+        -- dropped connection) and that comes back with the same op id and
+        -- request secret within the requeue grace keeps its place: the queue
+        -- resumes in its order. Later, it queues again at the back.
+        SELECT * INTO c FROM relctl.candidates x
+            WHERE x.op_id = p_op_id AND x.env = p_env AND x.secret_sha256 = v_secret AND x.job = p_job
+              AND x.release = p_release AND x.generation = p_generation
+              AND (x.state = 'waiting'
+                   OR (x.state = 'left' AND x.ended_at > v_now - relctl.requeue_grace_ms() * interval '1 ms'))
+              AND NOT relctl.candidate_alive(x)
+            ORDER BY x.id DESC LIMIT 1;
+        IF c.id IS NOT NULL THEN
+            UPDATE relctl.candidates
+                SET state = 'waiting', ended_at = NULL, ttl_ms = v_ttl, host = v_client ->> 'host',
+                    pid = (v_client ->> 'pid')::integer, job_url = v_client ->> 'job_url'
+                WHERE id = c.id
+                RETURNING * INTO c;
+        ELSE
+            INSERT INTO relctl.candidates (env, job, release, generation, ttl_ms, op_id, host, pid, job_url,
+                                           secret_sha256)
+                VALUES (p_env, p_job, p_release, p_generation, v_ttl, p_op_id,
+                        v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url', v_secret)
+                RETURNING * INTO c;
+        END IF;
         -- Session-level: held by the waiter's connection until granted or gone.
         -- A try, not a wait: the key is random, so it is taken only if someone
         -- grabbed it by chance or on purpose, and then this request must not

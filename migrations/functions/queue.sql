@@ -23,6 +23,13 @@ LANGUAGE sql STABLE AS $$
     LIMIT 1
 $$;
 
+-- How long a candidate whose waiter's session was lost keeps its place for
+-- that waiter's return (relctl.acquire with the same op id and secret): long
+-- enough for a restart or a failover and the client's reconnect window, short
+-- enough that a job gone for good does not jump the queue later.
+CREATE FUNCTION relctl.requeue_grace_ms() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 60000::bigint $$;
+
 CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
 
