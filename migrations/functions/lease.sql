@@ -96,6 +96,29 @@ $$;
 -- Grants the environment's next lease. The caller holds the environment's row
 -- lock and has made every check. The reply carries the lease id; what is
 -- remembered under the op id does not (see operations.sql).
+-- The server's WAL timeline: 1 for a cluster that never went through a
+-- promotion; every promotion (a failover to a standby, the end of a
+-- point-in-time recovery) starts a higher one.
+CREATE FUNCTION relctl.timeline() RETURNS bigint
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+END
+$$;
+
+-- The next fencing token of an environment. Tokens only grow: by one while
+-- the timeline stays, and on a new timeline at least to (timeline - 1) * 2^40 + 1.
+-- A standby promoted after an asynchronous primary's crash, or a restored
+-- backup, may lack leases the old primary handed out; their tokens are
+-- below the new timeline's floor, so none is ever handed out again and a
+-- deploy target that checks tokens keeps refusing the old holders.
+CREATE FUNCTION relctl.next_token(e relctl.environments) RETURNS bigint
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN greatest(e.last_token + 1, (relctl.timeline() - 1) * 1099511627776 + 1);
+END
+$$;
+
 CREATE FUNCTION relctl.grant_lease(e relctl.environments, p_job text, p_release text, p_generation bigint,
                                    p_ttl_ms bigint, p_op_id text, p_client jsonb, p_now timestamptz,
                                    p_secret_sha256 bytea)
@@ -108,7 +131,7 @@ DECLARE
 BEGIN
     INSERT INTO relctl.leases (env, token, job, release, generation, ttl_ms, acquired_at, expires_at,
                                op_id, host, pid, job_url)
-    VALUES (e.name, e.last_token + 1, p_job, p_release, p_generation, p_ttl_ms, p_now,
+    VALUES (e.name, relctl.next_token(e), p_job, p_release, p_generation, p_ttl_ms, p_now,
             p_now + p_ttl_ms * interval '1 millisecond', p_op_id,
             v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url')
     RETURNING * INTO l;

@@ -214,7 +214,7 @@ BEGIN
         END IF;
     END IF;
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
-        UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = e.last_token + 1 WHERE id = c.id;
+        UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = relctl.next_token(e) WHERE id = c.id;
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
         RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, v_now,
                                   c.secret_sha256);

@@ -90,7 +90,7 @@ BEGIN
     v_job := left('rollback by ' || p_by, 200);
     INSERT INTO relctl.leases (env, token, job, release, generation, ttl_ms, acquired_at, expires_at,
                                ended_at, end_reason, end_note, op_id, host, pid, job_url)
-    VALUES (p_env, e.last_token + 1, v_job, target.release, target.generation, e.default_ttl_ms, v_now,
+    VALUES (p_env, relctl.next_token(e), v_job, target.release, target.generation, e.default_ttl_ms, v_now,
             v_now + e.default_ttl_ms * interval '1 millisecond', v_now, 'released', 'rollback', p_op_id,
             v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url')
     RETURNING * INTO l;

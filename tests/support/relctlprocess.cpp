@@ -91,11 +91,17 @@ std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args)
 
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args)
 {
+    return startScriptWithDsn(db.dsn(), script, args);
+}
+
+std::unique_ptr<QProcess> startScriptWithDsn(const std::string& dsn, const std::string& script, const Args& args,
+                                              const Env& env)
+{
     auto p = std::make_unique<QProcess>();
     QStringList list{qstr(std::string(RELCTL_TEST_SCRIPTS) + "/" + script)};
     for (const std::string& a : args)
         list << qstr(a);
-    p->setProcessEnvironment(environmentFor(db.dsn(), {}));
+    p->setProcessEnvironment(environmentFor(dsn, env));
     p->start(QStringLiteral("bash"), list);
     if (!p->waitForStarted())
         qFatal("cannot start %s", script.c_str());

@@ -160,6 +160,8 @@ void ScratchCluster::start()
 
 void ScratchCluster::stop(const std::string& mode)
 {
+    if (!running())
+        return;
     run({bin("pg_ctl"), "-D", m_dir + "/data", "-m", mode, "-w", "-t", "60", "stop"});
 }
 

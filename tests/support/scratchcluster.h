@@ -29,6 +29,7 @@ public:
     std::string dsn(const std::string& dbname = "postgres") const;
     const std::string& socketDir() const { return m_dir; }
     int port() const { return m_port; }
+    const std::string& user() const { return m_user; }
 
     void start();
     // mode: fast, immediate or smart (pg_ctl -m).
