@@ -253,7 +253,11 @@ nlohmann::json readManifest(const std::string& path)
             throwUsage("cannot read manifest " + path);
         text.resize(static_cast<std::size_t>(in.gcount()));
     }
-    const std::string name = path == "-" ? std::string("from standard input") : path;
+    return parseManifest(text, path == "-" ? std::string("from standard input") : path);
+}
+
+nlohmann::json parseManifest(std::string_view text, const std::string& name)
+{
     if (text.size() > kMaxManifestBytes)
         throwUsage("manifest " + name + " is larger than 65536 bytes (64 KiB), the limit");
     // Before parsing: a deeply nested document is refused without being built.

@@ -180,5 +180,7 @@ std::string requestSecret(const std::string& opId);
 // levels of nesting) from a file, or standard input for "-". Throws
 // Error(Usage) naming the problem.
 nlohmann::json readManifest(const std::string& path);
+// The same checks on a manifest's text; `name` says where it came from in messages.
+nlohmann::json parseManifest(std::string_view text, const std::string& name);
 
 } // namespace relctl
