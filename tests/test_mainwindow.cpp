@@ -507,11 +507,12 @@ private slots:
     void aStatusLookupIsAnsweredByTheDatabase()
     {
         QCOMPARE(runRelctl(*m_db, {"env", "add", "status-card"}).exitCode, 0);
-        const RunResult held = runRelctl(*m_db, {"lease", "acquire", "--env", "status-card", "--job", "card-job",
-                                                 "--release", "v7", "--generation", "7", "--op-id",
-                                                 "card-job-acquire"});
+        const RunResult held =
+            runRelctl(*m_db, {"lease", "acquire", "--env", "status-card", "--job", "card-job", "--release",
+                              "v7", "--generation", "7", "--op-id", "card-job-acquire"});
         QCOMPARE(held.exitCode, 0);
-        QCOMPARE(runRelctl(*m_db, {"publish", "--lease", held.line(), "--op-id", "card-job-publish"}).exitCode, 0);
+        QCOMPARE(
+            runRelctl(*m_db, {"publish", "--lease", held.line(), "--op-id", "card-job-publish"}).exitCode, 0);
         // The oracle: the command line's answer from the same database.
         const RunResult told = relctlWithDsn(m_db->dsn(), {"--json", "status", "--job", "card-job"});
         QCOMPARE(told.exitCode, 0);
@@ -550,7 +551,8 @@ private slots:
         dialog->keyField()->setText(QStringLiteral("card-never-sent"));
         QTest::keyClick(dialog->keyField(), Qt::Key_Return);
         QTRY_COMPARE_WITH_TIMEOUT(card->state(), QStringLiteral("unknown"), 10000);
-        QCOMPARE(card->summary(), QStringLiteral("Unknown: the database has no record of op id card-never-sent."));
+        QCOMPARE(card->summary(),
+                 QStringLiteral("Unknown: the database has no record of op id card-never-sent."));
         QVERIFY2(card->next().contains(QStringLiteral("a retry with the same op id is safe")),
                  qPrintable(card->next()));
         QVERIFY(card->evidence().isEmpty());

@@ -658,15 +658,17 @@ private slots:
         QTest::addRow("a lost lease, killed")
             << R"({"state":"expired","stopped":{"cause":"lease-lost","escalated":true,"exit_code":137,)"
                R"("killed_by":"SIGKILL","process_group":77,"signal":"SIGTERM"}})"
-            << QStringLiteral("lost its lease and stopped the command (process group 77, SIGTERM then SIGKILL, "
-                              "exit 137); external work it started may still be running \u00b7 state: expired");
+            << QStringLiteral(
+                   "lost its lease and stopped the command (process group 77, SIGTERM then SIGKILL, "
+                   "exit 137); external work it started may still be running \u00b7 state: expired");
         QTest::addRow("stopped before it started")
             << R"({"state":"released","stopped":{"cause":"cancelled","command_started":false}})"
             << QStringLiteral("stopped before the command started \u00b7 state: released");
         QTest::addRow("what there is of it")
             << R"({"reason":"ops","stopped":{"signal":"SIGTERM"}})"
-            << QStringLiteral("reason: ops \u00b7 stopped the command (SIGTERM); external work it started may "
-                              "still be running");
+            << QStringLiteral(
+                   "reason: ops \u00b7 stopped the command (SIGTERM); external work it started may "
+                   "still be running");
         QTest::addRow("a plain string") << R"("rolled back")" << QStringLiteral("rolled back");
         QTest::addRow("not JSON") << "not json" << QStringLiteral("not json");
     }
@@ -694,9 +696,10 @@ private slots:
                              R"("killed_by":"SIGTERM","process_group":4242,"signal":"SIGTERM"}})";
         QVERIFY(model.appendPage(requests.back().serial, p));
         const QString cell = model.index(0, int(AuditColumn::Detail)).data().toString();
-        QVERIFY2(cell.startsWith(QStringLiteral("stopped the command (process group 4242, SIGTERM, exit 143); "
-                                                "external work it started may still be running")),
-                 qPrintable(cell));
+        QVERIFY2(
+            cell.startsWith(QStringLiteral("stopped the command (process group 4242, SIGTERM, exit 143); "
+                                           "external work it started may still be running")),
+            qPrintable(cell));
         // The server's caveat, whole, in the tooltip.
         QVERIFY(model.index(0, int(AuditColumn::Detail))
                     .data(Qt::ToolTipRole)
@@ -734,7 +737,8 @@ private slots:
                         }));
         QCOMPARE(relctl::ui::jobstatus::caveat(evidence), QStringLiteral("check the target"));
         QVERIFY(relctl::ui::jobstatus::evidenceRows(nlohmann::json::object()).isEmpty());
-        QCOMPARE(relctl::ui::jobstatus::sentence("unknown: never seen"), QStringLiteral("Unknown: never seen."));
+        QCOMPARE(relctl::ui::jobstatus::sentence("unknown: never seen"),
+                 QStringLiteral("Unknown: never seen."));
     }
 
     void jobStatusColours()

@@ -62,18 +62,18 @@ relctl::JobStatus rejected()
 
 relctl::JobStatus completed()
 {
-    relctl::JobStatus s = status(
-        "completed",
-        "completed: v1.9 (generation 9) was published on prod by pipeline-109 at 2026-12-01 "
-        "20:09:29.501378+00 and is still current",
-        "nothing to retry: the publish took effect",
-        {{"env", "prod"},
-         {"release", "v1.9"},
-         {"generation", 9},
-         {"published_at", "2026-12-01T20:09:29.501378+00:00"},
-         {"current", true},
-         {"superseded_by", nullptr},
-         {"lease", {{"token", 41}, {"acquired_at", "2026-12-01T20:08:00+00:00"}}}});
+    relctl::JobStatus s =
+        status("completed",
+               "completed: v1.9 (generation 9) was published on prod by pipeline-109 at 2026-12-01 "
+               "20:09:29.501378+00 and is still current",
+               "nothing to retry: the publish took effect",
+               {{"env", "prod"},
+                {"release", "v1.9"},
+                {"generation", 9},
+                {"published_at", "2026-12-01T20:09:29.501378+00:00"},
+                {"current", true},
+                {"superseded_by", nullptr},
+                {"lease", {{"token", 41}, {"acquired_at", "2026-12-01T20:08:00+00:00"}}}});
     s.job = "pipeline-109";
     s.opId = "op-109-publish";
     return s;
@@ -81,10 +81,10 @@ relctl::JobStatus completed()
 
 relctl::JobStatus running()
 {
-    relctl::JobStatus s = status(
-        "accepted-running", "accepted, still running: pipeline-109 holds prod with fencing token 41",
-        "do not start the work again: the holder is still running; wait for it, or revoke the lease",
-        {{"env", "prod"}, {"token", 41}, {"expires_in_ms", 28'500}});
+    relctl::JobStatus s =
+        status("accepted-running", "accepted, still running: pipeline-109 holds prod with fencing token 41",
+               "do not start the work again: the holder is still running; wait for it, or revoke the lease",
+               {{"env", "prod"}, {"token", 41}, {"expires_in_ms", 28'500}});
     s.job = "pipeline-109";
     return s;
 }
@@ -93,7 +93,8 @@ relctl::JobStatus cancelled()
 {
     relctl::JobStatus s = status(
         "cancelled",
-        "cancelled: the run of pipeline-111 on prod (token 44) was cancelled by SIGTERM and published nothing",
+        "cancelled: the run of pipeline-111 on prod (token 44) was cancelled by SIGTERM and published "
+        "nothing",
         "check the deploy target for work the command started; then a new run (a new op id) may deploy",
         {{"env", "prod"},
          {"ending", "released"},
@@ -105,8 +106,9 @@ relctl::JobStatus cancelled()
            {"exit_code", 143},
            {"killed_by", "SIGTERM"},
            {"escalated", false}}},
-         {"caveat", "external work started by the command (a rollout, a migration, a remote job) is not known "
-                    "to have stopped: check the deploy target before running again"}});
+         {"caveat",
+          "external work started by the command (a rollout, a migration, a remote job) is not known "
+          "to have stopped: check the deploy target before running again"}});
     s.job = "pipeline-111";
     return s;
 }
@@ -214,15 +216,17 @@ private slots:
                                                        "refusal of job never-ran.")
                                      << QStringLiteral("Next: The job never reached the database: running it "
                                                        "is safe.");
-        QTest::addRow("unknown op id") << int(Operation) << QStringLiteral("lost-op") << QStringLiteral("unknown")
-                                       << QStringLiteral("Unknown: the database has no record of op id lost-op.")
-                                       << QStringLiteral("Next: The operation never reached the database: a "
-                                                         "retry with the same op id is safe.");
+        QTest::addRow("unknown op id")
+            << int(Operation) << QStringLiteral("lost-op") << QStringLiteral("unknown")
+            << QStringLiteral("Unknown: the database has no record of op id lost-op.")
+            << QStringLiteral("Next: The operation never reached the database: a "
+                              "retry with the same op id is safe.");
         QTest::addRow("rejected op id")
             << int(Operation) << QStringLiteral("op-108-publish") << QStringLiteral("rejected")
             << QStringLiteral("Rejected: generation 8 is older than the current generation 9.")
-            << QStringLiteral("Next: A retry with the same op id gets the same refusal; relctl trace JOB says "
-                              "what decided it.");
+            << QStringLiteral(
+                   "Next: A retry with the same op id gets the same refusal; relctl trace JOB says "
+                   "what decided it.");
         QTest::addRow("completed job")
             << int(Job) << QStringLiteral("pipeline-109") << QStringLiteral("completed")
             << QStringLiteral("Completed: v1.9 (generation 9) was published on prod by pipeline-109 at "
@@ -230,8 +234,9 @@ private slots:
             << QStringLiteral("Next: Nothing to retry: the publish took effect.");
         QTest::addRow("cancelled job")
             << int(Job) << QStringLiteral("pipeline-111") << QStringLiteral("cancelled")
-            << QStringLiteral("Cancelled: the run of pipeline-111 on prod (token 44) was cancelled by SIGTERM and "
-                              "published nothing.")
+            << QStringLiteral(
+                   "Cancelled: the run of pipeline-111 on prod (token 44) was cancelled by SIGTERM and "
+                   "published nothing.")
             << QStringLiteral("Next: Check the deploy target for work the command started; then a new run (a "
                               "new op id) may deploy.");
     }
@@ -357,9 +362,10 @@ private slots:
                  qPrintable(c.card()->caveat()));
         QVERIFY(c.card()->findChild<QLabel*>(QStringLiteral("statusCaveat"))->isVisible());
         const QStringList evidence = c.card()->evidence();
-        QVERIFY2(evidence.contains(QStringLiteral("stopped: stopped the command (process group 4242, SIGTERM, "
-                                                  "exit 143)")),
-                 qPrintable(evidence.join(QLatin1Char('\n'))));
+        QVERIFY2(
+            evidence.contains(QStringLiteral("stopped: stopped the command (process group 4242, SIGTERM, "
+                                             "exit 143)")),
+            qPrintable(evidence.join(QLatin1Char('\n'))));
         QVERIFY(evidence.contains(QStringLiteral("  process_group: 4242")));
         // The caveat is not listed a second time among the keys.
         QVERIFY(!evidence.join(QLatin1Char('\n')).contains(QStringLiteral("caveat")));

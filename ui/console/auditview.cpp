@@ -115,7 +115,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
       m_newEvents(new QFrame(m_table)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
       m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
       m_exportCancel(new QPushButton(tr("Cancel"), this)), m_export(new QPushButton(tr("E&xport"), this)),
-      m_status(new QPushButton(tr("&Status…"), this)), m_csv(new QAction(tr("&CSV…"), this)), m_json(new QAction(tr("&JSON…"), this))
+      m_status(new QPushButton(tr("&Status…"), this)), m_csv(new QAction(tr("&CSV…"), this)),
+      m_json(new QAction(tr("&JSON…"), this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -306,7 +307,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     connect(m_status, &QPushButton::clicked, this, [this] {
         const QModelIndex current = m_table->selectionModel()->currentIndex();
         const relctl::AuditEvent* e = current.isValid() ? m_model->eventAt(current.row()) : nullptr;
-        emit statusRequested({StatusLookup::Kind::Job, e && e->job ? QString::fromStdString(*e->job) : QString()});
+        emit statusRequested(
+            {StatusLookup::Kind::Job, e && e->job ? QString::fromStdString(*e->job) : QString()});
     });
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_table, &QWidget::customContextMenuRequested, this, &AuditView::showRowMenu);
@@ -486,14 +488,17 @@ void AuditView::showRowMenu(const QPoint& at)
         const QString job = QString::fromStdString(*e->job);
         QAction* a = menu->addAction(tr("What became of job %1?").arg(job));
         a->setObjectName(QStringLiteral("statusOfJob"));
-        connect(a, &QAction::triggered, this, [this, job] { emit statusRequested({StatusLookup::Kind::Job, job}); });
+        connect(a, &QAction::triggered, this, [this, job] {
+            emit statusRequested({StatusLookup::Kind::Job, job});
+        });
     }
     if (e->opId) {
         const QString op = QString::fromStdString(*e->opId);
         QAction* a = menu->addAction(tr("What became of operation %1?").arg(op));
         a->setObjectName(QStringLiteral("statusOfOperation"));
-        connect(a, &QAction::triggered, this,
-                [this, op] { emit statusRequested({StatusLookup::Kind::Operation, op}); });
+        connect(a, &QAction::triggered, this, [this, op] {
+            emit statusRequested({StatusLookup::Kind::Operation, op});
+        });
     }
     menu->popup(m_table->viewport()->mapToGlobal(at));
 }

@@ -92,8 +92,8 @@ StatusCard::StatusCard(QWidget* parent)
     layout->addWidget(m_otherKind, 0, Qt::AlignLeft);
     connect(m_otherKind, &QPushButton::clicked, this, [this] {
         StatusLookup other = m_lookup;
-        other.kind = other.kind == StatusLookup::Kind::Job ? StatusLookup::Kind::Operation
-                                                           : StatusLookup::Kind::Job;
+        other.kind =
+            other.kind == StatusLookup::Kind::Job ? StatusLookup::Kind::Operation : StatusLookup::Kind::Job;
         emit lookupRequested(other);
     });
     clear();
@@ -149,18 +149,19 @@ void StatusCard::showStatus(const StatusLookup& lookup, const relctl::JobStatus&
     QList<QTreeWidgetItem*> parents;
     for (const jobstatus::EvidenceRow& row : rows) {
         parents.resize(row.depth);
-        auto* item = parents.isEmpty() ? new QTreeWidgetItem(m_evidence) : new QTreeWidgetItem(parents.last());
+        auto* item =
+            parents.isEmpty() ? new QTreeWidgetItem(m_evidence) : new QTreeWidgetItem(parents.last());
         item->setText(0, row.key);
         item->setText(1, row.value);
         item->setToolTip(1, row.value);
         parents << item;
     }
-    m_evidence->setRootIsDecorated(std::any_of(rows.begin(), rows.end(),
-                                               [](const jobstatus::EvidenceRow& r) { return r.depth > 0; }));
+    m_evidence->setRootIsDecorated(
+        std::any_of(rows.begin(), rows.end(), [](const jobstatus::EvidenceRow& r) { return r.depth > 0; }));
     m_evidence->expandAll();
     m_evidence->setVisible(!rows.isEmpty());
-    m_notice->setText(tr("Read from the database at %1; it follows new events while open.")
-                          .arg(formatTime(readAtMs)));
+    m_notice->setText(
+        tr("Read from the database at %1; it follows new events while open.").arg(formatTime(readAtMs)));
     // Unknown is the answer that says "safe to retry": it must be unknown
     // under the right name. The other kind is one click away.
     if (status.state == "unknown") {
@@ -174,14 +175,15 @@ void StatusCard::showStatus(const StatusLookup& lookup, const relctl::JobStatus&
 void StatusCard::showFailure(const StatusLookup& lookup, const QString& message)
 {
     if (m_answered && lookup == m_lookup) {
-        m_notice->setText(tr("Could not read it again (%1): this is what the database said earlier.").arg(message));
+        m_notice->setText(
+            tr("Could not read it again (%1): this is what the database said earlier.").arg(message));
         return;
     }
     clear();
     m_lookup = lookup;
     m_subject->setText(tr("%1 %2").arg(kindName(lookup.kind), lookup.key));
-    m_notice->setText(tr("Could not ask the database: %1. Nothing is known either way; do not retry blind.")
-                          .arg(message));
+    m_notice->setText(
+        tr("Could not ask the database: %1. Nothing is known either way; do not retry blind.").arg(message));
 }
 
 QString StatusCard::state() const

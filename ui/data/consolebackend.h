@@ -69,7 +69,8 @@ signals:
     void approvalsLoaded(quint64 serial, const QList<relctl::ui::ApprovalRow>& approvals);
     void promotionsLoaded(quint64 serial, const relctl::ui::PromotionsSnapshot& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
-    void statusLoaded(quint64 serial, const relctl::ui::StatusLookup& lookup, const relctl::JobStatus& status);
+    void statusLoaded(quint64 serial, const relctl::ui::StatusLookup& lookup,
+                      const relctl::JobStatus& status);
     void actionFinished(quint64 serial, bool ok, const QString& message);
     void exportProgress(quint64 serial, qint64 rows);
     // ok: `rows` were written to the file; otherwise the message says why

@@ -114,7 +114,8 @@ QString stoppedWords(const json& stopped)
     const QString signal = member(stopped, "signal");
     const QString killedBy = member(stopped, "killed_by");
     const auto escalated = stopped.find("escalated");
-    const bool escalatedToKill = escalated != stopped.end() && escalated->is_boolean() && escalated->get<bool>();
+    const bool escalatedToKill =
+        escalated != stopped.end() && escalated->is_boolean() && escalated->get<bool>();
     if (!signal.isEmpty() && !killedBy.isEmpty() && killedBy != signal)
         facts << tr("%1 then %2").arg(signal, killedBy);
     else if (!signal.isEmpty() && escalatedToKill)
@@ -131,16 +132,16 @@ QString stoppedWords(const json& stopped)
 
 QString stoppedSentence(const json& stopped)
 {
-    const QString words = stoppedWords(stopped);
+    QString words = stoppedWords(stopped);
     const auto started = stopped.is_object() ? stopped.find("command_started") : stopped.end();
     if (started != stopped.end() && started->is_boolean() && !started->get<bool>())
         return words; // nothing ran, so nothing of it can still be running
     return tr("%1; external work it started may still be running").arg(words);
 }
 
-QString sentence(const std::string& s)
+QString sentence(const std::string& text)
 {
-    QString t = text(s).trimmed();
+    QString t = QString::fromStdString(text).trimmed();
     if (t.isEmpty())
         return t;
     t[0] = t[0].toUpper();
