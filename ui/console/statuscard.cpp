@@ -71,6 +71,7 @@ StatusCard::StatusCard(QWidget* parent)
     m_evidence->setColumnCount(2);
     m_evidence->setHeaderLabels({tr("Evidence"), tr("Value")});
     m_evidence->setRootIsDecorated(false);
+    m_evidence->setAlternatingRowColors(true);
     m_evidence->setIndentation(14);
     m_evidence->setSelectionMode(QAbstractItemView::NoSelection);
     m_evidence->setWordWrap(true);
@@ -90,6 +91,9 @@ StatusCard::StatusCard(QWidget* parent)
     layout->addWidget(m_evidence, 1);
     layout->addWidget(m_notice);
     layout->addWidget(m_otherKind, 0, Qt::AlignLeft);
+    // Without evidence (unknown) the lines stay together at the top rather
+    // than spread over the card's height.
+    layout->addStretch(0);
     connect(m_otherKind, &QPushButton::clicked, this, [this] {
         StatusLookup other = m_lookup;
         other.kind =

@@ -44,7 +44,7 @@ StatusDialog::StatusDialog(QWidget* parent)
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_card, &StatusCard::lookupRequested, this, &StatusDialog::lookUp);
     setFocusProxy(m_key);
-    resize(640, 520);
+    resize(680, 470);
 }
 
 void StatusDialog::lookUpTyped()
