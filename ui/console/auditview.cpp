@@ -145,6 +145,9 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_export->setObjectName(QStringLiteral("export"));
     m_status->setObjectName(QStringLiteral("statusLookup"));
     m_status->setToolTip(tr("What became of a job or an op id (the selected row's job, or one you type)"));
+    // As narrow as its text, not the style's usual button width: the filter
+    // row must fit a 1024-pixel window.
+    m_status->setMinimumWidth(m_status->fontMetrics().horizontalAdvance(m_status->text()) + 16);
     m_csv->setObjectName(QStringLiteral("exportCsv"));
     m_json->setObjectName(QStringLiteral("exportJson"));
     auto* formats = new QMenu(m_export);
@@ -161,7 +164,9 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_since);
     filters->addWidget(m_from);
     filters->addWidget(m_to);
-    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 2);
+    // A quarter of its hint at the least: with Status… and Export beside it,
+    // the row still fits a 1024-pixel window (the field grows on a wider one).
+    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 4);
     filters->addWidget(m_text, 1);
     filters->addWidget(m_status);
     filters->addWidget(m_export);
