@@ -3,7 +3,8 @@
 // traced, live events appear without a reload, operator actions (revoke,
 // approve, deny, freeze, unfreeze) go through their confirmation and reach
 // the audit trail, the timeline and the audit browser select each other, and
-// --screenshot renders the window.
+// what became of a job or an op id is asked of the database and shown on the
+// status card, and --screenshot renders the window.
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
 #include "actiondialog.h"
@@ -15,10 +16,13 @@
 #include "demo.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
+#include "jobstatus.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
 #include "relctl/database.h"
 #include "relctlprocess.h"
+#include "statuscard.h"
+#include "statusdialog.h"
 #include "testconsole.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
@@ -28,6 +32,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QImage>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QProcess>
 #include <QPushButton>
@@ -493,6 +498,64 @@ private slots:
         QVERIFY2(namedErr.contains(QStringLiteral("never a database named by --dsn")), qPrintable(namedErr));
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events"), before);
         QVERIFY(!QFile::exists(config.filePath(QStringLiteral("shot.png"))));
+    }
+
+    // The status card asks the real database through the worker: a job that
+    // acquired and published is completed (as relctl status says), by its
+    // name and by its publish's op id; an op id never sent is unknown, and
+    // a retry is safe.
+    void aStatusLookupIsAnsweredByTheDatabase()
+    {
+        QCOMPARE(runRelctl(*m_db, {"env", "add", "status-card"}).exitCode, 0);
+        const RunResult held =
+            runRelctl(*m_db, {"lease", "acquire", "--env", "status-card", "--job", "card-job", "--release",
+                              "v7", "--generation", "7", "--op-id", "card-job-acquire"});
+        QCOMPARE(held.exitCode, 0);
+        QCOMPARE(
+            runRelctl(*m_db, {"publish", "--lease", held.line(), "--op-id", "card-job-publish"}).exitCode, 0);
+        // The oracle: the command line's answer from the same database.
+        const RunResult told = relctlWithDsn(m_db->dsn(), {"--json", "status", "--job", "card-job"});
+        QCOMPARE(told.exitCode, 0);
+        QCOMPARE(told.json()["state"].get<std::string>(), std::string("completed"));
+
+        Console c{*m_db};
+        QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 4, 15000);
+        StatusDialog* dialog = c.window.showStatus({StatusLookup::Kind::Job, QStringLiteral("card-job")});
+        StatusCard* card = dialog->card();
+        QTRY_COMPARE_WITH_TIMEOUT(card->state(), QStringLiteral("completed"), 10000);
+        QCOMPARE(card->summary(), relctl::ui::jobstatus::sentence(told.json()["summary"].get<std::string>()));
+        QVERIFY2(card->summary().contains(QStringLiteral("v7 (generation 7) was published on status-card by "
+                                                         "card-job")),
+                 qPrintable(card->summary()));
+        QVERIFY2(card->summary().contains(QStringLiteral("still current")), qPrintable(card->summary()));
+        QCOMPARE(card->next(), QStringLiteral("Next: Nothing to retry: the publish took effect."));
+        const QStringList evidence = card->evidence();
+        for (const char* line : {"env: status-card", "release: v7", "generation: 7", "current: yes"})
+            QVERIFY2(evidence.contains(QLatin1String(line)), qPrintable(evidence.join(QLatin1Char('\n'))));
+        QVERIFY2(std::any_of(evidence.begin(), evidence.end(),
+                             [](const QString& l) {
+                                 return l.startsWith(QStringLiteral("published_at: ")) &&
+                                        l.endsWith(QStringLiteral(" UTC"));
+                             }),
+                 qPrintable(evidence.join(QLatin1Char('\n'))));
+
+        // By the publish's op id, typed into the card.
+        dialog->kindBox()->setCurrentIndex(dialog->kindBox()->findData(int(StatusLookup::Kind::Operation)));
+        dialog->keyField()->setText(QStringLiteral("card-job-publish"));
+        QTest::keyClick(dialog->keyField(), Qt::Key_Return);
+        QVERIFY(card->state().isEmpty()); // asking: the job's answer is not shown for the op id
+        QTRY_COMPARE_WITH_TIMEOUT(card->state(), QStringLiteral("completed"), 10000);
+        QCOMPARE(card->lookup().key, QStringLiteral("card-job-publish"));
+
+        // An op id the database never saw.
+        dialog->keyField()->setText(QStringLiteral("card-never-sent"));
+        QTest::keyClick(dialog->keyField(), Qt::Key_Return);
+        QTRY_COMPARE_WITH_TIMEOUT(card->state(), QStringLiteral("unknown"), 10000);
+        QCOMPARE(card->summary(),
+                 QStringLiteral("Unknown: the database has no record of op id card-never-sent."));
+        QVERIFY2(card->next().contains(QStringLiteral("a retry with the same op id is safe")),
+                 qPrintable(card->next()));
+        QVERIFY(card->evidence().isEmpty());
     }
 
     void screenshotRendersTheWindow()

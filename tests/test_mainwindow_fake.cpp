@@ -486,6 +486,8 @@ private slots:
         QVERIFY(c.loaded());
         c.window.resize(1024, 700);
         QTRY_COMPARE_WITH_TIMEOUT(c.window.height(), 700, 1000);
+        // Every view fits that width too (the audit browser's filter row is the widest).
+        QCOMPARE(c.window.width(), 1024);
         QApplication::processEvents();
         QTableView* table = c.window.environmentsView()->table();
         const int rowsHeight =

@@ -4,6 +4,7 @@
 #include "auditcells.h"
 #include "auditmodel.h"
 #include "environmentsmodel.h"
+#include "jobstatus.h"
 #include "manifestdiff.h"
 #include "manifesthistorymodel.h"
 #include "queuemodel.h"
@@ -645,6 +646,29 @@ private slots:
                                     << QStringLiteral("release: 2026-12-01Tnight");
         QTest::addRow("one line") << R"({"reason":"line one\nline two"})"
                                   << QStringLiteral("reason: line one line two");
+        // A release by relctl run after a cancel or a lost lease: what it
+        // stopped, in words and first, with what that leaves uncertain; the
+        // caveat is not repeated as a key (the tooltip has it whole).
+        QTest::addRow("a cancelled run's release")
+            << R"({"caveat":"external work started by the command is not known to have stopped",)"
+               R"("note":"cancelled","state":"released","stopped":{"cause":"cancelled","command_started":true,)"
+               R"("escalated":false,"exit_code":143,"killed_by":"SIGTERM","process_group":4242,"signal":"SIGTERM"}})"
+            << QStringLiteral("stopped the command (process group 4242, SIGTERM, exit 143); external work it "
+                              "started may still be running \u00b7 note: cancelled \u00b7 state: released");
+        QTest::addRow("a lost lease, killed")
+            << R"({"state":"expired","stopped":{"cause":"lease-lost","escalated":true,"exit_code":137,)"
+               R"("killed_by":"SIGKILL","process_group":77,"signal":"SIGTERM"}})"
+            << QStringLiteral(
+                   "lost its lease and stopped the command (process group 77, SIGTERM then SIGKILL, "
+                   "exit 137); external work it started may still be running \u00b7 state: expired");
+        QTest::addRow("stopped before it started")
+            << R"({"state":"released","stopped":{"cause":"cancelled","command_started":false}})"
+            << QStringLiteral("stopped before the command started \u00b7 state: released");
+        QTest::addRow("what there is of it")
+            << R"({"reason":"ops","stopped":{"signal":"SIGTERM"}})"
+            << QStringLiteral(
+                   "reason: ops \u00b7 stopped the command (SIGTERM); external work it started may "
+                   "still be running");
         QTest::addRow("a plain string") << R"("rolled back")" << QStringLiteral("rolled back");
         QTest::addRow("not JSON") << "not json" << QStringLiteral("not json");
     }
@@ -654,6 +678,87 @@ private slots:
         QFETCH(QString, json);
         QFETCH(QString, text);
         QCOMPARE(relctl::ui::auditcells::readableDetail(json.toStdString()), text);
+    }
+
+    // The Detail column of a release whose run was cancelled says what was
+    // stopped and what may still be running.
+    void auditDetailOfAStoppedCommand()
+    {
+        AuditModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        std::vector<Request> requests;
+        record(model, requests);
+        model.setFilter({});
+        auto p = pageOf({5}, false);
+        p.events[0].operation = "release";
+        p.events[0].detail = R"({"caveat":"external work is not known to have stopped","state":"released",)"
+                             R"("stopped":{"cause":"cancelled","command_started":true,"exit_code":143,)"
+                             R"("killed_by":"SIGTERM","process_group":4242,"signal":"SIGTERM"}})";
+        QVERIFY(model.appendPage(requests.back().serial, p));
+        const QString cell = model.index(0, int(AuditColumn::Detail)).data().toString();
+        QVERIFY2(
+            cell.startsWith(QStringLiteral("stopped the command (process group 4242, SIGTERM, exit 143); "
+                                           "external work it started may still be running")),
+            qPrintable(cell));
+        // The server's caveat, whole, in the tooltip.
+        QVERIFY(model.index(0, int(AuditColumn::Detail))
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("external work is not known to have stopped")));
+    }
+
+    // A status's evidence as the card lists it: the server's keys, values
+    // made readable, nested objects below their key, nulls and the caveat
+    // left out of the list.
+    void jobStatusEvidenceReadable()
+    {
+        using relctl::ui::jobstatus::EvidenceRow;
+        const auto evidence = nlohmann::json::parse(R"({
+            "env": "prod", "release": "v2", "generation": 2, "current": false,
+            "published_at": "2026-12-01T20:09:29.501378+00:00", "expires_in_ms": 28500,
+            "superseded_by": {"job": "job-3", "generation": 3}, "lease": null,
+            "stopped": {"signal": "SIGTERM", "exit_code": 143}, "caveat": "check the target"})");
+        QStringList lines;
+        for (const EvidenceRow& row : relctl::ui::jobstatus::evidenceRows(evidence))
+            lines << QString(row.depth * 2, QLatin1Char(' ')) + row.key + QStringLiteral("=") + row.value;
+        QCOMPARE(lines, (QStringList{
+                            QStringLiteral("current=no"),
+                            QStringLiteral("env=prod"),
+                            QStringLiteral("expires_in_ms=28.5 s"),
+                            QStringLiteral("generation=2"),
+                            QStringLiteral("published_at=2026-12-01 20:09:29.501 UTC"),
+                            QStringLiteral("release=v2"),
+                            QStringLiteral("stopped=stopped the command (SIGTERM, exit 143)"),
+                            QStringLiteral("  exit_code=143"),
+                            QStringLiteral("  signal=SIGTERM"),
+                            QStringLiteral("superseded_by="),
+                            QStringLiteral("  generation=3"),
+                            QStringLiteral("  job=job-3"),
+                        }));
+        QCOMPARE(relctl::ui::jobstatus::caveat(evidence), QStringLiteral("check the target"));
+        QVERIFY(relctl::ui::jobstatus::evidenceRows(nlohmann::json::object()).isEmpty());
+        QCOMPARE(relctl::ui::jobstatus::sentence("unknown: never seen"),
+                 QStringLiteral("Unknown: never seen."));
+    }
+
+    void jobStatusColours()
+    {
+        using relctl::ui::jobstatus::stateColour;
+        const QColor green = stateColour(QStringLiteral("completed"));
+        const QColor blue = stateColour(QStringLiteral("accepted-running"));
+        const QColor red = stateColour(QStringLiteral("rejected"));
+        const QColor amber = stateColour(QStringLiteral("cancelled"));
+        const QColor grey = stateColour(QStringLiteral("unknown"));
+        QVERIFY(green.green() > green.red() && green.green() > green.blue());
+        QVERIFY(blue.blue() > blue.red() && blue.blue() > blue.green());
+        QVERIFY(red.red() > red.green() && red.red() > red.blue());
+        QVERIFY(amber.red() > amber.green() && amber.green() > amber.blue());
+        QCOMPARE(grey.red(), grey.blue());
+        QCOMPARE(stateColour(QStringLiteral("queued")), blue);
+        QCOMPARE(stateColour(QStringLiteral("ended-unpublished")), amber);
+        // A state this console does not know yet: grey, not a guess.
+        QCOMPARE(stateColour(QStringLiteral("some-new-state")), grey);
+        QCOMPARE(QSet<QRgb>({green.rgb(), blue.rgb(), red.rgb(), amber.rgb(), grey.rgb()}).size(), 5);
     }
 
     void auditHundredThousandEvents()

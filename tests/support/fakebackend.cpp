@@ -252,6 +252,30 @@ void FakeBackend::loadManifestHistory(quint64 serial, const QString& env)
     });
 }
 
+void FakeBackend::loadStatus(quint64 serial, const StatusLookup& lookup)
+{
+    m_statusLookups.push_back(lookup);
+    if (failing({RequestKind::Status, serial}))
+        return;
+    answer([this, serial, lookup] {
+        const std::string key = lookup.key.toStdString();
+        const bool job = lookup.kind == StatusLookup::Kind::Job;
+        if (const auto it = m_statuses.find({lookup.kind, key}); it != m_statuses.end()) {
+            emit statusLoaded(serial, lookup, it->second);
+            return;
+        }
+        relctl::JobStatus unknown;
+        (job ? unknown.job : unknown.opId) = key;
+        unknown.state = "unknown";
+        unknown.summary = job ? "unknown: the database has no lease, candidate or refusal of job " + key
+                              : "unknown: the database has no record of op id " + key;
+        unknown.next = job ? "the job never reached the database: running it is safe"
+                           : "the operation never reached the database: a retry with the same op id is safe";
+        unknown.evidence = nlohmann::json::object();
+        emit statusLoaded(serial, lookup, unknown);
+    });
+}
+
 void FakeBackend::runAction(quint64 serial, const ConsoleAction& action)
 {
     m_actions << action;

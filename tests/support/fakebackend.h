@@ -50,6 +50,13 @@ public:
     }
     void setTimeline(relctl::TimelineSlice slice) { m_timeline = std::move(slice); }
     void setTrace(std::int64_t eventId, relctl::RefusalTrace trace) { m_traces[eventId] = std::move(trace); }
+    // What a status lookup of this kind and key answers; any other key is
+    // unknown, in the server's words (relctl.job_state, relctl.op_state).
+    void setStatus(const StatusLookup& lookup, relctl::JobStatus status)
+    {
+        m_statuses[{lookup.kind, lookup.key.toStdString()}] = std::move(status);
+    }
+    const std::vector<StatusLookup>& statusLookups() const { return m_statusLookups; }
     // What start() and setTarget() report once "connected".
     void setConnectionState(ConnectionState state) { m_state = std::move(state); }
 
@@ -87,6 +94,7 @@ public:
     void loadPromotions(quint64 serial) override;
     // An environment without a history set answers an empty one.
     void loadManifestHistory(quint64 serial, const QString& env) override;
+    void loadStatus(quint64 serial, const StatusLookup& lookup) override;
     void runAction(quint64 serial, const ConsoleAction& action) override;
     // Counts the matching events (progress, then finished) and writes them
     // as one id a line: enough to see what an export asked for.
@@ -112,6 +120,8 @@ private:
     std::map<std::string, relctl::ManifestHistory> m_histories;
     relctl::TimelineSlice m_timeline;
     std::map<std::int64_t, relctl::RefusalTrace> m_traces;
+    std::map<std::pair<StatusLookup::Kind, std::string>, relctl::JobStatus> m_statuses;
+    std::vector<StatusLookup> m_statusLookups;
     ConnectionState m_state;
 
     std::map<RequestKind, std::deque<QString>> m_failures;

@@ -115,7 +115,8 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
       m_newEvents(new QFrame(m_table)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
       m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
       m_exportCancel(new QPushButton(tr("Cancel"), this)), m_export(new QPushButton(tr("E&xport"), this)),
-      m_csv(new QAction(tr("&CSV…"), this)), m_json(new QAction(tr("&JSON…"), this))
+      m_status(new QPushButton(tr("&Status…"), this)), m_csv(new QAction(tr("&CSV…"), this)),
+      m_json(new QAction(tr("&JSON…"), this))
 {
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
@@ -142,6 +143,11 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     // One button, two formats: the filter row must fit a 1024-pixel window.
     m_export->setToolTip(tr("Exports every event the filter matches, in the table's order, as CSV or JSON"));
     m_export->setObjectName(QStringLiteral("export"));
+    m_status->setObjectName(QStringLiteral("statusLookup"));
+    m_status->setToolTip(tr("What became of a job or an op id (the selected row's job, or one you type)"));
+    // As narrow as its text, not the style's usual button width: the filter
+    // row must fit a 1024-pixel window.
+    m_status->setMinimumWidth(m_status->fontMetrics().horizontalAdvance(m_status->text()) + 16);
     m_csv->setObjectName(QStringLiteral("exportCsv"));
     m_json->setObjectName(QStringLiteral("exportJson"));
     auto* formats = new QMenu(m_export);
@@ -158,8 +164,11 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_since);
     filters->addWidget(m_from);
     filters->addWidget(m_to);
-    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 2);
+    // A quarter of its hint at the least: with Status… and Export beside it,
+    // the row still fits a 1024-pixel window (the field grows on a wider one).
+    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 4);
     filters->addWidget(m_text, 1);
+    filters->addWidget(m_status);
     filters->addWidget(m_export);
 
     // "N new events — Show": nothing moves above the row being read, and
@@ -298,6 +307,16 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                 applyFilter();
         });
     }
+    // What became of the selected row's job (its newest operation), else of
+    // one the reviewer types in the card.
+    connect(m_status, &QPushButton::clicked, this, [this] {
+        const QModelIndex current = m_table->selectionModel()->currentIndex();
+        const relctl::AuditEvent* e = current.isValid() ? m_model->eventAt(current.row()) : nullptr;
+        emit statusRequested(
+            {StatusLookup::Kind::Job, e && e->job ? QString::fromStdString(*e->job) : QString()});
+    });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, &AuditView::showRowMenu);
     connect(m_csv, &QAction::triggered, this, [this] { exportRows(false); });
     connect(m_json, &QAction::triggered, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -458,6 +477,35 @@ void AuditView::selectEvent(qint64 eventId)
         m_table->scrollTo(index);
         updateReading(); // the selection's signals were blocked
     }
+}
+
+void AuditView::showRowMenu(const QPoint& at)
+{
+    const QModelIndex index = m_table->indexAt(at);
+    const relctl::AuditEvent* e = index.isValid() ? m_model->eventAt(index.row()) : nullptr;
+    if (!e || (!e->job && !e->opId))
+        return;
+    // The row's op id is what this event was; its job is the run as a
+    // whole (its newest operation): both questions, each named.
+    auto* menu = new QMenu(this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    if (e->job) {
+        const QString job = QString::fromStdString(*e->job);
+        QAction* a = menu->addAction(tr("What became of job %1?").arg(job));
+        a->setObjectName(QStringLiteral("statusOfJob"));
+        connect(a, &QAction::triggered, this, [this, job] {
+            emit statusRequested({StatusLookup::Kind::Job, job});
+        });
+    }
+    if (e->opId) {
+        const QString op = QString::fromStdString(*e->opId);
+        QAction* a = menu->addAction(tr("What became of operation %1?").arg(op));
+        a->setObjectName(QStringLiteral("statusOfOperation"));
+        connect(a, &QAction::triggered, this, [this, op] {
+            emit statusRequested({StatusLookup::Kind::Operation, op});
+        });
+    }
+    menu->popup(m_table->viewport()->mapToGlobal(at));
 }
 
 void AuditView::exportRows(bool json)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "consoletypes.h"
+
 #include <QWidget>
 
 class QAction;
@@ -23,7 +25,8 @@ class ConsoleSession;
 // table sorted by the server (a click on a sortable header), a bar offering
 // new events that were not put above the row being read (or that a sort
 // cannot show in place), and export of every filtered event, in the table's
-// order, on a worker of its own.
+// order, on a worker of its own. "What became of …?" on a row (its context
+// menu) or from the Status… button asks for a job's or an op id's status card.
 class AuditView final : public QWidget
 {
     Q_OBJECT
@@ -46,12 +49,15 @@ public:
 
 signals:
     void eventSelected(qint64 eventId, qint64 atMs, bool rejected);
+    // A status card for this job or op id (empty key: one to be typed).
+    void statusRequested(const relctl::ui::StatusLookup& lookup);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void exportRows(bool json);
+    void showRowMenu(const QPoint& at);
     void placeNewEvents();
     void showNewEvents(int count);
     void updateReading();
@@ -81,6 +87,7 @@ private:
     QLabel* m_exportLabel;
     QPushButton* m_exportCancel;
     QPushButton* m_export;
+    QPushButton* m_status;
     QAction* m_csv;
     QAction* m_json;
     QString m_exportPath;

@@ -12,6 +12,7 @@
 #include "promotionsview.h"
 #include "queueview.h"
 #include "rehearsalsview.h"
+#include "statusdialog.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -175,6 +176,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         m_timeline->selectEvent(eventId, atMs);
     });
     connect(session, &ConsoleSession::traceReady, m_trace, &TracePanel::showTrace);
+    connect(m_audit, &AuditView::statusRequested, this, &MainWindow::showStatus);
     // A refusal's trace is what a reviewer picked it for (in the audit
     // browser or on the timeline): its tab comes to the front.
     connect(session, &ConsoleSession::traceReady, this,
@@ -385,6 +387,32 @@ ManifestHistoryDialog* MainWindow::showManifestHistory(const QString& env)
     m_history->show();
     m_history->raise();
     return m_history;
+}
+
+StatusDialog* MainWindow::statusDialog() const
+{
+    return m_statusDialog;
+}
+
+StatusDialog* MainWindow::showStatus(const StatusLookup& lookup)
+{
+    // One card at a time: the session re-reads one lookup on every reload,
+    // and a second card would show another's going stale.
+    if (!m_statusDialog) {
+        m_statusDialog = new StatusDialog(this);
+        m_statusDialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(m_statusDialog, &StatusDialog::lookupRequested, m_session, &ConsoleSession::requestStatus);
+        connect(m_session, &ConsoleSession::statusReady, m_statusDialog, &StatusDialog::showStatus);
+        connect(m_session, &ConsoleSession::statusFailed, m_statusDialog, &StatusDialog::showFailure);
+        connect(m_statusDialog, &QDialog::finished, m_session, &ConsoleSession::clearStatus);
+    }
+    if (!lookup.key.isEmpty())
+        m_statusDialog->lookUp(lookup);
+    m_statusDialog->show();
+    m_statusDialog->raise();
+    m_statusDialog->activateWindow();
+    m_statusDialog->setFocus(Qt::OtherFocusReason);
+    return m_statusDialog;
 }
 
 ConnectionDialog* MainWindow::editConnection()

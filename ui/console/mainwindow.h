@@ -20,13 +20,15 @@ class ManifestHistoryDialog;
 class PromotionsView;
 class QueueView;
 class RehearsalsView;
+class StatusDialog;
 class TimelineWidget;
 class TracePanel;
 
 // Composes the console: the timeline in the centre, environments above,
 // the audit browser below, trace, queue, approvals, promotions and
 // rehearsals at the side, connection state in the status bar; an
-// environment's manifest history in a window of its own. The views talk to
+// environment's manifest history and a job's or an op id's status card in
+// windows of their own. The views talk to
 // each other only through here. Every view has a focus shortcut (View menu,
 // Ctrl+1..8); every operator action is in the Actions menu too.
 class MainWindow final : public QMainWindow
@@ -46,6 +48,11 @@ public:
     ManifestHistoryDialog* manifestHistory() const;
     // Opens (or brings up) the manifest history of env and reads it.
     ManifestHistoryDialog* showManifestHistory(const QString& env);
+    // The open status card ("What became of …?"), if any.
+    StatusDialog* statusDialog() const;
+    // Opens (or brings up) the status card and, for a key, looks it up; an
+    // empty key leaves the card waiting for one to be typed.
+    StatusDialog* showStatus(const StatusLookup& lookup);
     RehearsalsView* rehearsalsView() const { return m_rehearsals; }
     QueueView* queueView() const { return m_queue; }
 
@@ -87,6 +94,7 @@ private:
     ApprovalsView* m_approvals;
     PromotionsView* m_promotions;
     QPointer<ManifestHistoryDialog> m_history;
+    QPointer<StatusDialog> m_statusDialog;
     RehearsalsView* m_rehearsals;
     QueueView* m_queue;
     QDockWidget* m_environmentsDock = nullptr;

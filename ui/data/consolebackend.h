@@ -47,6 +47,9 @@ public:
     // Promotions and rollback need schema version kPromotionsSchemaVersion.
     virtual void loadPromotions(quint64 serial) = 0;
     virtual void loadManifestHistory(quint64 serial, const QString& env) = 0;
+    // What became of a job or an op id, from the database alone; an unknown
+    // one is answered (state "unknown"), not failed.
+    virtual void loadStatus(quint64 serial, const StatusLookup& lookup) = 0;
     // Answered with actionFinished() either way.
     virtual void runAction(quint64 serial, const ConsoleAction& action) = 0;
     // Writes every event matching the filter, in the sort's order, to `path`
@@ -66,6 +69,8 @@ signals:
     void approvalsLoaded(quint64 serial, const QList<relctl::ui::ApprovalRow>& approvals);
     void promotionsLoaded(quint64 serial, const relctl::ui::PromotionsSnapshot& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
+    void statusLoaded(quint64 serial, const relctl::ui::StatusLookup& lookup,
+                      const relctl::JobStatus& status);
     void actionFinished(quint64 serial, bool ok, const QString& message);
     void exportProgress(quint64 serial, qint64 rows);
     // ok: `rows` were written to the file; otherwise the message says why

@@ -89,3 +89,23 @@ struct ConnectionState
 } // namespace relctl::ui
 
 Q_DECLARE_METATYPE(relctl::ui::ConnectionState)
+
+namespace relctl::ui {
+
+// What a reviewer asks "what became of ...?" about: a job (relctl.job_state,
+// its newest operation) or one op id (relctl.op_state). The kind is never
+// guessed from the text: a job looked up as an op id is "unknown", and
+// "unknown" says a retry is safe.
+struct StatusLookup
+{
+    enum class Kind { Job, Operation };
+    Kind kind = Kind::Job;
+    QString key; // the job's name or the op id, as typed (trimmed)
+
+    friend bool operator==(const StatusLookup&, const StatusLookup&) = default;
+};
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::StatusLookup)
+Q_DECLARE_METATYPE(relctl::JobStatus)

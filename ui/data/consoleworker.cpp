@@ -48,6 +48,8 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<relctl::AuditSort>();
     qRegisterMetaType<ExportCancelFlag>();
     qRegisterMetaType<RequestId>();
+    qRegisterMetaType<StatusLookup>();
+    qRegisterMetaType<relctl::JobStatus>();
 }
 
 ConsoleWorker::~ConsoleWorker() = default;
@@ -245,6 +247,16 @@ void ConsoleWorker::loadManifestHistory(quint64 serial, const QString& env)
 {
     guarded({RequestKind::ManifestHistory, serial},
             [&] { emit manifestHistoryLoaded(serial, m_db->manifestHistory(s(env))); });
+}
+
+void ConsoleWorker::loadStatus(quint64 serial, const StatusLookup& lookup)
+{
+    guarded({RequestKind::Status, serial}, [&] {
+        const std::string key = s(lookup.key);
+        emit statusLoaded(serial, lookup,
+                          lookup.kind == StatusLookup::Kind::Job ? m_db->jobStatus(key)
+                                                                 : m_db->operationStatus(key));
+    });
 }
 
 void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)

@@ -53,6 +53,7 @@ public slots:
     void loadApprovals(quint64 serial);
     void loadPromotions(quint64 serial);
     void loadManifestHistory(quint64 serial, const QString& env);
+    void loadStatus(quint64 serial, const StatusLookup& lookup);
     void runAction(quint64 serial, const ConsoleAction& action);
     // Writes every event matching the filter, in the sort's order, to `path`
     // (CSV or JSON), page by page; the file appears only once complete. It
@@ -74,6 +75,7 @@ signals:
     void approvalsLoaded(quint64 serial, const QList<ApprovalRow>& approvals);
     void promotionsLoaded(quint64 serial, const PromotionsSnapshot& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
+    void statusLoaded(quint64 serial, const StatusLookup& lookup, const relctl::JobStatus& status);
     void actionFinished(quint64 serial, bool ok, const QString& message);
     void exportProgress(quint64 serial, qint64 rows);
     // ok: `rows` were written to the file; otherwise the message says why

@@ -43,6 +43,7 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_worker, &ConsoleWorker::approvalsLoaded, this, &ConsoleBackend::approvalsLoaded);
     connect(m_worker, &ConsoleWorker::promotionsLoaded, this, &ConsoleBackend::promotionsLoaded);
     connect(m_worker, &ConsoleWorker::manifestHistoryLoaded, this, &ConsoleBackend::manifestHistoryLoaded);
+    connect(m_worker, &ConsoleWorker::statusLoaded, this, &ConsoleBackend::statusLoaded);
     connect(m_worker, &ConsoleWorker::actionFinished, this, &ConsoleBackend::actionFinished);
     connect(m_worker, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_exporter, &ConsoleWorker::exportProgress, this, &ConsoleBackend::exportProgress);
@@ -104,6 +105,11 @@ void PostgresBackend::loadPromotions(quint64 serial)
 void PostgresBackend::loadManifestHistory(quint64 serial, const QString& env)
 {
     post(m_worker, [serial, env](ConsoleWorker& w) { w.loadManifestHistory(serial, env); });
+}
+
+void PostgresBackend::loadStatus(quint64 serial, const StatusLookup& lookup)
+{
+    post(m_worker, [serial, lookup](ConsoleWorker& w) { w.loadStatus(serial, lookup); });
 }
 
 void PostgresBackend::runAction(quint64 serial, const ConsoleAction& action)

@@ -35,6 +35,7 @@ public:
     void loadApprovals(quint64 serial) override;
     void loadPromotions(quint64 serial) override;
     void loadManifestHistory(quint64 serial, const QString& env) override;
+    void loadStatus(quint64 serial, const StatusLookup& lookup) override;
     void runAction(quint64 serial, const ConsoleAction& action) override;
     void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
                      const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;

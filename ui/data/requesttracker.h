@@ -26,6 +26,7 @@ enum class RequestKind {
     Approvals,
     Promotions,
     ManifestHistory,
+    Status,
     ServerSleep
 };
 

@@ -1,5 +1,6 @@
 #include "auditcells.h"
 
+#include "jobstatus.h"
 #include "timeformat.h"
 
 #include <QDateTime>
@@ -42,22 +43,10 @@ bool isRejected(const AuditEvent& e)
 // sorts them by name), so the cell, the tooltip and an export agree.
 using Json = nlohmann::ordered_json;
 
-// A moment the server wrote into a detail (frozen_at, expires_at) reads like
-// every other time in the console; any other string is itself.
-QString plainString(const std::string& s)
-{
-    QString t = text(s);
-    if (t.size() >= 19 && t[4] == QLatin1Char('-') && t[10] == QLatin1Char('T')) {
-        if (const QDateTime at = QDateTime::fromString(t, Qt::ISODateWithMs); at.isValid())
-            return formatTime(at.toMSecsSinceEpoch(), at.time().msec() != 0);
-    }
-    return t;
-}
-
 QString plain(const Json& v)
 {
     if (v.is_string())
-        return plainString(v.get_ref<const std::string&>());
+        return readableText(v.get_ref<const std::string&>());
     return text(v.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
@@ -90,6 +79,16 @@ Json parsed(const std::string& json)
 
 } // namespace
 
+QString readableText(const std::string& s)
+{
+    QString t = text(s);
+    if (t.size() >= 19 && t[4] == QLatin1Char('-') && t[10] == QLatin1Char('T')) {
+        if (const QDateTime at = QDateTime::fromString(t, Qt::ISODateWithMs); at.isValid())
+            return formatTime(at.toMSecsSinceEpoch(), at.time().msec() != 0);
+    }
+    return t;
+}
+
 QString readableDetail(const std::string& json)
 {
     const Json v = parsed(json);
@@ -101,9 +100,17 @@ QString readableDetail(const std::string& json)
     // before "reason").
     if (const auto reason = v.find("reason"); v.is_object() && reason != v.end())
         flatten(*reason, "reason", parts);
+    // What a cancelled or lease-lost run stopped, in words, before the rest:
+    // whoever reads the release decides from it whether to run again (and
+    // its caveat is what they must check first, which "caveat: …" in the
+    // middle of the keys would not make plain; the tooltip has it in full).
+    const auto stopped = v.is_object() ? v.find("stopped") : v.end();
+    const bool stoppedCommand = stopped != v.end() && stopped->is_object();
+    if (stoppedCommand)
+        parts << jobstatus::stoppedSentence(nlohmann::json::parse(stopped->dump()));
     if (v.is_object()) {
         for (const auto& [k, x] : v.items())
-            if (k != "reason")
+            if (k != "reason" && !(stoppedCommand && (k == "stopped" || k == "caveat")))
                 flatten(x, k, parts);
     } else {
         flatten(v, {}, parts);

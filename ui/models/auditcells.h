@@ -22,6 +22,10 @@ QString title(AuditModel::Column column);
 // they came: "reason: canary failed · frozen_by: alice". Text that is not
 // JSON is returned as it is.
 QString readableDetail(const std::string& json);
+// A string the server wrote into a detail or evidence: a moment
+// (frozen_at, expires_at) reads like every other time in the console, any
+// other string is itself.
+QString readableText(const std::string& s);
 // The same detail in full, indented, for its tooltip.
 QString fullDetail(const std::string& json);
 

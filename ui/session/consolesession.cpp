@@ -62,6 +62,11 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 if (m_historyRequests.isCurrent(serial))
                     emit manifestHistoryReady(history);
             });
+    connect(b, &ConsoleBackend::statusLoaded, this,
+            [this](quint64 serial, const StatusLookup& lookup, const relctl::JobStatus& status) {
+                if (m_statusRequests.isCurrent(serial))
+                    emit statusReady(lookup, status);
+            });
     connect(b, &ConsoleBackend::actionFinished, this,
             [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
     connect(b, &ConsoleBackend::requestFailed, this,
@@ -73,6 +78,12 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 switch (request.kind) {
                 case RequestKind::AuditPage:
                     m_audit->requestFailed(request.serial);
+                    break;
+                case RequestKind::Status:
+                    // The card says so rather than keep "looking up…": a
+                    // status is what a retry decision waits for.
+                    if (m_statusLookup && m_statusRequests.isCurrent(request.serial))
+                        emit statusFailed(*m_statusLookup, message);
                     break;
                 case RequestKind::Environments:
                 case RequestKind::Timeline:
@@ -125,6 +136,8 @@ void ConsoleSession::reload()
         if (!m_historyEnv.isEmpty())
             m_backend->loadManifestHistory(m_historyRequests.next(), m_historyEnv);
     }
+    if (m_statusLookup)
+        m_backend->loadStatus(m_statusRequests.next(), *m_statusLookup);
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
     // The first time (connected): the first page. After that never a reset:
@@ -176,6 +189,12 @@ void ConsoleSession::requestManifestHistory(const QString& env)
 {
     m_historyEnv = env;
     m_backend->loadManifestHistory(m_historyRequests.next(), env);
+}
+
+void ConsoleSession::requestStatus(const StatusLookup& lookup)
+{
+    m_statusLookup = lookup;
+    m_backend->loadStatus(m_statusRequests.next(), lookup);
 }
 
 void ConsoleSession::runAction(const ConsoleAction& action)

@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 namespace relctl::ui {
 
@@ -43,6 +44,12 @@ public:
     // (or clearManifestHistory), so an open history follows live events.
     void requestManifestHistory(const QString& env);
     void clearManifestHistory() { m_historyEnv.clear(); }
+    // What became of a job or an op id, answered by statusReady (or
+    // statusFailed) and, like a manifest history, read again on every reload
+    // until another is asked for (or clearStatus): an open status card
+    // follows the job from running to completed.
+    void requestStatus(const StatusLookup& lookup);
+    void clearStatus() { m_statusLookup.reset(); }
     void reload();
     // Connects to another database now; the views reload once it answers.
     void setTarget(const ConnectionTarget& target);
@@ -61,6 +68,10 @@ signals:
     void approvalsReady(const QList<ApprovalRow>& approvals);
     void promotionsReady(const relctl::ui::PromotionsSnapshot& promotions);
     void manifestHistoryReady(const relctl::ManifestHistory& history);
+    void statusReady(const relctl::ui::StatusLookup& lookup, const relctl::JobStatus& status);
+    // The newest status lookup failed (the database, not the key: an unknown
+    // key is answered as such).
+    void statusFailed(const relctl::ui::StatusLookup& lookup, const QString& message);
     void actionFinished(bool ok, const QString& message);
     void environmentsLoaded();
     void failed(const QString& message);
@@ -76,8 +87,9 @@ private:
     EnvironmentsModel* m_environments;
     AuditModel* m_audit;
     RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_approvalRequests,
-        m_promotionRequests, m_historyRequests, m_actionRequests;
+        m_promotionRequests, m_historyRequests, m_statusRequests, m_actionRequests;
     QString m_historyEnv;
+    std::optional<StatusLookup> m_statusLookup;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
     QTimer m_reload;
     QTimer m_countdown;
