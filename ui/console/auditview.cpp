@@ -2,6 +2,7 @@
 
 #include "auditmodel.h"
 #include "consolesession.h"
+#include "jobstatus.h"
 #include "relctl/catalogue.h"
 #include "timeformat.h"
 
@@ -27,6 +28,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace relctl::ui {
 
@@ -544,6 +546,23 @@ void AuditView::exportTo(const QString& path, bool json)
     m_exportProgress->show();
     m_exportCancel->show();
     m_exporting->show();
+}
+
+QString AuditView::stopNote(qint64 eventId) const
+{
+    for (int row = 0; row < m_model->rowCount(); ++row) {
+        const relctl::AuditEvent* event = m_model->eventAt(row);
+        if (event == nullptr || event->id != eventId || !event->detail)
+            continue;
+        const auto detail = nlohmann::json::parse(*event->detail, nullptr, false);
+        const auto stopped = detail.is_object() ? detail.find("stopped") : detail.end();
+        if (stopped == detail.end() || !stopped->is_object())
+            return {};
+        const QString caveat = jobstatus::caveat(detail);
+        return jobstatus::sentence(jobstatus::stoppedWords(*stopped).toStdString()) +
+               (caveat.isEmpty() ? QString() : QLatin1Char(' ') + caveat);
+    }
+    return {};
 }
 
 } // namespace relctl::ui

@@ -38,6 +38,10 @@ public:
     QSize sizeHint() const override;
     // Selects the event's row when it is loaded (the timeline asks).
     void selectEvent(qint64 eventId);
+    // For a loaded event that records what relctl run stopped (a release
+    // whose detail has `stopped`): that, and what it could not stop, in
+    // words; empty otherwise.
+    QString stopNote(qint64 eventId) const;
     void setEnvironments(const QStringList& names);
     void applyFilter();
     // How long typing in the job or search field must pause before the

@@ -442,6 +442,14 @@ void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
         m_session->requestTrace(eventId);
         return;
     }
+    // A run that was cancelled or lost its lease left no refusal to trace,
+    // but the reviewer must learn what it could not stop.
+    if (const QString stopped = m_audit->stopNote(eventId); !stopped.isEmpty()) {
+        m_trace->showNothing(tr("Event %1 records what relctl run stopped. %2 Status… says what became of the job.")
+                                 .arg(eventId)
+                                 .arg(stopped));
+        return;
+    }
     m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
 }
 
