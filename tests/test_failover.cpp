@@ -106,6 +106,7 @@ private slots:
                                                (synchronous ? "-sync" : "-async")}};
 
         std::vector<std::unique_ptr<QProcess>> workers;
+        workers.reserve(kWorkers);
         for (int w = 0; w < kWorkers; ++w)
             workers.push_back(startScriptWithDsn(
                 dsn, "failover-worker.sh", {std::to_string(w), std::to_string(kRounds), "prod"}, env));

@@ -9,6 +9,7 @@
 // applied twice, fencing tokens only grow, and `relctl verify` finds the
 // recorded history sound.
 
+#include "faultproxy.h"
 #include "relctlprocess.h"
 #include "scratchcluster.h"
 #include "testdatabase.h"
@@ -197,6 +198,87 @@ private slots:
         QCOMPARE(pg.query("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), std::string("0"));
     }
 
+    // A slow network is not a fault: every byte 150 ms late in both
+    // directions, and `relctl run` still acquires, runs, publishes once and
+    // releases.
+    void slowNetwork()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        FaultProxy proxy(TestDatabase::clusterDsn());
+        proxy.delay(150ms);
+        const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
+                                          {"run", "--env", "prod", "--job", "job-slow", "--release", "v1",
+                                           "--generation", "1", "--op-id", "slow-1", "--", "true"},
+                                          {{"RELCTL_STATE_DIR", file("state-slow")}});
+        QVERIFY2(r.exitCode == 0, failure(r));
+        QVERIFY2(r.elapsedMs >= 600, failure(r)); // the delay was there
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
+        QCOMPARE(qstr(db.scalar("SELECT end_reason FROM relctl.leases")), QStringLiteral("released"));
+    }
+
+    // Replies later than the call bound: the client cuts the call, cannot
+    // settle it over the same slow path within its window, and exits 9 in
+    // bounded time; `op show` (straight to the server) then tells the truth,
+    // and the database agrees with it.
+    void delayPastTheCallBound()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const RunResult acquired = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-1", "--release",
+                                               "v1", "--generation", "1", "--ttl", "60s"});
+        QCOMPARE(acquired.exitCode, 0);
+        FaultProxy proxy(TestDatabase::clusterDsn());
+        proxy.delay(3000ms);
+        const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
+                                          {"publish", "--lease", acquired.line(), "--op-id", "late-1"},
+                                          {{"RELCTL_CALL_TIMEOUT", "1s"}, {"RELCTL_RECONNECT_TIMEOUT", "2s"}});
+        QVERIFY2(r.exitCode == 9, failure(r));
+        QVERIFY2(r.elapsedMs < 12000, failure(r));
+        QVERIFY2(r.err.find("relctl op show late-1") != std::string::npos, failure(r));
+        std::this_thread::sleep_for(3500ms); // anything still held by the proxy has arrived by now
+        const std::string state = relctl(db, {"--json", "op", "show", "late-1"}).json()["state"];
+        QVERIFY2(state == "completed" || state == "unknown", state.c_str());
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), state == "completed" ? 1LL : 0LL);
+        // The lease is not left locked or in doubt: its holder can act on it.
+        const RunResult retry = relctl(db, {"publish", "--lease", acquired.line(), "--op-id", "late-1"});
+        QVERIFY2(retry.exitCode == 0, failure(retry));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
+    }
+
+    // Every connection dropped twice while `relctl run`'s command runs (its
+    // heartbeat's and its own): the wrapper reconnects and publishes once, or
+    // stops the command and publishes nothing; it always exits, and the
+    // environment is free afterwards.
+    void runThroughDroppedConnections()
+    {
+        TestDatabase db;
+        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
+        FaultProxy proxy(TestDatabase::clusterDsn());
+        const std::string started = file("dropped-started");
+        QFile::remove(qstr(started));
+        auto run = startWithDsn(proxy.dsn(db.name()),
+                                {"run", "--env", "prod", "--job", "job-d", "--release", "v1", "--generation", "1",
+                                 "--ttl", "3s", "--op-id", "dropped-1", "--", "sh", "-c",
+                                 "touch '" + started + "'; sleep 2.5"},
+                                {{"RELCTL_STATE_DIR", file("state-dropped")}});
+        QVERIFY(waitForFile(started, 20000));
+        proxy.dropAll();
+        std::this_thread::sleep_for(1200ms);
+        proxy.dropAll();
+        const RunResult r = finish(*run, 60000);
+        const long long manifests = db.count("SELECT count(*) FROM relctl.manifests");
+        if (r.exitCode == 0)
+            QCOMPARE(manifests, 1LL);
+        else
+            QVERIFY2(r.exitCode == 5 && manifests == 0, failure(r));
+        QVERIFY2(r.elapsedMs < 30000, failure(r));
+        const RunResult next = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-n", "--release", "v2",
+                                           "--generation", "2", "--wait", "10s"});
+        QVERIFY2(next.exitCode == 0, failure(next));
+        verifyHistory(db.dsn());
+    }
+
     // acquire, publish and release of twelve jobs in a row, each call
     // SIGKILLed at a random moment (0-40 ms after it started) and then retried
     // with the same op id until it answers. Every operation took effect
@@ -223,7 +305,7 @@ private slots:
                         ++killed;
                     }
                 }
-                const RunResult r = finish(*p, 30000);
+                RunResult r = finish(*p, 30000);
                 if (r.exitCode == 0)
                     return r;
                 if (r.exitCode != -1 && r.exitCode != 128 + SIGKILL)

@@ -91,8 +91,8 @@ void FaultProxy::accept()
         return;
     }
     auto stream = std::make_shared<Stream>();
-    m_pairs[client] = Pair{server, false, stream, {}};
-    m_pairs[server] = Pair{client, true, stream, {}};
+    m_pairs[client] = Pair{server, false, stream, {}, {}};
+    m_pairs[server] = Pair{client, true, stream, {}, {}};
 }
 
 void FaultProxy::closePair(int fd)
@@ -133,8 +133,12 @@ void FaultProxy::fromServer(int fd, Pair& p, const char* data, std::size_t n)
                 closePair(fd);
             return; // dropped
         }
+        if (!wasReady) { // the startup is never delayed
+            [[maybe_unused]] auto w = write(p.peer, data, n);
+            return;
+        }
     }
-    [[maybe_unused]] auto w = write(p.peer, data, n);
+    forward(p, data, n);
 }
 
 void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
@@ -162,8 +166,31 @@ void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
             ++m_struck;
             s.losingReply = true;
         }
+        forward(p, data, n);
+        return;
     }
     [[maybe_unused]] auto w = write(p.peer, data, n);
+}
+
+void FaultProxy::forward(Pair& p, const char* data, std::size_t n)
+{
+    const int delayMs = m_delayMs;
+    if (delayMs <= 0 && p.held.empty()) {
+        [[maybe_unused]] auto w = write(p.peer, data, n);
+        return;
+    }
+    p.held.emplace_back(std::chrono::steady_clock::now() + std::chrono::milliseconds(delayMs), std::string(data, n));
+}
+
+void FaultProxy::flushHeld()
+{
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [fd, pair] : m_pairs)
+        while (!pair.held.empty() && pair.held.front().first <= now) {
+            const std::string& bytes = pair.held.front().second;
+            [[maybe_unused]] auto w = write(pair.peer, bytes.data(), bytes.size());
+            pair.held.pop_front();
+        }
 }
 
 void FaultProxy::loop()
@@ -172,7 +199,13 @@ void FaultProxy::loop()
         std::vector<pollfd> fds{{m_wake[0], POLLIN, 0}, {m_listen, POLLIN, 0}};
         for (auto& [fd, pair] : m_pairs)
             fds.push_back({fd, POLLIN, 0});
-        poll(fds.data(), fds.size(), 100);
+        poll(fds.data(), fds.size(), m_delayMs > 0 ? 5 : 100);
+        if (m_dropAll.exchange(false)) {
+            while (!m_pairs.empty())
+                closePair(m_pairs.begin()->first);
+            continue;
+        }
+        flushHeld();
         if (fds[1].revents & POLLIN)
             accept();
         for (std::size_t i = 2; i < fds.size(); ++i) {

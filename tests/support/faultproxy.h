@@ -9,7 +9,9 @@
 // client can always connect unless connections are refused.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +50,12 @@ public:
     // New connections are accepted and closed at once (a server down or
     // restarting); connections already made are left alone.
     void refuseConnections(bool refuse) { m_refusing = refuse; }
+    // Every byte of a started connection is held back this long, in order, in
+    // both directions (a slow or congested network); zero: none.
+    void delay(std::chrono::milliseconds by) { m_delayMs = static_cast<int>(by.count()); }
+    // Closes every connection open now, both ends (a network blip, a proxy or
+    // a load balancer restarting); new connections go through.
+    void dropAll() { m_dropAll = true; }
 
     // How many armed faults have struck.
     int struck() const { return m_struck; }
@@ -67,6 +75,8 @@ private:
         bool fromServer = false;
         std::shared_ptr<Stream> stream; // shared by both directions
         std::string pending;            // server bytes not yet parsed into messages
+        // Bytes held back for the peer (delay), with when they are due.
+        std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held;
     };
 
     void arm(const std::string& pattern, Fault fault, bool thenRefuse);
@@ -75,6 +85,8 @@ private:
     void fromServer(int fd, Pair& p, const char* data, std::size_t n);
     void fromClient(int fd, Pair& p, const char* data, std::size_t n);
     void loop();
+    void forward(Pair& p, const char* data, std::size_t n);
+    void flushHeld();
 
     std::string m_socketPath;
     std::string m_user;
@@ -84,6 +96,8 @@ private:
     std::atomic<bool> m_stalled{false};
     std::atomic<bool> m_refusing{false};
     std::atomic<bool> m_stopping{false};
+    std::atomic<bool> m_dropAll{false};
+    std::atomic<int> m_delayMs{0};
     std::atomic<int> m_struck{0};
     std::atomic<int> m_connections{0};
     std::mutex m_faultMutex;
