@@ -17,7 +17,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
-#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
@@ -35,26 +34,6 @@ const char* failure(const RunResult& r)
     text = "exit " + std::to_string(r.exitCode) + " after " + std::to_string(r.elapsedMs) +
            " ms\nstdout: " + r.out + "\nstderr: " + r.err;
     return text.c_str();
-}
-
-std::unique_ptr<QProcess> startWithDsn(const std::string& dsn, const Args& args, const Env& env = {})
-{
-    auto p = std::make_unique<QProcess>();
-    QProcessEnvironment pe = QProcessEnvironment::systemEnvironment();
-    for (const char* name : {"RELCTL_LEASE", "PGHOST", "PGDATABASE", "PGUSER", "PGPORT", "PGOPTIONS"})
-        pe.remove(QLatin1String(name));
-    pe.insert(QStringLiteral("RELCTL_DSN"), qstr(dsn));
-    for (const auto& [key, value] : env)
-        pe.insert(qstr(key), qstr(value));
-    p->setProcessEnvironment(pe);
-    QStringList list;
-    for (const std::string& a : args)
-        list << qstr(a);
-    p->start(qstr(relctlBinary()), list);
-    if (!p->waitForStarted())
-        qFatal("cannot start relctl");
-    p->closeWriteChannel();
-    return p;
 }
 
 bool waitForFile(const std::string& path, int timeoutMs)
@@ -120,7 +99,7 @@ private slots:
         prepare(pg);
         const std::string started = file("started-" + mode.toStdString());
         QFile::remove(qstr(started));
-        auto run = startWithDsn(pg.dsn(), {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
+        auto run = startRelctlWithDsn(pg.dsn(), {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
                                            "--generation", "1", "--ttl", "6s", "--op-id", "run-" + mode.toStdString(),
                                            "--", "sh", "-c", "touch '" + started + "'; sleep 3"},
                                 {{"RELCTL_STATE_DIR", file("state")}});
@@ -153,14 +132,14 @@ private slots:
         const std::string started = file("holder-started");
         QFile::remove(qstr(started));
         const Env env{{"RELCTL_STATE_DIR", file("state")}};
-        auto holder = startWithDsn(pg.dsn(), {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
+        auto holder = startRelctlWithDsn(pg.dsn(), {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
                                               "--generation", "1", "--ttl", "6s", "--op-id", "queue-1", "--", "sh",
                                               "-c", "touch '" + started + "'; sleep 2"},
                                    env);
         QVERIFY(waitForFile(started, 20000));
         std::vector<std::unique_ptr<QProcess>> waiters;
         for (int g = 2; g <= 4; ++g) {
-            waiters.push_back(startWithDsn(pg.dsn(),
+            waiters.push_back(startRelctlWithDsn(pg.dsn(),
                                            {"run", "--env", "prod", "--job", "job-" + std::to_string(g), "--release",
                                             "v" + std::to_string(g), "--generation", std::to_string(g), "--ttl", "6s",
                                             "--wait", "60s", "--op-id", "queue-" + std::to_string(g), "--", "true"},
@@ -257,7 +236,7 @@ private slots:
         FaultProxy proxy(TestDatabase::clusterDsn());
         const std::string started = file("dropped-started");
         QFile::remove(qstr(started));
-        auto run = startWithDsn(proxy.dsn(db.name()),
+        auto run = startRelctlWithDsn(proxy.dsn(db.name()),
                                 {"run", "--env", "prod", "--job", "job-d", "--release", "v1", "--generation", "1",
                                  "--ttl", "3s", "--op-id", "dropped-1", "--", "sh", "-c",
                                  "touch '" + started + "'; sleep 2.5"},
@@ -297,7 +276,7 @@ private slots:
         // Runs a call, killing the first attempts at random moments, until one answers.
         const auto untilAnswered = [&](const Args& args) {
             for (int attempt = 0;; ++attempt) {
-                auto p = startWithDsn(db.dsn(), args, env);
+                auto p = startRelctlWithDsn(db.dsn(), args, env);
                 if (attempt < 2) {
                     std::this_thread::sleep_for(std::chrono::milliseconds(delay(random)));
                     if (p->state() != QProcess::NotRunning) {

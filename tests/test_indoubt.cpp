@@ -151,22 +151,14 @@ private slots:
         proxy.loseReplyTo("relctl.acquire_candidate(");
         Env env = kQuick;
         env["RELCTL_STATE_DIR"] = m_dir.filePath(QStringLiteral("state-queue")).toStdString();
-        QProcess waiter;
-        QProcessEnvironment pe = QProcessEnvironment::systemEnvironment();
-        pe.insert(QStringLiteral("RELCTL_DSN"), qstr(proxy.dsn(db.name())));
-        for (const auto& [key, value] : env)
-            pe.insert(qstr(key), qstr(value));
-        waiter.setProcessEnvironment(pe);
-        waiter.start(qstr(relctlBinary()), {QStringLiteral("lease"), QStringLiteral("acquire"), QStringLiteral("--env"),
-                                            QStringLiteral("prod"), QStringLiteral("--job"), QStringLiteral("job-w"),
-                                            QStringLiteral("--release"), QStringLiteral("v2"),
-                                            QStringLiteral("--generation"), QStringLiteral("2"), QStringLiteral("--wait"),
-                                            QStringLiteral("30s"), QStringLiteral("--op-id"), QStringLiteral("wait-1")});
-        QVERIFY(waiter.waitForStarted());
+        auto waiter = startRelctlWithDsn(proxy.dsn(db.name()),
+                                         {"lease", "acquire", "--env", "prod", "--job", "job-w", "--release", "v2",
+                                          "--generation", "2", "--wait", "30s", "--op-id", "wait-1"},
+                                         env);
         QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
                                   10000);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", holder}).exitCode, 0);
-        const RunResult r = finish(waiter, 30000);
+        const RunResult r = finish(*waiter, 30000);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
         QVERIFY2(says(r, "the reply was lost and has been confirmed from the record (op id wait-1"), failure(r));

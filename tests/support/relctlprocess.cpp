@@ -77,11 +77,16 @@ RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env
 
 std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args)
 {
+    return startRelctlWithDsn(db.dsn(), args);
+}
+
+std::unique_ptr<QProcess> startRelctlWithDsn(const std::string& dsn, const Args& args, const Env& env)
+{
     auto p = std::make_unique<QProcess>();
     QStringList list;
     for (const std::string& a : args)
         list << qstr(a);
-    p->setProcessEnvironment(environmentFor(db.dsn(), {}));
+    p->setProcessEnvironment(environmentFor(dsn, env));
     p->start(qstr(relctlBinary()), list);
     if (!p->waitForStarted())
         qFatal("cannot start relctl");

@@ -47,6 +47,8 @@ RunResult relctlWithDsn(const std::string& dsn, const Args& args, const Env& env
 // (the binary) and RELCTL_DSN in its environment; collect with finish().
 // Starts relctl without waiting (e.g. a waiter in a queue); collect with finish().
 std::unique_ptr<QProcess> startRelctl(const TestDatabase& db, const Args& args);
+// The same against any connection string (a proxy, a cluster of the test's own).
+std::unique_ptr<QProcess> startRelctlWithDsn(const std::string& dsn, const Args& args, const Env& env = {});
 
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args);
 // The same against any connection string (a cluster of the test's own).
