@@ -79,7 +79,8 @@ relctl_pg_start() {
     relctl_log "starting PostgreSQL in $RELCTL_PG_DIR"
     "${run[@]}" "$bin/initdb" -D "$RELCTL_PG_DIR/data" -U "$user" -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
     "${run[@]}" "$bin/pg_ctl" -D "$RELCTL_PG_DIR/data" -l "$RELCTL_PG_DIR/log" -w \
-        -o "-c listen_addresses='' -k $RELCTL_PG_DIR -c fsync=off -c max_connections=200" start >/dev/null
+        -o "-c listen_addresses='' -k $RELCTL_PG_DIR -c fsync=off -c max_connections=200 ${RELCTL_PG_OPTIONS:-}" \
+        start >/dev/null
     RELCTL_PG_DSN="host=$RELCTL_PG_DIR user=$user dbname=postgres"
     RELCTL_PG_RUN=("${run[@]}")
     RELCTL_PG_BIN=$bin

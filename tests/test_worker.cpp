@@ -92,6 +92,27 @@ private slots:
         QVERIFY(events.last().at(0).toStringList().contains(QStringLiteral("staging")));
     }
 
+    // A renewal is not announced (functions/audit.sql): the worker follows
+    // the trail by event id and still reports it.
+    void unannouncedEventsArriveByFollowingTheTrail()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "staging"}).exitCode, 0);
+        const RunResult acquired = runRelctl(db, {"lease", "acquire", "--env", "staging", "--job", "j",
+                                                  "--release", "r1", "--generation", "1"});
+        QCOMPARE(acquired.exitCode, 0);
+        Running r(db.dsn());
+        QSignalSpy connected(r.worker, &ConsoleWorker::connectionChanged);
+        QSignalSpy events(r.worker, &ConsoleWorker::eventsArrived);
+        r.start();
+        QTRY_VERIFY_WITH_TIMEOUT(!connected.isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(events.count() >= 1, 5000); // the reload after connecting
+        events.clear();
+        QCOMPARE(runRelctl(db, {"lease", "renew", "--lease", acquired.line()}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!events.isEmpty(), 5000);
+        QCOMPARE(events.last().at(0).toStringList(), QStringList{QStringLiteral("staging")});
+    }
+
     void anUnreachableDatabaseIsReportedAndRetried()
     {
         Running r("host=/nonexistent-relctl-socket-dir user=nobody connect_timeout=2");

@@ -232,26 +232,19 @@ Outcome Database::acquire(const AcquireRequest& r)
     // answered from the record with the lease's credentials, or (never
     // recorded) queue the candidate again on the new connection.
     return Impl::settled(d, opId, "acquire", [&] {
-        // LISTEN before the first evaluation: a handover committed between
+        // Listen before the first evaluation: a handover committed between
         // that evaluation and a later LISTEN would otherwise be missed.
         std::optional<QueueListener> listener;
-        if (wait) {
-            session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
-            try {
-                listener.emplace(d->conn, r.env); // sends LISTEN
-            } catch (const pqxx::broken_connection& e) {
-                d->connectionLost(false, armed.disarm(), e.what());
-            } catch (...) {
-                armed.disarm();
-                Impl::translateCurrentException();
-            }
-        }
+        if (wait)
+            d->listen(listener, r.env);
         nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)",
                                        r.env, r.job, r.release, r.generation, toMillis(r.ttl), opId,
                                        d->client.toJson().dump(), wait, secret);
         if (!wait)
             return Outcome::fromReply(std::move(reply));
-        return d->waitInQueue(*listener, std::move(reply), deadline, secret);
+        Outcome outcome = d->waitInQueue(*listener, std::move(reply), deadline, secret);
+        d->unwatch(*listener, r.env);
+        return outcome;
     });
 }
 
@@ -439,21 +432,13 @@ Outcome Database::rollback(const RollbackRequest& r)
     return Impl::settled(d, opId, "rollback", [&] {
         if (!r.wait || r.wait->count() <= 0)
             return Outcome::fromReply(attempt());
-        // LISTEN before the first attempt, so a release between it and the
+        // Listen before the first attempt, so a release between it and the
         // wait is not missed.
         std::optional<QueueListener> listener;
-        {
-            session::Armed armed(d->watchdog, d->conn.sock(), d->callTimeout);
-            try {
-                listener.emplace(d->conn, r.env);
-            } catch (const pqxx::broken_connection& e) {
-                d->connectionLost(false, armed.disarm(), e.what());
-            } catch (...) {
-                armed.disarm();
-                Impl::translateCurrentException();
-            }
-        }
-        return d->retryWhileBusy(*listener, attempt, deadline);
+        d->listen(listener, r.env);
+        Outcome outcome = d->retryWhileBusy(*listener, attempt, deadline);
+        d->unwatch(*listener, r.env);
+        return outcome;
     });
 }
 

@@ -7,15 +7,20 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 #include <utility>
 
 namespace relctl {
 
-// LISTENs on the protocol's channel and notes whether an event for one
-// environment arrived. Every recorded event (release, revoke, publish,
-// unfreeze, approvals, a waiter leaving) notifies; waiters re-evaluate then.
+// LISTENs on the protocol's channel and notes whether an event that concerns
+// this waiter arrived. Events are announced only while someone watches the
+// environment (relctl.watch, functions/audit.sql), and each names the
+// candidate it is about and the one the queue serves next: a queued waiter
+// wakes for those two, so a handover wakes one waiter, not the whole queue.
+// A waiter without a candidate (a rollback waiting for the lease to end)
+// wakes for every event of its environment.
 class QueueListener final : public pqxx::notification_receiver
 {
 public:
@@ -23,6 +28,8 @@ public:
     void operator()(const std::string& payload, int backendPid) override;
 
     bool woken = false;
+    std::optional<std::int64_t> candidate; // set once queued
+    bool watching = false;                 // relctl.watch succeeded on this session
 
 private:
     std::string m_env;
@@ -126,6 +133,13 @@ struct Database::Impl
     // and the outcome is busy). See queue.cpp.
     // The candidate is re-evaluated with the request's secret: the server
     // hands a candidate's lease only to the session and secret that queued it.
+    // LISTENs and registers as the environment's watcher (relctl.watch), in
+    // that order, before the first attempt: an event committed after it is
+    // announced and received. unwatch() ends the registration when the wait
+    // is over (the session's end does too).
+    void listen(std::optional<QueueListener>& listener, const std::string& env);
+    void unwatch(QueueListener& listener, const std::string& env) noexcept;
+
     Outcome waitInQueue(QueueListener& listener, nlohmann::json reply,
                         std::chrono::steady_clock::time_point deadline, const std::string& secret);
 

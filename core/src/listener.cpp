@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
@@ -39,6 +40,7 @@ struct EventListener::Impl
 {
     pqxx::connection conn;
     std::vector<std::string> pending;
+    std::optional<long long> last; // the newest event id follow() has seen
     Receiver receiver{conn, pending};
 
     explicit Impl(const std::string& conninfo) : conn(session::boundedConninfo(conninfo)) {}
@@ -73,6 +75,36 @@ std::vector<std::string> EventListener::take()
     }
     std::vector<std::string> envs;
     envs.swap(d->pending);
+    return envs;
+}
+
+std::vector<std::string> EventListener::follow()
+{
+    std::vector<std::string> envs;
+    try {
+        nlohmann::json reply;
+        {
+            pqxx::read_transaction tx(d->conn);
+            reply = nlohmann::json::parse(
+                tx.exec_params1("SELECT relctl.events_after($1)", d->last)[0].c_str());
+        }
+        const bool first = !d->last.has_value();
+        if (reply.value("last", nlohmann::json()).is_number_integer())
+            d->last = reply["last"].get<long long>();
+        else
+            d->last = 0; // an empty trail
+        if (first)
+            return envs;
+        if (reply.value("more", false))
+            envs.emplace_back();
+        for (const auto& env : reply.value("envs", nlohmann::json::array()))
+            if (env.is_string() && std::find(envs.begin(), envs.end(), env.get<std::string>()) == envs.end())
+                envs.push_back(env.get<std::string>());
+    } catch (const pqxx::broken_connection& e) {
+        throw Error(ExitCode::Unavailable, std::string("the event connection was lost: ") + e.what());
+    } catch (const pqxx::failure& e) {
+        throw Error(ExitCode::Unavailable, std::string("cannot follow the events: ") + e.what());
+    }
     return envs;
 }
 

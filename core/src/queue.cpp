@@ -13,9 +13,16 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // Polling is only a safety net behind the notifications and the expiry timer.
+// The candidate served next, and a waiter without a candidate, ask every
+// second; the rest of a queue rarely (they are woken by name), each at its
+// own moment so that a long queue does not ask all at once.
 constexpr milliseconds kSafetyNet{1000};
-// Asks again just after the holder's expiry instant, not before it.
+constexpr milliseconds kQueuedSafetyNet{5000};
+// The next candidate asks again just after the holder's expiry instant, not
+// before it; the one after it a little later, in case the next one's waiter
+// is gone (nothing announces an expiry).
 constexpr milliseconds kExpiryMargin{5};
+constexpr milliseconds kBackupExpiryMargin{100};
 
 } // namespace
 
@@ -28,20 +35,49 @@ void QueueListener::operator()(const std::string& payload, int)
 {
     auto event = nlohmann::json::parse(payload, nullptr, false);
     auto env = event.is_object() ? event.find("env") : event.end();
-    if (!event.is_object() || env == event.end() || !env->is_string() || *env == m_env)
+    if (!event.is_object() || env == event.end() || !env->is_string()) {
+        woken = true; // not the protocol's: ask rather than miss something
+        return;
+    }
+    if (*env != m_env)
+        return;
+    if (!candidate) {
+        woken = true;
+        return;
+    }
+    const auto names = [&](const char* key) {
+        const auto it = event.find(key);
+        return it != event.end() && it->is_number_integer() && it->get<std::int64_t>() == *candidate;
+    };
+    if (names("candidate") || names("next"))
         woken = true;
 }
 
 namespace {
 
-// When to ask again: at the holder's expiry (no event announces an expiry), at
-// the deadline, or after the safety net, whichever comes first.
+// Spreads the queue's polls: a fraction in [0.8, 1.2) of the interval.
+milliseconds spread(milliseconds interval)
+{
+    static thread_local std::uint64_t state = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto permille = 800 + static_cast<std::int64_t>((state >> 33) % 400);
+    return milliseconds(interval.count() * permille / 1000);
+}
+
+// When to ask again: at the holder's expiry for the next two candidates (no
+// event announces an expiry), at the deadline, or after the safety net,
+// whichever comes first. `position` is the candidate's place in the queue
+// (1: served next), absent for a waiter that is not queued.
 Clock::time_point nextAttempt(const nlohmann::json& reply, Clock::time_point deadline)
 {
-    auto due = std::min(deadline, Clock::now() + kSafetyNet);
+    const std::int64_t position = reply.value("position", std::int64_t{0});
+    const auto now = Clock::now();
+    auto due = std::min(deadline, now + (position > 1 ? spread(kQueuedSafetyNet) : kSafetyNet));
     const auto holder = reply.find("holder");
-    if (holder != reply.end() && holder->is_object())
-        due = std::min(due, Clock::now() + milliseconds(holder->value("remaining_ms", 0)) + kExpiryMargin);
+    if (holder != reply.end() && holder->is_object() && position <= 2) {
+        const auto margin = position == 2 ? kBackupExpiryMargin : kExpiryMargin;
+        due = std::min(due, now + milliseconds(holder->value("remaining_ms", std::int64_t{0})) + margin);
+    }
     return due;
 }
 
@@ -56,6 +92,39 @@ void awaitWakeUp(pqxx::connection_base& conn, QueueListener& listener, Clock::ti
 }
 
 } // namespace
+
+void Database::Impl::listen(std::optional<QueueListener>& listener, const std::string& env)
+{
+    {
+        session::Armed armed(watchdog, conn.sock(), callTimeout);
+        try {
+            listener.emplace(conn, env); // sends LISTEN
+        } catch (const pqxx::broken_connection& e) {
+            connectionLost(false, armed.disarm(), e.what());
+        } catch (...) {
+            armed.disarm();
+            translateCurrentException();
+        }
+    }
+    // Unwatched (the lock was unavailable), the waiter still wakes at the
+    // holder's expiry and on its safety net.
+    listener->watching = call(true, "SELECT to_jsonb(relctl.watch($1))", env).get<bool>();
+    if (!listener->watching)
+        spdlog::warn("cannot watch {}: waiting without its notifications", env);
+}
+
+void Database::Impl::unwatch(QueueListener& listener, const std::string& env) noexcept
+{
+    if (!listener.watching)
+        return;
+    try {
+        call(true, "SELECT to_jsonb(relctl.unwatch($1))", env);
+        listener.watching = false;
+    } catch (const std::exception& e) {
+        // The outcome stands; the registration ends with the session.
+        spdlog::debug("unwatch {}: {}", env, e.what());
+    }
+}
 
 Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::function<nlohmann::json()>& attempt,
                                        Clock::time_point deadline)
@@ -80,6 +149,7 @@ Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json repl
     try {
         while (reply.value("status", std::string()) == "queued") {
             const std::int64_t candidate = reply.at("candidate").get<std::int64_t>();
+            listener.candidate = candidate;
             awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
             if (!listener.woken && Clock::now() >= deadline) {
                 call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);

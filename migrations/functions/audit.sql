@@ -33,6 +33,115 @@ CREATE TRIGGER promotion_decisions_append_only BEFORE UPDATE OR DELETE ON relctl
 CREATE TRIGGER promotion_decisions_no_truncate BEFORE TRUNCATE ON relctl.promotion_decisions
     FOR EACH STATEMENT EXECUTE FUNCTION relctl.refuse_change();
 
+-- Announcing events (NOTIFY relctl). PostgreSQL serialises the commits of
+-- every notifying transaction in a database: it holds a lock from the
+-- notification's queueing to the end of the commit's WAL flush, so no two of
+-- them share a flush. Announcing every event made renewals and releases on
+-- unrelated environments queue behind each other. So an event is announced
+-- only when someone may wait for it:
+-- - a decision of an operator or a release manager (revoke, freeze, unfreeze,
+--   approvals, promotions, rollback, environment changes): rare, and consoles
+--   show them at once;
+-- - anything but a renewal on an environment someone watches: a waiter
+--   (queued for the lease, or waiting for it to end) holds the environment's
+--   watch lock (relctl.watch) while it waits.
+-- Renewals are never announced: a waiter learns of one when it asks again at
+-- the old expiry instant. Consoles follow everything else by event id
+-- (relctl.events_after), without a notification.
+
+-- 'RELW' as an integer: the advisory lock class of watched environments.
+CREATE FUNCTION relctl.watch_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1380273239 $$;
+
+-- Whether a session watches p_env. The exclusive try-lock fails while any
+-- watcher holds the shared lock; when it succeeds it is held to the end of
+-- this transaction, so a watcher arriving meanwhile waits for this commit and
+-- then reads its effects (it LISTENs before it takes the lock). Never waits:
+-- two environments whose names share a hash just announce once too often.
+CREATE FUNCTION relctl.watched(p_env text) RETURNS boolean
+LANGUAGE sql VOLATILE AS $$
+    SELECT NOT pg_try_advisory_xact_lock(relctl.watch_lock_class(), hashtext(coalesce(p_env, '')))
+$$;
+
+-- A waiter's registration, held by its session until relctl.unwatch or the
+-- session's end. False (not watching: the waiter falls back to asking on a
+-- timer) when the lock stays unavailable for lock_timeout, which only
+-- another session holding the key exclusively for that long can cause.
+CREATE FUNCTION relctl.watch(p_env text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '2s' AS $$
+BEGIN
+    IF p_env IS NULL THEN
+        PERFORM relctl.invalid('watch needs an environment');
+    END IF;
+    PERFORM pg_advisory_lock_shared(relctl.watch_lock_class(), hashtext(p_env));
+    RETURN true;
+EXCEPTION
+    WHEN lock_not_available THEN
+        RETURN false;
+END
+$$;
+
+CREATE FUNCTION relctl.unwatch(p_env text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF p_env IS NULL THEN
+        PERFORM relctl.invalid('unwatch needs an environment');
+    END IF;
+    -- Only this session's own registration can be dropped; without one there
+    -- is nothing to do (and no warning to print).
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks
+                   WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND mode = 'ShareLock'
+                     AND classid = relctl.watch_lock_class()::oid AND objid = hashtext(p_env)::oid
+                     AND objsubid = 2) THEN
+        RETURN false;
+    END IF;
+    RETURN pg_advisory_unlock_shared(relctl.watch_lock_class(), hashtext(p_env));
+END
+$$;
+
+-- Sends the notification. `candidate`: the queued candidate the event is
+-- about (its refusal, say); `next`: the live candidate the queue serves next.
+-- A waiter wakes only for its own candidate or when it is next, so a
+-- handover wakes one waiter, not the whole queue.
+CREATE FUNCTION relctl.announce(p_env text, p_operation text, p_event bigint, p_candidate bigint)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_next bigint;
+BEGIN
+    SELECT x.id INTO v_next FROM relctl.candidates x
+        WHERE x.env = p_env AND x.state = 'waiting' AND relctl.candidate_alive(x)
+        ORDER BY x.generation, x.id LIMIT 1;
+    PERFORM pg_notify('relctl', json_build_object('env', p_env, 'event', p_event, 'operation', p_operation,
+                                                  'candidate', p_candidate, 'next', v_next)::text);
+END
+$$;
+
+-- What a console that follows the trail missed: the environments with events
+-- after event p_after (NULL: the newest id only), and the newest id to ask
+-- after next time. At most p_limit events are read; `more` says some were
+-- not, and the caller should then re-read everything.
+CREATE FUNCTION relctl.events_after(p_after bigint, p_limit integer DEFAULT 10000) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_last bigint;
+    v_envs jsonb;
+    v_count bigint;
+BEGIN
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 100000 THEN
+        PERFORM relctl.invalid('limit must be between 1 and 100000');
+    END IF;
+    IF p_after IS NULL THEN
+        RETURN jsonb_build_object('last', (SELECT max(id) FROM relctl.events), 'envs', '[]'::jsonb,
+                                  'more', false);
+    END IF;
+    SELECT max(id), count(*), coalesce(jsonb_agg(DISTINCT coalesce(env, '')), '[]')
+        INTO v_last, v_count, v_envs
+        FROM (SELECT id, env FROM relctl.events WHERE id > p_after ORDER BY id LIMIT p_limit) v;
+    RETURN jsonb_build_object('last', coalesce(v_last, p_after), 'envs', v_envs, 'more', v_count >= p_limit);
+END
+$$;
+
 -- Appends one event, snapshotting the environment's newest token and current
 -- release/generation so that the row alone explains a refusal. `at` and
 -- `db_user` are the columns' defaults (the server's clock, the session's
@@ -64,8 +173,12 @@ BEGIN
     LEFT JOIN relctl.environments e ON e.name = p_env
     LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
     RETURNING id INTO v_id;
-    PERFORM pg_notify('relctl', jsonb_build_object('env', p_env, 'event', v_id,
-                                                   'operation', p_operation)::text);
+    IF (p_reason IS NULL AND NOT p_operation = ANY (ARRAY['acquire', 'renew', 'publish', 'release']))
+       OR (p_operation <> 'renew' AND relctl.watched(p_env)) THEN
+        PERFORM relctl.announce(p_env, p_operation, v_id,
+                                CASE WHEN jsonb_typeof(p_detail -> 'candidate') = 'number'
+                                     THEN (p_detail ->> 'candidate')::bigint END);
+    END IF;
     RETURN v_id;
 END
 $$;
@@ -232,4 +345,5 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
     WHERE v.job = p_job AND v.outcome = 'rejected'
 $$;
 
-GRANT EXECUTE ON FUNCTION relctl.audit, relctl.trace TO relctl_reviewer;
+GRANT EXECUTE ON FUNCTION relctl.audit, relctl.trace, relctl.events_after TO relctl_reviewer;
+GRANT EXECUTE ON FUNCTION relctl.watch, relctl.unwatch TO relctl_job;

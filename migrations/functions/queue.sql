@@ -30,6 +30,15 @@ $$;
 CREATE FUNCTION relctl.requeue_grace_ms() RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT 60000::bigint $$;
 
+-- The lock keys of every candidate whose session is connected.
+CREATE FUNCTION relctl.held_candidate_locks() RETURNS TABLE (objid oid)
+LANGUAGE sql STABLE AS $$
+    SELECT l.objid FROM pg_catalog.pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+      AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+      AND l.classid = relctl.candidate_lock_class()::oid
+$$;
+
 CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
 
@@ -88,8 +97,20 @@ DECLARE
     v_skipped bigint[];
     v_gate jsonb;
 BEGIN
+    -- Most environments have nobody waiting: then there is nothing to bring up
+    -- to date but requests about a queue that emptied.
+    IF NOT EXISTS (SELECT 1 FROM relctl.candidates WHERE env = e.name AND state = 'waiting') THEN
+        IF NOT (e.policy = 'newest' AND e.supersede = 'approval') THEN
+            UPDATE relctl.supersessions SET state = 'obsolete', decided_at = clock_timestamp()
+                WHERE env = e.name AND state IN ('pending', 'approved');
+        END IF;
+        RETURN;
+    END IF;
+    -- One read of the lock table for the whole queue, not one per candidate:
+    -- every waiter's poll runs this.
     UPDATE relctl.candidates x SET state = 'left', ended_at = clock_timestamp()
-        WHERE x.env = e.name AND x.state = 'waiting' AND NOT relctl.candidate_alive(x);
+        WHERE x.env = e.name AND x.state = 'waiting'
+          AND x.lock_key::oid NOT IN (SELECT objid FROM relctl.held_candidate_locks());
 
     SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
     FOR c IN SELECT * FROM relctl.candidates
@@ -283,8 +304,8 @@ BEGIN
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';
     PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
-    -- Others may move up.
-    PERFORM pg_notify('relctl', jsonb_build_object('env', c.env, 'operation', 'leave')::text);
+    -- The next one may move up.
+    PERFORM relctl.announce(c.env, 'leave', NULL, c.id);
     RETURN (SELECT relctl.candidate_json(x) FROM relctl.candidates x WHERE x.id = p_candidate);
 END
 $$;

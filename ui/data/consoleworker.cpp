@@ -27,12 +27,16 @@ std::string s(const QString& q)
 } // namespace
 
 ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
-    : QObject(parent), m_target(std::move(target)), m_retry(new QTimer(this))
+    : QObject(parent), m_target(std::move(target)), m_retry(new QTimer(this)), m_follow(new QTimer(this))
 {
     // A child: it moves to the worker's thread with the worker. Requests may
     // arrive before start(); whichever comes first connects.
     m_retry->setInterval(2000);
     connect(m_retry, &QTimer::timeout, this, &ConsoleWorker::connectNow);
+    // Events nobody waits for are not announced (renewals, refusals, handovers
+    // on an environment without waiters): the trail is followed by id.
+    m_follow->setInterval(1000);
+    connect(m_follow, &QTimer::timeout, this, &ConsoleWorker::followEvents);
     qRegisterMetaType<relctl::AuditPageRequest>();
     qRegisterMetaType<relctl::AuditPage>();
     qRegisterMetaType<relctl::TimelineSlice>();
@@ -103,6 +107,8 @@ void ConsoleWorker::connectNow()
             m_notifier =
                 new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);
             connect(m_notifier, &QSocketNotifier::activated, this, &ConsoleWorker::readEvents);
+            m_listener->follow(); // where the trail ends now: the reload below covers the rest
+            m_follow->start();
         }
         m_state.connected = true;
         m_state.live = m_live;
@@ -121,6 +127,7 @@ void ConsoleWorker::connectNow()
 
 void ConsoleWorker::dropConnection(const QString& why)
 {
+    m_follow->stop();
     delete m_notifier;
     m_notifier = nullptr;
     m_listener.reset();
@@ -148,6 +155,24 @@ void ConsoleWorker::readEvents()
         return;
     try {
         const std::vector<std::string> envs = m_listener->take();
+        QStringList names;
+        for (const std::string& env : envs)
+            names << q(env);
+        if (!names.isEmpty())
+            emit eventsArrived(names);
+    } catch (const std::exception& e) {
+        dropConnection(q(e.what()));
+    }
+}
+
+void ConsoleWorker::followEvents()
+{
+    if (!m_listener) {
+        m_follow->stop();
+        return;
+    }
+    try {
+        const std::vector<std::string> envs = m_listener->follow();
         QStringList names;
         for (const std::string& env : envs)
             names << q(env);

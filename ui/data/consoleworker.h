@@ -93,6 +93,7 @@ private:
     void connectNow();
     void dropConnection(const QString& why);
     void readEvents();
+    void followEvents();
     // Runs body on a live connection; a failure reaches fail(message), a lost
     // connection being dropped first so the retry timer takes over.
     template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
@@ -106,6 +107,7 @@ private:
     std::unique_ptr<relctl::EventListener> m_listener;
     QSocketNotifier* m_notifier = nullptr;
     QTimer* m_retry = nullptr;
+    QTimer* m_follow = nullptr;
     ConnectionState m_state;
 };
 
