@@ -1,155 +1,101 @@
-// relctl-bench: how fast a lease reaches the next waiter, and what one
-// `relctl run -- true` costs.
+// relctl-queue-bench: how fast a lease reaches the next waiter with a long
+// queue behind it, how fast a queue of `relctl run` jobs drains, and what
+// 500 waiters across 50 environments need from the server.
 //
-//   relctl-bench [--dsn CONNINFO] [--rounds N]
+//   relctl-queue-bench --dsn CONNINFO [--waiters N] [--rounds N] [--json FILE]
 //
-// Handover latency is measured on the server's clock: from the release's
-// audit event (written in the releasing transaction) or the lease's
-// expires_at, to the waiter's acquire event. It includes the notification,
-// the waiter waking and its re-evaluation, and nothing of process start-up:
-// the waiter, a separate `relctl lease acquire --wait` process, is queued
-// before the lease ends. The database must be migrated (relctl migrate).
+// Handovers are measured on the server's clock, from the leases' own rows:
+// the next lease's acquired_at minus the previous lease's ended_at (a
+// release) or expires_at (an expiry). The waiters are separate
+// `relctl lease acquire --wait` processes, queued before the lease ends, and
+// the queue is refilled as they are served, so every handover happens with
+// --waiters (default 50) candidates waiting. The drain is --waiters + 10
+// `relctl run --wait … -- true` jobs queued behind a held lease: from its
+// release to the last job's release. The database must be migrated and the
+// login a superuser (the bench reads relctl's tables).
 
+#include "goals.h"
 #include "relctl/database.h"
-#include "relctl/process.h"
+#include "support.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <fcntl.h>
-#include <string>
-#include <sys/wait.h>
+#include <deque>
+#include <filesystem>
+#include <pqxx/pqxx>
+#include <csignal>
+#include <fstream>
 #include <thread>
 #include <unistd.h>
-#include <vector>
-
 
 namespace {
 
+using namespace relctl::bench;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& what)
+struct Options
 {
-    std::fprintf(stderr, "relctl-bench: %s\n", what.c_str());
-    std::exit(1);
-}
-
-// Starts a relctl with its output discarded (the bench reads the database).
-pid_t spawn(const std::vector<std::string>& args)
-{
-    static const relctl::Fd devNull(open("/dev/null", O_WRONLY | O_CLOEXEC));
-    relctl::SpawnOptions options;
-    options.argv = args;
-    options.environment = relctl::environmentWith({});
-    options.output = devNull.get();
-    const relctl::Spawned spawned = relctl::spawn(options);
-    if (spawned.error != 0)
-        fail("cannot start " + args.at(0) + ": " + std::strerror(spawned.error));
-    return spawned.pid;
-}
-
-int reap(pid_t pid)
-{
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// "2026-11-30T10:48:46.433912+00:00" (UTC, as relctl writes times) → seconds.
-double epochSeconds(const std::string& at)
-{
-    std::tm tm{};
-    if (at.size() < 19 || !strptime(at.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm))
-        fail("unreadable time " + at);
-    double fraction = 0;
-    if (at.size() > 19 && at[19] == '.')
-        fraction = std::stod("0" + at.substr(19, at.find_first_of("+-Z", 19) - 19));
-    return static_cast<double>(timegm(&tm)) + fraction;
-}
-
-double percentile(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1))))];
-}
-
-void report(const char* what, const std::vector<double>& ms)
-{
-    std::printf("%-40s n=%-3zu p50 %7.2f ms   p99 %7.2f ms   max %7.2f ms\n", what, ms.size(),
-                percentile(ms, 0.5), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
-    std::fflush(stdout);
-}
+    std::string dsn;
+    int waiters = 50;
+    int rounds = 100;
+    int spread = 500; // waiters in the connection test
+    int envs = 50;
+    std::string json;
+};
 
 class Bench
 {
 public:
-    Bench(const std::string& dsn) : m_db(dsn), m_env("bench-" + std::to_string(getpid()))
+    explicit Bench(const Options& o) : m_o(o), m_db(o.dsn), m_sql(o.dsn), m_prefix("q" + std::to_string(getpid())) {}
+
+    std::string newEnvironment(const std::string& name)
     {
-        m_db.addEnvironment({m_env, 60s, 10min});
+        const std::string env = m_prefix + "-" + name;
+        m_db.addEnvironment({env, 60s, 10min});
+        return env;
     }
 
-    std::vector<double> releaseHandover(int rounds)
+    long long count(const std::string& sql)
     {
-        std::vector<double> ms;
-        for (int i = 0; i < rounds; ++i) {
-            json holder = acquire("holder", 60s);
-            pid_t w = waiter();
-            awaitQueued();
-            m_db.release(*relctl::parseHandle(holder["handle"].get<std::string>()));
-            if (reap(w) != 0)
-                fail("a waiter did not get the lease");
-            const long long token = holder["token"].get<long long>();
-            ms.push_back((eventTime("acquire", token + 1) - eventTime("release", token)) * 1000.0);
-            cleanUp();
+        pqxx::read_transaction tx(m_sql);
+        return tx.exec1(sql)[0].as<long long>();
+    }
+
+    std::vector<double> values(const std::string& sql)
+    {
+        pqxx::read_transaction tx(m_sql);
+        std::vector<double> v;
+        for (const auto& row : tx.exec(sql))
+            v.push_back(row[0].as<double>());
+        return v;
+    }
+
+    std::string quoted(const std::string& s)
+    {
+        pqxx::read_transaction tx(m_sql);
+        return tx.quote(s);
+    }
+
+    long long waiting(const std::string& env)
+    {
+        return count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env = " + quoted(env));
+    }
+
+    void awaitWaiting(const std::string& env, long long n)
+    {
+        const auto until = Clock::now() + 60s;
+        while (waiting(env) < n) {
+            if (Clock::now() > until)
+                fail("the queue of " + env + " never reached " + std::to_string(n));
+            std::this_thread::sleep_for(2ms);
         }
-        return ms;
     }
 
-    std::vector<double> expiryHandover(int rounds)
-    {
-        std::vector<double> ms;
-        for (int i = 0; i < rounds; ++i) {
-            json holder = acquire("holder", 400ms);
-            pid_t w = waiter();
-            awaitQueued();
-            if (reap(w) != 0)
-                fail("a waiter did not get the expired lease");
-            const long long token = holder["token"].get<long long>();
-            ms.push_back((eventTime("acquire", token + 1) - epochSeconds(holder["expires_at"])) * 1000.0);
-            cleanUp();
-        }
-        return ms;
-    }
-
-    std::vector<double> runTrue(int rounds)
-    {
-        std::vector<double> ms;
-        for (int i = 0; i < rounds; ++i) {
-            const auto start = Clock::now();
-            pid_t p = spawn({RELCTL_BIN, "run", "--env", m_env, "--job", "run", "--release", next(),
-                             "--generation", std::to_string(m_generation), "--", "true"});
-            if (reap(p) != 0)
-                fail("relctl run -- true failed");
-            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-        }
-        return ms;
-    }
-
-private:
-    std::string next() { return "r" + std::to_string(++m_generation); }
-
-    json acquire(const std::string& job, std::chrono::milliseconds ttl)
+    json holdLease(const std::string& env, std::chrono::milliseconds ttl)
     {
         relctl::AcquireRequest r;
-        r.env = m_env;
-        r.job = job;
-        r.release = next();
+        r.env = env;
+        r.job = "bench-holder";
+        r.release = "r" + std::to_string(++m_generation);
         r.generation = m_generation;
         r.ttl = ttl;
         relctl::Outcome o = m_db.acquire(r);
@@ -158,40 +104,176 @@ private:
         return o.body;
     }
 
-    pid_t waiter()
+    // A `relctl --json lease acquire --wait` whose answer lands in a file.
+    struct Waiter
     {
-        const std::string release = next();
-        return spawn({RELCTL_BIN, "lease", "acquire", "--env", m_env, "--job", "waiter", "--release", release,
-                      "--generation", std::to_string(m_generation), "--ttl", "60s", "--wait", "30s"});
+        pid_t pid;
+        std::string out;
+    };
+
+    Waiter waiter(const std::string& env, const std::string& ttl)
+    {
+        const long long g = ++m_generation;
+        Waiter w{0, (std::filesystem::temp_directory_path() / (m_prefix + "-" + std::to_string(g) + ".json")).string()};
+        const relctl::Fd file(open(w.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        w.pid = spawn({RELCTL_BIN, "--dsn", m_o.dsn, "--json", "lease", "acquire", "--env", env, "--job",
+                       "waiter-" + std::to_string(g), "--release", "r" + std::to_string(g), "--generation",
+                       std::to_string(g), "--ttl", ttl, "--wait", "300s", "--op-id",
+                       m_prefix + "-" + std::to_string(g)},
+                      file.get());
+        return w;
     }
 
-    void awaitQueued()
+    std::string handleOf(const Waiter& w)
     {
-        const auto until = Clock::now() + 20s;
-        while (m_db.showEnvironment(m_env).queue.empty()) {
-            if (Clock::now() > until)
-                fail("a waiter never queued");
-            std::this_thread::sleep_for(1ms);
+        if (reap(w.pid) != 0)
+            fail("a waiter did not get the lease");
+        std::ifstream in(w.out);
+        const json j = json::parse(in, nullptr, false);
+        std::filesystem::remove(w.out);
+        if (!j.is_object() || !j.contains("handle"))
+            fail("a waiter printed no handle");
+        return j["handle"].get<std::string>();
+    }
+
+    // Releases the lease `rounds` times with `waiters` queued behind it.
+    std::vector<double> releaseHandovers()
+    {
+        const std::string env = newEnvironment("release");
+        std::string handle = holdLease(env, 60s)["handle"].get<std::string>();
+        std::deque<Waiter> queue;
+        for (int i = 0; i < m_o.waiters; ++i)
+            queue.push_back(waiter(env, "60s"));
+        for (int round = 0; round < m_o.rounds; ++round) {
+            awaitWaiting(env, m_o.waiters);
+            m_db.release(*relctl::parseHandle(handle));
+            handle = handleOf(queue.front());
+            queue.pop_front();
+            queue.push_back(waiter(env, "60s"));
         }
+        dismiss(queue);
+        m_db.revoke(env, "relctl-bench", "end of the measurement");
+        return handovers(env, "ended_at", "l.end_reason = 'released'");
     }
 
-    double eventTime(const std::string& operation, long long token)
+    // Lets the lease expire `rounds` times with `waiters` queued behind it:
+    // each waiter takes a short lease and exits, and its lease runs out.
+    std::vector<double> expiryHandovers()
     {
-        relctl::AuditQuery q;
-        q.env = m_env;
-        q.operation = operation;
-        q.limit = 5;
-        for (const relctl::Event& e : m_db.audit(q).events)
-            if (e.token == token)
-                return epochSeconds(e.at);
-        fail("no " + operation + " event for token " + std::to_string(token));
+        const std::string env = newEnvironment("expiry");
+        const auto held = relctl::parseHandle(holdLease(env, 60s)["handle"].get<std::string>());
+        std::deque<Waiter> queue;
+        for (int i = 0; i < m_o.waiters; ++i)
+            queue.push_back(waiter(env, "400ms"));
+        awaitWaiting(env, m_o.waiters);
+        // Once all are queued, the holder's lease is left to run out soon.
+        if (!m_db.renew(*held, 400ms).accepted())
+            fail("cannot shorten the holder's lease");
+        const int rounds = std::max(2, m_o.rounds / 2);
+        for (int served = 0; served < rounds; ++served) {
+            handleOf(queue.front());
+            queue.pop_front();
+            queue.push_back(waiter(env, "400ms"));
+        }
+        dismiss(queue);
+        return handovers(env, "expires_at", "l.end_reason IS NULL AND n.acquired_at >= l.expires_at");
     }
 
-    // The waiter's lease is someone else's: end it the operator's way.
-    void cleanUp() { m_db.revoke(m_env, "relctl-bench", "end of a measurement round"); }
+    // The waiters still queued leave (their sessions end with them).
+    void dismiss(std::deque<Waiter>& queue)
+    {
+        for (const Waiter& w : queue)
+            kill(w.pid, SIGTERM);
+        for (const Waiter& w : queue) {
+            reap(w.pid);
+            std::filesystem::remove(w.out);
+        }
+        queue.clear();
+    }
 
+    // From the lease ending (column `end`) to the next lease's grant, ms.
+    std::vector<double> handovers(const std::string& env, const std::string& end, const std::string& which)
+    {
+        return values("SELECT extract(epoch FROM n.acquired_at - l." + end +
+                      ") * 1000 FROM relctl.leases l JOIN relctl.leases n ON n.env = l.env AND n.token = "
+                      "l.token + 1 WHERE l.env = " + quoted(env) + " AND (" + which + ") ORDER BY l.token");
+    }
+
+    // N `relctl run --wait -- true` jobs queued behind a held lease; seconds
+    // from its release to the last job's release.
+    double drain(int jobs)
+    {
+        const std::string env = newEnvironment("drain");
+        const std::string handle = holdLease(env, 60s)["handle"].get<std::string>();
+        std::vector<pid_t> runs;
+        for (int i = 0; i < jobs; ++i) {
+            const long long g = ++m_generation;
+            runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env", env, "--job",
+                                  "run-" + std::to_string(g), "--release", "r" + std::to_string(g), "--generation",
+                                  std::to_string(g), "--wait", "300s", "--", "true"}));
+        }
+        awaitWaiting(env, jobs);
+        m_db.release(*relctl::parseHandle(handle));
+        for (pid_t p : runs)
+            if (reap(p) != 0)
+                fail("a queued relctl run failed");
+        return values("SELECT extract(epoch FROM max(ended_at) - min(ended_at)) FROM relctl.leases WHERE env = " +
+                      quoted(env))
+            .at(0);
+    }
+
+    struct Spread
+    {
+        long long waiting = 0;
+        long long peakConnections = 0;
+        long long maxConnections = 0;
+        double seconds = 0;
+        int failed = 0;
+    };
+
+    // `spread` relctl run jobs across `envs` environments, all queued at once
+    // behind held leases, then served.
+    Spread spreadOut()
+    {
+        Spread s;
+        std::vector<std::string> envs;
+        std::vector<std::string> handles;
+        for (int i = 0; i < m_o.envs; ++i) {
+            envs.push_back(newEnvironment("spread-" + std::to_string(i)));
+            handles.push_back(holdLease(envs.back(), 120s)["handle"].get<std::string>());
+        }
+        std::vector<pid_t> runs;
+        for (int i = 0; i < m_o.spread; ++i) {
+            const long long g = ++m_generation;
+            runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env", envs[static_cast<std::size_t>(i) % envs.size()],
+                                  "--job", "spread-" + std::to_string(g), "--release", "r" + std::to_string(g),
+                                  "--generation", std::to_string(g), "--wait", "300s", "--", "true"}));
+        }
+        const std::string mine = "env LIKE " + quoted(m_prefix + "-spread-%");
+        const auto until = Clock::now() + 120s;
+        for (;;) {
+            s.peakConnections = std::max(s.peakConnections, count("SELECT count(*) FROM pg_stat_activity"));
+            s.waiting = count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND " + mine);
+            if (s.waiting >= m_o.spread || Clock::now() > until)
+                break;
+            std::this_thread::sleep_for(20ms);
+        }
+        s.maxConnections = count("SELECT setting::bigint FROM pg_settings WHERE name = 'max_connections'");
+        const auto start = Clock::now();
+        for (const std::string& h : handles)
+            m_db.release(*relctl::parseHandle(h));
+        for (pid_t p : runs)
+            if (reap(p) != 0)
+                ++s.failed;
+        s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return s;
+    }
+
+private:
+    const Options& m_o;
     relctl::Database m_db;
-    std::string m_env;
+    pqxx::connection m_sql;
+    std::string m_prefix;
     long long m_generation = 0;
 };
 
@@ -199,26 +281,60 @@ private:
 
 int main(int argc, char** argv)
 {
-    const char* dsnVariable = std::getenv("RELCTL_DSN");
-    std::string dsn = dsnVariable != nullptr ? dsnVariable : "";
-    int rounds = 50;
+    Options o;
+    if (const char* dsn = std::getenv("RELCTL_DSN"))
+        o.dsn = dsn;
     for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--dsn" && i + 1 < argc)
-            dsn = argv[++i];
-        else if (arg == "--rounds" && i + 1 < argc)
-            rounds = std::max(2, std::atoi(argv[++i]));
+        const std::string a = argv[i];
+        const auto next = [&]() -> std::string {
+            if (i + 1 >= argc)
+                fail(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--dsn")
+            o.dsn = next();
+        else if (a == "--waiters")
+            o.waiters = std::max(2, std::stoi(next()));
+        else if (a == "--rounds")
+            o.rounds = std::max(2, std::stoi(next()));
+        else if (a == "--spread")
+            o.spread = std::max(1, std::stoi(next()));
+        else if (a == "--json")
+            o.json = next();
         else
-            fail("usage: relctl-bench [--dsn CONNINFO] [--rounds N]");
+            fail("usage: relctl-queue-bench --dsn CONNINFO [--waiters N] [--rounds N] [--spread N] [--json FILE]");
     }
-    setenv("RELCTL_DSN", dsn.c_str(), 1); // for the relctl processes it starts
+    if (o.dsn.empty())
+        fail("no database: give --dsn or set RELCTL_DSN");
+    std::vector<Goal> goals;
     try {
-        Bench bench(dsn);
-        report("handover after release", bench.releaseHandover(rounds));
-        report("handover after expiry", bench.expiryHandover(std::max(2, rounds / 2)));
-        report("relctl run -- true (whole process)", bench.runTrue(rounds));
-    } catch (const relctl::Error& e) {
+        Bench bench(o);
+        const std::string w = std::to_string(o.waiters);
+        const auto released = bench.releaseHandovers();
+        std::printf("handover after release: n=%zu p50 %.2f ms p99 %.2f ms\n", released.size(), median(released),
+                    percentile(released, 0.99));
+        goals.push_back(below("handover after release, p99, " + w + " waiting", percentile(released, 0.99), "ms", 20));
+        const auto expired = bench.expiryHandovers();
+        std::printf("handover after expiry: n=%zu p50 %.2f ms p99 %.2f ms\n", expired.size(), median(expired),
+                    percentile(expired, 0.99));
+        goals.push_back(below("handover after expiry, p99, " + w + " waiting", percentile(expired, 0.99), "ms", 50));
+        const int jobs = o.waiters + 10;
+        const double drained = bench.drain(jobs);
+        goals.push_back(below("drain " + std::to_string(jobs) + " queued relctl run -- true", drained, "s", 5));
+        const auto s = bench.spreadOut();
+        std::printf("%d waiters across %d environments: %lld queued at once, peak %lld of %lld connections, "
+                    "served in %.1f s, %d failed\n",
+                    o.spread, o.envs, s.waiting, s.peakConnections, s.maxConnections, s.seconds, s.failed);
+        Goal g = below(std::to_string(o.spread) + " waiters across " + std::to_string(o.envs) +
+                           " envs: peak connections",
+                       static_cast<double>(s.peakConnections), "conns", static_cast<double>(s.maxConnections));
+        g.met = g.met && s.failed == 0 && s.waiting >= o.spread;
+        goals.push_back(g);
+    } catch (const std::exception& e) {
         fail(e.what());
     }
+    for (const Goal& g : goals)
+        print(g);
+    writeJson(o.json, goals);
     return 0;
 }

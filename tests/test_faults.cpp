@@ -125,6 +125,9 @@ private slots:
     // behind a holder. Every waiter connects again within its reconnect
     // window and gets its place back (relctl.acquire revives its candidate),
     // so the queue resumes in its order; the environment is free afterwards.
+    // The holder's command outlasts the restart (its heartbeat renews through
+    // it): a waiter that is back first must not find the lease free before the
+    // others had time to come back.
     void restartWhileWaitersQueue()
     {
         ScratchCluster pg;
@@ -134,7 +137,7 @@ private slots:
         const Env env{{"RELCTL_STATE_DIR", file("state")}};
         auto holder = startRelctlWithDsn(pg.dsn(), {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
                                               "--generation", "1", "--ttl", "6s", "--op-id", "queue-1", "--", "sh",
-                                              "-c", "touch '" + started + "'; sleep 2"},
+                                              "-c", "touch '" + started + "'; sleep 6"},
                                    env);
         QVERIFY(waitForFile(started, 20000));
         std::vector<std::unique_ptr<QProcess>> waiters;

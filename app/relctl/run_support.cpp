@@ -282,10 +282,13 @@ int Heartbeat::renewals() const
 
 void Heartbeat::loop(const std::shared_ptr<State>& s)
 {
-    std::optional<Database> db; // connected at once, dropped after any failure
+    std::optional<Database> db; // dropped after any failure
     const auto retryDelay = std::clamp<std::chrono::milliseconds>(s->ttl / 10, 50ms, 1s);
     auto due = s->lastSend + s->ttl / 3; // the next renewal
-    BootClock::time_point connectAt{};   // the next connection attempt
+    // The heartbeat's connection is opened shortly before the first renewal
+    // is due, not at once: a command that ends sooner (and every short step
+    // of a pipeline) never costs the server a second connection.
+    BootClock::time_point connectAt = due - std::min<std::chrono::milliseconds>(s->ttl / 6, 2s);
     bool failing = false;
     std::unique_lock lock(s->mutex);
     for (;;) {

@@ -232,18 +232,18 @@ Outcome Database::acquire(const AcquireRequest& r)
     // answered from the record with the lease's credentials, or (never
     // recorded) queue the candidate again on the new connection.
     return Impl::settled(d, opId, "acquire", [&] {
-        // Listen before the first evaluation: a handover committed between
-        // that evaluation and a later LISTEN would otherwise be missed.
-        std::optional<QueueListener> listener;
-        if (wait)
-            d->listen(listener, r.env);
+        // Watch before the first evaluation: a handover committed after it is
+        // announced. The queued candidate's session LISTENs on its own channel
+        // in the transaction that queues it, so nothing is missed in between.
+        const bool watching = wait && d->watch(r.env);
         nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)",
                                        r.env, r.job, r.release, r.generation, toMillis(r.ttl), opId,
                                        d->client.toJson().dump(), wait, secret);
         if (!wait)
             return Outcome::fromReply(std::move(reply));
-        Outcome outcome = d->waitInQueue(*listener, std::move(reply), deadline, secret);
-        d->unwatch(*listener, r.env);
+        Outcome outcome = d->waitInQueue(std::move(reply), deadline, secret);
+        if (watching)
+            d->unwatch(r.env);
         return outcome;
     });
 }
@@ -436,8 +436,10 @@ Outcome Database::rollback(const RollbackRequest& r)
         // wait is not missed.
         std::optional<QueueListener> listener;
         d->listen(listener, r.env);
+        const bool watching = d->watch(r.env);
         Outcome outcome = d->retryWhileBusy(*listener, attempt, deadline);
-        d->unwatch(*listener, r.env);
+        if (watching)
+            d->unwatch(r.env);
         return outcome;
     });
 }

@@ -14,25 +14,27 @@
 
 namespace relctl {
 
-// LISTENs on the protocol's channel and notes whether an event that concerns
-// this waiter arrived. Events are announced only while someone watches the
-// environment (relctl.watch, functions/audit.sql), and each names the
-// candidate it is about and the one the queue serves next: a queued waiter
-// wakes for those two, so a handover wakes one waiter, not the whole queue.
-// A waiter without a candidate (a rollback waiting for the lease to end)
-// wakes for every event of its environment.
+// LISTENs and notes whether an event that concerns this waiter arrived.
+// Events are announced only while someone watches the environment
+// (relctl.watch, functions/audit.sql). A queued candidate's session listens
+// on the candidate's own channel (relctl.candidate_channel), to which only
+// announcements naming it as the one served next, or as the candidate they
+// are about, are sent: a handover wakes one waiter's process, not the whole
+// queue's. A waiter without a candidate (a rollback waiting for the lease to
+// end) listens on "relctl" and wakes for every event of its environment.
 class QueueListener final : public pqxx::notification_receiver
 {
 public:
+    // Every event of env, on the protocol's channel.
     QueueListener(pqxx::connection_base& conn, std::string env);
+    // Everything on a candidate's own channel.
+    QueueListener(pqxx::connection_base& conn, std::int64_t candidate);
     void operator()(const std::string& payload, int backendPid) override;
 
     bool woken = false;
-    std::optional<std::int64_t> candidate; // set once queued
-    bool watching = false;                 // relctl.watch succeeded on this session
 
 private:
-    std::string m_env;
+    std::string m_env; // empty: the candidate's own channel
 };
 
 // The connection was lost after a write may have been sent: its outcome is
@@ -133,14 +135,28 @@ struct Database::Impl
     // and the outcome is busy). See queue.cpp.
     // The candidate is re-evaluated with the request's secret: the server
     // hands a candidate's lease only to the session and secret that queued it.
-    // LISTENs and registers as the environment's watcher (relctl.watch), in
-    // that order, before the first attempt: an event committed after it is
-    // announced and received. unwatch() ends the registration when the wait
-    // is over (the session's end does too).
-    void listen(std::optional<QueueListener>& listener, const std::string& env);
-    void unwatch(QueueListener& listener, const std::string& env) noexcept;
+    // Registers as the environment's watcher (relctl.watch) before the first
+    // attempt, so that an event committed after it is announced: false when
+    // the registration was not possible (the waiter then relies on its
+    // timers). unwatch() ends it when the wait is over (the session's end
+    // does too).
+    bool watch(const std::string& env);
+    void unwatch(const std::string& env) noexcept;
+    // Constructs a listener (its LISTEN is a round trip) under the call bound.
+    template <typename... Args> void listen(std::optional<QueueListener>& listener, Args&&... args)
+    {
+        session::Armed armed(watchdog, conn.sock(), callTimeout);
+        try {
+            listener.emplace(conn, std::forward<Args>(args)...);
+        } catch (const pqxx::broken_connection& e) {
+            connectionLost(false, armed.disarm(), e.what());
+        } catch (...) {
+            armed.disarm();
+            translateCurrentException();
+        }
+    }
 
-    Outcome waitInQueue(QueueListener& listener, nlohmann::json reply,
+    Outcome waitInQueue(nlohmann::json reply,
                         std::chrono::steady_clock::time_point deadline, const std::string& secret);
 
     // Repeats an operation that answers busy (rollback, which does not queue)

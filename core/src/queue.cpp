@@ -31,26 +31,22 @@ QueueListener::QueueListener(pqxx::connection_base& conn, std::string env)
 {
 }
 
+// The channel's name is relctl.candidate_channel's (functions/queue.sql).
+QueueListener::QueueListener(pqxx::connection_base& conn, std::int64_t candidate)
+    : pqxx::notification_receiver(conn, "relctl_c" + std::to_string(candidate))
+{
+}
+
 void QueueListener::operator()(const std::string& payload, int)
 {
+    if (m_env.empty()) {
+        woken = true; // the candidate's own channel: it is about this waiter
+        return;
+    }
     auto event = nlohmann::json::parse(payload, nullptr, false);
     auto env = event.is_object() ? event.find("env") : event.end();
-    if (!event.is_object() || env == event.end() || !env->is_string()) {
-        woken = true; // not the protocol's: ask rather than miss something
-        return;
-    }
-    if (*env != m_env)
-        return;
-    if (!candidate) {
-        woken = true;
-        return;
-    }
-    const auto names = [&](const char* key) {
-        const auto it = event.find(key);
-        return it != event.end() && it->is_number_integer() && it->get<std::int64_t>() == *candidate;
-    };
-    if (names("candidate") || names("next"))
-        woken = true;
+    if (!event.is_object() || env == event.end() || !env->is_string() || *env == m_env)
+        woken = true; // not the protocol's payload: ask rather than miss something
 }
 
 namespace {
@@ -93,33 +89,20 @@ void awaitWakeUp(pqxx::connection_base& conn, QueueListener& listener, Clock::ti
 
 } // namespace
 
-void Database::Impl::listen(std::optional<QueueListener>& listener, const std::string& env)
+bool Database::Impl::watch(const std::string& env)
 {
-    {
-        session::Armed armed(watchdog, conn.sock(), callTimeout);
-        try {
-            listener.emplace(conn, env); // sends LISTEN
-        } catch (const pqxx::broken_connection& e) {
-            connectionLost(false, armed.disarm(), e.what());
-        } catch (...) {
-            armed.disarm();
-            translateCurrentException();
-        }
-    }
     // Unwatched (the lock was unavailable), the waiter still wakes at the
     // holder's expiry and on its safety net.
-    listener->watching = call(true, "SELECT to_jsonb(relctl.watch($1))", env).get<bool>();
-    if (!listener->watching)
+    const bool watching = call(true, "SELECT to_jsonb(relctl.watch($1))", env).get<bool>();
+    if (!watching)
         spdlog::warn("cannot watch {}: waiting without its notifications", env);
+    return watching;
 }
 
-void Database::Impl::unwatch(QueueListener& listener, const std::string& env) noexcept
+void Database::Impl::unwatch(const std::string& env) noexcept
 {
-    if (!listener.watching)
-        return;
     try {
         call(true, "SELECT to_jsonb(relctl.unwatch($1))", env);
-        listener.watching = false;
     } catch (const std::exception& e) {
         // The outcome stands; the registration ends with the session.
         spdlog::debug("unwatch {}: {}", env, e.what());
@@ -143,15 +126,16 @@ Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::funct
     }
 }
 
-Outcome Database::Impl::waitInQueue(QueueListener& listener, nlohmann::json reply, Clock::time_point deadline,
-                                    const std::string& secret)
+Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point deadline, const std::string& secret)
 {
+    std::optional<QueueListener> listener;
     try {
         while (reply.value("status", std::string()) == "queued") {
             const std::int64_t candidate = reply.at("candidate").get<std::int64_t>();
-            listener.candidate = candidate;
-            awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
-            if (!listener.woken && Clock::now() >= deadline) {
+            if (!listener)
+                listen(listener, candidate); // the server LISTENs already: this routes its notifications here
+            awaitWakeUp(conn, *listener, nextAttempt(reply, deadline));
+            if (!listener->woken && Clock::now() >= deadline) {
                 call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);
                 reply["status"] = "busy";
                 reply["message"] =

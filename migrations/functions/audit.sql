@@ -108,12 +108,24 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     v_next bigint;
+    v_payload text;
 BEGIN
+    -- One read of the lock table, however long the queue.
     SELECT x.id INTO v_next FROM relctl.candidates x
-        WHERE x.env = p_env AND x.state = 'waiting' AND relctl.candidate_alive(x)
+        WHERE x.env = p_env AND x.state = 'waiting'
+          AND x.lock_key::oid IN (SELECT objid FROM relctl.held_candidate_locks())
         ORDER BY x.generation, x.id LIMIT 1;
-    PERFORM pg_notify('relctl', json_build_object('env', p_env, 'event', p_event, 'operation', p_operation,
-                                                  'candidate', p_candidate, 'next', v_next)::text);
+    v_payload := json_build_object('env', p_env, 'event', p_event, 'operation', p_operation,
+                                   'candidate', p_candidate, 'next', v_next)::text;
+    PERFORM pg_notify('relctl', v_payload);
+    -- The waiters' own channels: PostgreSQL still signals every listening
+    -- backend, but only these two waiters' processes are woken.
+    IF v_next IS NOT NULL THEN
+        PERFORM pg_notify(relctl.candidate_channel(v_next), v_payload);
+    END IF;
+    IF p_candidate IS NOT NULL AND p_candidate IS DISTINCT FROM v_next THEN
+        PERFORM pg_notify(relctl.candidate_channel(p_candidate), v_payload);
+    END IF;
 END
 $$;
 

@@ -254,15 +254,22 @@ BEGIN
             RAISE EXCEPTION USING ERRCODE = '55P03',
                 MESSAGE = 'the queue lock of a new candidate is held by another session; retry';
         END IF;
+        -- From this commit on, announcements naming the candidate reach this
+        -- session (relctl.announce), and nothing else wakes its waiter.
+        EXECUTE format('LISTEN %I', relctl.candidate_channel(c.id));
         RETURN relctl.evaluate_candidate(c.id, e, p_client);
     END IF;
 
     -- Busy is a transient answer, not an outcome: it is neither recorded as a
     -- refusal nor remembered under the op id, so a retry can succeed. Queued
     -- candidates are served before anyone who does not wait.
-    PERFORM relctl.refresh_queue(e);
+    -- Only a queue with someone in it needs bringing up to date (and a new
+    -- session calling acquire need not compile the queue's code for nothing).
+    IF EXISTS (SELECT 1 FROM relctl.candidates WHERE env = p_env AND state = 'waiting') THEN
+        PERFORM relctl.refresh_queue(e);
+        head := relctl.queue_head(p_env);
+    END IF;
     holder := relctl.live_lease(e, v_now);
-    head := relctl.queue_head(p_env);
     IF holder.token IS NOT NULL OR head.id IS NOT NULL THEN
         RETURN jsonb_build_object(
             'status', 'busy', 'env', p_env, 'op_id', p_op_id,

@@ -39,6 +39,12 @@ LANGUAGE sql STABLE AS $$
       AND l.classid = relctl.candidate_lock_class()::oid
 $$;
 
+-- The channel a queued candidate's session LISTENs on (core/src/queue.cpp
+-- spells it the same): announcements that name the candidate go there as
+-- well as to "relctl", so a waiter's process wakes only for its own.
+CREATE FUNCTION relctl.candidate_channel(p_candidate bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT 'relctl_c' || p_candidate $$;
+
 CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
 
@@ -214,6 +220,7 @@ BEGIN
     SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
     IF c.state <> 'waiting' THEN
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+        EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
         SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
             FROM relctl.operations WHERE op_id = c.op_id;
         IF v_reply ->> 'status' = 'ok' THEN
@@ -237,6 +244,7 @@ BEGIN
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
         UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = relctl.next_token(e) WHERE id = c.id;
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+        EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
         RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, v_now,
                                   c.secret_sha256);
     END IF;
@@ -288,7 +296,9 @@ DECLARE
 BEGIN
     PERFORM relctl.lock_operation(c.op_id);
     e := relctl.lock_environment(c.env);
-    c := relctl.own_candidate(p_candidate, p_secret); -- as it is now, under the lock
+    -- As it is now, under the lock. Its session was checked above, and a
+    -- session cannot change while it makes this call.
+    SELECT * INTO c FROM relctl.candidates WHERE id = c.id;
     RETURN relctl.evaluate_candidate(c.id, e, p_client);
 END
 $$;
@@ -304,6 +314,7 @@ BEGIN
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';
     PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+    EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
     -- The next one may move up.
     PERFORM relctl.announce(c.env, 'leave', NULL, c.id);
     RETURN (SELECT relctl.candidate_json(x) FROM relctl.candidates x WHERE x.id = p_candidate);

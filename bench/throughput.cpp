@@ -1,0 +1,229 @@
+// relctl-throughput-bench: what the protocol's operations cost next to the
+// one durable transaction each needs, and what a whole `relctl run -- true`
+// costs next to Terraform's lock → state → unlock cycle.
+//
+//   relctl-throughput-bench --dsn CONNINFO [--seconds S] [--rounds R]
+//                           [--clients N] [--runs N] [--json FILE]
+//
+// Throughput is pgbench's (bench/pgbench/*.sql): each client works on its own
+// environment, so nothing should contend. The reference for renew is plain
+// SQL doing what a renewal must at least do, in one transaction: update one
+// row and append one event row to a table shaped like relctl.events (same
+// columns, defaults and indexes); the reference for an acquire → publish →
+// release cycle is three such transactions. Each round measures a reference
+// and its subject back to back, so a ratio compares like with like even when
+// the disk's flush time drifts; the figures are the medians of the rounds.
+//
+// `relctl run -- true` is a whole process (connect, acquire, run, publish,
+// release, exit), timed against `terraform apply` of an empty configuration
+// with the pg backend on the same server (where terraform is on PATH), and
+// against psql making the same three calls, alternately, median of --runs.
+// The database must be migrated (relctl migrate) and the login a superuser.
+
+#include "goals.h"
+#include "support.h"
+
+#include <filesystem>
+#include <map>
+#include <regex>
+
+namespace {
+
+using namespace relctl::bench;
+namespace fs = std::filesystem;
+
+struct Options
+{
+    std::string dsn;
+    int seconds = 5;
+    int rounds = 3;
+    int clients = 8;
+    int runs = 15;
+    std::string json;
+};
+
+std::string script(const std::string& name)
+{
+    return std::string(RELCTL_BENCH_DIR) + "/pgbench/" + name + ".sql";
+}
+
+void psqlFile(const Options& o, const std::string& file)
+{
+    capture({"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", "clients=" + std::to_string(o.clients), "-d",
+             o.dsn, "-f", file});
+}
+
+std::string psqlValue(const Options& o, const std::string& sql)
+{
+    std::string out = capture({"psql", "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", o.dsn, "-c", sql});
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+        out.pop_back();
+    return out;
+}
+
+// Transactions (script executions) per second.
+double pgbench(const Options& o, const std::string& name, int clients)
+{
+    const std::string out =
+        capture({"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients), "-T",
+                 std::to_string(o.seconds), "-f", script(name), o.dsn});
+    std::smatch m;
+    if (std::regex_search(out, m, std::regex(R"(number of failed transactions: ([1-9][0-9]*))")))
+        fail("pgbench " + name + ": transactions failed:\n" + out);
+    if (!std::regex_search(out, m, std::regex(R"(tps = ([0-9.]+) \(without initial connection time\))")))
+        fail("pgbench " + name + " printed no rate:\n" + out);
+    const double tps = std::stod(m[1].str());
+    std::printf("  %-8s %d client%s %9.1f/s\n", name.c_str(), clients, clients == 1 ? " " : "s", tps);
+    std::fflush(stdout);
+    return tps;
+}
+
+std::vector<Goal> throughput(const Options& o)
+{
+    psqlFile(o, script("setup"));
+    psqlFile(o, script("renew-setup"));
+    std::map<std::string, std::vector<double>> runs;
+    const std::string n = std::to_string(o.clients);
+    for (int round = 1; round <= o.rounds; ++round) {
+        std::printf("round %d of %d (%d s each)\n", round, o.rounds, o.seconds);
+        runs["plain 1"].push_back(pgbench(o, "plain", 1));
+        runs["renew 1"].push_back(pgbench(o, "renew", 1));
+        runs["plain " + n].push_back(pgbench(o, "plain", o.clients));
+        runs["renew " + n].push_back(pgbench(o, "renew", o.clients));
+        runs["cycle 1"].push_back(pgbench(o, "cycle", 1));
+        runs["cycle " + n].push_back(pgbench(o, "cycle", o.clients));
+        runs["plain3 " + n].push_back(pgbench(o, "plain3", o.clients));
+    }
+    // pgbench does not read the functions' answers: a refusal would count as
+    // a transaction. Every operation the bench made must have been accepted.
+    const std::string refused = psqlValue(o, "SELECT count(*) FROM relctl.events WHERE outcome = 'rejected' "
+                                             "AND (env LIKE 'bench-%' OR env LIKE 'cycle-%')");
+    if (refused != "0")
+        fail(refused + " of the benchmark's operations were refused");
+
+    const auto m = [&](const std::string& key) { return median(runs.at(key)); };
+    return {
+        ratioAtLeast("renew, 1 client, vs plain UPDATE + INSERT", m("renew 1"), m("plain 1"), "tx/s", 0.8),
+        ratioAtLeast("renew, " + n + " clients, vs plain UPDATE + INSERT", m("renew " + n), m("plain " + n), "tx/s",
+                     0.8),
+        ratioAtLeast("acquire-publish-release, " + n + " clients, vs 1 client", m("cycle " + n), m("cycle 1"),
+                     "cycles/s", 3.0),
+        ratioAtLeast("acquire-publish-release, " + n + " clients, vs 3 plain tx", m("cycle " + n),
+                     m("plain3 " + n), "cycles/s", 0.6),
+    };
+}
+
+std::vector<Goal> wholeProcess(const Options& o)
+{
+    const std::string env = "run-bench";
+    psqlValue(o, "SELECT relctl.env_add('" + env + "', 60000, 600000, '{}') WHERE NOT EXISTS "
+                 "(SELECT 1 FROM relctl.environments WHERE name = '" + env + "')");
+    const fs::path dir = fs::temp_directory_path() / ("relctl-bench-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string calls = (dir / "calls.sql").string();
+    std::ofstream(calls)
+        << "SELECT r ->> 'token' AS token, r ->> 'lease_id' AS lease_id\n"
+           "FROM relctl.acquire('" << env << "', 'psql', 'psql', (SELECT high_water_generation + 1 FROM "
+           "relctl.environments WHERE name = '" << env << "'), 60000, gen_random_uuid()::text, '{}', false, NULL) r\n"
+           "\\gset\n"
+           "SELECT relctl.publish('" << env << "', :token, :'lease_id', '{}', gen_random_uuid()::text, '{}');\n"
+           "SELECT relctl.release('" << env << "', :token, :'lease_id', '{}', NULL);\n";
+
+    // Terraform: an empty configuration whose state lives in this database.
+    const bool terraform = onPath("terraform");
+    std::vector<std::string> tfEnv;
+    if (terraform) {
+        const std::string host = [&] {
+            std::smatch m;
+            return std::regex_search(o.dsn, m, std::regex(R"(host=(\S+))")) ? m[1].str() : std::string("/tmp");
+        }();
+        std::ofstream(dir / "main.tf") << "terraform {\n  backend \"pg\" {}\n}\n";
+        tfEnv = {"PG_CONN_STR=postgres:///postgres?host=" + host + "&user=postgres&sslmode=disable",
+                 "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=/dev/null"};
+        capture({"terraform", "init", "-input=false", "-no-color"}, tfEnv, dir.string());
+    }
+
+    long long generation = std::stoll(psqlValue(
+        o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + env + "'"));
+    std::vector<double> relctl, psql, tf;
+    for (int i = 0; i < o.runs + 1; ++i) {
+        ++generation;
+        const double r = timed({RELCTL_BIN, "--dsn", o.dsn, "run", "--env", env, "--job", "bench-run", "--release",
+                                "r" + std::to_string(generation), "--generation", std::to_string(generation), "--",
+                                "true"});
+        const double p = timed({"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", o.dsn, "-f", calls});
+        generation += 1; // psql's acquire took the next one
+        double t = 0;
+        if (terraform)
+            t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfEnv, dir.string());
+        if (i == 0)
+            continue; // warm-up: the first of each pays for cold caches
+        relctl.push_back(r);
+        psql.push_back(p);
+        if (terraform)
+            tf.push_back(t);
+    }
+    fs::remove_all(dir);
+    std::vector<Goal> goals;
+    if (terraform)
+        goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)", median(relctl), median(tf),
+                                    "ms", 0.4));
+    else
+        std::printf("terraform is not on PATH: relctl run -- true is compared with psql only\n");
+    Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls", median(relctl), median(psql),
+                              "ms", 1.5);
+    if (terraform)
+        vsPsql.target += " (informative)";
+    goals.push_back(vsPsql);
+    return goals;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    if (const char* dsn = std::getenv("RELCTL_DSN"))
+        o.dsn = dsn;
+    bool only = false;
+    std::string part;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const auto next = [&]() -> std::string {
+            if (i + 1 >= argc)
+                fail(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--dsn")
+            o.dsn = next();
+        else if (a == "--seconds")
+            o.seconds = std::max(1, std::stoi(next()));
+        else if (a == "--rounds")
+            o.rounds = std::max(1, std::stoi(next()));
+        else if (a == "--clients")
+            o.clients = std::max(2, std::stoi(next()));
+        else if (a == "--runs")
+            o.runs = std::max(1, std::stoi(next()));
+        else if (a == "--json")
+            o.json = next();
+        else if (a == "--only" && !only) {
+            only = true;
+            part = next();
+        } else
+            fail("usage: relctl-throughput-bench --dsn CONNINFO [--seconds S] [--rounds R] [--clients N] "
+                 "[--runs N] [--json FILE] [--only throughput|run]");
+    }
+    if (o.dsn.empty())
+        fail("no database: give --dsn or set RELCTL_DSN");
+    std::vector<Goal> goals;
+    if (part.empty() || part == "throughput")
+        for (Goal& g : throughput(o))
+            goals.push_back(std::move(g));
+    if (part.empty() || part == "run")
+        for (Goal& g : wholeProcess(o))
+            goals.push_back(std::move(g));
+    for (const Goal& g : goals)
+        print(g);
+    writeJson(o.json, goals);
+    return 0;
+}
