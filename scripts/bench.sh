@@ -1,20 +1,54 @@
 #!/usr/bin/env bash
-# Runs the benchmarks against a throwaway PostgreSQL: installs what is
-# missing, builds, starts the cluster, runs them, stops it.
+# Runs the benchmarks against a throwaway PostgreSQL configured as a server
+# would be (fsync on, room for 700 connections), prints every goal against the
+# reference measured in the same run, and writes the results as JSON to
+# build/release/bench-results/ (results.json: all goals). Installs what is
+# missing and builds first, like the test command. Exits 3 when a goal is not
+# met. Takes about 10 minutes on 2 cores.
 #
-#   bash scripts/bench.sh [--rounds N]     handover latency and `relctl run`
-#   bash scripts/bench.sh audit [ARGS...]  audit pages and export on 1,000,000
-#                                          events (ARGS: --events N --reps R)
+#   bash scripts/bench.sh                 every benchmark
+#   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console
+#                                         (ARGS go to that part's program)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-relctl_prepare
-
-if [[ ${1:-} == audit ]]; then
-    shift
-    "$RELCTL_BUILD_DIR/bench/relctl-audit-bench" --dsn "$RELCTL_PG_DSN" "$@"
-    exit
-fi
+relctl_install_deps
+relctl_build
+RELCTL_PG_OPTIONS="-c fsync=on -c synchronous_commit=on -c max_connections=700 -c shared_buffers=256MB" relctl_pg_start
+trap relctl_pg_stop EXIT
 export RELCTL_DSN=$RELCTL_PG_DSN
 "$RELCTL_BUILD_DIR/app/relctl" migrate >/dev/null
-"$RELCTL_BUILD_DIR/bench/relctl-bench" "$@"
+
+bin=$RELCTL_BUILD_DIR/bench
+out=$RELCTL_BUILD_DIR/bench-results
+mkdir -p "$out"
+part=${1:-all}
+[[ $# -gt 0 ]] && shift
+
+run_part() {
+    local name=$1 program=$2
+    shift 2
+    relctl_log "benchmark: $name"
+    rm -f "$out/$name.json"
+    "$bin/$program" --dsn "$RELCTL_DSN" --json "$out/$name.json" "$@" || relctl_log "$name: exit $?"
+}
+
+case $part in
+    throughput) run_part throughput relctl-throughput-bench "$@" ;;
+    queue) run_part queue relctl-queue-bench "$@" ;;
+    audit) run_part audit relctl-audit-bench "$@" ;;
+    console) run_part console relctl-console-bench "$@" ;;
+    all)
+        run_part throughput relctl-throughput-bench
+        run_part queue relctl-queue-bench
+        run_part audit relctl-audit-bench
+        run_part console relctl-console-bench
+        ;;
+    *) echo "usage: bash scripts/bench.sh [throughput|queue|audit|console [ARGS...]]" >&2; exit 2 ;;
+esac
+
+results=()
+for name in throughput queue audit console; do
+    if [[ $part == all || $part == "$name" ]]; then results+=("$out/$name.json"); fi
+done
+"$bin/relctl-bench-report" --json "$out/results.json" "${results[@]}"

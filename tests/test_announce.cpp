@@ -142,11 +142,17 @@ private slots:
         }
         const std::string handle = acquire(db, "prod", "job-1", 1);
         QCOMPARE(relctl(db, {"lease", "renew", "--lease", handle}).exitCode, 0);
+        QCOMPARE(listening.operations(), std::vector<std::string>{"acquire"});
+        // A renewal that brings the expiry forward is announced: the next
+        // waiter's timer is set to the expiry it knew.
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", handle, "--ttl", "2s"}).exitCode, 0);
+        QCOMPARE(listening.operations(), std::vector<std::string>{"renew"});
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", handle, "--ttl", "30s"}).exitCode, 0);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", handle}).exitCode, 0);
         // The unwatched environment next to it stays quiet.
         const std::string other = acquire(db, "test", "job-2", 1);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", other}).exitCode, 0);
-        QCOMPARE(listening.operations(), (std::vector<std::string>{"acquire", "release"}));
+        QCOMPARE(listening.operations(), std::vector<std::string>{"release"});
 
         {
             pqxx::nontransaction tx(watcher);

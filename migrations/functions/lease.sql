@@ -297,6 +297,8 @@ DECLARE
     v_ttl bigint;
     v_reason text;
     v_trusted boolean;
+    v_before timestamptz;
+    v_event bigint;
 BEGIN
     PERFORM relctl.require_credentials(p_token, p_lease_id);
     e := relctl.lock_environment(p_env);
@@ -316,11 +318,18 @@ BEGIN
                                   'message', relctl.refusal_message(v_reason, p_env, p_token));
     END IF;
 
+    v_before := l.expires_at;
     UPDATE relctl.leases SET expires_at = v_now + v_ttl * interval '1 millisecond', ttl_ms = v_ttl
         WHERE env = p_env AND token = p_token
         RETURNING * INTO l;
-    PERFORM relctl.record(p_env, 'renew', NULL, l.job, l.release, l.generation, p_token, NULL,
-                          p_client, jsonb_build_object('ttl_ms', v_ttl, 'expires_at', l.expires_at));
+    v_event := relctl.record(p_env, 'renew', NULL, l.job, l.release, l.generation, p_token, NULL,
+                             p_client, jsonb_build_object('ttl_ms', v_ttl, 'expires_at', l.expires_at));
+    -- Renewals are not announced (functions/audit.sql): the next waiter asks
+    -- again at the expiry it knows. One that brings the expiry forward is,
+    -- or that waiter would sleep past it.
+    IF l.expires_at < v_before AND relctl.watched(p_env) THEN
+        PERFORM relctl.announce(p_env, 'renew', v_event, NULL);
+    END IF;
     RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'token', p_token, 'job', l.job,
                               'release', l.release, 'generation', l.generation,
                               'expires_at', l.expires_at, 'ttl_ms', v_ttl);
