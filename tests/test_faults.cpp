@@ -180,6 +180,41 @@ private slots:
         QCOMPARE(pg.query("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), std::string("0"));
     }
 
+    // Every queued waiter holds a connection (README, Operations): when the
+    // server has none left, a job is refused at connect, exits 9 saying so,
+    // and writes nothing; the waiters that got in queue as usual.
+    void connectionsExhausted()
+    {
+        ScratchCluster pg({"max_connections=6", "superuser_reserved_connections=0"});
+        prepare(pg);
+        const RunResult held = relctlWithDsn(pg.dsn(), {"lease", "acquire", "--env", "prod", "--job", "holder",
+                                                        "--release", "v1", "--generation", "1", "--ttl", "60s"});
+        QVERIFY2(held.exitCode == 0, failure(held));
+        std::vector<std::unique_ptr<QProcess>> waiters;
+        for (int g = 2; g <= 10; ++g)
+            waiters.push_back(startRelctlWithDsn(pg.dsn(), {"lease", "acquire", "--env", "prod", "--job",
+                                                            "job-" + std::to_string(g), "--release",
+                                                            "v" + std::to_string(g), "--generation",
+                                                            std::to_string(g), "--wait", "4s"}));
+        int refused = 0;
+        int timedOut = 0;
+        for (auto& w : waiters) {
+            const RunResult r = finish(*w, 60000);
+            if (r.exitCode == 9) {
+                ++refused;
+                QVERIFY2(r.err.find("too many clients") != std::string::npos, failure(r));
+            } else {
+                QVERIFY2(r.exitCode == 3, failure(r)); // queued until --wait ran out
+                ++timedOut;
+            }
+        }
+        QVERIFY2(refused >= 1 && timedOut >= 1,
+                 qPrintable(QStringLiteral("%1 refused, %2 queued").arg(refused).arg(timedOut)));
+        // A refused job left no trace; each one that queued left one candidate.
+        QCOMPARE(pg.query("SELECT count(*) FROM relctl.candidates"), std::to_string(timedOut));
+        QCOMPARE(pg.query("SELECT count(*) FROM relctl.candidates WHERE state = 'timeout'"), std::to_string(timedOut));
+    }
+
     // A slow network is not a fault: every byte 150 ms late in both
     // directions, and `relctl run` still acquires, runs, publishes once and
     // releases.

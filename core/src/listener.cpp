@@ -7,6 +7,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
 
 namespace relctl {
 
@@ -41,6 +42,7 @@ struct EventListener::Impl
     pqxx::connection conn;
     std::vector<std::string> pending;
     std::optional<long long> last; // the newest event id follow() has seen
+    bool followable = true;        // false once the server refused (a login without the reviewer role)
     Receiver receiver{conn, pending};
 
     explicit Impl(const std::string& conninfo) : conn(session::boundedConninfo(conninfo)) {}
@@ -81,6 +83,8 @@ std::vector<std::string> EventListener::take()
 std::vector<std::string> EventListener::follow()
 {
     std::vector<std::string> envs;
+    if (!d->followable)
+        return envs;
     try {
         nlohmann::json reply;
         {
@@ -102,6 +106,10 @@ std::vector<std::string> EventListener::follow()
                 envs.push_back(env.get<std::string>());
     } catch (const pqxx::broken_connection& e) {
         throw Error(ExitCode::Unavailable, std::string("the event connection was lost: ") + e.what());
+    } catch (const pqxx::sql_error& e) {
+        // Refused, not lost: the announced events still arrive through take().
+        spdlog::warn("cannot follow the audit trail ({}); showing announced events only", e.what());
+        d->followable = false;
     } catch (const pqxx::failure& e) {
         throw Error(ExitCode::Unavailable, std::string("cannot follow the events: ") + e.what());
     }
