@@ -17,12 +17,17 @@
 #include "promotionsview.h"
 #include "queuemodel.h"
 #include "queueview.h"
+#include "startupreport.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
 #include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -33,6 +38,7 @@
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
@@ -536,6 +542,51 @@ private slots:
         QCOMPARE(table->verticalScrollBar()->maximum(), 0); // and every row shows
         QVERIFY2(c.window.timeline()->height() >= 150,
                  qPrintable(QString::number(c.window.timeline()->height())));
+    }
+
+    // RELCTL_CONSOLE_REPORT (the console benchmark's hook): one line, once
+    // the window, the environments and the first audit page are painted,
+    // in that order of causes; nothing without the variable.
+    void theStartupReportSaysWhenTheWindowWasUsable()
+    {
+        FakeBackend* fake = new FakeBackend;
+        fake->setEnvironments({environment("prod", false), environment("test", true)});
+        for (int i = 0; i < 3; ++i) {
+            relctl::AuditEvent e;
+            e.env = "prod";
+            e.operation = "renew";
+            e.outcome = "accepted";
+            fake->addEvent(e);
+        }
+        ConsoleSession session{std::unique_ptr<ConsoleBackend>(fake)};
+        MainWindow window(&session);
+        QVERIFY(!StartupReport::fromEnvironment(&window, &session));
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("report.json"));
+        qputenv("RELCTL_CONSOLE_REPORT", file.toLocal8Bit());
+        QVERIFY(StartupReport::fromEnvironment(&window, &session));
+        qunsetenv("RELCTL_CONSOLE_REPORT");
+        window.show();
+        session.start();
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(file), 5000);
+        QFile in(file);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray line = in.readAll();
+        QVERIFY(line.endsWith('\n'));
+        QCOMPARE(line.count('\n'), 1);
+        const QJsonObject r = QJsonDocument::fromJson(line).object();
+        const auto at = [&r](const char* key) { return qint64(r.value(QLatin1String(key)).toDouble()); };
+        QCOMPARE(r.value(QStringLiteral("audit_rows")).toInt(), 3);
+        QVERIFY(at("created_ns") > 0);
+        QVERIFY(at("created_ns") <= at("shown_ns"));
+        QVERIFY(at("connected_ns") <= at("environments_answered_ns"));
+        QVERIFY(at("environments_answered_ns") <= at("environments_painted_ns"));
+        QVERIFY(at("audit_requested_ns") <= at("audit_answered_ns"));
+        QVERIFY(at("audit_answered_ns") <= at("audit_painted_ns"));
+        for (const char* key : {"shown_ns", "environments_painted_ns", "audit_painted_ns"})
+            QVERIFY2(at(key) <= at("usable_ns"), key);
+        QVERIFY(r.value(QStringLiteral("hwm_kb")).toDouble() >= r.value(QStringLiteral("rss_kb")).toDouble());
+        QVERIFY(r.value(QStringLiteral("rss_kb")).toDouble() > 0);
     }
 };
 
