@@ -544,6 +544,23 @@ private slots:
                  qPrintable(QString::number(c.window.timeline()->height())));
     }
 
+    // Following now moves the view a little on every tick and after every
+    // slice; the slice asked for covers a margin, so the window does not ask
+    // again each time (it once asked after every answer, without end).
+    void followingNowAsksForTheTimelineOnlyWhenItsSliceRunsOut()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        QVERIFY(c.window.timeline()->followNow());
+        QTRY_COMPARE_WITH_TIMEOUT(c.fake->requestCount(RequestKind::Timeline), 1, 2000);
+        QTest::qWait(500); // ticks, and the answer with its own move
+        QCOMPARE(c.fake->requestCount(RequestKind::Timeline), 1);
+        // A view outside the slice is asked for at once.
+        const qint64 from = c.window.timeline()->visibleFrom();
+        c.window.timeline()->setVisibleRange(from - 86'400'000, from - 86'000'000);
+        QCOMPARE(c.fake->requestCount(RequestKind::Timeline), 2);
+    }
+
     // RELCTL_CONSOLE_REPORT (the console benchmark's hook): one line, once
     // the window, the environments and the first audit page are painted,
     // in that order of causes; nothing without the variable.

@@ -3,6 +3,8 @@
 #include "auditmodel.h"
 #include "environmentsmodel.h"
 
+#include <algorithm>
+
 namespace relctl::ui {
 
 ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject* parent)
@@ -178,6 +180,25 @@ void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)
     m_timelineFrom = fromMs;
     m_timelineTo = toMs;
     m_backend->loadTimeline(m_timelineRequests.next(), fromMs, toMs);
+}
+
+void ConsoleSession::coverTimeline(qint64 fromMs, qint64 toMs)
+{
+    const qint64 span = std::max<qint64>(toMs - fromMs, 1);
+    const bool asked = m_timelineTo > m_timelineFrom;
+    const bool inside = asked && fromMs >= m_timelineFrom && toMs <= m_timelineTo;
+    // A slice asked for this view spans twice the view.
+    const bool closerLook = asked && m_timelineTo - m_timelineFrom > 4 * span;
+    if (inside && !closerLook)
+        return;
+    if (!m_connection.connected) {
+        // Kept for the reload that follows connecting (or reconnecting):
+        // asked now, it would only go out first and hold up the rest.
+        m_timelineFrom = fromMs - span / 2;
+        m_timelineTo = toMs + span / 2;
+        return;
+    }
+    requestTimeline(fromMs - span / 2, toMs + span / 2);
 }
 
 void ConsoleSession::requestTrace(qint64 eventId)
