@@ -183,6 +183,27 @@ private slots:
         QCOMPARE(failed.count(), 1);
     }
 
+    // The first reload after connecting is not debounced (the views have
+    // nothing to show yet), and it asks for the environments first, then the
+    // audit browser's first page, before what sits behind tabs.
+    void theFirstReadIsAtOnceAndShowsTheWindowFirst()
+    {
+        Fixture f;
+        f.session.setReloadDelay(std::chrono::minutes(1));
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        f.session.start();
+        QVERIFY(loaded.wait(2000));
+        QTRY_COMPARE_WITH_TIMEOUT(f.session.audit()->rowCount(), 12, 2000);
+        const std::vector<RequestId>& asked = f.fake->requests();
+        QVERIFY(asked.size() >= 3);
+        QCOMPARE(asked[0].kind, RequestKind::Environments);
+        QCOMPARE(asked[1].kind, RequestKind::AuditPage);
+        // Later events still wait out the debounce.
+        f.fake->announce({QStringLiteral("prod")});
+        QTest::qWait(100);
+        QCOMPARE(f.fake->requestCount(RequestKind::Environments), 1);
+    }
+
     // The timeline's view moving within the slice asked for (following now,
     // a small pan) asks for nothing; leaving it, or looking much closer or
     // further, asks for a slice with margins. Before connecting, the range is

@@ -28,7 +28,15 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
         m_connection = state;
         emit connectionChanged(state);
     });
-    connect(b, &ConsoleBackend::eventsArrived, this, &ConsoleSession::scheduleReload);
+    connect(b, &ConsoleBackend::eventsArrived, this, [this] {
+        // The first answer after connecting is not a burst to wait out: the
+        // views have nothing yet (the audit browser has asked for nothing),
+        // so they read at once.
+        if (!m_audit->isActive())
+            reload();
+        else
+            scheduleReload();
+    });
     connect(b, &ConsoleBackend::environmentsLoaded, this,
             [this](quint64 serial, const std::vector<relctl::EnvironmentRow>& rows) {
                 if (!m_environmentsRequests.isCurrent(serial))
@@ -130,7 +138,19 @@ void ConsoleSession::scheduleReload()
 
 void ConsoleSession::reload()
 {
+    // What the window opens on first (the backend answers in order): the
+    // environments and the audit browser's page, then the timeline, then
+    // the side views behind their tabs.
     m_backend->loadEnvironments(m_environmentsRequests.next());
+    // The first time (connected): the first page. After that never a reset:
+    // the reviewer keeps the selection and scroll position, and the model
+    // fetches only what is new, or counts it (see AuditModel).
+    if (!m_audit->isActive())
+        m_audit->setFilter(m_audit->filter());
+    else
+        m_audit->eventsArrived();
+    if (m_timelineTo > m_timelineFrom)
+        requestTimeline(m_timelineFrom, m_timelineTo);
     m_backend->loadApprovals(m_approvalRequests.next());
     // An older schema has no promotions to read: asking would only fail.
     if (m_connection.schemaVersion >= kPromotionsSchemaVersion) {
@@ -140,15 +160,6 @@ void ConsoleSession::reload()
     }
     if (m_statusLookup)
         m_backend->loadStatus(m_statusRequests.next(), *m_statusLookup);
-    if (m_timelineTo > m_timelineFrom)
-        requestTimeline(m_timelineFrom, m_timelineTo);
-    // The first time (connected): the first page. After that never a reset:
-    // the reviewer keeps the selection and scroll position, and the model
-    // fetches only what is new, or counts it (see AuditModel).
-    if (!m_audit->isActive())
-        m_audit->setFilter(m_audit->filter());
-    else
-        m_audit->eventsArrived();
 }
 
 void ConsoleSession::setTarget(const ConnectionTarget& target)
