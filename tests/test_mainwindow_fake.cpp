@@ -544,6 +544,31 @@ private slots:
                  qPrintable(QString::number(c.window.timeline()->height())));
     }
 
+    // A large installation's fifty environments scroll in their table
+    // rather than take the window: the audit browser keeps room for a
+    // screenful of events, the timeline for its lanes.
+    void manyEnvironmentsLeaveTheAuditBrowserItsRows()
+    {
+        Console c;
+        std::vector<relctl::EnvironmentRow> many;
+        many.reserve(50);
+        for (int i = 0; i < 50; ++i)
+            many.push_back(environment("env-" + std::to_string(i), i % 10 == 0));
+        c.fake->setEnvironments(many);
+        c.fake->announce({});
+        QTRY_COMPARE_WITH_TIMEOUT(c.session.environments()->rowCount(), 50, 2000);
+        QApplication::processEvents();
+        QTableView* environments = c.window.environmentsView()->table();
+        QVERIFY(environments->verticalScrollBar()->maximum() > 0);
+        QVERIFY2(c.window.environmentsView()->height() <= c.window.height() / 3 + 1,
+                 qPrintable(QString::number(c.window.environmentsView()->height())));
+        QTableView* audit = c.window.auditView()->table();
+        const int rows = audit->viewport()->height() / audit->verticalHeader()->defaultSectionSize();
+        QVERIFY2(rows >= 5, qPrintable(QStringLiteral("%1 audit rows show").arg(rows)));
+        QVERIFY2(c.window.timeline()->height() >= 150,
+                 qPrintable(QString::number(c.window.timeline()->height())));
+    }
+
     // Following now moves the view a little on every tick and after every
     // slice; the slice asked for covers a margin, so the window does not ask
     // again each time (it once asked after every answer, without end).

@@ -265,8 +265,11 @@ void MainWindow::fitEnvironmentsDock()
 {
     // The view is no taller than its rows (its maximum height); here the
     // dock is given that height, so a new row shows without the operator
-    // dragging the splitter.
-    resizeDocks({m_environmentsDock}, {m_environments->sizeHint().height()}, Qt::Vertical);
+    // dragging the splitter. But no more than a third of the window: fifty
+    // environments' rows would take the audit browser's and the timeline's
+    // room, leaving them a row each; beyond that the table scrolls.
+    resizeDocks({m_environmentsDock}, {std::min(m_environments->sizeHint().height(), height() / 3)},
+                Qt::Vertical);
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
