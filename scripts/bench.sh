@@ -5,6 +5,10 @@
 #   bash scripts/bench.sh [--rounds N]     handover latency and `relctl run`
 #   bash scripts/bench.sh audit [ARGS...]  audit pages and export on 1,000,000
 #                                          events (ARGS: --events N --reps R)
+#   bash scripts/bench.sh console [ARGS...]
+#                                          release-console opening 1,000,000
+#                                          events and 10,000 leases (ARGS: --reps R
+#                                          --json FILE ...; see bench/consolebench.cpp)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,6 +17,11 @@ relctl_prepare
 if [[ ${1:-} == audit ]]; then
     shift
     "$RELCTL_BUILD_DIR/bench/relctl-audit-bench" --dsn "$RELCTL_PG_DSN" "$@"
+    exit
+fi
+if [[ ${1:-} == console ]]; then
+    shift
+    "$RELCTL_BUILD_DIR/bench/relctl-console-bench" --dsn "$RELCTL_PG_DSN" "$@"
     exit
 fi
 export RELCTL_DSN=$RELCTL_PG_DSN
