@@ -16,6 +16,7 @@
 #include "relctl/catalogue.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
+#include "seed.h"
 
 #include <algorithm>
 #include <chrono>
@@ -55,11 +56,6 @@ template <typename F> double median(int reps, F&& f)
     return t[t.size() / 2];
 }
 
-std::string withDatabase(const std::string& dsn, const std::string& name)
-{
-    return dsn + " dbname=" + name; // a later keyword wins in a conninfo string
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -80,34 +76,16 @@ int main(int argc, char** argv)
     }
     const std::string name = "relctl_audit_bench_" + std::to_string(getpid());
     try {
-        {
-            pqxx::connection admin(dsn);
-            pqxx::nontransaction(admin).exec("CREATE DATABASE " + name);
-        }
-        const std::string scratch = withDatabase(dsn, name);
+        const relctl::bench::ScratchDatabase scratchDb(dsn, name);
+        const std::string& scratch = scratchDb.dsn();
         Database db(scratch);
-        db.migrate();
         pqxx::connection raw(scratch);
         auto start = Clock::now();
         {
             pqxx::work tx(raw);
-            // Five environments, one event in 37 refused, a job per 10 events, an
-            // actor on one in 50 and a host missing on one in 20 (NULL keys).
-            tx.exec(
-                "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, "
-                "token, op_id, host, pid, job_url, actor) "
-                "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
-                "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
-                "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
-                "CASE WHEN i % 37 = 0 THEN 'rejected' ELSE 'accepted' END, "
-                "CASE WHEN i % 37 = 0 THEN (ARRAY['STALE_GENERATION', 'LEASE_EXPIRED', 'BAD_LEASE_ID', "
-                "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
-                "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, "
-                "CASE WHEN i % 20 = 0 THEN NULL ELSE 'runner-' || (i % 13) END, 1000 + i % 50000, "
-                "'https://ci.example/jobs/' || (i / 10), CASE WHEN i % 50 = 0 THEN 'operator-' || (i % 7) "
-                "END "
-                "FROM generate_series(1, " +
-                std::to_string(events) + ") AS i");
+            relctl::bench::EventTrail trail; // five environments, from 2024-01-01 at 10 ms
+            trail.count = events;
+            relctl::bench::seedEvents(tx, trail);
             tx.commit();
         }
         pqxx::nontransaction(raw).exec("VACUUM ANALYZE relctl.events");
@@ -184,13 +162,7 @@ int main(int argc, char** argv)
         }
         std::filesystem::remove_all(dir);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "relctl-audit-bench: %s\n", e.what());
-    }
-    try {
-        pqxx::connection admin(dsn);
-        pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + name);
-    } catch (const std::exception& e) {
-        fail(std::string("could not drop ") + name + ": " + e.what());
+        fail(e.what());
     }
     return 0;
 }

@@ -17,12 +17,17 @@
 #include "promotionsview.h"
 #include "queuemodel.h"
 #include "queueview.h"
+#include "startupreport.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
 #include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -33,6 +38,7 @@
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
@@ -536,6 +542,93 @@ private slots:
         QCOMPARE(table->verticalScrollBar()->maximum(), 0); // and every row shows
         QVERIFY2(c.window.timeline()->height() >= 150,
                  qPrintable(QString::number(c.window.timeline()->height())));
+    }
+
+    // A large installation's fifty environments scroll in their table
+    // rather than take the window: the audit browser keeps room for a
+    // screenful of events, the timeline for its lanes.
+    void manyEnvironmentsLeaveTheAuditBrowserItsRows()
+    {
+        Console c;
+        std::vector<relctl::EnvironmentRow> many;
+        many.reserve(50);
+        for (int i = 0; i < 50; ++i)
+            many.push_back(environment("env-" + std::to_string(i), i % 10 == 0));
+        c.fake->setEnvironments(many);
+        c.fake->announce({});
+        QTRY_COMPARE_WITH_TIMEOUT(c.session.environments()->rowCount(), 50, 2000);
+        QApplication::processEvents();
+        QTableView* environments = c.window.environmentsView()->table();
+        QVERIFY(environments->verticalScrollBar()->maximum() > 0);
+        QVERIFY2(c.window.environmentsView()->height() <= c.window.height() / 3 + 1,
+                 qPrintable(QString::number(c.window.environmentsView()->height())));
+        QTableView* audit = c.window.auditView()->table();
+        const int rows = audit->viewport()->height() / audit->verticalHeader()->defaultSectionSize();
+        QVERIFY2(rows >= 5, qPrintable(QStringLiteral("%1 audit rows show").arg(rows)));
+        QVERIFY2(c.window.timeline()->height() >= 150,
+                 qPrintable(QString::number(c.window.timeline()->height())));
+    }
+
+    // Following now moves the view a little on every tick and after every
+    // slice; the slice asked for covers a margin, so the window does not ask
+    // again each time (it once asked after every answer, without end).
+    void followingNowAsksForTheTimelineOnlyWhenItsSliceRunsOut()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        QVERIFY(c.window.timeline()->followNow());
+        QTRY_COMPARE_WITH_TIMEOUT(c.fake->requestCount(RequestKind::Timeline), 1, 2000);
+        QTest::qWait(500); // ticks, and the answer with its own move
+        QCOMPARE(c.fake->requestCount(RequestKind::Timeline), 1);
+        // A view outside the slice is asked for at once.
+        const qint64 from = c.window.timeline()->visibleFrom();
+        c.window.timeline()->setVisibleRange(from - 86'400'000, from - 86'000'000);
+        QCOMPARE(c.fake->requestCount(RequestKind::Timeline), 2);
+    }
+
+    // RELCTL_CONSOLE_REPORT (the console benchmark's hook): one line, once
+    // the window, the environments and the first audit page are painted,
+    // in that order of causes; nothing without the variable.
+    void theStartupReportSaysWhenTheWindowWasUsable()
+    {
+        FakeBackend* fake = new FakeBackend;
+        fake->setEnvironments({environment("prod", false), environment("test", true)});
+        for (int i = 0; i < 3; ++i) {
+            relctl::AuditEvent e;
+            e.env = "prod";
+            e.operation = "renew";
+            e.outcome = "accepted";
+            fake->addEvent(e);
+        }
+        ConsoleSession session{std::unique_ptr<ConsoleBackend>(fake)};
+        MainWindow window(&session);
+        QVERIFY(!StartupReport::fromEnvironment(&window, &session));
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("report.json"));
+        qputenv("RELCTL_CONSOLE_REPORT", file.toLocal8Bit());
+        QVERIFY(StartupReport::fromEnvironment(&window, &session));
+        qunsetenv("RELCTL_CONSOLE_REPORT");
+        window.show();
+        session.start();
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(file), 5000);
+        QFile in(file);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray line = in.readAll();
+        QVERIFY(line.endsWith('\n'));
+        QCOMPARE(line.count('\n'), 1);
+        const QJsonObject r = QJsonDocument::fromJson(line).object();
+        const auto at = [&r](const char* key) { return qint64(r.value(QLatin1String(key)).toDouble()); };
+        QCOMPARE(r.value(QStringLiteral("audit_rows")).toInt(), 3);
+        QVERIFY(at("created_ns") > 0);
+        QVERIFY(at("created_ns") <= at("shown_ns"));
+        QVERIFY(at("connected_ns") <= at("environments_answered_ns"));
+        QVERIFY(at("environments_answered_ns") <= at("environments_painted_ns"));
+        QVERIFY(at("audit_requested_ns") <= at("audit_answered_ns"));
+        QVERIFY(at("audit_answered_ns") <= at("audit_painted_ns"));
+        for (const char* key : {"shown_ns", "environments_painted_ns", "audit_painted_ns"})
+            QVERIFY2(at(key) <= at("usable_ns"), key);
+        QVERIFY(r.value(QStringLiteral("hwm_kb")).toDouble() >= r.value(QStringLiteral("rss_kb")).toDouble());
+        QVERIFY(r.value(QStringLiteral("rss_kb")).toDouble() > 0);
     }
 };
 

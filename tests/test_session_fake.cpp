@@ -183,6 +183,57 @@ private slots:
         QCOMPARE(failed.count(), 1);
     }
 
+    // The first reload after connecting is not debounced (the views have
+    // nothing to show yet), and it asks for the environments first, then the
+    // audit browser's first page, before what sits behind tabs.
+    void theFirstReadIsAtOnceAndShowsTheWindowFirst()
+    {
+        Fixture f;
+        f.session.setReloadDelay(std::chrono::minutes(1));
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        f.session.start();
+        QVERIFY(loaded.wait(2000));
+        QTRY_COMPARE_WITH_TIMEOUT(f.session.audit()->rowCount(), 12, 2000);
+        const std::vector<RequestId>& asked = f.fake->requests();
+        QVERIFY(asked.size() >= 3);
+        QCOMPARE(asked[0].kind, RequestKind::Environments);
+        QCOMPARE(asked[1].kind, RequestKind::AuditPage);
+        // Later events still wait out the debounce.
+        f.fake->announce({QStringLiteral("prod")});
+        QTest::qWait(100);
+        QCOMPARE(f.fake->requestCount(RequestKind::Environments), 1);
+    }
+
+    // The timeline's view moving within the slice asked for (following now,
+    // a small pan) asks for nothing; leaving it, or looking much closer or
+    // further, asks for a slice with margins. Before connecting, the range is
+    // kept for the first reload.
+    void aTimelineSliceIsAskedForWhenTheViewLeavesIt()
+    {
+        Fixture f;
+        f.session.coverTimeline(10'000, 20'000);
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 0);
+        QSignalSpy timelines(&f.session, &ConsoleSession::timelineReady);
+        QVERIFY(f.startAndSettle());
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 1); // the first reload's: [5000, 25000]
+        QTRY_COMPARE_WITH_TIMEOUT(timelines.count(), 1, 1000);
+
+        f.session.coverTimeline(11'000, 21'000); // a tick of following now
+        f.session.coverTimeline(6'000, 24'500);  // zoomed out a little, still inside
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 1);
+        f.session.coverTimeline(16'000, 26'000);                  // past the right margin
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 2); // [11000, 31000]
+        f.session.coverTimeline(18'000, 24'000);                  // closer, but not twice as close
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 2);
+        f.session.coverTimeline(20'000, 22'000);                  // more than twice as close
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 3); // [19000, 23000]
+        f.session.coverTimeline(0, 100'000);                      // out
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 4);
+        // A reload asks again for the slice last asked for.
+        f.session.reload();
+        QCOMPARE(f.fake->requestCount(RequestKind::Timeline), 5);
+    }
+
     // The other way round: the audit browser's own failure reaches it, so a
     // later fetchMore() asks again; the environments are still delivered.
     void aFailedAuditPageIsForgottenByTheAuditBrowser()

@@ -5,6 +5,7 @@
 #include "demo.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
+#include "startupreport.h"
 #include "timelinewidget.h"
 
 #include <QApplication>
@@ -90,6 +91,9 @@ int main(int argc, char** argv)
             },
             Qt::SingleShotConnection);
     }
+    // RELCTL_CONSOLE_REPORT=FILE (the console benchmark): when the window
+    // became usable, written to FILE. Off unless set.
+    relctl::ui::StartupReport::fromEnvironment(&window, &session);
     window.show();
     session.start();
 

@@ -383,8 +383,16 @@ BEGIN
         'leases', (
             SELECT coalesce(json_agg(relctl.console_lease_json(l, v_now) ORDER BY l.env, l.acquired_at, l.token),
                             '[]')
+            -- Overlapping: acquired before the window ends, ended (or, never
+            -- ended, expiring) at or after it starts. As two disjoint
+            -- branches, each read through leases_ended (0010): a
+            -- coalesce(ended_at, expires_at) >= v_from as one test reads every
+            -- lease of the history to keep the few in a recent window.
             FROM (SELECT * FROM relctl.leases
-                  WHERE acquired_at < v_to AND coalesce(ended_at, expires_at) >= v_from
+                  WHERE ended_at >= v_from AND acquired_at < v_to
+                  UNION ALL
+                  SELECT * FROM relctl.leases
+                  WHERE ended_at IS NULL AND expires_at >= v_from AND acquired_at < v_to
                   ORDER BY acquired_at DESC LIMIT 20000) l),
         'markers', (
             SELECT coalesce(json_agg(json_build_object('event', k.event, 'env', k.env,
@@ -425,7 +433,7 @@ BEGIN
                   SELECT * FROM (
                       SELECT 0::bigint, c.env, c.queued_at, 'queued', format('%s gen %s', c.job, c.generation),
                              c.job
-                      FROM relctl.candidates c
+                      FROM relctl.candidates c -- through candidates_queued (0010)
                       WHERE c.queued_at >= v_from AND c.queued_at < v_to
                       ORDER BY c.queued_at DESC LIMIT 50000) cands
                   ORDER BY at DESC LIMIT 50000) k));

@@ -156,12 +156,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
 
     connect(m_follow, &QAction::toggled, m_timeline, &TimelineWidget::setFollowNow);
     connect(m_timeline, &TimelineWidget::followNowChanged, m_follow, &QAction::setChecked);
-    connect(m_timeline, &TimelineWidget::visibleRangeChanged, session,
-            [session](relctl::EpochMs from, relctl::EpochMs to) {
-                // A margin either side, so small pans need no new slice to look complete.
-                const relctl::EpochMs span = to - from;
-                session->requestTimeline(from - span / 2, to + span / 2);
-            });
+    // A margin either side, so small pans (and following now) need no new
+    // slice to look complete: the session asks only when the view leaves it.
+    connect(m_timeline, &TimelineWidget::visibleRangeChanged, session, &ConsoleSession::coverTimeline);
     connect(session, &ConsoleSession::timelineReady, m_timeline, &TimelineWidget::setSlice);
     connect(m_timeline, &TimelineWidget::eventSelected, this, [this](qint64 eventId) {
         m_audit->selectEvent(eventId);
@@ -268,8 +265,11 @@ void MainWindow::fitEnvironmentsDock()
 {
     // The view is no taller than its rows (its maximum height); here the
     // dock is given that height, so a new row shows without the operator
-    // dragging the splitter.
-    resizeDocks({m_environmentsDock}, {m_environments->sizeHint().height()}, Qt::Vertical);
+    // dragging the splitter. But no more than a third of the window: fifty
+    // environments' rows would take the audit browser's and the timeline's
+    // room, leaving them a row each; beyond that the table scrolls.
+    resizeDocks({m_environmentsDock}, {std::min(m_environments->sizeHint().height(), height() / 3)},
+                Qt::Vertical);
 }
 
 void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,

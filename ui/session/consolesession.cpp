@@ -3,6 +3,8 @@
 #include "auditmodel.h"
 #include "environmentsmodel.h"
 
+#include <algorithm>
+
 namespace relctl::ui {
 
 ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject* parent)
@@ -26,7 +28,15 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
         m_connection = state;
         emit connectionChanged(state);
     });
-    connect(b, &ConsoleBackend::eventsArrived, this, &ConsoleSession::scheduleReload);
+    connect(b, &ConsoleBackend::eventsArrived, this, [this] {
+        // The first answer after connecting is not a burst to wait out: the
+        // views have nothing yet (the audit browser has asked for nothing),
+        // so they read at once.
+        if (!m_audit->isActive())
+            reload();
+        else
+            scheduleReload();
+    });
     connect(b, &ConsoleBackend::environmentsLoaded, this,
             [this](quint64 serial, const std::vector<relctl::EnvironmentRow>& rows) {
                 if (!m_environmentsRequests.isCurrent(serial))
@@ -128,7 +138,19 @@ void ConsoleSession::scheduleReload()
 
 void ConsoleSession::reload()
 {
+    // What the window opens on first (the backend answers in order): the
+    // environments and the audit browser's page, then the timeline, then
+    // the side views behind their tabs.
     m_backend->loadEnvironments(m_environmentsRequests.next());
+    // The first time (connected): the first page. After that never a reset:
+    // the reviewer keeps the selection and scroll position, and the model
+    // fetches only what is new, or counts it (see AuditModel).
+    if (!m_audit->isActive())
+        m_audit->setFilter(m_audit->filter());
+    else
+        m_audit->eventsArrived();
+    if (m_timelineTo > m_timelineFrom)
+        requestTimeline(m_timelineFrom, m_timelineTo);
     m_backend->loadApprovals(m_approvalRequests.next());
     // An older schema has no promotions to read: asking would only fail.
     if (m_connection.schemaVersion >= kPromotionsSchemaVersion) {
@@ -138,15 +160,6 @@ void ConsoleSession::reload()
     }
     if (m_statusLookup)
         m_backend->loadStatus(m_statusRequests.next(), *m_statusLookup);
-    if (m_timelineTo > m_timelineFrom)
-        requestTimeline(m_timelineFrom, m_timelineTo);
-    // The first time (connected): the first page. After that never a reset:
-    // the reviewer keeps the selection and scroll position, and the model
-    // fetches only what is new, or counts it (see AuditModel).
-    if (!m_audit->isActive())
-        m_audit->setFilter(m_audit->filter());
-    else
-        m_audit->eventsArrived();
 }
 
 void ConsoleSession::setTarget(const ConnectionTarget& target)
@@ -178,6 +191,25 @@ void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)
     m_timelineFrom = fromMs;
     m_timelineTo = toMs;
     m_backend->loadTimeline(m_timelineRequests.next(), fromMs, toMs);
+}
+
+void ConsoleSession::coverTimeline(qint64 fromMs, qint64 toMs)
+{
+    const qint64 span = std::max<qint64>(toMs - fromMs, 1);
+    const bool asked = m_timelineTo > m_timelineFrom;
+    const bool inside = asked && fromMs >= m_timelineFrom && toMs <= m_timelineTo;
+    // A slice asked for this view spans twice the view.
+    const bool closerLook = asked && m_timelineTo - m_timelineFrom > 4 * span;
+    if (inside && !closerLook)
+        return;
+    if (!m_connection.connected) {
+        // Kept for the reload that follows connecting (or reconnecting):
+        // asked now, it would only go out first and hold up the rest.
+        m_timelineFrom = fromMs - span / 2;
+        m_timelineTo = toMs + span / 2;
+        return;
+    }
+    requestTimeline(fromMs - span / 2, toMs + span / 2);
 }
 
 void ConsoleSession::requestTrace(qint64 eventId)

@@ -37,6 +37,17 @@ public:
     // shorten it).
     void setReloadDelay(std::chrono::milliseconds delay) { m_reload.setInterval(delay); }
     void requestTimeline(qint64 fromMs, qint64 toMs);
+    // The timeline now shows [fromMs, toMs]: asks for a slice of it with half
+    // its span of margin either side, unless the slice last asked for covers
+    // it already at about this zoom (the view is inside it, and no more than
+    // twice as fine as what it was asked for: a slice is capped, so a closer
+    // look may hold more). Following now moves the view by a pixel per tick
+    // and after every slice; each such move asking again would keep the
+    // worker busy with timelines, behind which every other request waits.
+    // Events that change what the slice holds reload it anyway. Until the
+    // session is connected the range is only kept: the reload on connecting
+    // asks for it.
+    void coverTimeline(qint64 fromMs, qint64 toMs);
     void requestTrace(qint64 eventId);
     void runAction(const ConsoleAction& action);
     // The environment's manifest history, answered by manifestHistoryReady
