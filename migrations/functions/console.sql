@@ -391,6 +391,47 @@ BEGIN
 END
 $$;
 
+-- The export: every event the browser's filter matches, in its order, as one
+-- statement over one snapshot, for `COPY (SELECT * FROM
+-- relctl.console_audit_export(...)) TO STDOUT` (core/src/auditexport.cpp).
+-- The columns are the export's fields in their order (auditExportFields()),
+-- with `at` as epoch milliseconds and client_addr as its text, like the
+-- browser's pages. A reviewer may call it like console_audit, with any
+-- arguments: the sort is whitelisted, the filter checked and the bounds
+-- clamped as for a page; a NULL direction is refused. It returns what the
+-- caller could read page by page, no more.
+CREATE FUNCTION relctl.console_audit_export(p_env text, p_job text, p_operation text, p_reason text,
+                                            p_from bigint, p_to bigint, p_text text,
+                                            p_sort text, p_descending boolean, p_outcome text DEFAULT NULL)
+RETURNS TABLE (id bigint, at bigint, env text, operation text, outcome text, reason text, job text,
+               release text, generation bigint, token bigint, current_token bigint,
+               current_generation bigint, current_release text, op_id text, host text, pid integer,
+               job_url text, actor text, db_user text, client_addr text, detail jsonb)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_key record;
+    v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
+BEGIN
+    SELECT * INTO v_key FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
+    IF v_key.col IS NULL THEN
+        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
+    END IF;
+    IF p_descending IS NULL THEN
+        PERFORM relctl.invalid('a sort needs a direction');
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT e.id, relctl.epoch_ms(e.at), e.env, e.operation, e.outcome, e.reason, e.job, e.release, '
+        '       e.generation, e.token, e.current_token, e.current_generation, e.current_release, e.op_id, '
+        '       e.host, e.pid, e.job_url, e.actor, e.db_user, host(e.client_addr), e.detail '
+        'FROM relctl.events e WHERE %s ORDER BY %s',
+        relctl.audit_filter(p_env, p_job, p_operation, p_reason, p_from, p_to, p_text, p_outcome),
+        CASE WHEN v_key.col = 'id' THEN format('e.id %s', v_dir)
+             ELSE format('e.%I %s, e.id %s', v_key.col, v_dir, v_dir) END)
+        USING p_env, p_job, p_operation, p_reason, p_from, p_to, lower(p_text), NULL::text, NULL::boolean,
+              NULL::text, NULL::bigint, NULL::bigint, NULL::integer, p_outcome;
+END
+$$;
+
 -- The distinct values of a column for the filter drop-downs, by skipping
 -- through its index one value at a time instead of reading every event.
 CREATE FUNCTION relctl.console_operations() RETURNS jsonb
@@ -616,6 +657,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
         'null'::jsonb)
 $$;
 
-GRANT EXECUTE ON FUNCTION relctl.console_environments, relctl.console_audit, relctl.console_operations,
-                          relctl.console_reasons, relctl.console_timeline, relctl.console_trace
+GRANT EXECUTE ON FUNCTION relctl.console_environments, relctl.console_audit, relctl.console_audit_export,
+                          relctl.console_operations, relctl.console_reasons, relctl.console_timeline,
+                          relctl.console_trace
     TO relctl_reviewer;
