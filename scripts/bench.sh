@@ -4,7 +4,8 @@
 #
 #   bash scripts/bench.sh [--rounds N]     handover latency and `relctl run`
 #   bash scripts/bench.sh audit [ARGS...]  audit pages and export on 1,000,000
-#                                          events (ARGS: --events N --reps R)
+#                                          events against their goals (ARGS:
+#                                          --events N --reps R --json FILE)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
