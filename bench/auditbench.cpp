@@ -1,29 +1,44 @@
 // relctl-audit-bench: what the audit browser's pages and exports cost on a
-// large trail.
+// large trail, against the goals of issue 14.
 //
-//   relctl-audit-bench [--dsn CONNINFO] [--events N] [--reps R]
+//   relctl-audit-bench [--dsn CONNINFO] [--events N] [--reps R] [--json FILE]
 //
 // Creates a scratch database next to the one CONNINFO names (default
 // "dbname=postgres"), migrates it, seeds N events (default 1,000,000) with
 // one INSERT (the trail's triggers forbid changes, not inserts), vacuums and
 // analyzes it like an aged trail, then prints the median (p50) of R runs
-// (default 5) of: the first page (500 events) and a page from the middle of
-// the order, for each sort column in both directions, with and without an
-// environment filter; and the throughput of a full CSV and JSON export. The
-// scratch database is dropped at the end.
+// (default 5) of:
+//   - the first page (500 events) and a page from the middle of the order,
+//     for each sort column in both directions, with and without an
+//     environment filter; goal: under 50 ms;
+//   - a full CSV and JSON export (all events, and one environment's), next
+//     to PostgreSQL's own COPY (SELECT * FROM relctl.events ...) TO STDOUT of
+//     the same rows in the same order, read by the same client library in the
+//     same run (3 runs each, alternating); goal: at least half its rate;
+//   - what an event insert costs with and without the indexes of
+//     migrations/0009 (one 100,000-row INSERT, and 10,000 single-row
+//     INSERTs each its own transaction), alternating; no goal, the price.
+// --json FILE writes the goals as {"goals": [{"name", "value", "unit",
+// "reference", "ratio", "target", "met"}, ...]}: for a page, value is its p50
+// in ms and target 50 (met: value < target); for an export, value is its
+// rows/s, reference COPY's rows/s, ratio value / reference and target 0.5
+// (met: ratio >= target). The scratch database is dropped at the end.
 
 #include "relctl/auditexport.h"
 #include "relctl/catalogue.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
-#include "seed.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -56,6 +71,58 @@ template <typename F> double median(int reps, F&& f)
     return t[t.size() / 2];
 }
 
+// One goal's measurement, as --json writes it.
+struct Goal
+{
+    std::string name;
+    double value = 0;
+    std::string unit;
+    std::optional<double> reference;
+    std::optional<double> ratio;
+    double target = 0;
+    bool met = false;
+};
+
+constexpr double kPageTargetMs = 50;
+constexpr double kExportTargetRatio = 0.5;
+
+// The indexes migrations/0009 adds, and how they are made: dropped and made
+// again here to price them.
+const std::pair<const char*, const char*> kSortIndexes[] = {
+    {"events_rejected", "(env, id) WHERE outcome = 'rejected'"},
+    {"events_env_release", "(env, release, id)"},
+    {"events_env_generation", "(env, generation, id)"},
+    {"events_env_token", "(env, token, id)"},
+    {"events_env_host", "(env, host, id)"},
+    {"events_env_actor", "(env, actor, id) WHERE actor IS NOT NULL"},
+};
+
+// Events shaped like the seed's, numbered from `first` to `last` (SQL expressions).
+std::string eventRows(const std::string& first, const std::string& last)
+{
+    // Five environments, one event in 37 refused, a job per 10 events, an
+    // actor on one in 50 and a host missing on one in 20 (NULL keys).
+    return "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
+           "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
+           "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
+           "CASE WHEN i % 37 = 0 THEN 'rejected' ELSE 'accepted' END, "
+           "CASE WHEN i % 37 = 0 THEN (ARRAY['STALE_GENERATION', 'LEASE_EXPIRED', 'BAD_LEASE_ID', "
+           "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
+           "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, "
+           "CASE WHEN i % 20 = 0 THEN NULL ELSE 'runner-' || (i % 13) END, 1000 + i % 50000, "
+           "'https://ci.example/jobs/' || (i / 10), CASE WHEN i % 50 = 0 THEN 'operator-' || (i % 7) END "
+           "FROM generate_series(" +
+           first + ", " + last + ") AS i";
+}
+
+const char* kEventColumns = "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, "
+                            "generation, token, op_id, host, pid, job_url, actor) ";
+
+std::string withDatabase(const std::string& dsn, const std::string& name)
+{
+    return dsn + " dbname=" + name; // a later keyword wins in a conninfo string
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -63,6 +130,7 @@ int main(int argc, char** argv)
     std::string dsn = "dbname=postgres";
     long long events = 1'000'000;
     int reps = 5;
+    std::string jsonPath;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--dsn" && i + 1 < argc)
@@ -71,21 +139,26 @@ int main(int argc, char** argv)
             events = std::atoll(argv[++i]);
         else if (a == "--reps" && i + 1 < argc)
             reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--json" && i + 1 < argc)
+            jsonPath = argv[++i];
         else
-            fail("usage: relctl-audit-bench [--dsn CONNINFO] [--events N] [--reps R]");
+            fail("usage: relctl-audit-bench [--dsn CONNINFO] [--events N] [--reps R] [--json FILE]");
     }
     const std::string name = "relctl_audit_bench_" + std::to_string(getpid());
+    bool failed = false;
     try {
-        const relctl::bench::ScratchDatabase scratchDb(dsn, name);
-        const std::string& scratch = scratchDb.dsn();
+        {
+            pqxx::connection admin(dsn);
+            pqxx::nontransaction(admin).exec("CREATE DATABASE " + name);
+        }
+        const std::string scratch = withDatabase(dsn, name);
         Database db(scratch);
+        db.migrate();
         pqxx::connection raw(scratch);
         auto start = Clock::now();
         {
             pqxx::work tx(raw);
-            relctl::bench::EventTrail trail; // five environments, from 2024-01-01 at 10 ms
-            trail.count = events;
-            relctl::bench::seedEvents(tx, trail);
+            tx.exec(kEventColumns + eventRows("1", std::to_string(events)));
             tx.commit();
         }
         pqxx::nontransaction(raw).exec("VACUUM ANALYZE relctl.events");
@@ -101,11 +174,18 @@ int main(int argc, char** argv)
             const std::string key(catalogue::kAuditSortKeys[i]);
             columns.emplace_back(static_cast<AuditSort::Column>(i), key == "time" ? "id" : key);
         }
+        std::vector<Goal> goals;
+        int pagesMissed = 0;
         std::printf("p50 of %d runs, ms; a page is 500 events; \"middle\" continues from the row halfway "
-                    "through the order\n",
-                    reps);
-        std::printf("%-11s %-4s | %10s %10s | %14s %14s\n", "sort", "dir", "first", "middle",
-                    "first env=prod", "middle env=prod");
+                    "through the order; * marks a page over %.0f ms\n",
+                    reps, kPageTargetMs);
+        std::printf("%-11s %-4s | %10s %10s | %15s %15s\n", "sort", "dir", "first", "middle", "first env=prod",
+                    "middle env=prod");
+        const auto cell = [](double t) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.1f%s", t, t < kPageTargetMs ? " " : "*");
+            return std::string(text);
+        };
         for (const auto& [column, sql] : columns) {
             for (const bool descending : {true, false}) {
                 double t[4];
@@ -132,10 +212,21 @@ int main(int argc, char** argv)
                                        r[1].as<std::int64_t>()};
                     t[k++] = median(reps, [&] { q.auditPage({filter, sort, cursor, std::nullopt, 500}); });
                 }
-                std::printf("%-11s %-4s | %10.1f %10.1f | %14.1f %14.1f\n", auditSortKey(column),
-                            descending ? "desc" : "asc", t[0], t[1], t[2], t[3]);
+                std::printf("%-11s %-4s | %10s %10s | %15s %15s\n", auditSortKey(column),
+                            descending ? "desc" : "asc", cell(t[0]).c_str(), cell(t[1]).c_str(),
+                            cell(t[2]).c_str(), cell(t[3]).c_str());
+                const char* where[] = {"first", "middle", "first env=prod", "middle env=prod"};
+                for (int i = 0; i < 4; ++i) {
+                    goals.push_back({std::string("audit page ") + auditSortKey(column) +
+                                         (descending ? " desc " : " asc ") + where[i],
+                                     t[i], "ms", std::nullopt, std::nullopt, kPageTargetMs,
+                                     t[i] < kPageTargetMs});
+                    pagesMissed += t[i] < kPageTargetMs ? 0 : 1;
+                }
             }
         }
+        std::printf("pages under %.0f ms: %zu of %zu\n", kPageTargetMs, goals.size() - std::size_t(pagesMissed),
+                    goals.size());
 
         // "Newer than" on an idle trail: what every live update costs when nothing matched.
         const double newer = median(reps, [&] {
@@ -143,8 +234,23 @@ int main(int argc, char** argv)
         });
         std::printf("\nnewer-than (live update, nothing new): %.1f ms\n\n", newer);
 
+        // Exports, each next to COPY of the same rows in the same order: the
+        // reference a client cannot beat, read line by line and dropped.
         const std::string dir = std::filesystem::temp_directory_path() / name;
         std::filesystem::create_directories(dir);
+        const auto copyRows = [&](bool filtered) {
+            pqxx::read_transaction tx(raw);
+            pqxx::stream_from copy(tx, std::string("(SELECT * FROM relctl.events") +
+                                           (filtered ? " WHERE env = 'prod'" : "") + " ORDER BY id DESC)");
+            std::string line;
+            std::int64_t n = 0;
+            while (copy.get_raw_line(line))
+                ++n;
+            copy.complete();
+            return n;
+        };
+        constexpr int kExportRuns = 3;
+        std::printf("rows/s, p50 of %d runs; the export into a file, COPY read and dropped\n", kExportRuns);
         for (const bool json : {false, true}) {
             for (const bool filtered : {false, true}) {
                 AuditExportOptions options;
@@ -152,17 +258,109 @@ int main(int argc, char** argv)
                 if (filtered)
                     options.filter.env = "prod";
                 const std::string path = dir + (json ? "/audit.json" : "/audit.csv");
-                start = Clock::now();
-                const std::int64_t rows = exportAuditFile(q, options, path);
-                const double seconds = ms(Clock::now() - start) / 1000;
-                std::printf("export %s%s: %lld rows, %.1f MB in %.2f s: %.0f rows/s\n", json ? "JSON" : "CSV",
-                            filtered ? " env=prod" : "", static_cast<long long>(rows),
-                            double(std::filesystem::file_size(path)) / 1e6, seconds, double(rows) / seconds);
+                std::int64_t rows = 0;
+                std::int64_t copied = 0;
+                std::vector<double> exportMs;
+                std::vector<double> copyMs;
+                for (int run = 0; run < kExportRuns; ++run) {
+                    auto begin = Clock::now();
+                    copied = copyRows(filtered);
+                    copyMs.push_back(ms(Clock::now() - begin));
+                    begin = Clock::now();
+                    rows = exportAuditFile(q, options, path);
+                    exportMs.push_back(ms(Clock::now() - begin));
+                }
+                if (rows != copied)
+                    throw std::runtime_error("the export wrote " + std::to_string(rows) + " rows, COPY read " +
+                                             std::to_string(copied));
+                std::sort(exportMs.begin(), exportMs.end());
+                std::sort(copyMs.begin(), copyMs.end());
+                const double rate = double(rows) / (exportMs[kExportRuns / 2] / 1000);
+                const double reference = double(copied) / (copyMs[kExportRuns / 2] / 1000);
+                const double ratio = rate / reference;
+                const std::string what = std::string(json ? "JSON" : "CSV") + (filtered ? " env=prod" : "");
+                std::printf("export %-13s %lld rows, %6.1f MB: %8.0f rows/s; COPY %8.0f rows/s; ratio %.2f (%s %.1f)\n",
+                            what.c_str(), static_cast<long long>(rows),
+                            double(std::filesystem::file_size(path)) / 1e6, rate, reference, ratio,
+                            ratio >= kExportTargetRatio ? "met, target" : "MISSED, target", kExportTargetRatio);
+                goals.push_back({"audit export " + what, rate, "rows/s", reference, ratio, kExportTargetRatio,
+                                 ratio >= kExportTargetRatio});
             }
         }
         std::filesystem::remove_all(dir);
+
+        // What the sort indexes cost an insert: the same inserts with them and
+        // without, alternating, on the trail as it now stands.
+        long long next = events + 1;
+        const auto bulk = [&] {
+            const auto begin = Clock::now();
+            pqxx::nontransaction(raw).exec(kEventColumns +
+                                           eventRows(std::to_string(next), std::to_string(next + 99'999)));
+            next += 100'000;
+            return ms(Clock::now() - begin) * 1000 / 100'000; // us per event
+        };
+        const auto single = [&] {
+            raw.prepare("relctl_bench_insert", kEventColumns + eventRows("$1::bigint", "$1::bigint"));
+            const auto begin = Clock::now();
+            for (int i = 0; i < 10'000; ++i)
+                pqxx::nontransaction(raw).exec_prepared("relctl_bench_insert", next++);
+            raw.unprepare("relctl_bench_insert");
+            return ms(Clock::now() - begin) * 1000 / 10'000;
+        };
+        const auto setIndexes = [&](bool present) {
+            for (const auto& [index, definition] : kSortIndexes)
+                pqxx::nontransaction(raw).exec(
+                    present ? std::string("CREATE INDEX ") + index + " ON relctl.events " + definition
+                            : std::string("DROP INDEX relctl.") + index);
+            pqxx::nontransaction(raw).exec("VACUUM ANALYZE relctl.events");
+        };
+        std::vector<double> bulkWith, bulkWithout, singleWith, singleWithout;
+        for (int round = 0; round < 2; ++round) {
+            if (round > 0)
+                setIndexes(true);
+            bulkWith.push_back(bulk());
+            singleWith.push_back(single());
+            setIndexes(false);
+            bulkWithout.push_back(bulk());
+            singleWithout.push_back(single());
+        }
+        const auto mean = [](const std::vector<double>& v) { return (v[0] + v[1]) / 2; };
+        std::printf("\nevent insert, us per event (mean of 2 rounds), with the %zu indexes of 0009 / without:\n"
+                    "  one 100,000-row INSERT: %.2f / %.2f (+%.0f%%)\n"
+                    "  single-row INSERTs, each its own transaction: %.1f / %.1f (+%.0f%%)\n",
+                    std::size(kSortIndexes), mean(bulkWith), mean(bulkWithout),
+                    100 * (mean(bulkWith) / mean(bulkWithout) - 1), mean(singleWith), mean(singleWithout),
+                    100 * (mean(singleWith) / mean(singleWithout) - 1));
+
+        if (!jsonPath.empty()) {
+            nlohmann::ordered_json out = nlohmann::ordered_json::object();
+            out["goals"] = nlohmann::ordered_json::array();
+            for (const Goal& g : goals) {
+                const auto optional = [](const std::optional<double>& v) {
+                    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+                };
+                out["goals"].push_back({{"name", g.name},
+                                        {"value", g.value},
+                                        {"unit", g.unit},
+                                        {"reference", optional(g.reference)},
+                                        {"ratio", optional(g.ratio)},
+                                        {"target", g.target},
+                                        {"met", g.met}});
+            }
+            std::ofstream file(jsonPath);
+            file << out.dump(2) << '\n';
+            if (!file)
+                throw std::runtime_error("could not write " + jsonPath);
+        }
     } catch (const std::exception& e) {
-        fail(e.what());
+        std::fprintf(stderr, "relctl-audit-bench: %s\n", e.what());
+        failed = true;
     }
-    return 0;
+    try {
+        pqxx::connection admin(dsn);
+        pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + name);
+    } catch (const std::exception& e) {
+        fail(std::string("could not drop ") + name + ": " + e.what());
+    }
+    return failed ? 1 : 0;
 }

@@ -1212,6 +1212,131 @@ private slots:
                  ExitCode::Internal);
     }
 
+    // The export reads the rows the browser's pages show and writes them as
+    // the page path's events would be written, byte for byte, whatever the
+    // text holds (tabs, line breaks, backslashes, quotes, non-ASCII, control
+    // characters) and whatever JSON a detail holds.
+    void exportWritesWhatThePagesShow_data()
+    {
+        QTest::addColumn<int>("column");
+        QTest::addColumn<bool>("descending");
+        QTest::addColumn<bool>("json");
+        QTest::addRow("time desc csv") << int(AuditSort::Column::Time) << true << false;
+        QTest::addRow("time desc json") << int(AuditSort::Column::Time) << true << true;
+        QTest::addRow("job asc csv") << int(AuditSort::Column::Job) << false << false;
+        QTest::addRow("host asc json") << int(AuditSort::Column::Host) << false << true;
+        QTest::addRow("outcome desc csv") << int(AuditSort::Column::Outcome) << true << false;
+        QTest::addRow("actor desc json") << int(AuditSort::Column::Actor) << true << true;
+    }
+
+    void exportWritesWhatThePagesShow()
+    {
+        QFETCH(int, column);
+        QFETCH(bool, descending);
+        QFETCH(bool, json);
+        TestDatabase db;
+        db.exec("INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
+                "current_release, op_id, host, pid, job_url, actor, client_addr, detail) "
+                "SELECT timestamptz '1969-12-31 23:59:58.5Z' + i * interval '1234.567 milliseconds', "
+                "(ARRAY['prod', NULL, 'staging'])[1 + i % 3], 'renew', "
+                "CASE WHEN i % 7 = 0 THEN 'rejected' ELSE 'accepted' END, "
+                "CASE WHEN i % 7 = 0 THEN E'two\\nlines' END, "
+                "(ARRAY['job-x', NULL, E'tab\\there', E'back\\\\slash', 'gel\u00f6scht', E'ctl\\x01\\x7f', "
+                "'a\"b,c', E'cr\\r\\nlf', ''])[1 + i % 9], "
+                "CASE WHEN i % 3 = 0 THEN NULL ELSE 'v' || (i % 17) END, CASE WHEN i % 4 = 0 THEN NULL ELSE i % 9 - 4 END, "
+                "CASE WHEN i % 5 = 2 THEN 9007199254740993 WHEN i % 5 <> 1 THEN i % 6 END, "
+                "CASE WHEN i % 2 = 1 THEN 'cur-' || i END, CASE WHEN i % 2 = 0 THEN 'op-' || i END, "
+                "CASE WHEN i % 6 = 0 THEN NULL ELSE 'host-' || (i % 4) END, CASE WHEN i % 8 <> 0 THEN 1000 + i END, "
+                "CASE WHEN i % 2 = 0 THEN 'https://ci.example/jobs/' || i || '?a=1&b=\"2\"' END, "
+                "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 2 THEN 'Zo\u00eb' END, "
+                "CASE WHEN i % 3 = 0 THEN inet '10.0.0.7' WHEN i % 3 = 1 THEN inet '::1' END, "
+                "(ARRAY[NULL, '{\"b\": 1, \"a\": [1.5, 2e3, true, null, \"x\\u0001y\"], \"\u00e9\": \"\u00fc\"}', "
+                "'\"a string, with comma\"', '42', '3.14', 'true', 'null', '{\"z\": {\"y\": 1, \"x\": 2}}', '[]', "
+                "'\"tab\\there\"'])[1 + i % 10]::jsonb "
+                "FROM generate_series(1, 300) AS i");
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job ~ '[\\t\\r\\n\\\\]'"), 101LL);
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const AuditSort sort{AuditSort::Column(column), descending};
+        // What the page path gives, written event by event: the export's reference.
+        std::ostringstream expected;
+        const std::vector<AuditEvent> events = allPages(q, {}, 41, nullptr, sort);
+        QCOMPARE(events.size(), std::size_t(300));
+        if (json) {
+            expected << '[';
+        } else {
+            for (std::size_t i = 0; i < auditExportFields().size(); ++i)
+                expected << (i == 0 ? "" : ",") << auditExportFields()[i];
+            expected << "\r\n";
+        }
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            if (json) {
+                expected << (i == 0 ? "\n" : ",\n");
+                writeAuditJsonObject(expected, events[i]);
+            } else {
+                writeAuditCsvRow(expected, events[i]);
+            }
+        }
+        if (json)
+            expected << "\n]\n";
+        std::ostringstream got;
+        const AuditExportOptions options{
+            .sort = sort, .format = json ? AuditExportFormat::Json : AuditExportFormat::Csv, .pageSize = 64};
+        QCOMPARE(writeAuditExport(q, options, got), std::int64_t(300));
+        QCOMPARE(got.str(), expected.str());
+    }
+
+    // relctl.console_audit_export is an API any login can call directly, with
+    // any arguments: a reviewer may (a job may not), a NULL direction, an
+    // unknown sort, an outcome other than accepted or rejected and a range
+    // that ends before it starts are invalid input, bounds beyond what a
+    // timestamp holds are clamped, and nothing is ever written. The pages'
+    // function holds to the same.
+    void theExportFunctionWithstandsAnyArguments()
+    {
+        TestDatabase db;
+        seedEvents(db, 200);
+        const auto before = db.footprint();
+        const auto exportCall = [](const std::string& args) {
+            return "SELECT count(*) FROM relctl.console_audit_export(" + args + ")";
+        };
+        const auto state = [&](const std::string& dsn, const std::string& args) {
+            return sqlState(dsn, exportCall(args));
+        };
+        const std::string nulls = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL";
+        QCOMPARE(state(db.reviewerDsn(), nulls), std::string("RC002")); // no direction
+        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"), std::string());
+        QCOMPARE(state(db.jobDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"), std::string("42501"));
+        for (const char* bad : {"'lease_id'", "'id; DROP TABLE relctl.events'", "'detail'", "''"})
+            QCOMPARE(state(db.reviewerDsn(), std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad + ", true"),
+                     std::string("RC002"));
+        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, 2, 1, NULL, 'time', true"), std::string("RC002"));
+        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, 'maybe'"),
+                 std::string("RC002"));
+        // Bounds at the ends of bigint: everything, or nothing, never an overflow.
+        const std::string all = "SELECT count(*) FROM relctl.console_audit_export(NULL, NULL, NULL, NULL, "
+                                "-9223372036854775808, 9223372036854775807, NULL, 'token', false)";
+        QCOMPARE(sqlState(db.reviewerDsn(), all), std::string());
+        QCOMPARE(db.count(all), 200LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.console_audit_export(NULL, NULL, NULL, NULL, "
+                          "9223372036854775807, NULL, NULL, 'time', true)"),
+                 0LL);
+        // The filter is the pages' filter: the rows of one environment, refused only.
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.console_audit_export('prod', NULL, NULL, NULL, NULL, NULL, "
+                          "NULL, 'host', true, 'rejected')"),
+                 db.count("SELECT count(*) FROM relctl.events WHERE env = 'prod' AND outcome = 'rejected'"));
+        // The pages: a bad limit is refused, extreme bounds are clamped.
+        const auto page = [](const std::string& bounds, const std::string& limit) {
+            return "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, " + bounds +
+                   ", NULL, 'generation', true, NULL, NULL, NULL, " + limit + ")";
+        };
+        for (const char* limit : {"NULL", "0", "-1", "5001", "2147483647"})
+            QCOMPARE(sqlState(db.reviewerDsn(), page("NULL, NULL", limit)), std::string("RC002"));
+        QCOMPARE(sqlState(db.reviewerDsn(), page("-9223372036854775808, 9223372036854775807", "10")), std::string());
+        QCOMPARE(sqlState(db.jobDsn(), page("NULL, NULL", "10")), std::string("42501"));
+        QCOMPARE(db.footprint(), before);
+    }
+
 private:
     std::unique_ptr<TestDatabase> m_sortDb;
 };

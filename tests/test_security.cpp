@@ -226,7 +226,7 @@ private slots:
                                "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
         for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit",
-                               "trace", "console_audit", "record", "grant_lease", "history", "rollback",
+                               "trace", "console_audit", "console_audit_export", "record", "grant_lease", "history", "rollback",
                                "decide_promotion", "promotion_refusal", "open_promotion"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
         QVERIFY(canCall("relctl_job", "promote_request"));
@@ -237,7 +237,7 @@ private slots:
             QVERIFY2(canCall("relctl_manager", fn), fn);
         for (const char* fn :
              {"audit", "trace", "op_show", "op_state", "job_state", "approvals", "console_audit",
-              "console_trace", "console_environments", "console_timeline", "environment_json", "history"})
+              "console_audit_export", "console_trace", "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
         for (const char* fn :
              {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})

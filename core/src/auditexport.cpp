@@ -1,13 +1,18 @@
-// Export of the filtered, sorted audit trail: pages of 5,000 through the
-// same keyset cursor the browser uses (no OFFSET, so a deep page costs what
-// the first does, and events inserted meanwhile neither repeat nor shift
-// rows), each written as soon as it arrives.
+// Export of the filtered, sorted audit trail: one COPY of
+// relctl.console_audit_export (the same filter and order as the browser's
+// pages, over one snapshot), each row written as it arrives, straight from the
+// server's text. Only an event's detail goes through a JSON parser, so that
+// both formats give it exactly as before (compact, keys in order).
 
 #include "relctl/auditexport.h"
 
 #include "relctl/error.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +20,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -23,91 +29,271 @@ namespace relctl {
 
 namespace {
 
-// ISO 8601 in UTC with milliseconds, as the console shows and the model's
-// export wrote: 2024-01-01T00:00:00.010Z.
-std::string utcIso(EpochMs ms)
+// ISO 8601 in UTC to the second, as the console shows and the model's export
+// wrote: 2024-01-01T00:00:00 (the milliseconds follow).
+std::string utcSeconds(std::time_t seconds)
 {
-    const auto floorDiv = [](EpochMs a, EpochMs b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
-    const std::time_t seconds = std::time_t(floorDiv(ms, 1000));
-    const int millis = int(ms - EpochMs(seconds) * 1000);
     std::tm tm{};
     gmtime_r(&seconds, &tm);
     char buffer[96];
-    std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+    std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     return buffer;
 }
 
 using Value = nlohmann::ordered_json;
+using Cell = std::optional<std::string_view>;
 
-Value json(const std::optional<std::string>& s)
-{
-    return s ? Value(*s) : Value(nullptr);
-}
-
-Value json(const std::optional<std::int64_t>& n)
-{
-    return n ? Value(*n) : Value(nullptr);
-}
+// How a field is written.
+enum class Kind {
+    Integer, // its decimal digits; absent: empty (CSV), null (JSON)
+    Time,    // epoch ms, written as 2024-01-01T00:00:00.010Z
+    Env,     // text; an event without an environment reaches core as "": absent
+    Text,    // text, CSV-quoted or a JSON string
+    // JSON: structured in JSON exports, its compact text in CSV (a string
+    // detail as the string, a number as the number).
+    Detail,
+};
 
 // The one list both formats use, so CSV headers and JSON keys cannot drift
-// apart; the names and order of `relctl audit --json` events.
+// apart; the names and order of `relctl audit --json` events, and the columns
+// of relctl.console_audit_export.
 struct Field
 {
     const char* name;
-    Value (*value)(const AuditEvent&);
+    Kind kind;
 };
 
-const Field fields[] = {
-    {"id", [](const AuditEvent& e) { return Value(e.id); }},
-    {"at", [](const AuditEvent& e) { return Value(utcIso(e.at)); }},
-    // An event without an environment reaches core as "": it is absent.
-    {"env", [](const AuditEvent& e) { return e.env.empty() ? Value(nullptr) : Value(e.env); }},
-    {"operation", [](const AuditEvent& e) { return Value(e.operation); }},
-    {"outcome", [](const AuditEvent& e) { return Value(e.outcome); }},
-    {"reason", [](const AuditEvent& e) { return json(e.reason); }},
-    {"job", [](const AuditEvent& e) { return json(e.job); }},
-    {"release", [](const AuditEvent& e) { return json(e.release); }},
-    {"generation", [](const AuditEvent& e) { return json(e.generation); }},
-    {"token", [](const AuditEvent& e) { return json(e.token); }},
-    {"current_token", [](const AuditEvent& e) { return json(e.currentToken); }},
-    {"current_generation", [](const AuditEvent& e) { return json(e.currentGeneration); }},
-    {"current_release", [](const AuditEvent& e) { return json(e.currentRelease); }},
-    {"op_id", [](const AuditEvent& e) { return json(e.opId); }},
-    {"host", [](const AuditEvent& e) { return json(e.host); }},
-    {"pid", [](const AuditEvent& e) { return json(e.pid); }},
-    {"job_url", [](const AuditEvent& e) { return json(e.jobUrl); }},
-    {"actor", [](const AuditEvent& e) { return json(e.actor); }},
-    {"db_user", [](const AuditEvent& e) { return json(e.dbUser); }},
-    {"client_addr", [](const AuditEvent& e) { return json(e.clientAddr); }},
-    // The detail stays structured in JSON exports; CSV gets its compact text.
-    {"detail", [](const AuditEvent& e) { return e.detail ? Value::parse(*e.detail) : Value(nullptr); }},
+constexpr Field fields[] = {
+    {"id", Kind::Integer},
+    {"at", Kind::Time},
+    {"env", Kind::Env},
+    {"operation", Kind::Text},
+    {"outcome", Kind::Text},
+    {"reason", Kind::Text},
+    {"job", Kind::Text},
+    {"release", Kind::Text},
+    {"generation", Kind::Integer},
+    {"token", Kind::Integer},
+    {"current_token", Kind::Integer},
+    {"current_generation", Kind::Integer},
+    {"current_release", Kind::Text},
+    {"op_id", Kind::Text},
+    {"host", Kind::Text},
+    {"pid", Kind::Integer},
+    {"job_url", Kind::Text},
+    {"actor", Kind::Text},
+    {"db_user", Kind::Text},
+    {"client_addr", Kind::Text},
+    {"detail", Kind::Detail},
 };
+constexpr std::size_t kFields = std::size(fields);
 
-void writeCsvField(std::ostream& out, const std::string& s)
+void appendCsvField(std::string& out, std::string_view s)
 {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) {
-        out << s;
+    if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out += s;
         return;
     }
-    out << '"';
+    out += '"';
     for (const char c : s) {
         if (c == '"')
-            out << '"';
-        out << c;
+            out += '"';
+        out += c;
     }
-    out << '"';
+    out += '"';
 }
 
-void writeCsvHeader(std::ostream& out)
+// A JSON string as nlohmann::json writes one (UTF-8 kept, invalid bytes
+// replaced): printable ASCII as it is, anything else through the library.
+void appendJsonString(std::string& out, std::string_view s)
+{
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+            out += Value(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            return;
+        }
+    }
+    out += '"';
+    out += s;
+    out += '"';
+}
+
+void appendInteger(std::string& out, std::int64_t n)
+{
+    char digits[24];
+    const auto end = std::to_chars(std::begin(digits), std::end(digits), n).ptr;
+    out.append(digits, end);
+}
+
+[[noreturn]] void unreadable(const std::string& what)
+{
+    throw Error(ExitCode::Internal, "unreadable export row from the database: " + what);
+}
+
+// Writes rows of cells in one format into a string. Keeps the last second's
+// text: consecutive events mostly share it.
+class RowWriter
+{
+public:
+    RowWriter(bool csv, bool fromServer) : m_csv(csv), m_fromServer(fromServer) {}
+
+    void row(std::span<const Cell> cells, std::string& out)
+    {
+        if (cells.size() != kFields)
+            unreadable(std::to_string(cells.size()) + " fields, not " + std::to_string(kFields));
+        if (!m_csv)
+            out += '{';
+        for (std::size_t i = 0; i < kFields; ++i) {
+            if (i > 0)
+                out += ',';
+            if (!m_csv) {
+                out += '"';
+                out += fields[i].name;
+                out += "\":";
+            }
+            cell(fields[i].kind, cells[i], out);
+        }
+        out += m_csv ? "\r\n" : "}";
+    }
+
+private:
+    void cell(Kind kind, const Cell& c, std::string& out)
+    {
+        const bool absent = !c || (kind == Kind::Env && c->empty());
+        if (absent) {
+            if (!m_csv)
+                out += "null";
+            return;
+        }
+        switch (kind) {
+        case Kind::Integer:
+            out += *c; // the server's decimal digits, as an int64 prints
+            break;
+        case Kind::Time:
+            if (!m_csv)
+                out += '"';
+            time(*c, out);
+            if (!m_csv)
+                out += '"';
+            break;
+        case Kind::Env:
+        case Kind::Text:
+            if (m_csv)
+                appendCsvField(out, *c);
+            else
+                appendJsonString(out, *c);
+            break;
+        case Kind::Detail:
+            detail(*c, out);
+            break;
+        }
+    }
+
+    void time(std::string_view text, std::string& out)
+    {
+        EpochMs ms = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), ms).ec != std::errc())
+            unreadable("a time of \"" + std::string(text) + "\"");
+        const EpochMs seconds = ms / 1000 - ((ms % 1000 != 0) && (ms < 0)); // floor
+        if (seconds != m_second) {
+            m_second = seconds;
+            m_secondText = utcSeconds(std::time_t(seconds));
+        }
+        const int millis = int(ms - seconds * 1000);
+        out += m_secondText;
+        out += '.';
+        out += char('0' + millis / 100);
+        out += char('0' + millis / 10 % 10);
+        out += char('0' + millis % 10);
+        out += 'Z';
+    }
+
+    // The detail as the export always wrote it. From the server it is
+    // jsonb's text: first read the way the console reads an event (into
+    // nlohmann::json, keys in order, compact). JSON null writes as no detail.
+    void detail(std::string_view text, std::string& out)
+    {
+        Value v;
+        try {
+            v = m_fromServer ? Value::parse(nlohmann::json::parse(text.begin(), text.end()).dump())
+                             : Value::parse(text.begin(), text.end());
+        } catch (const nlohmann::json::exception& e) {
+            // As when the console's reply held it: the database's fault.
+            throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
+        }
+        if (!m_csv)
+            out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        else if (v.is_string())
+            appendCsvField(out, v.get_ref<const std::string&>());
+        else if (v.is_number_integer())
+            appendInteger(out, v.get<std::int64_t>());
+        else if (v.is_structured())
+            appendCsvField(out, v.dump());
+    }
+
+    bool m_csv;
+    bool m_fromServer;
+    EpochMs m_second = LLONG_MIN;
+    std::string m_secondText;
+};
+
+// An event's fields as cells, in the order of `fields`; `numbers` holds the
+// digits the integer cells point to.
+std::array<Cell, kFields> cellsOf(const AuditEvent& e, std::array<std::string, 7>& numbers)
+{
+    std::size_t next = 0;
+    const auto number = [&](std::optional<std::int64_t> n) -> Cell {
+        if (!n)
+            return std::nullopt;
+        numbers.at(next) = std::to_string(*n);
+        return std::string_view(numbers.at(next++));
+    };
+    const auto text = [](const std::optional<std::string>& s) -> Cell {
+        return s ? Cell(std::string_view(*s)) : std::nullopt;
+    };
+    return {number(e.id),
+            number(e.at),
+            Cell(std::string_view(e.env)),
+            Cell(std::string_view(e.operation)),
+            Cell(std::string_view(e.outcome)),
+            text(e.reason),
+            text(e.job),
+            text(e.release),
+            number(e.generation),
+            number(e.token),
+            number(e.currentToken),
+            number(e.currentGeneration),
+            text(e.currentRelease),
+            text(e.opId),
+            text(e.host),
+            number(e.pid),
+            text(e.jobUrl),
+            text(e.actor),
+            text(e.dbUser),
+            text(e.clientAddr),
+            text(e.detail)};
+}
+
+void writeEvent(std::ostream& out, const AuditEvent& e, bool csv)
+{
+    std::array<std::string, 7> numbers;
+    const auto cells = cellsOf(e, numbers);
+    std::string text;
+    RowWriter(csv, false).row(cells, text);
+    out << text;
+}
+
+void appendCsvHeader(std::string& out)
 {
     bool first = true;
     for (const Field& f : fields) {
         if (!std::exchange(first, false))
-            out << ',';
-        out << f.name;
+            out += ',';
+        out += f.name;
     }
-    out << "\r\n";
+    out += "\r\n";
 }
 
 [[noreturn]] void streamFailed(const std::string& what)
@@ -130,59 +316,54 @@ const std::vector<std::string>& auditExportFields()
 
 void writeAuditCsvRow(std::ostream& out, const AuditEvent& e)
 {
-    bool first = true;
-    for (const Field& f : fields) {
-        if (!std::exchange(first, false))
-            out << ',';
-        const Value v = f.value(e);
-        if (v.is_string())
-            writeCsvField(out, v.get_ref<const std::string&>());
-        else if (v.is_number_integer())
-            out << v.get<std::int64_t>();
-        else if (v.is_structured())
-            writeCsvField(out, v.dump());
-    }
-    out << "\r\n";
+    writeEvent(out, e, true);
 }
 
 void writeAuditJsonObject(std::ostream& out, const AuditEvent& e)
 {
-    Value object = Value::object();
-    for (const Field& f : fields)
-        object[f.name] = f.value(e);
-    out << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    writeEvent(out, e, false);
 }
 
 std::int64_t writeAuditExport(ConsoleQueries& queries, const AuditExportOptions& options, std::ostream& out)
 {
+    // Bytes gathered before a write to the stream.
+    constexpr std::size_t kChunk = std::size_t(1) << 16;
     const bool csv = options.format == AuditExportFormat::Csv;
+    const std::int64_t pageSize = std::max(1, options.pageSize);
+    std::string buffer;
+    buffer.reserve(2 * kChunk);
     if (csv)
-        writeCsvHeader(out);
+        appendCsvHeader(buffer);
     else
-        out << '[';
-    AuditPageRequest request{options.filter, options.sort, std::nullopt, std::nullopt, options.pageSize};
-    std::int64_t rows = 0;
-    for (;;) {
-        if (options.cancel && options.cancel->load())
-            throw AuditExportCancelled();
-        const AuditPage page = queries.auditPage(request);
-        for (const AuditEvent& e : page.events) {
-            if (csv) {
-                writeAuditCsvRow(out, e);
-            } else {
-                out << (rows == 0 ? "\n" : ",\n");
-                writeAuditJsonObject(out, e);
-            }
-            ++rows;
-        }
+        buffer += '[';
+    const auto flush = [&] {
+        out.write(buffer.data(), std::streamsize(buffer.size()));
+        buffer.clear();
         if (!out)
             streamFailed(std::strerror(errno));
-        if (options.progress)
+    };
+    const auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+    if (cancelled())
+        throw AuditExportCancelled();
+    RowWriter writer(csv, true);
+    std::int64_t rows = 0;
+    queries.auditRows(options.filter, options.sort, [&](const AuditRowText& row) {
+        // A cancel is honoured where a page of rows begins, as when the
+        // export read pages: never after the last row.
+        if (rows > 0 && rows % pageSize == 0 && cancelled())
+            throw AuditExportCancelled();
+        if (!csv)
+            buffer += rows == 0 ? "\n" : ",\n";
+        writer.row(row, buffer);
+        ++rows;
+        if (buffer.size() >= kChunk || rows % pageSize == 0)
+            flush();
+        if (rows % pageSize == 0 && options.progress)
             options.progress(rows);
-        if (!page.more || page.events.empty())
-            break;
-        request.after = auditCursorAfter(page.events.back(), options.sort.column);
-    }
+    });
+    flush();
+    if ((rows == 0 || rows % pageSize != 0) && options.progress)
+        options.progress(rows);
     if (!csv)
         out << "\n]\n";
     out.flush();

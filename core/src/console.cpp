@@ -13,6 +13,9 @@
 #include "jsonfields.h"
 #include "relctl/catalogue.h"
 
+#include <exception>
+#include <optional>
+#include <pqxx/stream_from>
 #include <string>
 #include <utility>
 
@@ -93,6 +96,62 @@ template <typename F> auto convert(F&& f) -> decltype(f())
     } catch (const json::exception& e) {
         throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
     }
+}
+
+// One line of COPY's text format split into its fields: tab-separated, \N
+// for NULL, a backslash escaping the rest. A field without a backslash is a
+// view into `line`; the others are unescaped into `scratch`, reserved to the
+// line's length first so that it never moves (unescaping only shortens).
+void splitCopyLine(const std::string& line, std::string& scratch, AuditRowText& fields)
+{
+    fields.clear();
+    scratch.clear();
+    scratch.reserve(line.size());
+    std::string_view rest(line);
+    if (!rest.empty() && rest.back() == '\n')
+        rest.remove_suffix(1);
+    for (;;) {
+        const std::size_t tab = rest.find('\t');
+        const std::string_view field = rest.substr(0, tab);
+        if (field == "\\N") {
+            fields.emplace_back(std::nullopt);
+        } else if (field.find('\\') == std::string_view::npos) {
+            fields.emplace_back(field);
+        } else {
+            const std::size_t start = scratch.size();
+            for (std::size_t i = 0; i < field.size(); ++i) {
+                char c = field[i];
+                if (c == '\\' && i + 1 < field.size()) {
+                    switch (c = field[++i]) {
+                    case 'b': c = '\b'; break;
+                    case 'f': c = '\f'; break;
+                    case 'n': c = '\n'; break;
+                    case 'r': c = '\r'; break;
+                    case 't': c = '\t'; break;
+                    case 'v': c = '\v'; break;
+                    default: break; // a backslash or any other character stands for itself
+                    }
+                }
+                scratch.push_back(c);
+            }
+            fields.emplace_back(std::string_view(scratch).substr(start));
+        }
+        if (tab == std::string_view::npos)
+            return;
+        rest.remove_prefix(tab + 1);
+    }
+}
+
+// COPY takes no parameters: the export's arguments enter its text as
+// literals, quoted by libpq (PQescapeStringConn) or formatted as numbers.
+std::string literal(pqxx::transaction_base& tx, const std::optional<std::string>& s)
+{
+    return s ? tx.quote(*s) : std::string("NULL");
+}
+
+std::string literal(const std::optional<std::int64_t>& n)
+{
+    return n ? std::to_string(*n) : std::string("NULL");
 }
 
 } // namespace
@@ -227,6 +286,72 @@ AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
         page.horizon = value<std::int64_t>(reply, "horizon");
         return page;
     });
+}
+
+void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
+                               const std::function<void(const AuditRowText&)>& row)
+{
+    // Rows between two re-armings of the watchdog: a stall is a call bound
+    // without this many rows, not an export that takes longer than one.
+    constexpr std::int64_t kRowsPerBound = 4096;
+    Database::Impl& d = *m_db.d;
+    std::exception_ptr fromRow; // what `row` threw: passed on as it is
+    std::optional<session::Armed> armed;
+    try {
+        pqxx::read_transaction tx(d.conn);
+        // A million events take seconds, more than the statement bound made
+        // for protocol calls; the watchdog bounds each stretch of rows instead.
+        tx.exec("SET LOCAL statement_timeout = 0");
+        const std::string query =
+            "(SELECT * FROM relctl.console_audit_export(" + literal(tx, f.env) + "::text, " + literal(tx, f.job) +
+            "::text, " + literal(tx, f.operation) + "::text, " + literal(tx, f.reason) + "::text, " +
+            literal(f.from) + "::bigint, " + literal(f.to) + "::bigint, " + literal(tx, f.text) + "::text, " +
+            tx.quote(std::string(auditSortKey(sort.column))) + ", " + (sort.descending ? "true" : "false") +
+            ", " + literal(tx, f.outcome) + "::text))";
+        armed.emplace(d.watchdog, d.conn.sock(), d.callTimeout);
+        pqxx::stream_from stream(tx, query);
+        std::string line;
+        std::string scratch;
+        AuditRowText fields;
+        for (std::int64_t n = 1; stream.get_raw_line(line); ++n) {
+            splitCopyLine(line, scratch, fields);
+            try {
+                row(fields);
+            } catch (...) {
+                fromRow = std::current_exception();
+                break;
+            }
+            if (n % kRowsPerBound == 0) {
+                if (armed->disarm())
+                    d.connectionLost(false, true, "no rows within the call bound");
+                armed.emplace(d.watchdog, d.conn.sock(), d.callTimeout);
+            }
+        }
+        if (fromRow) {
+            // Stop the server rather than read the rest: cancel, then read to
+            // the cancellation's error, after which the transaction rolls back.
+            try {
+                d.conn.cancel_query();
+                while (stream.get_raw_line(line)) {
+                }
+            } catch (...) {
+            }
+        } else {
+            stream.complete();
+            tx.commit();
+        }
+        armed->disarm();
+    } catch (const pqxx::broken_connection& e) {
+        d.connectionLost(false, armed && armed->disarm(), e.what());
+    } catch (const Error&) {
+        throw;
+    } catch (...) {
+        if (armed)
+            armed->disarm();
+        Database::Impl::translateCurrentException();
+    }
+    if (fromRow)
+        std::rethrow_exception(fromRow);
 }
 
 TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)

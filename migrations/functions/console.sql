@@ -114,15 +114,15 @@ $$;
 -- unique and never NULL, and the primary key and every existing (column, id)
 -- index already serve them. Sorting by `at` instead would need (at, id) and
 -- (env, at, id)-style indexes to page fast under a filter, for the same order.
--- The other keys are whitelisted below with their type and nullability;
--- anything else is refused, and no text from the client reaches the
--- statement's text (columns are picked from the whitelist, values are
+-- The other keys are whitelisted (relctl.audit_sort_key) with their type and
+-- nullability; anything else is refused, and no text from the client reaches
+-- the statement's text (columns are picked from the whitelist, values are
 -- parameters).
 --
 -- NULL order: PostgreSQL's own, NULL is larger than every value (last when
 -- ascending, first when descending). It is the order a btree index on
--- (column, id) yields in both scan directions, so the indexed sorts (env, job,
--- operation, reason) read their pages straight off an index.
+-- (column, id) yields in both scan directions, so each sort reads its page
+-- straight off an index.
 --
 -- Keyset: a page follows the row (key, id) it continues from. A NULL key makes
 -- a row comparison unknown, so the non-NULL and the NULL rows are read as two
@@ -130,62 +130,71 @@ $$;
 -- few rows they return are merged: no OFFSET, and no row is skipped or repeated
 -- between pages however deep.
 --
--- Indexes: none added. Every index costs every protocol write on this
--- append-only table, forever; env, job, operation and reason (the filters and
--- the sorts a reviewer uses) have (column, id) indexes since 0001/0003, and the
--- time sort uses the primary key. The remaining sorts (outcome, release,
--- generation, token, host, actor) read the filtered rows after the cursor and
--- keep the top of them (a top-N sort): bench/auditbench.cpp measures what that
--- costs on a million events.
+-- Indexes. Every index costs every protocol write on this append-only table,
+-- forever, so each sort has exactly one (0001, 0003, 0009):
+--   time: the primary key; env, job, operation, reason: (column, id), which
+--     also serve an environment filter as a filter (a page reads about the
+--     page size divided by the environment's share of the trail);
+--   release, generation, token, host, actor: (env, column, id) (actor's
+--     partial, without the NULLs). Under an environment filter a page is one
+--     range of the index, whatever the environment's share or how its values
+--     fall. Without one, each environment's range gives its first page's
+--     worth and the merge keeps the best (the environments are found by
+--     skipping through events_env, one probe each): a page reads about page
+--     size x environments rows, from the index, never the whole trail;
+--   outcome: accepted and rejected, read as one branch per value in id order:
+--     the rejected ones from a partial (env, id) index, the accepted ones (the
+--     great majority) from events_env or the primary key with a filter.
+-- An index's NULL rows are read with "column IS NULL" and ordered by
+-- (column, id), which the planner can match to the index; where the index
+-- holds no NULLs (reason, actor) the NULL rows are most rows and are read in
+-- id order instead.
+--
+-- Sorted by env under an environment filter, every row has the same key: the
+-- order is the id's, and the page reads the primary key's order of that
+-- environment (events_env) after the cursor's id.
 
-CREATE FUNCTION relctl.console_audit(p_env text, p_job text, p_operation text, p_reason text,
-                                     p_from bigint, p_to bigint, p_text text,
-                                     p_sort text, p_descending boolean,
-                                     p_after_key text, p_after_id bigint,
-                                     p_newer_than bigint, p_limit integer,
-                                     p_outcome text DEFAULT NULL)
-RETURNS json
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+-- The sort keys: the column, the type a cursor's key is cast to, whether it
+-- can be NULL, whether its index leads with env (pages without an
+-- environment filter merge one range per environment), and whether its index
+-- holds the NULL rows. NULL for a key that is not a sort key.
+CREATE FUNCTION relctl.audit_sort_key(p_sort text,
+                                      OUT col text, OUT cast_to text, OUT nullable boolean,
+                                      OUT per_env boolean, OUT nulls_indexed boolean)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT w.col, w.cast_to, w.nullable, w.per_env, w.nulls_indexed
+    FROM (VALUES ('time', 'id', 'bigint', false, false, false),
+                 ('env', 'env', 'text', true, false, true),
+                 ('operation', 'operation', 'text', false, false, false),
+                 ('outcome', 'outcome', 'text', false, true, false),
+                 ('reason', 'reason', 'text', true, false, false),
+                 ('job', 'job', 'text', true, false, true),
+                 ('release', 'release', 'text', true, true, true),
+                 ('generation', 'generation', 'bigint', true, true, true),
+                 ('token', 'token', 'bigint', true, true, true),
+                 ('host', 'host', 'text', true, true, true),
+                 ('actor', 'actor', 'text', true, true, false)) AS w(name, col, cast_to, nullable, per_env,
+                                                                    nulls_indexed)
+    WHERE w.name = p_sort
+$$;
+
+-- The audit browser's filters as one predicate over relctl.events, for the
+-- browser's pages and for the export alike, so both mean the same rows. It
+-- refers to the statement's parameters: $1 env, $2 job, $3 operation,
+-- $4 reason, $5 from, $6 to (epoch ms, clamped: see relctl.audit_bound),
+-- $7 the free text in lower case, $14 outcome; only the filters given appear.
+-- Refuses (RC002) an outcome other than accepted or rejected and a time range
+-- that ends before it starts.
+CREATE FUNCTION relctl.audit_filter(p_env text, p_job text, p_operation text, p_reason text,
+                                    p_from bigint, p_to bigint, p_text text, p_outcome text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     v_where text[] := ARRAY['true'];
-    v_filter text;
-    v_needle text;
-    v_column text;   -- the sort key's column, from the whitelist
-    v_cast text;     -- how the cursor's key (sent as text) becomes the column's type
-    v_nullable boolean;
-    v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
-    v_cmp text := CASE WHEN p_descending THEN '<' ELSE '>' END;
-    v_branches text[] := ARRAY[]::text[];
-    v_page_sql text;
-    v_order text;
-    v_page json;
 BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 5000 THEN
-        PERFORM relctl.invalid(format('a page holds 1 to 5000 events, not %s', p_limit));
-    END IF;
     IF p_from IS NOT NULL AND p_to IS NOT NULL AND p_from > p_to THEN
         PERFORM relctl.invalid('the time range ends before it starts');
     END IF;
-    SELECT w.col, w.cast_to, w.nullable INTO v_column, v_cast, v_nullable
-    FROM (VALUES ('time', 'id', 'bigint', false),
-                 ('env', 'env', 'text', true),
-                 ('operation', 'operation', 'text', false),
-                 ('outcome', 'outcome', 'text', false),
-                 ('reason', 'reason', 'text', true),
-                 ('job', 'job', 'text', true),
-                 ('release', 'release', 'text', true),
-                 ('generation', 'generation', 'bigint', true),
-                 ('token', 'token', 'bigint', true),
-                 ('host', 'host', 'text', true),
-                 ('actor', 'actor', 'text', true)) AS w(name, col, cast_to, nullable)
-    WHERE w.name = coalesce(p_sort, 'time');
-    IF v_column IS NULL THEN
-        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
-    END IF;
-    IF p_descending IS NULL THEN
-        PERFORM relctl.invalid('a sort needs a direction');
-    END IF;
-
     IF p_env IS NOT NULL THEN v_where := array_append(v_where, 'env = $1'); END IF;
     -- The job filter is a case-insensitive substring (a reviewer types part
     -- of a job's name or its pipeline number), like the free text.
@@ -200,21 +209,78 @@ BEGIN
     END IF;
     IF p_operation IS NOT NULL THEN v_where := array_append(v_where, 'operation = $3'); END IF;
     IF p_reason IS NOT NULL THEN v_where := array_append(v_where, 'reason = $4'); END IF;
-    IF p_from IS NOT NULL THEN v_where := array_append(v_where, 'at >= relctl.from_epoch_ms($5)'); END IF;
+    IF p_from IS NOT NULL THEN
+        v_where := array_append(v_where, 'at >= relctl.from_epoch_ms(relctl.audit_bound($5))');
+    END IF;
     -- "to" names a millisecond; events within it (microseconds later) belong to it.
     IF p_to IS NOT NULL THEN
-        v_where := array_append(v_where, '(at < relctl.from_epoch_ms($6) + interval ''1 millisecond'')');
+        v_where := array_append(v_where,
+                                '(at < relctl.from_epoch_ms(relctl.audit_bound($6)) + interval ''1 millisecond'')');
     END IF;
     IF nullif(p_text, '') IS NOT NULL THEN
         -- A plain substring test: nothing the user types acts as a wildcard.
-        v_needle := lower(p_text);
         v_where := array_append(v_where,
             '(strpos(lower(job), $7) > 0 OR strpos(lower(release), $7) > 0 OR strpos(lower(op_id), $7) > 0 '
             'OR strpos(lower(host), $7) > 0 OR strpos(lower(reason), $7) > 0 '
             'OR strpos(lower(actor), $7) > 0 OR strpos(lower(job_url), $7) > 0 '
             'OR strpos(lower(db_user), $7) > 0 OR strpos(lower(relctl.detail_text(detail)), $7) > 0)');
     END IF;
-    v_filter := array_to_string(v_where, ' AND ');
+    RETURN array_to_string(v_where, ' AND ');
+END
+$$;
+
+-- A time bound within what a timestamp holds (about 4685 BC .. 287,000 AD, as
+-- the timeline clamps), so that no bound a caller sends makes the filter fail
+-- with an overflow.
+CREATE FUNCTION relctl.audit_bound(p_ms bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT least(greatest(p_ms, -210000000000000), 9000000000000000) $$;
+
+-- The environments the trail names (not the ones that exist now: a refusal
+-- may name one that never did), each found with one probe of events_env.
+CREATE FUNCTION relctl.audit_envs() RETURNS text[]
+LANGUAGE sql STABLE AS $$
+    WITH RECURSIVE envs(env) AS (
+        (SELECT v.env FROM relctl.events v WHERE v.env IS NOT NULL ORDER BY v.env LIMIT 1)
+        UNION ALL
+        SELECT (SELECT v.env FROM relctl.events v WHERE v.env > envs.env ORDER BY v.env LIMIT 1)
+        FROM envs WHERE envs.env IS NOT NULL)
+    SELECT coalesce(array_agg(envs.env ORDER BY envs.env), '{}') FROM envs WHERE envs.env IS NOT NULL
+$$;
+
+CREATE FUNCTION relctl.console_audit(p_env text, p_job text, p_operation text, p_reason text,
+                                     p_from bigint, p_to bigint, p_text text,
+                                     p_sort text, p_descending boolean,
+                                     p_after_key text, p_after_id bigint,
+                                     p_newer_than bigint, p_limit integer,
+                                     p_outcome text DEFAULT NULL)
+RETURNS json
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_filter text;
+    v_key record;    -- the sort key, from the whitelist
+    v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
+    v_cmp text := CASE WHEN p_descending THEN '<' ELSE '>' END;
+    v_branches text[] := ARRAY[]::text[];
+    v_selects text[] := ARRAY[]::text[];
+    v_per_env boolean[] := ARRAY[]::boolean[];
+    v_value text;
+    v_after text;
+    v_page_sql text;
+    v_order text;
+    v_envs text[];
+    v_page json;
+BEGIN
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 5000 THEN
+        PERFORM relctl.invalid(format('a page holds 1 to 5000 events, not %s', p_limit));
+    END IF;
+    SELECT * INTO v_key FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
+    IF v_key.col IS NULL THEN
+        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
+    END IF;
+    IF p_descending IS NULL THEN
+        PERFORM relctl.invalid('a sort needs a direction');
+    END IF;
+    v_filter := relctl.audit_filter(p_env, p_job, p_operation, p_reason, p_from, p_to, p_text, p_outcome);
 
     IF p_newer_than IS NOT NULL THEN
         -- Live updates: what arrived after the newest event the console has,
@@ -223,35 +289,89 @@ BEGIN
         v_order := 'id ASC';
         v_page_sql := format('SELECT * FROM relctl.events WHERE %s AND id > $12 ORDER BY id ASC LIMIT $13 + 1',
                              v_filter);
-    ELSIF v_column = 'id' THEN
+    ELSIF v_key.col = 'id' OR (v_key.col = 'env' AND p_env IS NOT NULL) THEN
         v_order := format('id %s', v_dir);
-        v_page_sql := format('SELECT * FROM relctl.events WHERE %s %s ORDER BY id %s LIMIT $13 + 1', v_filter,
-                             CASE WHEN p_after_id IS NULL THEN '' ELSE format('AND id %s $11', v_cmp) END, v_dir);
+        -- Under the time sort the id is the key. Sorted by env within one
+        -- environment, the rows after the cursor (key, id) are: those after
+        -- its id when the key is this environment; all or none when it is
+        -- another key (NULL included: the largest), as that key comes before
+        -- or after this environment in the order.
+        v_after := CASE WHEN p_after_id IS NULL THEN ''
+                        WHEN v_key.col = 'id' OR p_after_key = p_env THEN format('AND id %s $11', v_cmp)
+                        WHEN p_after_key IS NULL THEN CASE WHEN p_descending THEN '' ELSE 'AND false' END
+                        WHEN (p_after_key > p_env) = p_descending THEN ''
+                        ELSE 'AND false' END;
+        v_page_sql := format('SELECT * FROM relctl.events WHERE %s %s ORDER BY id %s LIMIT $13 + 1',
+                             v_filter, v_after, v_dir);
     ELSE
-        v_order := format('%I %s, id %s', v_column, v_dir, v_dir); -- NULLs: last ascending, first descending
-        -- The rows with a key, after the cursor. When the cursor's row has a
-        -- NULL key: all of them when descending (they follow the NULLs), none
-        -- when ascending (they came before).
-        IF p_after_id IS NULL OR p_after_key IS NOT NULL OR p_descending THEN
-            v_branches := array_append(v_branches, format(
-                '(SELECT * FROM relctl.events WHERE %s AND %I IS NOT NULL %s ORDER BY %I %s, id %s LIMIT $13 + 1)',
-                v_filter, v_column,
-                CASE WHEN p_after_id IS NULL OR p_after_key IS NULL THEN ''
-                     ELSE format('AND (%I, id) %s ($10::%s, $11)', v_column, v_cmp, v_cast) END,
-                v_column, v_dir, v_dir));
+        v_order := format('%I %s, id %s', v_key.col, v_dir, v_dir); -- NULLs: last ascending, first descending
+        -- Each branch: what it selects, its predicate and order, and whether
+        -- it is read once per environment (see below).
+        IF v_key.col = 'outcome' THEN
+            -- One branch per value, in the sort's order, each in id order:
+            -- after the cursor's id within the cursor's value, all of a
+            -- value that comes after it, none of one before it. The accepted
+            -- rows are most rows: the primary key (or events_env) finds a
+            -- page of them in id order with a filter, in one pass.
+            FOREACH v_value IN ARRAY CASE WHEN p_descending THEN ARRAY['rejected', 'accepted']
+                                          ELSE ARRAY['accepted', 'rejected'] END LOOP
+                v_after := CASE WHEN p_after_id IS NULL THEN ''
+                                WHEN p_after_key IS NULL THEN CASE WHEN p_descending THEN '' END
+                                WHEN p_after_key = v_value THEN format('AND id %s $11', v_cmp)
+                                WHEN (v_value > p_after_key) <> p_descending THEN '' END;
+                IF v_after IS NOT NULL THEN
+                    v_selects := array_append(v_selects, format('id, %L::text AS outcome', v_value));
+                    v_branches := array_append(v_branches,
+                                               format('outcome = %L %s ORDER BY id %s', v_value, v_after, v_dir));
+                    v_per_env := array_append(v_per_env, v_value = 'rejected');
+                END IF;
+            END LOOP;
+        ELSE
+            -- The rows with a key, after the cursor. When the cursor's row has a
+            -- NULL key: all of them when descending (they follow the NULLs), none
+            -- when ascending (they came before).
+            IF p_after_id IS NULL OR p_after_key IS NOT NULL OR p_descending THEN
+                v_selects := array_append(v_selects, format('id, %I', v_key.col));
+                v_branches := array_append(v_branches, format(
+                    '%I IS NOT NULL %s ORDER BY %s', v_key.col,
+                    CASE WHEN p_after_id IS NULL OR p_after_key IS NULL THEN ''
+                         ELSE format('AND (%I, id) %s ($10::%s, $11)', v_key.col, v_cmp, v_key.cast_to) END,
+                    v_order));
+                v_per_env := array_append(v_per_env, v_key.per_env);
+            END IF;
+            -- The rows without a key, by id: all of them ascending after a
+            -- keyed cursor, none descending after one (they came first).
+            IF v_key.nullable AND (p_after_id IS NULL OR p_after_key IS NULL OR NOT p_descending) THEN
+                v_selects := array_append(v_selects, format('id, %I', v_key.col));
+                v_branches := array_append(v_branches, format(
+                    '%I IS NULL %s ORDER BY %s', v_key.col,
+                    CASE WHEN p_after_id IS NOT NULL AND p_after_key IS NULL THEN format('AND id %s $11', v_cmp)
+                         ELSE '' END,
+                    CASE WHEN v_key.nulls_indexed THEN v_order ELSE format('id %s', v_dir) END));
+                v_per_env := array_append(v_per_env, v_key.per_env);
+            END IF;
         END IF;
-        -- The rows without a key, ordered by id: all of them ascending after a
-        -- keyed cursor, none descending after one (they came first).
-        IF v_nullable AND (p_after_id IS NULL OR p_after_key IS NULL OR NOT p_descending) THEN
-            v_branches := array_append(v_branches, format(
-                '(SELECT * FROM relctl.events WHERE %s AND %I IS NULL %s ORDER BY id %s LIMIT $13 + 1)',
-                v_filter, v_column,
-                CASE WHEN p_after_id IS NOT NULL AND p_after_key IS NULL THEN format('AND id %s $11', v_cmp)
-                     ELSE '' END,
-                v_dir));
+        -- Each branch reads at most a page (and one row) of keys and ids,
+        -- from the index alone where it can; under an index that leads with
+        -- env and no environment filter, once per environment of the trail
+        -- and once for the events without one. Only the page's rows are then
+        -- read from the table.
+        IF p_env IS NULL AND true = ANY (v_per_env) THEN
+            v_envs := relctl.audit_envs();
         END IF;
-        v_page_sql := format('SELECT * FROM (%s) b ORDER BY %s LIMIT $13 + 1',
-                             array_to_string(v_branches, ' UNION ALL '), v_order);
+        SELECT coalesce(array_agg(CASE WHEN x.per_env AND p_env IS NULL THEN format(
+                   '(SELECT p.* FROM unnest($15::text[]) AS d(env) CROSS JOIN LATERAL ('
+                   'SELECT %1$s FROM relctl.events WHERE %2$s AND env = d.env AND %3$s LIMIT $13 + 1) p) '
+                   'UNION ALL (SELECT %1$s FROM relctl.events WHERE %2$s AND env IS NULL AND %3$s LIMIT $13 + 1)',
+                   x.sel, v_filter, x.branch)
+               ELSE format('(SELECT %s FROM relctl.events WHERE %s AND %s LIMIT $13 + 1)', x.sel, v_filter, x.branch)
+               END ORDER BY x.n), '{}')
+        INTO v_branches
+        FROM unnest(v_selects, v_branches, v_per_env) WITH ORDINALITY AS x(sel, branch, per_env, n);
+        v_page_sql := CASE WHEN cardinality(v_branches) = 0 THEN 'SELECT * FROM relctl.events WHERE false'
+                           ELSE format('SELECT e.* FROM (SELECT b.id FROM (%s) b ORDER BY %s LIMIT $13 + 1) k '
+                                       'JOIN relctl.events e ON e.id = k.id',
+                                       array_to_string(v_branches, ' UNION ALL '), v_order) END;
     END IF;
 
     -- The page reads one row more than the limit to tell whether another page
@@ -265,9 +385,50 @@ BEGIN
                    '    ''horizon'', coalesce((SELECT max(id) FROM relctl.events), 0))',
                    v_page_sql, v_order, v_order)
         INTO v_page
-        USING p_env, p_job, p_operation, p_reason, p_from, p_to, v_needle, p_sort, p_descending,
-              p_after_key, p_after_id, p_newer_than, p_limit, p_outcome;
+        USING p_env, p_job, p_operation, p_reason, p_from, p_to, lower(p_text), p_sort, p_descending,
+              p_after_key, p_after_id, p_newer_than, p_limit, p_outcome, v_envs;
     RETURN v_page;
+END
+$$;
+
+-- The export: every event the browser's filter matches, in its order, as one
+-- statement over one snapshot, for `COPY (SELECT * FROM
+-- relctl.console_audit_export(...)) TO STDOUT` (core/src/auditexport.cpp).
+-- The columns are the export's fields in their order (auditExportFields()),
+-- with `at` as epoch milliseconds and client_addr as its text, like the
+-- browser's pages. A reviewer may call it like console_audit, with any
+-- arguments: the sort is whitelisted, the filter checked and the bounds
+-- clamped as for a page; a NULL direction is refused. It returns what the
+-- caller could read page by page, no more.
+CREATE FUNCTION relctl.console_audit_export(p_env text, p_job text, p_operation text, p_reason text,
+                                            p_from bigint, p_to bigint, p_text text,
+                                            p_sort text, p_descending boolean, p_outcome text DEFAULT NULL)
+RETURNS TABLE (id bigint, at bigint, env text, operation text, outcome text, reason text, job text,
+               release text, generation bigint, token bigint, current_token bigint,
+               current_generation bigint, current_release text, op_id text, host text, pid integer,
+               job_url text, actor text, db_user text, client_addr text, detail jsonb)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    v_key record;
+    v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
+BEGIN
+    SELECT * INTO v_key FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
+    IF v_key.col IS NULL THEN
+        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
+    END IF;
+    IF p_descending IS NULL THEN
+        PERFORM relctl.invalid('a sort needs a direction');
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT e.id, relctl.epoch_ms(e.at), e.env, e.operation, e.outcome, e.reason, e.job, e.release, '
+        '       e.generation, e.token, e.current_token, e.current_generation, e.current_release, e.op_id, '
+        '       e.host, e.pid, e.job_url, e.actor, e.db_user, host(e.client_addr), e.detail '
+        'FROM relctl.events e WHERE %s ORDER BY %s',
+        relctl.audit_filter(p_env, p_job, p_operation, p_reason, p_from, p_to, p_text, p_outcome),
+        CASE WHEN v_key.col = 'id' THEN format('e.id %s', v_dir)
+             ELSE format('e.%I %s, e.id %s', v_key.col, v_dir, v_dir) END)
+        USING p_env, p_job, p_operation, p_reason, p_from, p_to, lower(p_text), NULL::text, NULL::boolean,
+              NULL::text, NULL::bigint, NULL::bigint, NULL::integer, p_outcome;
 END
 $$;
 
@@ -504,6 +665,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
         'null'::jsonb)
 $$;
 
-GRANT EXECUTE ON FUNCTION relctl.console_environments, relctl.console_audit, relctl.console_operations,
-                          relctl.console_reasons, relctl.console_timeline, relctl.console_trace
+GRANT EXECUTE ON FUNCTION relctl.console_environments, relctl.console_audit, relctl.console_audit_export,
+                          relctl.console_operations, relctl.console_reasons, relctl.console_timeline,
+                          relctl.console_trace
     TO relctl_reviewer;

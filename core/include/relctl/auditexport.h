@@ -1,8 +1,8 @@
 #pragma once
 
 // Export of the audit trail as the audit browser filters and sorts it: every
-// matching event, not only the rows a view has loaded, read page by page
-// through the keyset cursor and streamed, so memory stays flat however many
+// matching event, not only the rows a view has loaded, read by one statement
+// over one snapshot and streamed, so memory stays flat however many
 // events match. No Qt: the CLI can use it as well as the console's worker.
 
 #include "relctl/console.h"
@@ -35,6 +35,7 @@ struct AuditExportOptions
     AuditFilter filter;
     AuditSort sort;
     AuditExportFormat format = AuditExportFormat::Csv;
+    // Rows between two progress calls (and cancel checks).
     int pageSize = 5000;
     // Set from another thread to stop at the next page; then the export throws
     // AuditExportCancelled.

@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace relctl {
@@ -166,6 +168,12 @@ struct AuditPage
     std::int64_t horizon = 0;
 };
 
+// An event as relctl.console_audit_export sends it, for the export: the
+// export's fields (auditExportFields() in relctl/auditexport.h) in their
+// order, each as the server's text (`at` as epoch milliseconds), empty for
+// NULL. The views point into buffers that the next row reuses.
+using AuditRowText = std::vector<std::optional<std::string_view>>;
+
 // One lease on the timeline: from acquisition to release, revoke or expiry.
 struct LeaseSpan
 {
@@ -287,6 +295,14 @@ public:
 
     std::vector<EnvironmentRow> environments();
     AuditPage auditPage(const AuditPageRequest& request);
+    // Every event matching the filter, in the sort's order, read by one
+    // statement over one snapshot and handed to `row` as it arrives (memory
+    // stays flat however many match). Unlike a page, the statement is not
+    // bounded by the session's statement timeout; it fails instead when no
+    // rows arrive within the call bound (Database::callTimeout). An exception
+    // thrown by `row` cancels the statement and propagates unchanged.
+    void auditRows(const AuditFilter& filter, const AuditSort& sort,
+                   const std::function<void(const AuditRowText& row)>& row);
     TimelineSlice timeline(EpochMs from, EpochMs to);
     std::optional<RefusalTrace> trace(std::int64_t eventId); // empty: no such event, or not a refusal
     // Distinct values for the filter drop-downs.
