@@ -189,9 +189,14 @@ private slots:
         const TimelineHit hit =
             c.window.timeline()->itemAt(c.window.timeline()->markerPosition(event)->toPoint());
         QVERIFY(hit.isMarker());
-        QCOMPARE(hit.marker->kind, std::string("promotion"));
+        // The glyph there may group it with a neighbour (the first approval a
+        // moment before): the decision is the group's member with its id.
+        const auto decision = std::find_if(hit.group.begin(), hit.group.end(),
+                                           [&](const auto* m) { return m->eventId == event; });
+        QVERIFY(decision != hit.group.end());
+        QCOMPARE((*decision)->kind, std::string("promotion"));
         QVERIFY(
-            QString::fromStdString(hit.marker->label).contains(QStringLiteral("approved by erin (2 of 2)")));
+            QString::fromStdString((*decision)->label).contains(QStringLiteral("approved by erin (2 of 2)")));
     }
 
     void aPromotionIsDeniedFromTheConsole()
