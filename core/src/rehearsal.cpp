@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <pqxx/pqxx>
 #include <random>
 #include <spdlog/spdlog.h>
@@ -559,6 +561,25 @@ ScenarioResult Stage::conclude(std::string error)
             actor->signalGroup(SIGKILL);
             log(actor->name(), "SIGKILL", "killed", {}, {}, {}, "still running when the scenario ended");
         }
+    // A deploy runs in a process group of its own (relctl run starts it so),
+    // which killing its wrapper's group does not reach: when a scenario ends
+    // with a wrapper killed or refused before it stopped its command, the
+    // deploy (which wrote its pid, the group's id, to ACTOR.pid) would wait
+    // for its go file forever. Only a process whose command line names this
+    // stage's directory is ours.
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::directory_iterator(m_directory, ignored)) {
+        if (entry.path().extension() != ".pid")
+            continue;
+        std::ifstream pidFile(entry.path());
+        long pid = 0;
+        if (!(pidFile >> pid) || pid <= 1)
+            continue;
+        std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+        const std::string command((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+        if (command.find(m_directory.string()) != std::string::npos)
+            kill(-static_cast<pid_t>(pid), SIGKILL);
+    }
     ScenarioResult result;
     result.name = m_scenario.name;
     try {
