@@ -49,7 +49,7 @@ public:
 
     std::string newEnvironment(const std::string& name)
     {
-        const std::string env = m_prefix + "-" + name;
+        std::string env = m_prefix + "-" + name;
         m_db.addEnvironment({env, 60s, 10min});
         return env;
     }
@@ -286,11 +286,7 @@ int main(int argc, char** argv)
         o.dsn = dsn;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        const auto next = [&]() -> std::string {
-            if (i + 1 >= argc)
-                fail(a + " needs a value");
-            return argv[++i];
-        };
+        const auto next = [&] { return optionValue(i, argc, argv); };
         if (a == "--dsn")
             o.dsn = next();
         else if (a == "--waiters")

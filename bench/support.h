@@ -74,6 +74,15 @@ inline double median(const std::vector<double>& v)
     return percentile(v, 0.5);
 }
 
+// The value after command-line option argv[i] (advancing i), or a failure
+// naming the option.
+inline std::string optionValue(int& i, int argc, char** argv)
+{
+    if (i + 1 >= argc)
+        fail(std::string(argv[i]) + " needs a value");
+    return argv[++i];
+}
+
 // Whether a program is on PATH.
 inline bool onPath(const std::string& program)
 {

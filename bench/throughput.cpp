@@ -187,15 +187,10 @@ int main(int argc, char** argv)
     Options o;
     if (const char* dsn = std::getenv("RELCTL_DSN"))
         o.dsn = dsn;
-    bool only = false;
     std::string part;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        const auto next = [&]() -> std::string {
-            if (i + 1 >= argc)
-                fail(a + " needs a value");
-            return argv[++i];
-        };
+        const auto next = [&] { return optionValue(i, argc, argv); };
         if (a == "--dsn")
             o.dsn = next();
         else if (a == "--seconds")
@@ -208,10 +203,9 @@ int main(int argc, char** argv)
             o.runs = std::max(1, std::stoi(next()));
         else if (a == "--json")
             o.json = next();
-        else if (a == "--only" && !only) {
-            only = true;
+        else if (a == "--only")
             part = next();
-        } else
+        else
             fail("usage: relctl-throughput-bench --dsn CONNINFO [--seconds S] [--rounds R] [--clients N] "
                  "[--runs N] [--json FILE] [--only throughput|run]");
     }

@@ -178,6 +178,24 @@ LANGUAGE sql IMMUTABLE AS $$
     WHERE w.name = p_sort
 $$;
 
+-- A sort as the pages and the export accept it: a whitelisted key (time by
+-- default) and a direction; anything else is refused (RC002).
+CREATE FUNCTION relctl.audit_sort(p_sort text, p_descending boolean,
+                                  OUT col text, OUT cast_to text, OUT nullable boolean,
+                                  OUT per_env boolean, OUT nulls_indexed boolean)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    SELECT * INTO col, cast_to, nullable, per_env, nulls_indexed
+        FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
+    IF col IS NULL THEN
+        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
+    END IF;
+    IF p_descending IS NULL THEN
+        PERFORM relctl.invalid('a sort needs a direction');
+    END IF;
+END
+$$;
+
 -- The audit browser's filters as one predicate over relctl.events, for the
 -- browser's pages and for the export alike, so both mean the same rows. It
 -- refers to the statement's parameters: $1 env, $2 job, $3 operation,
@@ -273,13 +291,7 @@ BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 5000 THEN
         PERFORM relctl.invalid(format('a page holds 1 to 5000 events, not %s', p_limit));
     END IF;
-    SELECT * INTO v_key FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
-    IF v_key.col IS NULL THEN
-        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
-    END IF;
-    IF p_descending IS NULL THEN
-        PERFORM relctl.invalid('a sort needs a direction');
-    END IF;
+    SELECT * INTO v_key FROM relctl.audit_sort(p_sort, p_descending);
     v_filter := relctl.audit_filter(p_env, p_job, p_operation, p_reason, p_from, p_to, p_text, p_outcome);
 
     IF p_newer_than IS NOT NULL THEN
@@ -412,13 +424,7 @@ DECLARE
     v_key record;
     v_dir text := CASE WHEN p_descending THEN 'DESC' ELSE 'ASC' END;
 BEGIN
-    SELECT * INTO v_key FROM relctl.audit_sort_key(coalesce(p_sort, 'time'));
-    IF v_key.col IS NULL THEN
-        PERFORM relctl.invalid(format('the audit trail cannot be sorted by "%s"', p_sort));
-    END IF;
-    IF p_descending IS NULL THEN
-        PERFORM relctl.invalid('a sort needs a direction');
-    END IF;
+    SELECT * INTO v_key FROM relctl.audit_sort(p_sort, p_descending);
     RETURN QUERY EXECUTE format(
         'SELECT e.id, relctl.epoch_ms(e.at), e.env, e.operation, e.outcome, e.reason, e.job, e.release, '
         '       e.generation, e.token, e.current_token, e.current_generation, e.current_release, e.op_id, '

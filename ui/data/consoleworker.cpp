@@ -149,14 +149,11 @@ bool ConsoleWorker::ensureConnected()
     return m_db != nullptr;
 }
 
-void ConsoleWorker::readEvents()
+template <typename Read> void ConsoleWorker::relay(Read&& read)
 {
-    if (!m_listener)
-        return;
     try {
-        const std::vector<std::string> envs = m_listener->take();
         QStringList names;
-        for (const std::string& env : envs)
+        for (const std::string& env : read())
             names << q(env);
         if (!names.isEmpty())
             emit eventsArrived(names);
@@ -165,22 +162,20 @@ void ConsoleWorker::readEvents()
     }
 }
 
+void ConsoleWorker::readEvents()
+{
+    if (!m_listener)
+        return;
+    relay([&] { return m_listener->take(); });
+}
+
 void ConsoleWorker::followEvents()
 {
     if (!m_listener) {
         m_follow->stop();
         return;
     }
-    try {
-        const std::vector<std::string> envs = m_listener->follow();
-        QStringList names;
-        for (const std::string& env : envs)
-            names << q(env);
-        if (!names.isEmpty())
-            emit eventsArrived(names);
-    } catch (const std::exception& e) {
-        dropConnection(q(e.what()));
-    }
+    relay([&] { return m_listener->follow(); });
 }
 
 template <typename F, typename Fail> void ConsoleWorker::guarded(F&& body, Fail&& fail)

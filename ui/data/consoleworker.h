@@ -94,6 +94,9 @@ private:
     void dropConnection(const QString& why);
     void readEvents();
     void followEvents();
+    // Emits eventsArrived for the environments `read` returns (take or
+    // follow); a failure drops the connection for the retry timer.
+    template <typename Read> void relay(Read&& read);
     // Runs body on a live connection; a failure reaches fail(message), a lost
     // connection being dropped first so the retry timer takes over.
     template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
