@@ -16,10 +16,18 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Only the newest token can be live: every grant supersedes all before it.
+-- PL/pgSQL, not SQL: a SQL function with a FROM clause is not inlined, and
+-- its body is parsed and planned again in every transaction that calls it;
+-- PL/pgSQL keeps the plan for the session.
 CREATE FUNCTION relctl.live_lease(e relctl.environments, p_now timestamptz) RETURNS relctl.leases
-LANGUAGE sql STABLE AS $$
-    SELECT * FROM relctl.leases
-    WHERE env = e.name AND token = e.last_token AND ended_at IS NULL AND expires_at > p_now
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    l relctl.leases;
+BEGIN
+    SELECT * INTO l FROM relctl.leases
+        WHERE env = e.name AND token = e.last_token AND ended_at IS NULL AND expires_at > p_now;
+    RETURN l;
+END
 $$;
 
 -- Why a presented lease may not act now, or NULL when it is the environment's
@@ -41,8 +49,11 @@ LANGUAGE sql STABLE AS $$
     END
 $$;
 
+-- STABLE like format(), which it calls: a SQL function declared IMMUTABLE
+-- over a stable body is never inlined into its caller, and is then planned
+-- again in every transaction (the same holds for every such helper).
 CREATE FUNCTION relctl.refusal_message(p_reason text, p_env text, p_token bigint) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT format('%s: lease %s on %s %s', p_reason, p_token, p_env, CASE p_reason
         WHEN 'UNKNOWN_LEASE' THEN 'does not exist'
         WHEN 'BAD_LEASE_ID' THEN 'exists but the lease id does not match'
@@ -70,7 +81,7 @@ $$;
 CREATE FUNCTION relctl.acquire_request(p_env text, p_job text, p_release text, p_generation bigint,
                                        p_ttl_ms bigint)
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('operation', 'acquire', 'env', p_env, 'job', p_job,
                               'release', p_release, 'generation', p_generation, 'ttl_ms', p_ttl_ms)
 $$;

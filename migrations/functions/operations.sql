@@ -43,7 +43,7 @@ $$;
 -- A lease's credentials as a reply carries them: its id and the handle
 -- (ENV:TOKEN:LEASE_ID) the client passes back.
 CREATE FUNCTION relctl.credentials(l relctl.leases) RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('lease_id', relctl.lease_id_hex(l.lease_id),
                               'handle', format('%s:%s:%s', l.env, l.token, relctl.lease_id_hex(l.lease_id)))
 $$;
@@ -106,10 +106,14 @@ $$;
 CREATE FUNCTION relctl.remember(p_op_id text, p_operation text, p_request jsonb, p_outcome jsonb,
                                 p_secret_sha256 bytea DEFAULT NULL)
 RETURNS void
-LANGUAGE sql AS $$
-    INSERT INTO relctl.operations (op_id, operation, request, outcome, secret_sha256)
-    SELECT p_op_id, p_operation, p_request, relctl.without_credentials(p_outcome), p_secret_sha256
-    WHERE p_op_id IS NOT NULL
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- PL/pgSQL so that the INSERT's plan is kept for the session (see live_lease).
+    IF p_op_id IS NOT NULL THEN
+        INSERT INTO relctl.operations (op_id, operation, request, outcome, secret_sha256)
+            VALUES (p_op_id, p_operation, p_request, relctl.without_credentials(p_outcome), p_secret_sha256);
+    END IF;
+END
 $$;
 
 -- Outcomes stored before lease ids were withheld may still hold one: the

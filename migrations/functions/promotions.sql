@@ -112,7 +112,7 @@ END
 $$;
 
 CREATE FUNCTION relctl.format_ms(p_ms bigint) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT CASE WHEN p_ms < 1000 THEN p_ms || ' ms'
                 WHEN p_ms < 120000 THEN round(p_ms / 1000.0, 1) || ' s'
                 WHEN p_ms < 7200000 THEN round(p_ms / 60000.0, 1) || ' min'

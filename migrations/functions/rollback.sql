@@ -15,7 +15,7 @@
 CREATE FUNCTION relctl.rollback_request(p_env text, p_to_release text, p_to_generation bigint,
                                         p_to_manifest bigint, p_by text, p_reason text)
 RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('operation', 'rollback', 'env', p_env, 'to_release', p_to_release,
                               'to_generation', p_to_generation, 'to_manifest', p_to_manifest,
                               'by', p_by, 'reason', p_reason)

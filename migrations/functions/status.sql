@@ -18,7 +18,7 @@
 -- How the state reaches a caller: 'state', 'summary' and 'next' beside
 -- what identifies the operation or job (p_head), the rest as 'evidence'.
 CREATE FUNCTION relctl.state_answer(p_head jsonb, p_state jsonb) RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT p_head || jsonb_build_object(
         'state', p_state ->> 'state', 'summary', p_state ->> 'summary', 'next', p_state ->> 'next',
         'evidence', p_state - 'state' - 'summary' - 'next')

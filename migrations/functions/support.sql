@@ -96,7 +96,7 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT replace(p_id::text, '-', '') $$;
 -- What an operation's stored request keeps of a lease id: its digest. The
 -- request is shown by `op show`, and a live lease's id must never be.
 CREATE FUNCTION relctl.lease_id_digest(p_id uuid) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT encode(sha256(convert_to(relctl.lease_id_hex(p_id), 'UTF8')), 'hex')
 $$;
 
