@@ -61,12 +61,18 @@ std::string psqlValue(const Options& o, const std::string& sql)
     return out;
 }
 
-// Transactions (script executions) per second.
-double pgbench(const Options& o, const std::string& name, int clients)
+// Transactions (script executions) per second. `variables`: pgbench -D NAME=VALUE.
+double pgbench(const Options& o, const std::string& name, int clients,
+               const std::vector<std::string>& variables = {})
 {
-    const std::string out =
-        capture({"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients), "-T",
-                 std::to_string(o.seconds), "-f", script(name), o.dsn});
+    std::vector<std::string> args{"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients),
+                                  "-T", std::to_string(o.seconds), "-f", script(name)};
+    for (const std::string& v : variables) {
+        args.emplace_back("-D");
+        args.push_back(v);
+    }
+    args.push_back(o.dsn);
+    const std::string out = capture(args);
     std::smatch m;
     if (std::regex_search(out, m, std::regex(R"(number of failed transactions: ([1-9][0-9]*))")))
         fail("pgbench " + name + ": transactions failed:\n" + out);
@@ -76,6 +82,15 @@ double pgbench(const Options& o, const std::string& name, int clients)
     std::printf("  %-8s %d client%s %9.1f/s\n", name.c_str(), clients, clients == 1 ? " " : "s", tps);
     std::fflush(stdout);
     return tps;
+}
+
+// cycle.sql declares generations as a job does, without asking the database:
+// each client counts up (k) from above every cycle environment's high water.
+std::vector<std::string> cycleVariables(const Options& o)
+{
+    return {"base=" + psqlValue(o, "SELECT coalesce(max(high_water_generation), 0) FROM relctl.environments "
+                                   "WHERE name LIKE 'cycle-%'"),
+            "k=0"};
 }
 
 std::vector<Goal> throughput(const Options& o)
@@ -91,8 +106,8 @@ std::vector<Goal> throughput(const Options& o)
         runs["renew 1"].push_back(pgbench(o, "renew", 1));
         runs["plain " + n].push_back(pgbench(o, "plain", o.clients));
         runs["renew " + n].push_back(pgbench(o, "renew", o.clients));
-        runs["cycle 1"].push_back(pgbench(o, "cycle", 1));
-        runs["cycle " + n].push_back(pgbench(o, "cycle", o.clients));
+        runs["cycle 1"].push_back(pgbench(o, "cycle", 1, cycleVariables(o)));
+        runs["cycle " + n].push_back(pgbench(o, "cycle", o.clients, cycleVariables(o)));
         runs["plain3 " + n].push_back(pgbench(o, "plain3", o.clients));
     }
     // pgbench does not read the functions' answers: a refusal would count as

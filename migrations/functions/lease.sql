@@ -205,11 +205,12 @@ BEGIN
     -- Read the clock after the row lock: a wait for the lock must not make a
     -- lease look younger than it is.
     v_now := clock_timestamp();
-    SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
 
     -- Freshness first: a candidate that is not newer than what is published can
     -- never become current, so it must not queue for the lease either.
     IF relctl.is_stale(e, p_generation) THEN
+        -- Read only here: the refusal names what is current.
+        SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
         v_reply := jsonb_build_object(
             'status', 'refused', 'reason', 'STALE_GENERATION', 'operation', 'acquire',
             'env', p_env, 'job', p_job, 'release', p_release, 'generation', p_generation,
@@ -445,11 +446,14 @@ BEGIN
         UPDATE relctl.leases SET ended_at = v_now, end_reason = 'released', end_note = p_note
             WHERE env = p_env AND token = p_token;
     END IF;
-    IF v_stopped IS NOT NULL AND EXISTS (
-            SELECT 1 FROM relctl.events v
-            WHERE v.job = l.job AND v.env = p_env AND v.token = p_token AND v.operation = 'release'
-              AND v.detail ? 'stopped') THEN
-        v_stopped := NULL; -- a retried release: the stop is on record already
+    -- Nested, not one condition: PL/pgSQL would run the EXISTS (planned
+    -- afresh each time) for every release, and only a stop report needs it.
+    IF v_stopped IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM relctl.events v
+                   WHERE v.job = l.job AND v.env = p_env AND v.token = p_token AND v.operation = 'release'
+                     AND v.detail ? 'stopped') THEN
+            v_stopped := NULL; -- a retried release: the stop is on record already
+        END IF;
     END IF;
     v_detail := jsonb_strip_nulls(jsonb_build_object(
         'state', v_state, 'note', p_note, 'stopped', v_stopped,
