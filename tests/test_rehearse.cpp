@@ -45,6 +45,16 @@ int leftoverActors()
     return static_cast<int>(pgrep.readAllStandardOutput().count('\n'));
 }
 
+// The scenarios' deploys still running: each runs in a process group of its
+// own and polls for its go file in the rehearsal's directory.
+int leftoverDeploys()
+{
+    QProcess pgrep;
+    pgrep.start(QStringLiteral("pgrep"), {QStringLiteral("-f"), QStringLiteral("relctl-rehearsal-.*[.]go")});
+    pgrep.waitForFinished();
+    return static_cast<int>(pgrep.readAllStandardOutput().count('\n'));
+}
+
 class Recorder final : public rehearsal::Observer
 {
 public:
@@ -175,6 +185,7 @@ private slots:
         QVERIFY(report.dropped);
         QCOMPARE(scratchDatabases(), 0LL);
         QTRY_COMPARE(leftoverActors(), 0);
+        QTRY_COMPARE(leftoverDeploys(), 0);
     }
 
     // An actor killed from outside (not by the scenario): the scenario fails
@@ -195,6 +206,8 @@ private slots:
         QVERIFY(report.dropped);
         QCOMPARE(scratchDatabases(), 0LL);
         QTRY_COMPARE(leftoverActors(), 0);
+        // r9's deploy outlived its killed wrapper; the scenario's end stops it.
+        QTRY_COMPARE(leftoverDeploys(), 0);
     }
 
     // The rollback scenario through the engine: its verdicts name the
