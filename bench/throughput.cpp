@@ -13,6 +13,8 @@
 // release cycle is three such transactions. Each round measures a reference
 // and its subject back to back, so a ratio compares like with like even when
 // the disk's flush time drifts; the figures are the medians of the rounds.
+// For information it also runs the cycle's writes without the protocol
+// (bare.sql): what the rows alone cost.
 //
 // `relctl run -- true` is a whole process (connect, acquire, run, publish,
 // release, exit), timed against `terraform apply` of an empty configuration
@@ -85,11 +87,12 @@ double pgbench(const Options& o, const std::string& name, int clients,
 }
 
 // cycle.sql declares generations as a job does, without asking the database:
-// each client counts up (k) from above every cycle environment's high water.
+// each client counts up (k) from above every cycle environment's high water
+// (bare.sql's too: a manifest's generation is unique on its environment).
 std::vector<std::string> cycleVariables(const Options& o)
 {
     return {"base=" + psqlValue(o, "SELECT coalesce(max(high_water_generation), 0) FROM relctl.environments "
-                                   "WHERE name LIKE 'cycle-%'"),
+                                   "WHERE name LIKE 'cycle-%' OR name LIKE 'bare-%'"),
             "k=0"};
 }
 
@@ -109,6 +112,7 @@ std::vector<Goal> throughput(const Options& o)
         runs["cycle 1"].push_back(pgbench(o, "cycle", 1, cycleVariables(o)));
         runs["cycle " + n].push_back(pgbench(o, "cycle", o.clients, cycleVariables(o)));
         runs["plain3 " + n].push_back(pgbench(o, "plain3", o.clients));
+        runs["bare " + n].push_back(pgbench(o, "bare", o.clients, cycleVariables(o)));
     }
     // pgbench does not read the functions' answers: a refusal would count as
     // a transaction. Every operation the bench made must have been accepted.
@@ -119,6 +123,11 @@ std::vector<Goal> throughput(const Options& o)
         fail(refused + " of the benchmark's operations were refused");
 
     const auto m = [&](const std::string& key) { return median(runs.at(key)); };
+    // For information, not a goal: how much of a cycle's cost is the
+    // protocol's logic rather than the rows it must write.
+    std::printf("acquire-publish-release, %s clients: %.1f cycles/s; the same writes without the protocol's "
+                "checks (bare.sql): %.1f/s, ratio %.2f\n",
+                n.c_str(), m("cycle " + n), m("bare " + n), m("cycle " + n) / m("bare " + n));
     return {
         ratioAtLeast("renew, 1 client, vs plain UPDATE + INSERT", m("renew 1"), m("plain 1"), "tx/s", 0.8),
         ratioAtLeast("renew, " + n + " clients, vs plain UPDATE + INSERT", m("renew " + n), m("plain " + n), "tx/s",
@@ -140,8 +149,8 @@ std::vector<Goal> wholeProcess(const Options& o)
     const std::string calls = (dir / "calls.sql").string();
     std::ofstream(calls)
         << "SELECT r ->> 'token' AS token, r ->> 'lease_id' AS lease_id\n"
-           "FROM relctl.acquire('" << env << "', 'psql', 'psql', (SELECT high_water_generation + 1 FROM "
-           "relctl.environments WHERE name = '" << env << "'), 60000, gen_random_uuid()::text, '{}', false, NULL) r\n"
+           "FROM (SELECT relctl.acquire('" << env << "', 'psql', 'psql', :generation, 60000, "
+           "gen_random_uuid()::text, '{}', false, NULL) AS r) acquired\n"
            "\\gset\n"
            "SELECT relctl.publish('" << env << "', :token, :'lease_id', '{}', gen_random_uuid()::text, '{}');\n"
            "SELECT relctl.release('" << env << "', :token, :'lease_id', '{}', NULL);\n";
@@ -168,8 +177,10 @@ std::vector<Goal> wholeProcess(const Options& o)
         const double r = timed({RELCTL_BIN, "--dsn", o.dsn, "run", "--env", env, "--job", "bench-run", "--release",
                                 "r" + std::to_string(generation), "--generation", std::to_string(generation), "--",
                                 "true"});
-        const double p = timed({"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", o.dsn, "-f", calls});
-        generation += 1; // psql's acquire took the next one
+        // psql declares its generation too (the next one), as relctl run does.
+        generation += 1;
+        const double p = timed({"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
+                                "generation=" + std::to_string(generation), "-d", o.dsn, "-f", calls});
         double t = 0;
         if (terraform)
             t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfEnv, dir.string());
