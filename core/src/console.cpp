@@ -112,7 +112,8 @@ void splitCopyLine(const std::string& line, std::string& scratch, AuditRowText& 
         rest.remove_suffix(1);
     for (;;) {
         // One pass for the field's end and whether it holds an escape: a
-        // find() for each was a third of the export's time in the client.
+        // find() for each is a memchr call per field, twice, for fields of
+        // a few bytes.
         std::size_t tab = 0;
         bool escaped = false;
         while (tab < rest.size() && rest[tab] != '\t') {
