@@ -293,6 +293,18 @@ BEGIN
     END IF;
     SELECT * INTO v_key FROM relctl.audit_sort(p_sort, p_descending);
     v_filter := relctl.audit_filter(p_env, p_job, p_operation, p_reason, p_from, p_to, p_text, p_outcome);
+    -- Sorted by env, the cursor's key is the env of the event it names, read
+    -- here (one probe of the primary key; the trail is append-only, so the
+    -- id decides it). A client cannot always send it: an event without an
+    -- environment and one named '' both reach it as "" (AuditEvent::env), and
+    -- a '' sent as NULL made a page after it start over or skip the rest. A
+    -- cursor that names no event keeps the key it came with.
+    IF v_key.col = 'env' AND p_after_id IS NOT NULL AND p_newer_than IS NULL THEN
+        SELECT v.env INTO v_value FROM relctl.events v WHERE v.id = p_after_id;
+        IF FOUND THEN
+            p_after_key := v_value;
+        END IF;
+    END IF;
 
     IF p_newer_than IS NOT NULL THEN
         -- Live updates: what arrived after the newest event the console has,
