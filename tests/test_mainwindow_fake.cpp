@@ -32,6 +32,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -522,6 +523,41 @@ private slots:
         QVERIFY(badge->text().contains(QStringLiteral("DEMO")));
     }
 
+    // The window opens within the screen's available area: here the
+    // offscreen platform's screen, smaller than the 1400x900 the window
+    // prefers.
+    void theWindowOpensWithinTheScreensHeight()
+    {
+        Console c;
+        const QSize available = c.window.screen()->availableGeometry().size();
+        QVERIFY(available.width() < 1400 && available.height() < 900);
+        // The height the screen has; the width no less than the window's
+        // minimum (the audit browser's filter row), which is wider than
+        // this screen.
+        QCOMPARE(c.window.height(), available.height());
+        QCOMPARE(c.window.width(), std::max(available.width(), c.window.minimumSizeHint().width()));
+    }
+
+    // Only a screen smaller than the preferred size shrinks the window, and
+    // only in the dimension it lacks.
+    void theFirstSizeIsCappedOnlyWhereTheScreenIsSmaller_data()
+    {
+        QTest::addColumn<QSize>("available");
+        QTest::addColumn<QSize>("expected");
+        QTest::addRow("large screen") << QSize(2560, 1400) << QSize(1400, 900);
+        QTest::addRow("exactly the size") << QSize(1400, 900) << QSize(1400, 900);
+        QTest::addRow("laptop") << QSize(1366, 728) << QSize(1366, 728);
+        QTest::addRow("narrow, tall") << QSize(1080, 1880) << QSize(1080, 900);
+        QTest::addRow("unknown") << QSize() << QSize(1400, 900);
+    }
+
+    void theFirstSizeIsCappedOnlyWhereTheScreenIsSmaller()
+    {
+        QFETCH(QSize, available);
+        QFETCH(QSize, expected);
+        QCOMPARE(MainWindow::firstSize(QSize(1400, 900), available), expected);
+    }
+
     // In a small window the timeline keeps the space: the environments dock
     // is as tall as its rows, not a third of the window.
     void aSmallWindowGivesTheTimelineTheSpace()
@@ -550,6 +586,8 @@ private slots:
     void manyEnvironmentsLeaveTheAuditBrowserItsRows()
     {
         Console c;
+        // The size the window prefers, whatever the test screen's.
+        c.window.resize(1400, 900);
         std::vector<relctl::EnvironmentRow> many;
         many.reserve(50);
         for (int i = 0; i < 50; ++i)

@@ -47,7 +47,7 @@ using Cell = std::optional<std::string_view>;
 // How a field is written.
 enum class Kind {
     Integer, // its decimal digits; absent: empty (CSV), null (JSON)
-    Time,    // epoch ms, written as 2024-01-01T00:00:00.010Z
+    Time,    // written as 2024-01-01T00:00:00.010Z; from an event, epoch ms; from the server, its text
     Env,     // text; an event without an environment reaches core as "": absent
     Text,    // text, CSV-quoted or a JSON string
     // JSON: structured in JSON exports, its compact text in CSV (a string
@@ -89,9 +89,19 @@ constexpr Field fields[] = {
 };
 constexpr std::size_t kFields = std::size(fields);
 
+// The bytes that make a CSV field quoted, as a table: find_first_of with a
+// set calls memchr over the set for every byte of the field, which was the
+// largest part of the client's time in a large export.
+constexpr std::array<bool, 256> csvQuoted = [] {
+    std::array<bool, 256> t{};
+    for (const char c : {',', '"', '\r', '\n'})
+        t[static_cast<unsigned char>(c)] = true;
+    return t;
+}();
+
 void appendCsvField(std::string& out, std::string_view s)
 {
-    if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    if (std::none_of(s.begin(), s.end(), [](char c) { return csvQuoted[static_cast<unsigned char>(c)]; })) {
         out += s;
         return;
     }
@@ -132,6 +142,19 @@ void appendInteger(std::string& out, std::int64_t n)
     throw Error(ExitCode::Internal, "unreadable export row from the database: " + what);
 }
 
+// What comes before each value of a JSON object: the brace or comma and the
+// key, made once (a million-row export writes 21 million of them).
+const std::array<std::string, kFields>& jsonKeys()
+{
+    static const std::array<std::string, kFields> keys = [] {
+        std::array<std::string, kFields> k;
+        for (std::size_t i = 0; i < kFields; ++i)
+            k.at(i) = std::string(i == 0 ? "{" : ",") + '"' + fields[i].name + "\":";
+        return k;
+    }();
+    return keys;
+}
+
 // Writes rows of cells in one format into a string. Keeps the last second's
 // text: consecutive events mostly share it.
 class RowWriter
@@ -143,16 +166,12 @@ public:
     {
         if (cells.size() != kFields)
             unreadable(std::to_string(cells.size()) + " fields, not " + std::to_string(kFields));
-        if (!m_csv)
-            out += '{';
+        const auto& keys = jsonKeys();
         for (std::size_t i = 0; i < kFields; ++i) {
-            if (i > 0)
+            if (!m_csv)
+                out += keys[i];
+            else if (i > 0)
                 out += ',';
-            if (!m_csv) {
-                out += '"';
-                out += fields[i].name;
-                out += "\":";
-            }
             cell(fields[i].kind, cells[i], out);
         }
         out += m_csv ? "\r\n" : "}";
@@ -174,7 +193,10 @@ private:
         case Kind::Time:
             if (!m_csv)
                 out += '"';
-            time(*c, out);
+            if (m_fromServer)
+                serverTime(*c, out);
+            else
+                time(*c, out);
             if (!m_csv)
                 out += '"';
             break;
@@ -196,6 +218,81 @@ private:
         EpochMs ms = 0;
         if (std::from_chars(text.data(), text.data() + text.size(), ms).ec != std::errc())
             unreadable("a time of \"" + std::string(text) + "\"");
+        epochTime(ms, out);
+    }
+
+    // A timestamptz as the server writes it under TimeZone UTC and DateStyle
+    // ISO: 2024-01-01 00:00:00.01+00, the fraction 0 to 6 digits, a year of
+    // more than four digits as it is, " BC" after a year before 1 AD. The
+    // calendar fields are those of the second the instant falls in (also
+    // before 1970), so the milliseconds are the fraction's first three
+    // digits: the same floor as epoch milliseconds. A four-digit AD year is
+    // copied as it stands; any other goes through epoch milliseconds, so it
+    // is written exactly as an event's time is.
+    void serverTime(std::string_view t, std::string& out)
+    {
+        const auto digits = [&t](std::size_t from, std::size_t n) {
+            return from + n <= t.size() &&
+                   std::all_of(t.begin() + std::ptrdiff_t(from), t.begin() + std::ptrdiff_t(from + n),
+                               [](char c) { return c >= '0' && c <= '9'; });
+        };
+        const auto number = [&t](std::size_t from, std::size_t n) {
+            std::int64_t v = 0;
+            for (std::size_t i = from; i < from + n; ++i)
+                v = v * 10 + (t[i] - '0');
+            return v;
+        };
+        std::size_t year = 0; // the year's digits
+        while (year < t.size() && t[year] >= '0' && t[year] <= '9')
+            ++year;
+        const std::size_t p = year; // where "-MM-DD HH:MM:SS" begins
+        if (year == 0 || year > 9 || !digits(p + 1, 2) || !digits(p + 4, 2) || !digits(p + 7, 2) ||
+            !digits(p + 10, 2) || !digits(p + 13, 2) || t.size() < p + 15 || t[p] != '-' || t[p + 3] != '-' ||
+            t[p + 6] != ' ' || t[p + 9] != ':' || t[p + 12] != ':')
+            unreadable("a time of \"" + std::string(t) + "\"");
+        std::size_t end = p + 15;
+        std::size_t fraction = 0;
+        if (end < t.size() && t[end] == '.') {
+            while (end + 1 + fraction < t.size() && t[end + 1 + fraction] >= '0' && t[end + 1 + fraction] <= '9')
+                ++fraction;
+            if (fraction == 0 || fraction > 6)
+                unreadable("a time of \"" + std::string(t) + "\"");
+        }
+        const std::string_view zone = t.substr(end + (fraction > 0 ? 1 + fraction : 0));
+        const bool bc = zone == "+00 BC";
+        if (zone != "+00" && !bc)
+            unreadable("a time of \"" + std::string(t) + "\"");
+        char millis[3] = {'0', '0', '0'};
+        for (std::size_t i = 0; i < std::min<std::size_t>(fraction, 3); ++i)
+            millis[i] = t[end + 1 + i];
+        if (year == 4 && !bc) {
+            out.append(t.data(), p + 6); // YYYY-MM-DD
+            out += 'T';
+            out.append(t.data() + p + 7, 8); // HH:MM:SS
+            out += '.';
+            out.append(millis, 3);
+            out += 'Z';
+            return;
+        }
+        // Days since 1970-01-01 of a proleptic Gregorian date, the year
+        // astronomical (1 BC is year 0); Howard Hinnant's days_from_civil.
+        const std::int64_t y0 = bc ? 1 - number(0, year) : number(0, year);
+        const std::int64_t m = number(p + 1, 2), d = number(p + 4, 2);
+        const std::int64_t y = m <= 2 ? y0 - 1 : y0;
+        const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+        const std::int64_t yoe = y - era * 400;
+        const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+        const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        const std::int64_t days = era * 146097 + doe - 719468;
+        const std::int64_t seconds =
+            days * 86400 + number(p + 7, 2) * 3600 + number(p + 10, 2) * 60 + number(p + 13, 2);
+        epochTime(seconds * 1000 + (millis[0] - '0') * 100 + (millis[1] - '0') * 10 +
+                      (millis[2] - '0'),
+                  out);
+    }
+
+    void epochTime(EpochMs ms, std::string& out)
+    {
         const EpochMs seconds = ms / 1000 - ((ms % 1000 != 0) && (ms < 0)); // floor
         if (seconds != m_second) {
             m_second = seconds;

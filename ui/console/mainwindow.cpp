@@ -23,6 +23,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -226,13 +227,23 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     m_timeline->setVisibleRange(now - 10 * 60 * 1000, now);
     m_timeline->setFollowNow(true);
-    resize(1400, 900);
+    // Room for the timeline, the audit browser and the side docks at once,
+    // but never more than the screen offers: a window larger than a laptop's
+    // screen opened with its status bar and the audit browser's lower rows
+    // off the screen.
+    const QScreen* where = screen();
+    resize(firstSize(QSize(1400, 900), where ? where->availableGeometry().size() : QSize()));
     // The side docks wide enough for a trace's sentences and an approval's
     // winner and skipped candidates to read without scrolling sideways.
     resizeDocks({trace}, {440}, Qt::Horizontal);
     // The audit browser below with room for a screenful of events; the
     // timeline keeps the middle.
     resizeDocks({audit}, {300}, Qt::Vertical);
+}
+
+QSize MainWindow::firstSize(QSize preferred, QSize available)
+{
+    return available.isValid() && !available.isEmpty() ? preferred.boundedTo(available) : preferred;
 }
 
 void MainWindow::setDemo(bool demo)

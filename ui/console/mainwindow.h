@@ -38,6 +38,10 @@ class MainWindow final : public QMainWindow
 public:
     explicit MainWindow(ConsoleSession* session, QWidget* parent = nullptr);
 
+    // The size the window opens at: `preferred`, within a screen's
+    // available area (`available`, invalid when unknown) where that is smaller.
+    static QSize firstSize(QSize preferred, QSize available);
+
     TimelineWidget* timeline() const { return m_timeline; }
     AuditView* auditView() const { return m_audit; }
     TracePanel* tracePanel() const { return m_trace; }

@@ -110,6 +110,18 @@ void ConsoleWorker::connectNow()
             m_listener->follow(); // where the trail ends now: the reload below covers the rest
             m_follow->start();
         }
+        if (m_warmAuditPages) {
+            // A session's first page costs it the compilation of the page
+            // functions and the catalogue's lookups (about 5 ms on the
+            // server, more on a busy machine). Paid here, while the main
+            // worker still opens its listening connection, it is not paid
+            // by the page the window waits for. A failure here only leaves
+            // the session cold: the page itself reports what is wrong.
+            try {
+                relctl::ConsoleQueries(*m_db).auditPage({{}, {}, std::nullopt, std::nullopt, 1});
+            } catch (const std::exception&) {
+            }
+        }
         m_state.connected = true;
         m_state.live = m_live;
         m_state.message.clear();

@@ -40,6 +40,9 @@ public:
     // Without live updates the worker opens no listening connection: a worker
     // that only exports needs none (call before start()).
     void setLive(bool live) { m_live = live; }
+    // After connecting, read one audit event, so that the session's first
+    // page finds the page functions compiled (call before start()).
+    void setWarmAuditPages(bool warm) { m_warmAuditPages = warm; }
 
 public slots:
     void start();
@@ -106,6 +109,7 @@ private:
     ConnectionTarget m_target;
     bool m_seedDemo = false;
     bool m_live = true;
+    bool m_warmAuditPages = false;
     std::unique_ptr<relctl::Database> m_db;
     std::unique_ptr<relctl::EventListener> m_listener;
     QSocketNotifier* m_notifier = nullptr;

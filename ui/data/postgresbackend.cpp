@@ -22,13 +22,19 @@ template <typename Call> void post(ConsoleWorker* worker, Call&& call)
 
 PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
     : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)),
-      m_exporter(new ConsoleWorker(target))
+      m_pages(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
 {
     // Created here, on the GUI thread, then handed to their threads: each
     // creates its connections and socket notifier on its own thread.
     m_worker->setSeedDemo(seedDemo);
     m_worker->moveToThread(&m_thread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    // The pages worker hears no events itself: the main worker's listener
+    // tells the session, whose audit model asks for what is new.
+    m_pages->setLive(false);
+    m_pages->setWarmAuditPages(true);
+    m_pages->moveToThread(&m_pagesThread);
+    connect(&m_pagesThread, &QThread::finished, m_pages, &QObject::deleteLater);
     m_exporter->setLive(false);
     m_exporter->moveToThread(&m_exportThread);
     connect(&m_exportThread, &QThread::finished, m_exporter, &QObject::deleteLater);
@@ -37,7 +43,8 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_worker, &ConsoleWorker::connectionChanged, this, &ConsoleBackend::connectionChanged);
     connect(m_worker, &ConsoleWorker::eventsArrived, this, &ConsoleBackend::eventsArrived);
     connect(m_worker, &ConsoleWorker::environmentsLoaded, this, &ConsoleBackend::environmentsLoaded);
-    connect(m_worker, &ConsoleWorker::auditPageLoaded, this, &ConsoleBackend::auditPageLoaded);
+    connect(m_pages, &ConsoleWorker::auditPageLoaded, this, &ConsoleBackend::auditPageLoaded);
+    connect(m_pages, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_worker, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
     connect(m_worker, &ConsoleWorker::traceLoaded, this, &ConsoleBackend::traceLoaded);
     connect(m_worker, &ConsoleWorker::approvalsLoaded, this, &ConsoleBackend::approvalsLoaded);
@@ -53,22 +60,29 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
 PostgresBackend::~PostgresBackend()
 {
     m_exportThread.quit();
+    m_pagesThread.quit();
     m_thread.quit();
     m_exportThread.wait();
+    m_pagesThread.wait();
     m_thread.wait();
 }
 
 void PostgresBackend::start()
 {
     m_thread.start();
+    m_pagesThread.start();
     m_exportThread.start();
     QMetaObject::invokeMethod(m_worker, &ConsoleWorker::start, Qt::QueuedConnection);
+    // Connected now, at the same time as the main worker, so the first page
+    // is asked on an open connection.
+    QMetaObject::invokeMethod(m_pages, &ConsoleWorker::start, Qt::QueuedConnection);
 }
 
 void PostgresBackend::setTarget(const ConnectionTarget& target)
 {
     m_target = target;
     post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
+    post(m_pages, [target](ConsoleWorker& w) { w.setTarget(target); });
     post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
 }
 
@@ -79,7 +93,7 @@ void PostgresBackend::loadEnvironments(quint64 serial)
 
 void PostgresBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
 {
-    post(m_worker, [serial, request](ConsoleWorker& w) { w.loadAuditPage(serial, request); });
+    post(m_pages, [serial, request](ConsoleWorker& w) { w.loadAuditPage(serial, request); });
 }
 
 void PostgresBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)

@@ -10,10 +10,15 @@ class ConsoleWorker;
 
 // The console's backend on PostgreSQL: every request goes to a ConsoleWorker
 // on a thread of its own, which owns the connections, and every answer comes
-// back as a queued signal; nothing here touches the database. Exports run
-// on a second worker with a connection of its own (opened on the first
-// export, without live updates): an export of a million events holds its
-// thread for half a minute, and pages and live updates must not wait for it.
+// back as a queued signal; nothing here touches the database. The audit
+// browser's pages have a worker and a connection of their own (without live
+// updates), opened at start beside the main one: the first page is what
+// the window waits for most, and it no longer queues behind the
+// environments, the timeline and the side views (nor they behind a page),
+// and the two run at once on the server. Exports run on a third worker with
+// a connection of its own (opened on the first export, without live
+// updates): an export of a million events holds its thread for half a
+// minute, and pages and live updates must not wait for it.
 class PostgresBackend final : public ConsoleBackend
 {
     Q_OBJECT
@@ -22,7 +27,7 @@ public:
     // seedDemo: write the demo history after connecting, into a database
     // without environments (release-console --demo).
     PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent = nullptr);
-    // Stops both threads; an export in progress is cancelled by its owner first.
+    // Stops the threads; an export in progress is cancelled by its owner first.
     ~PostgresBackend() override;
 
     void start() override;
@@ -44,6 +49,8 @@ private:
     ConnectionTarget m_target;
     QThread m_thread;
     ConsoleWorker* m_worker; // lives on m_thread, deleted there when it finishes
+    QThread m_pagesThread;
+    ConsoleWorker* m_pages; // lives on m_pagesThread: the audit browser's pages
     QThread m_exportThread;
     ConsoleWorker* m_exporter; // lives on m_exportThread
 };

@@ -170,8 +170,8 @@ struct AuditPage
 
 // An event as relctl.console_audit_export sends it, for the export: the
 // export's fields (auditExportFields() in relctl/auditexport.h) in their
-// order, each as the server's text (`at` as epoch milliseconds), empty for
-// NULL. The views point into buffers that the next row reuses.
+// order, each as the server's text (`at` as a timestamptz under TimeZone
+// UTC and DateStyle ISO: 2024-01-01 00:00:00.01+00), empty for NULL. The views point into buffers that the next row reuses.
 using AuditRowText = std::vector<std::optional<std::string_view>>;
 
 // One lease on the timeline: from acquisition to release, revoke or expiry.
