@@ -9,12 +9,11 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <random>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <sstream>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -98,15 +97,27 @@ Outcome Outcome::fromReply(nlohmann::json reply)
 
 std::string newOperationId()
 {
-    std::random_device entropy; // /dev/urandom on Linux
-    std::ostringstream out;
-    out << std::hex;
-    for (int i = 0; i < 4; ++i) {
-        out.width(8);
-        out.fill('0');
-        out << entropy();
+    // One getrandom(2) call: a std::random_device is set up anew each time,
+    // and its set-up probes the CPU (cpuid, which traps on a virtual machine);
+    // a `relctl run` makes three of these before its command starts.
+    std::array<unsigned char, 16> bytes{};
+    std::size_t filled = 0;
+    while (filled < bytes.size()) {
+        const ssize_t n = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            throw Error(ExitCode::Internal, std::string("cannot read random bytes: ") + std::strerror(errno));
+        filled += static_cast<std::size_t>(n);
     }
-    return out.str();
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * bytes.size());
+    for (unsigned char b : bytes) {
+        out += kDigits[b >> 4];
+        out += kDigits[b & 0x0f];
+    }
+    return out;
 }
 
 namespace {
