@@ -177,6 +177,7 @@ struct Heartbeat::State
     BootClock::time_point lastSend;
     BootClock::time_point deadline;
     bool stopping = false;
+    bool calling = false; // a renewal or a connection attempt is under way, outside the lock
     bool exited = false;
     bool lost = false;
     std::string reason;
@@ -219,6 +220,11 @@ Heartbeat::Heartbeat(std::function<Database()> connect, Handle lease, std::chron
 Heartbeat::~Heartbeat()
 {
     stop();
+    // Stopped and not in a call, the thread ends as soon as it runs again: it
+    // is joined here, after the publish and the release, so its wake-up is not
+    // waited for while the command's outcome is.
+    if (m_thread.joinable())
+        m_thread.join();
 }
 
 void Heartbeat::start()
@@ -231,15 +237,17 @@ void Heartbeat::stop()
     if (!m_thread.joinable())
         return;
     std::unique_lock lock(m_state->mutex);
+    if (m_state->stopping)
+        return;
     m_state->stopping = true;
     m_state->changed.notify_all();
-    // libpq cannot be interrupted: a renewal stuck on a dead network must not
-    // hold the wrapper (and the release of its lease) hostage.
-    const bool exited = m_state->changed.wait_for(lock, 5s, [&] { return m_state->exited; });
+    // Only a call under way is waited for: the thread looks at `stopping`
+    // under the lock before it starts one, so once none is under way, none
+    // will be. libpq cannot be interrupted: a renewal stuck on a dead network
+    // must not hold the wrapper (and the release of its lease) hostage.
+    const bool idle = m_state->changed.wait_for(lock, 5s, [&] { return m_state->exited || !m_state->calling; });
     lock.unlock();
-    if (exited) {
-        m_thread.join();
-    } else {
+    if (!idle) {
         diagnostic("the renewal thread is stuck in a database call; leaving it behind");
         m_thread.detach();
     }
@@ -305,6 +313,7 @@ void Heartbeat::loop(const std::shared_ptr<State>& s)
         // The deadline was checked under the lock just above and is checked
         // again after a (re)connection: no renewal leaves after it.
         const bool renewing = db.has_value();
+        s->calling = true;
         lock.unlock();
         std::optional<Outcome> outcome;
         std::optional<std::string> failure;
@@ -318,6 +327,8 @@ void Heartbeat::loop(const std::shared_ptr<State>& s)
             failure = e.what();
         }
         lock.lock();
+        s->calling = false;
+        s->changed.notify_all(); // a stop() may be waiting for the call to end
         if (failure) {
             if (!failing) {
                 const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(s->deadline - now);

@@ -110,7 +110,9 @@ public:
     Heartbeat& operator=(const Heartbeat&) = delete;
 
     void start();
-    // After stop() no renewal is in flight and none will be sent.
+    // After stop() no renewal is in flight and none will be sent. It waits
+    // only for a call under way (at most 5 s); the idle thread is joined by
+    // the destructor.
     void stop();
 
     // Readable (an eventfd) once the heartbeat thread has found the lease lost.
