@@ -34,10 +34,14 @@ struct Listening
 
     explicit Listening(const std::string& dsn) : conn(dsn) {}
 
-    // Everything that arrived by now (each commit's notifications arrive
-    // before the committing relctl process exits).
+    // Everything announced by the commits made so far. The committing backend
+    // only signals the listening one, which forwards the notifications when
+    // it next runs, possibly after the relctl that committed has exited: one
+    // round trip on the listening connection makes it run first (it sends
+    // pending notifications before it reads the next command).
     std::vector<std::string> operations()
     {
+        pqxx::nontransaction(conn).exec("SELECT 1");
         conn.get_notifs();
         std::vector<std::string> ops;
         for (const json& j : announcements.received)
