@@ -78,8 +78,11 @@ relctl_pg_start() {
     user=$([ "$(id -u)" -eq 0 ] && echo postgres || id -un)
     relctl_log "starting PostgreSQL in $RELCTL_PG_DIR"
     "${run[@]}" "$bin/initdb" -D "$RELCTL_PG_DIR/data" -U "$user" -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
+    # plpgsql preloaded, as the README's Operations section advises for
+    # relctl's server: every relctl session calls PL/pgSQL, and a backend
+    # that loads the library itself pays for it on its first call.
     "${run[@]}" "$bin/pg_ctl" -D "$RELCTL_PG_DIR/data" -l "$RELCTL_PG_DIR/log" -w \
-        -o "-c listen_addresses='' -k $RELCTL_PG_DIR -c fsync=off -c max_connections=200 ${RELCTL_PG_OPTIONS:-}" \
+        -o "-c listen_addresses='' -k $RELCTL_PG_DIR -c fsync=off -c max_connections=200 -c shared_preload_libraries=plpgsql ${RELCTL_PG_OPTIONS:-}" \
         start >/dev/null
     RELCTL_PG_DSN="host=$RELCTL_PG_DIR user=$user dbname=postgres"
     RELCTL_PG_RUN=("${run[@]}")

@@ -164,6 +164,12 @@ private slots:
         // No TCP listener: the server listens on its socket only.
         QCOMPARE(home.psql("SHOW listen_addresses"), std::string());
         QCOMPARE(home.psql("SELECT inet_server_addr() IS NULL"), std::string("t"));
+        // PL/pgSQL is loaded by the postmaster, not by each session on its
+        // first call (the login may not SHOW the setting: read what the
+        // server started with).
+        QFile conf(qstr(home.defaultDirectory() + "/data/relctl.conf"));
+        QVERIFY(conf.open(QIODevice::ReadOnly));
+        QVERIFY(conf.readAll().contains("\nshared_preload_libraries = 'plpgsql'\n"));
         QCOMPARE(home.psql("SELECT count(*) > 0 FROM relctl.schema_migrations"), std::string("t"));
         // The OS user works as a login with the manager's group role, not as
         // the cluster's superuser (relctl_admin, used only to migrate).

@@ -377,8 +377,12 @@ void initialize(const Layout& at, const fs::path& bin, int logFd)
 void start(const Layout& at, const fs::path& bin, const Account& server, int logFd)
 {
     // Rewritten on every start, so that the socket follows the directory if it moves.
+    // plpgsql is preloaded: every session of relctl or the console calls
+    // PL/pgSQL, and a backend that loads the library itself pays for it on
+    // its first call (README, Operations).
     const std::string conf = "listen_addresses = ''\nport = 5432\nunix_socket_directories = '" +
-                             at.socket.string() + "'\nunix_socket_permissions = 0700\n";
+                             at.socket.string() +
+                             "'\nunix_socket_permissions = 0700\nshared_preload_libraries = 'plpgsql'\n";
     Fd file(openServerFile(at.data / "relctl.conf", O_TRUNC, server));
     if (write(file.get(), conf.data(), conf.size()) != static_cast<ssize_t>(conf.size()))
         unavailable(systemError("cannot write " + (at.data / "relctl.conf").string()));
