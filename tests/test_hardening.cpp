@@ -272,6 +272,38 @@ private slots:
         QVERIFY2(after.exitCode == 0, failure(after));
     }
 
+    // A job that may wait (--wait) does not give up when lock_timeout runs
+    // out: nothing was applied, so it asks again until its wait runs out,
+    // and gets the lease once the lock is gone. A wait shorter than the lock
+    // still ends with exit 9, the lock named, and nothing written.
+    void lockedEnvironmentWhileWaiting()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        const std::string dsn = db.dsn() + " options='-c lock_timeout=1s'";
+        pqxx::connection holder(db.dsn());
+        auto tx = std::make_unique<pqxx::work>(holder);
+        tx->exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
+        const auto before = db.footprint();
+
+        const RunResult shortWait = relctlWithDsn(dsn, concat(acquireArgs("prod", "job-s", "1"), {"--wait", "2s"}));
+        QVERIFY2(shortWait.exitCode == 9, failure(shortWait));
+        QVERIFY2(shortWait.elapsedMs >= 1900, failure(shortWait));
+        QVERIFY2(shortWait.err.find("locked by another session") != std::string::npos, failure(shortWait));
+        QVERIFY2(shortWait.err.find("asking again until --wait runs out") != std::string::npos, failure(shortWait));
+        QVERIFY(db.footprint() == before);
+
+        auto waiter = startRelctlWith(dsn, concat(acquireArgs("prod", "job-w", "1"), {"--wait", "60s"}), {});
+        std::this_thread::sleep_for(3500ms); // three lock timeouts at least
+        QVERIFY(waiter->state() != QProcess::NotRunning);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
+        tx->abort();
+        const RunResult waited = finish(*waiter, 30000);
+        QVERIFY2(waited.exitCode == 0, failure(waited));
+        QVERIFY2(waited.err.find("asking again until --wait runs out") != std::string::npos, failure(waited));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w' AND ended_at IS NULL"), 1LL);
+    }
+
     // 60 KB nested 30,000 levels deep: refused with exit 2 and one line
     // before connecting (the old relctl sent it and died on the server's
     // stack depth limit, exit 1); 64 levels are still a manifest.

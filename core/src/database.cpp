@@ -156,10 +156,9 @@ void Database::Impl::translateCurrentException()
         // Both ended the statement, which rolled back: nothing was applied,
         // and trying again later is the answer.
         if (state == "55P03")
-            throw Error(ExitCode::Unavailable,
-                        "the environment is locked by another session (lock_timeout ran out); nothing was "
-                        "applied, try again: " +
-                            message);
+            throw Locked("the environment is locked by another session (lock_timeout ran out); nothing was "
+                         "applied, try again: " +
+                         message);
         if (state == "57014")
             throw Error(
                 ExitCode::Unavailable,
@@ -236,12 +235,14 @@ Outcome Database::acquire(const AcquireRequest& r)
         // announced. The queued candidate's session LISTENs on its own channel
         // in the transaction that queues it, so nothing is missed in between.
         const bool watching = wait && d->watch(r.env);
-        nlohmann::json reply = d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)",
-                                       r.env, r.job, r.release, r.generation, toMillis(r.ttl), opId,
-                                       d->client.toJson().dump(), wait, secret);
+        const auto attempt = [&] {
+            return d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env, r.job,
+                           r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait,
+                           secret);
+        };
         if (!wait)
-            return Outcome::fromReply(std::move(reply));
-        Outcome outcome = d->waitInQueue(std::move(reply), deadline, secret);
+            return Outcome::fromReply(attempt());
+        Outcome outcome = d->waitInQueue(d->whileLocked(deadline, attempt), deadline, secret);
         if (watching)
             d->unwatch(r.env);
         return outcome;

@@ -5,11 +5,13 @@
 #include "relctl/database.h"
 #include "session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
+#include <thread>
 #include <utility>
 
 namespace relctl {
@@ -39,6 +41,14 @@ private:
 
 // The connection was lost after a write may have been sent: its outcome is
 // unknown to this session (exit 9 unless Impl::settled finds it out).
+// lock_timeout ran out while a call waited for an environment's row lock:
+// the statement was cancelled and rolled back, so nothing was applied.
+class Locked final : public Error
+{
+public:
+    explicit Locked(const std::string& message) : Error(ExitCode::Unavailable, message) {}
+};
+
 class InDoubt final : public Error
 {
 public:
@@ -122,6 +132,31 @@ struct Database::Impl
             } catch (...) {
                 armed.disarm();
                 translateCurrentException();
+            }
+        }
+    }
+
+    // One call of a job that waits (--wait): a call that met lock_timeout is
+    // sent again after a pause, until the wait runs out. Under load a queue's
+    // first evaluations can hold an environment's row lock for longer than
+    // lock_timeout between them, and a stuck session holding it is ended by
+    // idle_in_transaction_session_timeout; neither is a reason for a job that
+    // may wait to give up before its wait does.
+    template <typename Attempt>
+    nlohmann::json whileLocked(std::chrono::steady_clock::time_point deadline, const Attempt& attempt)
+    {
+        using namespace std::chrono_literals;
+        auto pause = 100ms;
+        for (bool told = false;; told = true) {
+            try {
+                return attempt();
+            } catch (const Locked& e) {
+                if (std::chrono::steady_clock::now() + pause >= deadline)
+                    throw;
+                if (!told)
+                    spdlog::warn("{}; asking again until --wait runs out", e.what());
+                std::this_thread::sleep_for(pause);
+                pause = std::min<std::chrono::milliseconds>(pause * 2, 1s);
             }
         }
     }

@@ -113,10 +113,10 @@ Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::funct
                                        Clock::time_point deadline)
 {
     try {
-        nlohmann::json reply = attempt();
+        nlohmann::json reply = whileLocked(deadline, attempt);
         while (reply.value("status", std::string()) == "busy" && Clock::now() < deadline) {
             awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
-            reply = attempt();
+            reply = whileLocked(deadline, attempt);
         }
         if (reply.value("status", std::string()) == "busy")
             reply["message"] = "still busy when --wait ran out: " + reply.value("message", std::string());
@@ -142,8 +142,10 @@ Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point dead
                     "still waiting when --wait ran out: " + reply.value("message", std::string());
                 return Outcome::fromReply(std::move(reply));
             }
-            reply = call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb, $3)", candidate,
-                         client.toJson().dump(), secret);
+            reply = whileLocked(deadline, [&] {
+                return call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb, $3)", candidate,
+                            client.toJson().dump(), secret);
+            });
         }
         return Outcome::fromReply(std::move(reply));
     } catch (const pqxx::broken_connection& e) {
