@@ -22,7 +22,9 @@
 #include <filesystem>
 #include <pqxx/pqxx>
 #include <csignal>
+#include <fcntl.h>
 #include <fstream>
+#include <map>
 #include <thread>
 #include <unistd.h>
 
@@ -229,6 +231,7 @@ public:
         long long maxConnections = 0;
         double seconds = 0;
         int failed = 0;
+        std::map<std::string, int> failures; // a failed job's last line of output, and how many said it
     };
 
     // `spread` relctl run jobs across `envs` environments, all queued at once
@@ -242,12 +245,18 @@ public:
             envs.push_back(newEnvironment("spread-" + std::to_string(i)));
             handles.push_back(holdLease(envs.back(), 120s)["handle"].get<std::string>());
         }
+        // Each job's output goes to a file of its own, read when it failed.
+        const std::filesystem::path outputs = std::filesystem::temp_directory_path() / (m_prefix + "-spread");
+        std::filesystem::create_directories(outputs);
         std::vector<pid_t> runs;
         for (int i = 0; i < m_o.spread; ++i) {
             const long long g = ++m_generation;
+            const relctl::Fd output(open((outputs / std::to_string(i)).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                         0600));
             runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env", envs[static_cast<std::size_t>(i) % envs.size()],
                                   "--job", "spread-" + std::to_string(g), "--release", "r" + std::to_string(g),
-                                  "--generation", std::to_string(g), "--wait", "300s", "--", "true"}));
+                                  "--generation", std::to_string(g), "--wait", "300s", "--", "true"},
+                                 output.get()));
         }
         const std::string mine = "env LIKE " + quoted(m_prefix + "-spread-%");
         const auto until = Clock::now() + 120s;
@@ -262,9 +271,19 @@ public:
         const auto start = Clock::now();
         for (const std::string& h : handles)
             m_db.release(*relctl::parseHandle(h));
-        for (pid_t p : runs)
-            if (reap(p) != 0)
-                ++s.failed;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const int code = reap(runs[i]);
+            if (code == 0)
+                continue;
+            ++s.failed;
+            std::ifstream in(outputs / std::to_string(i));
+            std::string line, last;
+            while (std::getline(in, line))
+                if (!line.empty())
+                    last = line;
+            ++s.failures["exit " + std::to_string(code) + ": " + last.substr(0, 160)];
+        }
+        std::filesystem::remove_all(outputs);
         s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         return s;
     }
@@ -321,6 +340,8 @@ int main(int argc, char** argv)
         std::printf("%d waiters across %d environments: %lld queued at once, peak %lld of %lld connections, "
                     "served in %.1f s, %d failed\n",
                     o.spread, o.envs, s.waiting, s.peakConnections, s.maxConnections, s.seconds, s.failed);
+        for (const auto& [what, count] : s.failures)
+            std::printf("  %d failed with %s\n", count, what.c_str());
         Goal g = below(std::to_string(o.spread) + " waiters across " + std::to_string(o.envs) +
                            " envs: peak connections",
                        static_cast<double>(s.peakConnections), "conns", static_cast<double>(s.maxConnections));
