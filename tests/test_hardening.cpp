@@ -16,6 +16,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLocalServer>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QTcpServer>
@@ -28,6 +29,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pqxx/pqxx>
@@ -301,6 +303,47 @@ private slots:
         const RunResult waited = finish(*waiter, 30000);
         QVERIFY2(waited.exitCode == 0, failure(waited));
         QVERIFY2(waited.err.find("asking again until --wait runs out") != std::string::npos, failure(waited));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w' AND ended_at IS NULL"), 1LL);
+    }
+
+    // A job that may wait connects again when the server does not answer
+    // its connection within connect_timeout (a postmaster busy starting
+    // hundreds of sessions at once): nothing was sent yet. Without --wait the
+    // job ends at once, exit 9, nothing written. The server's socket is first
+    // a listener that never answers, then a link to the test cluster's.
+    void slowConnectionWhileWaiting()
+    {
+        TestDatabase db;
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        std::smatch host, port;
+        const std::string cluster = TestDatabase::clusterDsn();
+        if (!std::regex_search(cluster, host, std::regex(R"(host=(/\S+))")))
+            QSKIP("the test cluster is not on a unix socket");
+        const std::string socketName =
+            ".s.PGSQL." + (std::regex_search(cluster, port, std::regex(R"(port=(\d+))")) ? port[1].str() : "5432");
+        const QString socket = qstr(file(socketName));
+        QLocalServer silent; // the kernel accepts; nothing ever answers
+        QVERIFY(silent.listen(socket));
+        std::string dsn = std::regex_replace(cluster, std::regex(R"(host=\S+)"), "host=" + m_dir.path().toStdString());
+        dsn = std::regex_replace(dsn, std::regex(R"(dbname=\S+)"), "") + " dbname=" + db.name();
+        const Env patience{{"PGCONNECT_TIMEOUT", "2"}};
+
+        const RunResult once = relctlWithDsn(dsn, acquireArgs("prod", "job-c", "1"), patience);
+        QVERIFY2(once.exitCode == 9, failure(once));
+        QVERIFY2(once.err.find("timeout expired") != std::string::npos, failure(once));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
+
+        auto waiter = startRelctlWith(dsn, concat(acquireArgs("prod", "job-w", "1"), {"--wait", "60s"}), patience);
+        std::this_thread::sleep_for(4500ms); // two attempts have timed out
+        QVERIFY(waiter->state() != QProcess::NotRunning);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
+        // The listener stays (the attempt it holds times out, as the others
+        // did); new attempts find the cluster under its name.
+        QVERIFY(QFile::remove(socket));
+        QVERIFY(QFile::link(qstr(host[1].str() + "/" + socketName), socket));
+        const RunResult waited = finish(*waiter, 30000);
+        QVERIFY2(waited.exitCode == 0, failure(waited));
+        QVERIFY2(waited.err.find("connecting again until --wait runs out") != std::string::npos, failure(waited));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w' AND ended_at IS NULL"), 1LL);
     }
 

@@ -14,6 +14,7 @@
 #include "relctl/protocol.h"
 #include "render.h"
 #include "run.h"
+#include "run_support.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -115,11 +116,12 @@ private:
     Error noHandler() const { return Error(ExitCode::Internal, "no handler for '" + m_args.command() + "'"); }
 
     // Connects on first use, after the arguments were checked: invalid input
-    // is reported without touching the database.
-    Database& database()
+    // is reported without touching the database. `wait`: the command's --wait,
+    // within which a connection the server is slow to answer is tried again.
+    Database& database(std::optional<std::chrono::milliseconds> wait = std::nullopt)
     {
         if (!m_db)
-            m_db.emplace(connect());
+            m_db.emplace(connectWithin([this] { return connect(); }, wait));
         return *m_db;
     }
 
@@ -281,7 +283,8 @@ private:
             return m_out.success(toJson(reply), render::revocation(reply));
         }
         if (sub == "acquire") {
-            Outcome outcome = database().acquire(acquireRequest(o));
+            const AcquireRequest request = acquireRequest(o);
+            Outcome outcome = database(request.wait).acquire(request);
             return m_out.outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
         }
         if (sub == "renew") {
@@ -425,7 +428,7 @@ private:
         r.reason = o.required("reason");
         r.wait = o.duration("wait", false);
         r.opId = o.opIdOrNew();
-        Outcome outcome = database().rollback(r);
+        Outcome outcome = database(r.wait).rollback(r);
         return m_out.outcome(outcome, [&] { return render::rollback(outcome.body); });
     }
 

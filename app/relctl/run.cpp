@@ -183,7 +183,7 @@ public:
         // and SIGTERM are seen (and answered by releasing the lease), never fatal.
         SignalWatch signals;
         m_signals = &signals;
-        m_db.emplace(m_context.connect());
+        m_db.emplace(connectWithin(m_context.connect, m_spec.acquire.wait));
         const auto sent = BootClock::now();
         const Outcome acquired = acquire(signals);
         const auto answered = BootClock::now();

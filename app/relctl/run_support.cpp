@@ -1,6 +1,7 @@
 #include "run_support.h"
 
 #include "output.h"
+#include "relctl/error.h"
 #include "relctl/parse.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <string_view>
 #include <system_error>
 #include <unistd.h>
 
@@ -47,6 +49,30 @@ BootClock::time_point BootClock::now() noexcept
 void diagnostic(const std::string& message)
 {
     std::cerr << ("relctl: " + escapeControl(message) + "\n") << std::flush;
+}
+
+Database connectWithin(const std::function<Database()>& connect, std::optional<std::chrono::milliseconds> wait)
+{
+    using Clock = std::chrono::steady_clock;
+    if (!wait || wait->count() <= 0)
+        return connect();
+    const auto deadline = Clock::now() + *wait;
+    auto pause = std::chrono::milliseconds(100);
+    for (bool told = false;; told = true) {
+        try {
+            return connect();
+        } catch (const Error& e) {
+            // libpq's words for a server that did not answer within connect_timeout.
+            const bool unanswered = e.code() == ExitCode::Unavailable &&
+                                    std::string_view(e.what()).find("timeout expired") != std::string_view::npos;
+            if (!unanswered || Clock::now() + pause >= deadline)
+                throw;
+            if (!told)
+                diagnostic(std::string(e.what()) + "; connecting again until --wait runs out");
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+        }
+    }
 }
 
 namespace {

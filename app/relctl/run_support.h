@@ -10,6 +10,7 @@
 #include <csignal>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <thread>
@@ -33,6 +34,16 @@ struct BootClock
 // Writes one "relctl: ..." diagnostic line to stderr in a single write, so
 // lines from the two threads do not interleave.
 void diagnostic(const std::string& message);
+
+// The first connection of a job that may wait (--wait): a connection the
+// server did not answer within connect_timeout is tried again, after 0.1 s
+// and then up to 1 s, until the wait runs out. When hundreds of jobs start at
+// once, the postmaster, which starts sessions one at a time, can take longer
+// than that to reach the last of them; nothing was sent yet. Every other
+// failure (refused, unknown host, authentication) ends the job as before.
+// Without a wait, connect() once.
+Database connectWithin(const std::function<Database()>& connect,
+                       std::optional<std::chrono::milliseconds> wait);
 
 // Blocks SIGCHLD, SIGINT and SIGTERM in the calling thread, and so in every
 // thread it starts afterwards, and receives them through a signalfd. The mask
