@@ -124,6 +124,18 @@ private:
         return file(name);
     }
 
+    // A waiting `lease acquire` ends with the job's lease, having said once
+    // on stderr why it kept trying.
+    static void expectLeaseAfterWaiting(QProcess& waiter, const TestDatabase& db, const std::string& job,
+                                        const std::string& said)
+    {
+        const RunResult waited = finish(waiter, 30000);
+        QVERIFY2(waited.exitCode == 0, failure(waited));
+        QVERIFY2(waited.err.find(said) != std::string::npos, failure(waited));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = '" + job + "' AND ended_at IS NULL"),
+                 1LL);
+    }
+
     static std::string liveLeaseId(const TestDatabase& db, const std::string& job)
     {
         return db.scalar("SELECT replace(lease_id::text, '-', '') FROM relctl.leases WHERE job = '" + job + "'");
@@ -300,10 +312,7 @@ private slots:
         QVERIFY(waiter->state() != QProcess::NotRunning);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
         tx->abort();
-        const RunResult waited = finish(*waiter, 30000);
-        QVERIFY2(waited.exitCode == 0, failure(waited));
-        QVERIFY2(waited.err.find("asking again until --wait runs out") != std::string::npos, failure(waited));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w' AND ended_at IS NULL"), 1LL);
+        expectLeaseAfterWaiting(*waiter, db, "job-w", "asking again until --wait runs out");
     }
 
     // A job that may wait connects again when the server does not answer
@@ -341,10 +350,7 @@ private slots:
         // did); new attempts find the cluster under its name.
         QVERIFY(QFile::remove(socket));
         QVERIFY(QFile::link(qstr(host[1].str() + "/" + socketName), socket));
-        const RunResult waited = finish(*waiter, 30000);
-        QVERIFY2(waited.exitCode == 0, failure(waited));
-        QVERIFY2(waited.err.find("connecting again until --wait runs out") != std::string::npos, failure(waited));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w' AND ended_at IS NULL"), 1LL);
+        expectLeaseAfterWaiting(*waiter, db, "job-w", "connecting again until --wait runs out");
     }
 
     // 60 KB nested 30,000 levels deep: refused with exit 2 and one line
