@@ -26,8 +26,10 @@
 #include "support.h"
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <thread>
 
 namespace {
 
@@ -68,9 +70,43 @@ std::string psqlValue(const Options& o, const std::string& sql)
     return trimmed(capture({"psql", "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-d", o.dsn, "-c", sql}));
 }
 
+// The machine's CPU time so far, from /proc/stat's first line: all of it and
+// the part spent idle (idle + iowait), in clock ticks.
+struct CpuTimes
+{
+    long long total = 0;
+    long long idle = 0;
+};
+
+CpuTimes cpuTimes()
+{
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    stat >> cpu;
+    CpuTimes t;
+    long long v = 0;
+    for (int field = 0; field < 10 && stat >> v; ++field) {
+        t.total += v;
+        if (field == 3 || field == 4)
+            t.idle += v;
+    }
+    return t;
+}
+
+// How many of the machine's cores were busy between two readings (server,
+// pgbench and everything else together).
+double busyCores(const CpuTimes& from, const CpuTimes& to)
+{
+    const double total = static_cast<double>(to.total - from.total);
+    if (total <= 0)
+        return 0;
+    return (total - static_cast<double>(to.idle - from.idle)) / total * std::thread::hardware_concurrency();
+}
+
 // Transactions (script executions) per second. `variables`: pgbench -D NAME=VALUE.
+// `busy`, when given, receives how many cores the run kept busy.
 double pgbench(const Options& o, const std::string& name, int clients,
-               const std::vector<std::string>& variables = {})
+               const std::vector<std::string>& variables = {}, double* busy = nullptr)
 {
     std::vector<std::string> args{"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients),
                                   "-T", std::to_string(o.seconds), "-f", script(name)};
@@ -79,7 +115,10 @@ double pgbench(const Options& o, const std::string& name, int clients,
         args.push_back(v);
     }
     args.push_back(o.dsn);
+    const CpuTimes before = cpuTimes();
     const std::string out = capture(args);
+    if (busy)
+        *busy = busyCores(before, cpuTimes());
     std::smatch m;
     if (std::regex_search(out, m, std::regex(R"(number of failed transactions: ([1-9][0-9]*))")))
         fail("pgbench " + name + ": transactions failed:\n" + out);
@@ -110,23 +149,31 @@ std::vector<std::string> cycleVariables(const Options& o)
             "k=0"};
 }
 
-std::vector<Goal> throughput(const Options& o)
+// `info` receives the figures printed for information (not goals).
+std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
 {
     psqlFile(o, script("setup"));
     psqlFile(o, script("renew-setup"));
     const std::string firstEvent = psqlValue(o, "SELECT coalesce(max(id), 0) FROM relctl.events");
     std::map<std::string, std::vector<double>> runs;
     const std::string n = std::to_string(o.clients);
+    // Each run's rate under `key`, and under `key + " busy"` the cores it kept busy.
+    const auto measure = [&](const std::string& key, const std::string& name, int clients,
+                             const std::vector<std::string>& variables) {
+        double busy = 0;
+        runs[key].push_back(pgbench(o, name, clients, variables, &busy));
+        runs[key + " busy"].push_back(busy);
+    };
     for (int round = 1; round <= o.rounds; ++round) {
         std::printf("round %d of %d (%d s each)\n", round, o.rounds, o.seconds);
-        runs["plain 1"].push_back(pgbench(o, "plain", 1));
-        runs["renew 1"].push_back(pgbench(o, "renew", 1));
-        runs["plain " + n].push_back(pgbench(o, "plain", o.clients));
-        runs["renew " + n].push_back(pgbench(o, "renew", o.clients));
-        runs["cycle 1"].push_back(pgbench(o, "cycle", 1, cycleVariables(o)));
-        runs["cycle " + n].push_back(pgbench(o, "cycle", o.clients, cycleVariables(o)));
-        runs["plain3 " + n].push_back(pgbench(o, "plain3", o.clients));
-        runs["bare " + n].push_back(pgbench(o, "bare", o.clients, cycleVariables(o)));
+        measure("plain 1", "plain", 1, {});
+        measure("renew 1", "renew", 1, {});
+        measure("plain " + n, "plain", o.clients, {});
+        measure("renew " + n, "renew", o.clients, {});
+        measure("cycle 1", "cycle", 1, cycleVariables(o));
+        measure("cycle " + n, "cycle", o.clients, cycleVariables(o));
+        measure("plain3 " + n, "plain3", o.clients, {});
+        measure("bare " + n, "bare", o.clients, cycleVariables(o));
     }
     // pgbench does not read the functions' answers: a refusal would count as
     // a transaction. Every operation the bench made must have been accepted.
@@ -150,6 +197,27 @@ std::vector<Goal> throughput(const Options& o)
     std::printf("plain UPDATE + INSERT, %s clients vs 1 client: %.1f vs %.1f tx/s, ratio %.2f (the machine's "
                 "scaling for the reference; the cycle's target is 3.00)\n",
                 n.c_str(), m("plain " + n), m("plain 1"), m("plain " + n) / m("plain 1"));
+    // Nor this: what the cores allow. One client already keeps some of the
+    // machine busy (its server process, its pgbench thread, the kernel); more
+    // clients can only fill the rest, so no number of them exceeds cores /
+    // busy times its rate, and less where each transaction costs more CPU
+    // with more clients (CPU per transaction: busy cores / rate).
+    const double cores = std::thread::hardware_concurrency();
+    const auto cpuMs = [&](const std::string& key) { return m(key + " busy") / m(key) * 1000; };
+    std::printf("acquire-publish-release, 1 client keeps %.2f of %.0f cores busy: more clients can do at most "
+                "%.2f times its rate here\n",
+                m("cycle 1 busy"), cores, m("cycle 1 busy") > 0 ? cores / m("cycle 1 busy") : 0.0);
+    std::printf("CPU per transaction (all processes), 1 vs %s clients: plain %.2f vs %.2f ms, cycle %.2f vs "
+                "%.2f ms\n",
+                n.c_str(), cpuMs("plain 1"), cpuMs("plain " + n), cpuMs("cycle 1"), cpuMs("cycle " + n));
+    info["plain " + n + " vs 1 client"] = m("plain " + n) / m("plain 1");
+    info["cycle " + n + " clients vs bare writes"] = m("cycle " + n) / m("bare " + n);
+    info["cycle 1 client busy cores"] = m("cycle 1 busy");
+    info["CPU ms per plain tx, 1 client"] = cpuMs("plain 1");
+    info["CPU ms per plain tx, " + n + " clients"] = cpuMs("plain " + n);
+    info["CPU ms per cycle, 1 client"] = cpuMs("cycle 1");
+    info["CPU ms per cycle, " + n + " clients"] = cpuMs("cycle " + n);
+    info["cores"] = cores;
     return {
         ratioAtLeast("renew, 1 client, vs plain UPDATE + INSERT", m("renew 1"), m("plain 1"), "tx/s", 0.8),
         ratioAtLeast("renew, " + n + " clients, vs plain UPDATE + INSERT", m("renew " + n), m("plain " + n), "tx/s",
@@ -161,7 +229,7 @@ std::vector<Goal> throughput(const Options& o)
     };
 }
 
-std::vector<Goal> wholeProcess(const Options& o)
+std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
 {
     const std::string env = "run-bench";
     psqlValue(o, "SELECT relctl.env_add('" + env + "', 60000, 600000, '{}') WHERE NOT EXISTS "
@@ -176,6 +244,18 @@ std::vector<Goal> wholeProcess(const Options& o)
            "\\gset\n"
            "SELECT relctl.publish('" << env << "', :token, :'lease_id', '{}', gen_random_uuid()::text, '{}');\n"
            "SELECT relctl.release('" << env << "', :token, :'lease_id', '{}', NULL);\n";
+    // For information: the floor under any client on this server, a new
+    // session that only writes the cycle's rows (setup.sql's bare functions,
+    // no checks), and a new session that runs nothing.
+    psqlFile(o, script("setup"));
+    const std::string bareEnv = "bare-0";
+    const std::string bare = (dir / "bare.sql").string();
+    std::ofstream(bare) << "SELECT token FROM relctl_bench.acquire('" << bareEnv << "', :generation)\n"
+                           "\\gset\n"
+                           "SELECT relctl_bench.publish('" << bareEnv << "', :token);\n"
+                           "SELECT relctl_bench.release('" << bareEnv << "', :token);\n";
+    long long bareGeneration = std::stoll(psqlValue(
+        o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + bareEnv + "'"));
 
     // Terraform: an empty configuration whose state lives in this database.
     const bool terraform = onPath("terraform");
@@ -201,7 +281,7 @@ std::vector<Goal> wholeProcess(const Options& o)
 
     long long generation = std::stoll(psqlValue(
         o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + env + "'"));
-    std::vector<double> relctl, psql, tf;
+    std::vector<double> relctl, psql, tf, bareSession, emptySession;
     for (int i = 0; i < o.runs + 1; ++i) {
         ++generation;
         const double r = timed({RELCTL_BIN, "--dsn", o.dsn, "run", "--env", env, "--job", "bench-run", "--release",
@@ -214,14 +294,30 @@ std::vector<Goal> wholeProcess(const Options& o)
         double t = 0;
         if (terraform)
             t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfEnv, dir.string());
+        const double b = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
+                                "generation=" + std::to_string(++bareGeneration), "-d", o.dsn, "-f", bare});
+        const double e = timed({psqlProgram, "-X", "-q", "-d", o.dsn, "-c", "SELECT 1"});
         if (i == 0)
             continue; // warm-up: the first of each pays for cold caches
         relctl.push_back(r);
         psql.push_back(p);
+        bareSession.push_back(b);
+        emptySession.push_back(e);
         if (terraform)
             tf.push_back(t);
     }
     fs::remove_all(dir);
+    const double reference = terraform ? median(tf) : median(psql);
+    std::printf("for information, whole psql processes (new sessions) next to %s at %.1f ms:\n"
+                "  SELECT 1 only                            %6.1f ms  ratio %.2f\n"
+                "  the cycle's rows only (bare, no checks)  %6.1f ms  ratio %.2f\n"
+                "  the protocol's 3 calls                   %6.1f ms  ratio %.2f\n",
+                terraform ? "terraform apply" : "psql's 3 calls", reference, median(emptySession),
+                median(emptySession) / reference, median(bareSession), median(bareSession) / reference,
+                median(psql), median(psql) / reference);
+    info["psql SELECT 1, ms"] = median(emptySession);
+    info["psql bare writes, ms"] = median(bareSession);
+    info["psql 3 calls, ms"] = median(psql);
     std::vector<Goal> goals;
     if (terraform)
         goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)", median(relctl), median(tf),
@@ -268,14 +364,15 @@ int main(int argc, char** argv)
     if (o.dsn.empty())
         fail("no database: give --dsn or set RELCTL_DSN");
     std::vector<Goal> goals;
+    nlohmann::json info = nlohmann::json::object();
     if (part.empty() || part == "throughput")
-        for (Goal& g : throughput(o))
+        for (Goal& g : throughput(o, info))
             goals.push_back(std::move(g));
     if (part.empty() || part == "run")
-        for (Goal& g : wholeProcess(o))
+        for (Goal& g : wholeProcess(o, info))
             goals.push_back(std::move(g));
     for (const Goal& g : goals)
         print(g);
-    writeJson(o.json, goals);
+    writeJson(o.json, goals, {{"information", info}});
     return 0;
 }
