@@ -104,9 +104,9 @@ double busyCores(const CpuTimes& from, const CpuTimes& to)
 }
 
 // Transactions (script executions) per second. `variables`: pgbench -D NAME=VALUE.
-// `busy`, when given, receives how many cores the run kept busy.
-double pgbench(const Options& o, const std::string& name, int clients,
-               const std::vector<std::string>& variables = {}, double* busy = nullptr)
+// `busy` receives how many cores the run kept busy.
+double pgbench(const Options& o, const std::string& name, int clients, const std::vector<std::string>& variables,
+               double& busy)
 {
     std::vector<std::string> args{"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients),
                                   "-T", std::to_string(o.seconds), "-f", script(name)};
@@ -117,8 +117,7 @@ double pgbench(const Options& o, const std::string& name, int clients,
     args.push_back(o.dsn);
     const CpuTimes before = cpuTimes();
     const std::string out = capture(args);
-    if (busy)
-        *busy = busyCores(before, cpuTimes());
+    busy = busyCores(before, cpuTimes());
     std::smatch m;
     if (std::regex_search(out, m, std::regex(R"(number of failed transactions: ([1-9][0-9]*))")))
         fail("pgbench " + name + ": transactions failed:\n" + out);
@@ -161,7 +160,7 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     const auto measure = [&](const std::string& key, const std::string& name, int clients,
                              const std::vector<std::string>& variables) {
         double busy = 0;
-        runs[key].push_back(pgbench(o, name, clients, variables, &busy));
+        runs[key].push_back(pgbench(o, name, clients, variables, busy));
         runs[key + " busy"].push_back(busy);
     };
     for (int round = 1; round <= o.rounds; ++round) {
@@ -254,8 +253,11 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
                            "\\gset\n"
                            "SELECT relctl_bench.publish('" << bareEnv << "', :token);\n"
                            "SELECT relctl_bench.release('" << bareEnv << "', :token);\n";
-    long long bareGeneration = std::stoll(psqlValue(
-        o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + bareEnv + "'"));
+    const auto highWater = [&](const std::string& name) {
+        return std::stoll(
+            psqlValue(o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + name + "'"));
+    };
+    long long bareGeneration = highWater(bareEnv);
 
     // Terraform: an empty configuration whose state lives in this database.
     const bool terraform = onPath("terraform");
@@ -279,8 +281,7 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
                 psqlValue(o, "SELECT coalesce(nullif(current_setting('shared_preload_libraries'), ''), "
                              "'nothing')").c_str());
 
-    long long generation = std::stoll(psqlValue(
-        o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + env + "'"));
+    long long generation = highWater(env);
     std::vector<double> relctl, psql, tf, bareSession, emptySession;
     for (int i = 0; i < o.runs + 1; ++i) {
         ++generation;
