@@ -245,6 +245,78 @@ private slots:
         QCOMPARE(finished.first().at(2).toLongLong(), 7);
         QCOMPARE(second.count(others), 1LL); // the exporter's own, now that it exported
     }
+
+    // The pages worker reads the first page as it connects; the window's
+    // first request for it is answered from it, once, and only while no
+    // event it would show has arrived since.
+    void aPrefetchedFirstPageIsServedOnlyWhileCurrent()
+    {
+        TestDatabase db;
+        const auto add = [&db](const char* env) {
+            db.exec(std::string("INSERT INTO relctl.events (env, operation, outcome) VALUES ('") + env +
+                    "', 'renew', 'accepted')");
+        };
+        add("staging");
+        add("staging");
+        Running r(db.dsn());
+        r.worker->setPrefetchFirstAuditPage(true);
+        QSignalSpy connected(r.worker, &ConsoleWorker::connectionChanged);
+        QSignalSpy pages(r.worker, &ConsoleWorker::auditPageLoaded);
+        r.start();
+        QTRY_VERIFY_WITH_TIMEOUT(!connected.isEmpty(), 10000);
+        QVERIFY(connected.last().at(0).value<ConnectionState>().connected);
+        const auto load = [&r](quint64 serial) {
+            r.post([serial](ConsoleWorker& w) { w.loadAuditPage(serial, relctl::AuditPageRequest{}); });
+        };
+        const auto page = [&pages] { return pages.last().at(1).value<relctl::AuditPage>(); };
+        const auto reconnect = [&r, &db] {
+            r.post([target = ConnectionTarget::fromDsn(QString::fromStdString(db.dsn()))](
+                       ConsoleWorker& w) { w.setTarget(target); },
+                   Qt::BlockingQueuedConnection);
+        };
+
+        load(1);
+        QTRY_COMPARE_WITH_TIMEOUT(pages.count(), 1, 10000);
+        QCOMPARE(r.worker->prefetchedPagesServed(), 1);
+        QCOMPARE(page().events.size(), std::size_t(2));
+
+        // Served once: asked again, the page is read.
+        add("qa");
+        load(2);
+        QTRY_COMPARE_WITH_TIMEOUT(pages.count(), 2, 10000);
+        QCOMPARE(r.worker->prefetchedPagesServed(), 1);
+        QCOMPARE(page().events.size(), std::size_t(3));
+        QCOMPARE(page().events.front().env, std::string("qa"));
+
+        // Prefetched again on connecting; an event arrives before the
+        // window asks: the prefetched page is out of date and not served.
+        reconnect();
+        add("prod");
+        load(3);
+        QTRY_COMPARE_WITH_TIMEOUT(pages.count(), 3, 10000);
+        QCOMPARE(r.worker->prefetchedPagesServed(), 1);
+        QCOMPARE(page().events.size(), std::size_t(4));
+        QCOMPARE(page().events.front().env, std::string("prod"));
+
+        // Another page than the one prefetched (another sort) is read.
+        reconnect();
+        r.post([](ConsoleWorker& w) {
+            relctl::AuditPageRequest byJob;
+            byJob.sort.column = relctl::AuditSort::Column::Job;
+            w.loadAuditPage(4, byJob);
+        });
+        QTRY_COMPARE_WITH_TIMEOUT(pages.count(), 4, 10000);
+        QCOMPARE(r.worker->prefetchedPagesServed(), 1);
+        QCOMPARE(page().events.size(), std::size_t(4));
+
+        // Nothing arrived since connecting: served.
+        reconnect();
+        load(5);
+        QTRY_COMPARE_WITH_TIMEOUT(pages.count(), 5, 10000);
+        QCOMPARE(r.worker->prefetchedPagesServed(), 2);
+        QCOMPARE(page().events.size(), std::size_t(4));
+        QCOMPARE(page().events.front().env, std::string("prod"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestWorker)

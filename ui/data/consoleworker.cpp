@@ -71,6 +71,7 @@ void ConsoleWorker::setTarget(const ConnectionTarget& target)
     m_notifier = nullptr;
     m_listener.reset();
     m_db.reset();
+    m_prefetched.reset();
     m_state = ConnectionState{};
     // A worker without live updates (the exporter) connects on its next
     // request, not now: it would only hold an idle connection.
@@ -110,16 +111,18 @@ void ConsoleWorker::connectNow()
             m_listener->follow(); // where the trail ends now: the reload below covers the rest
             m_follow->start();
         }
-        if (m_warmAuditPages) {
+        if (m_prefetchFirstAuditPage) {
             // A session's first page costs it the compilation of the page
-            // functions and the catalogue's lookups (about 5 ms on the
-            // server, more on a busy machine). Paid here, while the main
-            // worker still opens its listening connection, it is not paid
-            // by the page the window waits for. A failure here only leaves
-            // the session cold: the page itself reports what is wrong.
+            // functions and the catalogue's lookups as well as the query.
+            // Read here, while the main worker still opens its listening
+            // connection, the page the window asks for first is ready when
+            // it asks (auditPage()). A failure here leaves nothing
+            // prefetched: the page itself reports what is wrong.
             try {
-                relctl::ConsoleQueries(*m_db).auditPage({{}, {}, std::nullopt, std::nullopt, 1});
+                const relctl::AuditPageRequest first;
+                m_prefetched = PrefetchedPage{first, relctl::ConsoleQueries(*m_db).auditPage(first)};
             } catch (const std::exception&) {
+                m_prefetched.reset();
             }
         }
         m_state.connected = true;
@@ -144,6 +147,7 @@ void ConsoleWorker::dropConnection(const QString& why)
     m_notifier = nullptr;
     m_listener.reset();
     m_db.reset();
+    m_prefetched.reset();
     const bool changed = m_state.connected || m_state.message != why;
     m_state.connected = false;
     m_state.live = false;
@@ -226,7 +230,28 @@ void ConsoleWorker::loadEnvironments(quint64 serial)
 void ConsoleWorker::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
 {
     guarded({RequestKind::AuditPage, serial},
-            [&] { emit auditPageLoaded(serial, relctl::ConsoleQueries(*m_db).auditPage(request)); });
+            [&] { emit auditPageLoaded(serial, auditPage(request)); });
+}
+
+relctl::AuditPage ConsoleWorker::auditPage(const relctl::AuditPageRequest& request)
+{
+    relctl::ConsoleQueries queries(*m_db);
+    // Served once at most: the next request for it is a reload.
+    std::optional<PrefetchedPage> prefetched = std::exchange(m_prefetched, std::nullopt);
+    if (prefetched && prefetched->request == request) {
+        // Current unless an event the page would show arrived since it was
+        // read: one row newer than its horizon, under the same filter. An
+        // event below the horizon that committed late is the same for a page
+        // read now; the model's first round of live updates reaches back
+        // over those ids (AuditModel::requestNewer).
+        const relctl::AuditPageRequest newer{request.filter, request.sort, std::nullopt,
+                                             prefetched->page.horizon, 1};
+        if (queries.auditPage(newer).events.empty()) {
+            ++m_prefetchedPagesServed;
+            return std::move(prefetched->page);
+        }
+    }
+    return queries.auditPage(request);
 }
 
 void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)

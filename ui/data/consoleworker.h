@@ -7,7 +7,9 @@
 
 #include <QObject>
 #include <QString>
+#include <atomic>
 #include <memory>
+#include <optional>
 
 class QSocketNotifier;
 class QTimer;
@@ -40,9 +42,13 @@ public:
     // Without live updates the worker opens no listening connection: a worker
     // that only exports needs none (call before start()).
     void setLive(bool live) { m_live = live; }
-    // After connecting, read one audit event, so that the session's first
-    // page finds the page functions compiled (call before start()).
-    void setWarmAuditPages(bool warm) { m_warmAuditPages = warm; }
+    // After connecting, read the page an audit browser asks for first (the
+    // newest events, unfiltered; see auditPage()), so that the window's
+    // first page does not wait for a query on a new session (call before
+    // start()).
+    void setPrefetchFirstAuditPage(bool prefetch) { m_prefetchFirstAuditPage = prefetch; }
+    // How many pages were answered from a prefetched first page (tests).
+    int prefetchedPagesServed() const { return m_prefetchedPagesServed.load(); }
 
 public slots:
     void start();
@@ -105,11 +111,22 @@ private:
     template <typename F, typename Fail> void guarded(F&& body, Fail&& fail);
     // The same, answering a failure with requestFailed(request, ...).
     template <typename F> void guarded(RequestId request, F&& body);
+    // A page of the trail: the prefetched first page, once, when it is the
+    // one asked for and still current, else a query.
+    relctl::AuditPage auditPage(const relctl::AuditPageRequest& request);
+
+    struct PrefetchedPage
+    {
+        relctl::AuditPageRequest request;
+        relctl::AuditPage page;
+    };
 
     ConnectionTarget m_target;
     bool m_seedDemo = false;
     bool m_live = true;
-    bool m_warmAuditPages = false;
+    bool m_prefetchFirstAuditPage = false;
+    std::optional<PrefetchedPage> m_prefetched; // read on connecting, kept until asked for
+    std::atomic<int> m_prefetchedPagesServed = 0;
     std::unique_ptr<relctl::Database> m_db;
     std::unique_ptr<relctl::EventListener> m_listener;
     QSocketNotifier* m_notifier = nullptr;

@@ -32,7 +32,7 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     // The pages worker hears no events itself: the main worker's listener
     // tells the session, whose audit model asks for what is new.
     m_pages->setLive(false);
-    m_pages->setWarmAuditPages(true);
+    m_pages->setPrefetchFirstAuditPage(true);
     m_pages->moveToThread(&m_pagesThread);
     connect(&m_pagesThread, &QThread::finished, m_pages, &QObject::deleteLater);
     m_exporter->setLive(false);

@@ -101,6 +101,8 @@ struct AuditFilter
     // detail's values
     std::optional<std::string> text;
     std::optional<std::string> outcome; // accepted | rejected ("refused only")
+
+    bool operator==(const AuditFilter&) const = default;
 };
 
 // The audit browser's order, decided by the server. Time is the event id:
@@ -157,6 +159,8 @@ struct AuditPageRequest
     std::optional<AuditCursor> after;
     std::optional<std::int64_t> newerThan;
     int limit = 500;
+
+    bool operator==(const AuditPageRequest&) const = default;
 };
 
 struct AuditPage
