@@ -337,6 +337,9 @@ int main(int argc, char** argv)
         }
         // The waiting candidates' sessions: while this connection is open they queue.
         const long long waiting = relctl::bench::holdWaitingCandidates(conn);
+        // Seeding (here or by an earlier run) leaves dirty buffers behind:
+        // written out now, not by a checkpoint while the console opens.
+        pqxx::nontransaction(conn).exec("CHECKPOINT");
         if (o.seedOnly) {
             std::printf("%s: %s\n", o.keep ? "kept" : "dropped", large.dsn().c_str());
             return 0;
