@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QSocketNotifier>
 #include <QTimer>
+#include <utility>
 
 namespace relctl::ui {
 
