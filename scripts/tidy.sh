@@ -13,12 +13,15 @@ relctl_install_deps clang-tidy
 # Up to date after the test command: then this only checks.
 relctl_build
 filters=("$@")
-[ ${#filters[@]} -gt 0 ] || filters=("^$RELCTL_ROOT/(app|core|ui|bench|tests)/")
+# The checkout's path as a regular expression (run-clang-tidy matches with Python's re).
+root=$(printf '%s' "$RELCTL_ROOT" | sed 's/[][\\.*^$+?(){}|]/\\&/g')
+[ ${#filters[@]} -gt 0 ] || filters=("^$root/(app|core|ui|bench|tests)/")
 log=$RELCTL_ROOT/build/tidy.log
 relctl_log "clang-tidy over build/release/compile_commands.json"
 if ! run-clang-tidy-14 -p "$RELCTL_BUILD_DIR" -j 2 -quiet -extra-arg=-Wno-unknown-warning-option \
     "${filters[@]}" >"$log" 2>&1; then
-    grep -v -e '^clang-tidy-14 ' -e 'warnings\? generated\.$' "$log" | head -n 80 >&2
+    # Without the invocations, the counts of suppressed warnings and the colours.
+    grep -v -e '^clang-tidy-14 ' -e 'warnings\? generated\.$' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 80 >&2
     relctl_log "clang-tidy found something (full log: $log)"
     exit 1
 fi
