@@ -351,12 +351,16 @@ int main(int argc, char** argv)
         Bench bench(o);
         const std::string w = std::to_string(o.waiters);
         const auto released = bench.releaseHandovers();
-        std::printf("handover after release: n=%zu p50 %.2f ms p99 %.2f ms\n", released.size(), median(released),
-                    percentile(released, 0.99));
+        // p95 and the slowest too: the p99 of 100 is their second slowest,
+        // and one scheduling hiccup on 2 cores moves it.
+        std::printf("handover after release: n=%zu p50 %.2f ms p95 %.2f ms p99 %.2f ms slowest %.2f ms\n",
+                    released.size(), median(released), percentile(released, 0.95), percentile(released, 0.99),
+                    percentile(released, 1.0));
         goals.push_back(below("handover after release, p99, " + w + " waiting", percentile(released, 0.99), "ms", 20));
         const auto expired = bench.expiryHandovers();
-        std::printf("handover after expiry: n=%zu p50 %.2f ms p99 %.2f ms\n", expired.size(), median(expired),
-                    percentile(expired, 0.99));
+        std::printf("handover after expiry: n=%zu p50 %.2f ms p95 %.2f ms p99 %.2f ms slowest %.2f ms\n",
+                    expired.size(), median(expired), percentile(expired, 0.95), percentile(expired, 0.99),
+                    percentile(expired, 1.0));
         goals.push_back(below("handover after expiry, p99, " + w + " waiting", percentile(expired, 0.99), "ms", 50));
         const int jobs = o.waiters + 10;
         const double drained = bench.drain(jobs);
