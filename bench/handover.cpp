@@ -6,7 +6,10 @@
 //
 // Handovers are measured on the server's clock, from the leases' own rows:
 // the next lease's acquired_at minus the previous lease's ended_at (a
-// release) or expires_at (an expiry). The waiters are separate
+// release) or expires_at (an expiry). A release grants the next candidate in
+// its own transaction (relctl.hand_over), so for information the bench also
+// prints, on its own clock, the time from sending the release until the next
+// waiter's process has exited with its lease. The waiters are separate
 // `relctl lease acquire --wait` processes, queued before the lease ends, and
 // the queue is refilled as they are served, so every handover happens with
 // --waiters (default 50) candidates waiting. The drain is --waiters + 10
@@ -148,9 +151,9 @@ public:
         return w;
     }
 
-    std::string handleOf(const Waiter& w)
+    std::string handleOf(const Waiter& w, bool reaped = false)
     {
-        if (reap(w.pid) != 0)
+        if (!reaped && reap(w.pid) != 0)
             fail("a waiter did not get the lease");
         std::ifstream in(w.out);
         const json j = json::parse(in, nullptr, false);
@@ -161,7 +164,10 @@ public:
     }
 
     // Releases the lease `rounds` times with `waiters` queued behind it.
-    std::vector<double> releaseHandovers()
+    // `seen` receives, for each, the time from sending the release to the
+    // next waiter's process exiting with its lease (this process's clock):
+    // the handover as the next job experiences it.
+    std::vector<double> releaseHandovers(std::vector<double>& seen)
     {
         const std::string env = newEnvironment("release");
         std::string handle = holdLease(env, 60s)["handle"].get<std::string>();
@@ -170,8 +176,12 @@ public:
             queue.push_back(waiter(env, "60s"));
         for (int round = 0; round < m_o.rounds; ++round) {
             awaitWaiting(env, m_o.waiters);
+            const auto sent = Clock::now();
             release(handle);
-            handle = handleOf(queue.front());
+            if (reap(queue.front().pid) != 0)
+                fail("a waiter did not get the lease");
+            seen.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
+            handle = handleOf(queue.front(), true);
             queue.pop_front();
             queue.push_back(waiter(env, "60s"));
         }
@@ -350,17 +360,25 @@ int main(int argc, char** argv)
     try {
         Bench bench(o);
         const std::string w = std::to_string(o.waiters);
-        const auto released = bench.releaseHandovers();
+        std::vector<double> seen;
+        const auto released = bench.releaseHandovers(seen);
         // p95 and the slowest too: the p99 of 100 is their second slowest,
         // and one scheduling hiccup on 2 cores moves it.
-        std::printf("handover after release: n=%zu p50 %.2f ms p95 %.2f ms p99 %.2f ms slowest %.2f ms\n",
-                    released.size(), median(released), percentile(released, 0.95), percentile(released, 0.99),
-                    percentile(released, 1.0));
+        const auto print = [](const char* what, const std::vector<double>& v) {
+            std::printf("%s: n=%zu p50 %.2f ms p95 %.2f ms p99 %.2f ms slowest %.2f ms\n", what, v.size(),
+                        median(v), percentile(v, 0.95), percentile(v, 0.99), percentile(v, 1.0));
+        };
+        // The goal is the grant, on the server's clock, as for an expiry:
+        // the moment the lease is the next job's and nobody else's. A
+        // release now makes that grant in its own transaction, so the
+        // figure is printed next to the handover as the next job's process
+        // lives it: from sending the release until that process has read
+        // its lease, printed it and exited (for information).
+        print("handover after release (the grant, server's clock)", released);
+        print("  as the next job's process sees it (sent to exited)", seen);
         goals.push_back(below("handover after release, p99, " + w + " waiting", percentile(released, 0.99), "ms", 20));
         const auto expired = bench.expiryHandovers();
-        std::printf("handover after expiry: n=%zu p50 %.2f ms p95 %.2f ms p99 %.2f ms slowest %.2f ms\n",
-                    expired.size(), median(expired), percentile(expired, 0.95), percentile(expired, 0.99),
-                    percentile(expired, 1.0));
+        print("handover after expiry", expired);
         goals.push_back(below("handover after expiry, p99, " + w + " waiting", percentile(expired, 0.99), "ms", 50));
         const int jobs = o.waiters + 10;
         const double drained = bench.drain(jobs);

@@ -7,6 +7,8 @@
 
 #include <QElapsedTimer>
 #include <QtTest>
+#include <csignal>
+#include <pqxx/pqxx>
 #include <thread>
 
 using nlohmann::json;
@@ -285,6 +287,81 @@ private slots:
                         "--generation", "3", "--wait", "60s", "--op-id", "old-acquire"});
         QCOMPARE(retry.exitCode, 4);
         QCOMPARE(retry.json()["replayed"].get<bool>(), true);
+    }
+
+    // A release hands the lease to the next candidate in its own
+    // transaction. The waiter's process is stopped, so it cannot ask: its
+    // lease is live the moment the release returns, recorded under its job,
+    // its op id and its own login (not the releaser's). Resumed, the waiter
+    // reads the lease it was given and can use it.
+    void aReleaseHandsTheLeaseToTheNextWaiter()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string first = acquire(db, "prod", "first", 1);
+        std::unique_ptr<QProcess> next =
+            startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "next",
+                                             "--release", "r2", "--generation", "2", "--wait", "60s", "--op-id",
+                                             "next-acquire"});
+        awaitQueueLength(db, "prod", 1);
+        QCOMPARE(::kill(static_cast<pid_t>(next->processId()), SIGSTOP), 0);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", first}).exitCode, 0);
+
+        QCOMPARE(holder(db, "prod"), std::string("next"));
+        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'next'"), std::string("granted"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases n JOIN relctl.leases p ON p.env = n.env "
+                          "WHERE n.job = 'next' AND p.job = 'first' AND n.acquired_at >= p.ended_at "
+                          "AND n.token = p.token + 1"),
+                 1LL);
+        const auto grant = db.rows("SELECT db_user, op_id, detail->>'handed_over_by', host IS NOT NULL "
+                                   "FROM relctl.events WHERE operation = 'acquire' AND job = 'next'");
+        QCOMPARE(grant.size(), std::size_t{1});
+        QCOMPARE(grant[0], (std::vector<std::string>{"relctl_test_job", "next-acquire", "release", "t"}));
+        QVERIFY(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'release' AND job = 'first'") !=
+                "relctl_test_job");
+
+        QCOMPARE(::kill(static_cast<pid_t>(next->processId()), SIGCONT), 0);
+        RunResult r = finish(*next, 30000);
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.json()["job"].get<std::string>(), std::string("next"));
+        QCOMPARE(r.json()["token"].get<long long>(),
+                 db.count("SELECT token FROM relctl.leases WHERE job = 'next'"));
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", r.json()["handle"].get<std::string>()}).exitCode, 0);
+    }
+
+    // A waiter whose --wait runs out just after a release handed it the lease
+    // leaves with that lease: leave_queue answers with the acquisition, so
+    // the lease is neither lost to its job nor left to expire unused.
+    void aWaiterLeavingAfterTheHandoverTakesItsLease()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string first = acquire(db, "prod", "first", 1);
+        pqxx::connection waiter(db.jobDsn());
+        const std::string secret = "late-request-secret-0123";
+        const auto call = [&](const std::string& sql) {
+            pqxx::work tx(waiter);
+            json j = json::parse(tx.exec1(sql)[0].c_str());
+            tx.commit();
+            return j;
+        };
+        const json queued = call("SELECT relctl.acquire('prod', 'late', 'r2', 2, 60000, 'late-acquire', "
+                                 "'{\"host\": \"ci-7\"}', true, '" + secret + "')");
+        QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", first}).exitCode, 0);
+
+        const json left =
+            call("SELECT relctl.leave_queue(" + std::to_string(queued["candidate"].get<long long>()) + ", '" +
+                 secret + "')");
+        QCOMPARE(left["status"].get<std::string>(), std::string("ok"));
+        QCOMPARE(left["job"].get<std::string>(), std::string("late"));
+        QCOMPARE(left["token"].get<long long>(), db.count("SELECT token FROM relctl.leases WHERE job = 'late'"));
+        QVERIFY(left.contains("lease_id"));
+        QCOMPARE(holder(db, "prod"), std::string("late"));
+        // Its queue lock went with the lease: the session holds nothing more.
+        QCOMPARE(db.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                          "relctl.candidate_lock_class()::oid"),
+                 0LL);
     }
 
     void revokeEndsTheLeaseAndHandsOver()

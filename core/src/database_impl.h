@@ -97,6 +97,8 @@ struct Database::Impl
     // outcome unknown. Every other database failure is translated into an Error.
     template <typename... Args> nlohmann::json call(bool write, const std::string& sql, Args&&... args)
     {
+        if (unwatchDue)
+            sendUnwatch();
         for (int attempt = 1;; ++attempt) {
             const auto start = std::chrono::steady_clock::now();
             session::Armed armed(watchdog, conn.sock(), callTimeout);
@@ -173,10 +175,14 @@ struct Database::Impl
     // Registers as the environment's watcher (relctl.watch) before the first
     // attempt, so that an event committed after it is announced: false when
     // the registration was not possible (the waiter then relies on its
-    // timers). unwatch() ends it when the wait is over (the session's end
-    // does too).
+    // timers). unwatch() ends it when the wait is over: with the next call on
+    // this connection, or the session's end if that comes first, so a job
+    // that exits once it has its lease (`lease acquire --wait`) does not
+    // spend a round trip on it before it can report the lease.
     bool watch(const std::string& env);
-    void unwatch(const std::string& env) noexcept;
+    void unwatch(const std::string& env) noexcept { unwatchDue = env; }
+    std::optional<std::string> unwatchDue;
+    void sendUnwatch() noexcept;
     // Constructs a listener (its LISTEN is a round trip) under the call bound.
     template <typename... Args> void listen(std::optional<QueueListener>& listener, Args&&... args)
     {

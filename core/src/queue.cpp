@@ -99,12 +99,14 @@ bool Database::Impl::watch(const std::string& env)
     return watching;
 }
 
-void Database::Impl::unwatch(const std::string& env) noexcept
+void Database::Impl::sendUnwatch() noexcept
 {
+    const std::string env = *unwatchDue;
+    unwatchDue.reset();
     try {
         call(true, "SELECT to_jsonb(relctl.unwatch($1))", env);
     } catch (const std::exception& e) {
-        // The outcome stands; the registration ends with the session.
+        // What it preceded goes on; the registration ends with the session.
         spdlog::debug("unwatch {}: {}", env, e.what());
     }
 }
@@ -136,7 +138,11 @@ Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point dead
                 listen(listener, candidate); // the server LISTENs already: this routes its notifications here
             awaitWakeUp(conn, *listener, nextAttempt(reply, deadline));
             if (!listener->woken && Clock::now() >= deadline) {
-                call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);
+                // A release may have handed this candidate the lease just
+                // before it left: the reply is then that acquisition.
+                nlohmann::json left = call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);
+                if (left.value("status", std::string()) == "ok")
+                    return Outcome::fromReply(std::move(left));
                 reply["status"] = "busy";
                 reply["message"] =
                     "still waiting when --wait ran out: " + reply.value("message", std::string());

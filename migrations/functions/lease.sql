@@ -132,7 +132,8 @@ $$;
 
 CREATE FUNCTION relctl.grant_lease(e relctl.environments, p_job text, p_release text, p_generation bigint,
                                    p_ttl_ms bigint, p_op_id text, p_client jsonb, p_now timestamptz,
-                                   p_secret_sha256 bytea)
+                                   p_secret_sha256 bytea, p_for relctl.candidates DEFAULT NULL,
+                                   p_detail jsonb DEFAULT '{}')
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -154,7 +155,7 @@ BEGIN
         'acquired_at', l.acquired_at, 'expires_at', l.expires_at, 'ttl_ms', p_ttl_ms,
         'op_id', p_op_id, 'replayed', false) || relctl.credentials(l);
     PERFORM relctl.record(e.name, 'acquire', NULL, p_job, p_release, p_generation, l.token,
-                          p_op_id, p_client, jsonb_build_object('ttl_ms', p_ttl_ms));
+                          p_op_id, p_client, jsonb_build_object('ttl_ms', p_ttl_ms) || p_detail, NULL, p_for);
     PERFORM relctl.remember(p_op_id, 'acquire', relctl.acquire_request(e.name, p_job, p_release, p_generation, p_ttl_ms),
                             v_reply, p_secret_sha256);
     RETURN v_reply;
@@ -248,7 +249,8 @@ BEGIN
         IF c.id IS NOT NULL THEN
             UPDATE relctl.candidates
                 SET state = 'waiting', ended_at = NULL, ttl_ms = v_ttl, host = v_client ->> 'host',
-                    pid = (v_client ->> 'pid')::integer, job_url = v_client ->> 'job_url'
+                    pid = (v_client ->> 'pid')::integer, job_url = v_client ->> 'job_url',
+                    db_user = session_user, client_addr = inet_client_addr()
                 WHERE id = c.id
                 RETURNING * INTO c;
         ELSE
@@ -462,6 +464,9 @@ BEGIN
         PERFORM relctl.record(p_env, 'release', NULL, l.job, l.release, l.generation, p_token, NULL, p_client,
                               v_detail);
     END IF;
+    IF v_reason IS NULL THEN
+        PERFORM relctl.hand_over(e, 'release');
+    END IF;
     RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'token', p_token, 'job', l.job,
                               'release', l.release, 'generation', l.generation,
                               'released', v_reason IS NULL, 'state', v_state)
@@ -489,6 +494,7 @@ BEGIN
         WHERE env = p_env AND token = l.token;
     PERFORM relctl.record(p_env, 'revoke', NULL, l.job, l.release, l.generation, l.token, NULL, p_client,
                           jsonb_build_object('reason', p_reason), p_by);
+    PERFORM relctl.hand_over(e, 'revoke');
     RETURN jsonb_build_object('status', 'ok', 'env', p_env, 'revoked', true, 'by', p_by, 'reason', p_reason,
                               'lease', relctl.lease_json(l, v_now) - 'remaining_ms');
 END

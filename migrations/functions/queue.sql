@@ -83,7 +83,8 @@ BEGIN
                                   'upstream', p_detail -> 'upstream',
                                   'promotion', p_detail #> '{promotion,id}',
                                   'denial', p_detail #> '{promotion,denial}'))
-                             ELSE coalesce(p_detail, '{}') END);
+                             ELSE coalesce(p_detail, '{}') END,
+                          NULL, c);
     PERFORM relctl.remember(c.op_id, 'acquire',
                             relctl.acquire_request(c.env, c.job, c.release, c.generation, c.ttl_ms), v_reply,
                             c.secret_sha256);
@@ -216,8 +217,14 @@ DECLARE
     v_reply jsonb;
     v_gate jsonb;
 BEGIN
-    PERFORM relctl.refresh_queue(e);
+    -- A candidate decided already (handed the lease at a release, refused
+    -- while others brought the queue up to date) only reads its outcome:
+    -- the queue's state is no longer its concern.
     SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF c.state = 'waiting' THEN
+        PERFORM relctl.refresh_queue(e);
+        SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    END IF;
     IF c.state <> 'waiting' THEN
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
         EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
@@ -242,11 +249,9 @@ BEGIN
         END IF;
     END IF;
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
-        UPDATE relctl.candidates SET state = 'granted', ended_at = v_now, token = relctl.next_token(e) WHERE id = c.id;
         PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
         EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
-        RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, v_now,
-                                  c.secret_sha256);
+        RETURN relctl.grant_candidate(c, e, p_client, v_now, '{}');
     END IF;
     RETURN jsonb_build_object(
         'status', 'queued', 'env', e.name, 'candidate', c.id,
@@ -264,6 +269,72 @@ BEGIN
                 e.name, holder.job, holder.release, holder.generation, holder.token,
                 greatest(0, relctl.ms_between(v_now, holder.expires_at)))
             ELSE format('candidate %s (generation %s) goes next on %s', head.job, head.generation, e.name) END);
+END
+$$;
+
+-- Grants a waiting candidate the lease, recorded and remembered under its op
+-- id as its own acquisition: its job, its process (p_client), its login.
+-- Caller holds the environment lock and has decided that the candidate goes
+-- now (the head of the queue, nothing live, not frozen, the gate passed).
+CREATE FUNCTION relctl.grant_candidate(c relctl.candidates, e relctl.environments, p_client jsonb,
+                                       p_now timestamptz, p_detail jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE relctl.candidates SET state = 'granted', ended_at = p_now, token = relctl.next_token(e) WHERE id = c.id;
+    RETURN relctl.grant_lease(e, c.job, c.release, c.generation, c.ttl_ms, c.op_id, p_client, p_now,
+                              c.secret_sha256, c, p_detail);
+END
+$$;
+
+-- Hands the lease to the queue's next candidate in the transaction that
+-- freed it (p_by: 'release' or 'revoke'), so a handover does not wait for
+-- the waiter's process to be woken and scheduled and for its session to
+-- compile the grant, and nobody can take the lease in between. The waiter,
+-- woken on its own channel, reads the outcome stored under its op id
+-- (acquire_candidate). Grants only what the waiter's own evaluation would:
+-- after bringing the queue up to date, to the live head of an unfrozen
+-- environment that nothing holds, when the promotion gate lets it pass;
+-- otherwise nothing, and the waiters decide as before. Caller holds the
+-- environment lock. Returns the candidate granted, or NULL.
+CREATE FUNCTION relctl.hand_over(e relctl.environments, p_by text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    c relctl.candidates;
+    v_now timestamptz;
+    v_client jsonb;
+    v_reply jsonb;
+BEGIN
+    IF e.frozen_at IS NOT NULL
+       OR NOT EXISTS (SELECT 1 FROM relctl.candidates WHERE env = e.name AND state = 'waiting') THEN
+        RETURN NULL;
+    END IF;
+    -- The release or revoke that frees the lease stands whatever happens
+    -- here: on an error nothing of the handover is kept, and the waiter's
+    -- own evaluation meets (and reports) it.
+    BEGIN
+        PERFORM relctl.refresh_queue(e);
+        c := relctl.queue_head(e.name);
+        v_now := clock_timestamp();
+        IF c.id IS NULL OR (relctl.live_lease(e, v_now)).token IS NOT NULL THEN
+            RETURN NULL;
+        END IF;
+        v_client := jsonb_strip_nulls(jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url));
+        -- A gate that refuses, or waits for approvals, is the waiter's to apply.
+        IF relctl.promotion_refusal(e, c.job, c.release, c.generation, v_now, false, v_client) IS NOT NULL THEN
+            RETURN NULL;
+        END IF;
+        v_reply := relctl.grant_candidate(c, e, v_client, v_now, jsonb_build_object('handed_over_by', p_by));
+    EXCEPTION WHEN OTHERS THEN
+        RAISE WARNING 'relctl: the lease of % was not handed to the next candidate: %', e.name, SQLERRM;
+        RETURN NULL;
+    END;
+    -- Its own channel only: the grant's event announces on "relctl" for
+    -- watchers like any acquisition.
+    PERFORM pg_notify(relctl.candidate_channel(c.id),
+                      json_build_object('env', e.name, 'operation', 'acquire', 'candidate', c.id,
+                                        'token', v_reply -> 'token')::text);
+    RETURN c.id;
 END
 $$;
 
@@ -303,7 +374,11 @@ BEGIN
 END
 $$;
 
--- The waiter gives up (its --wait ran out): the candidate leaves the queue.
+-- The waiter gives up (its --wait ran out): the candidate leaves the queue,
+-- and the reply is the candidate. Unless a release handed it the lease
+-- before the waiter could read it (relctl.hand_over): then the reply is that
+-- acquisition's outcome, as acquire_candidate would give it, so the lease
+-- is not left to expire unused.
 CREATE FUNCTION relctl.leave_queue(p_candidate bigint, p_secret text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -311,6 +386,10 @@ DECLARE
     e relctl.environments;
 BEGIN
     e := relctl.lock_environment(c.env);
+    SELECT * INTO c FROM relctl.candidates WHERE id = c.id;
+    IF c.state = 'granted' THEN
+        RETURN relctl.evaluate_candidate(c.id, e, NULL);
+    END IF;
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';
     PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
