@@ -329,6 +329,31 @@ private slots:
         QCOMPARE(relctl(db, {"lease", "renew", "--lease", r.json()["handle"].get<std::string>()}).exitCode, 0);
     }
 
+    // The release brings the queue up to date before it hands over: a waiter
+    // that became stale is refused in the releaser's transaction, and the
+    // refusal still names the waiter's own login, not the releaser's.
+    void aRefusalDecidedAtAReleaseNamesTheWaitersLogin()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string h = acquire(db, "prod", "holder", 5);
+        std::unique_ptr<QProcess> old =
+            startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "old",
+                                             "--release", "r3", "--generation", "3", "--wait", "60s", "--op-id",
+                                             "old-acquire"});
+        awaitQueueLength(db, "prod", 1);
+        QCOMPARE(::kill(static_cast<pid_t>(old->processId()), SIGSTOP), 0);
+        QCOMPARE(relctl(db, {"publish", "--lease", h}).exitCode, 0); // generation 5 is now current
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"),
+                 std::string("relctl_test_job"));
+        QCOMPARE(holder(db, "prod"), std::string("-"));
+        QCOMPARE(::kill(static_cast<pid_t>(old->processId()), SIGCONT), 0);
+        RunResult r = finish(*old, 30000);
+        QCOMPARE(r.exitCode, 4);
+        QCOMPARE(r.json()["error"].get<std::string>(), std::string("STALE_GENERATION"));
+    }
+
     // A waiter whose --wait runs out just after a release handed it the lease
     // leaves with that lease: leave_queue answers with the acquisition, so
     // the lease is neither lost to its job nor left to expire unused.
