@@ -45,6 +45,28 @@ void awaitQueueLength(const TestDatabase& db, const std::string& env, std::size_
     qFatal("the queue of %s never reached %zu candidates", env.c_str(), count);
 }
 
+// A waiter of the CI jobs' login, queued behind the holder and then stopped
+// (SIGSTOP): it cannot ask anything until resumed, so whatever happens to
+// its candidate meanwhile is done by other sessions.
+Waiter stoppedJobWaiter(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+                        std::size_t queueLength)
+{
+    Waiter w{job, startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", env, "--job", job,
+                                                   "--release", "r" + std::to_string(generation), "--generation",
+                                                   std::to_string(generation), "--wait", "60s", "--op-id",
+                                                   job + "-acquire"})};
+    awaitQueueLength(db, env, queueLength);
+    if (::kill(static_cast<pid_t>(w.process->processId()), SIGSTOP) != 0)
+        qFatal("cannot stop the waiter %s", job.c_str());
+    return w;
+}
+
+void resume(Waiter& w)
+{
+    if (::kill(static_cast<pid_t>(w.process->processId()), SIGCONT) != 0)
+        qFatal("cannot resume the waiter %s", w.job.c_str());
+}
+
 bool finishedWithin(QProcess& p, int ms)
 {
     return p.state() == QProcess::NotRunning || p.waitForFinished(ms);
@@ -299,12 +321,7 @@ private slots:
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         const std::string first = acquire(db, "prod", "first", 1);
-        std::unique_ptr<QProcess> next =
-            startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "next",
-                                             "--release", "r2", "--generation", "2", "--wait", "60s", "--op-id",
-                                             "next-acquire"});
-        awaitQueueLength(db, "prod", 1);
-        QCOMPARE(::kill(static_cast<pid_t>(next->processId()), SIGSTOP), 0);
+        Waiter next = stoppedJobWaiter(db, "prod", "next", 2, 1);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", first}).exitCode, 0);
 
         QCOMPARE(holder(db, "prod"), std::string("next"));
@@ -320,8 +337,8 @@ private slots:
         QVERIFY(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'release' AND job = 'first'") !=
                 "relctl_test_job");
 
-        QCOMPARE(::kill(static_cast<pid_t>(next->processId()), SIGCONT), 0);
-        RunResult r = finish(*next, 30000);
+        resume(next);
+        RunResult r = finish(*next.process, 30000);
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.json()["job"].get<std::string>(), std::string("next"));
         QCOMPARE(r.json()["token"].get<long long>(),
@@ -337,19 +354,14 @@ private slots:
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         const std::string h = acquire(db, "prod", "holder", 5);
-        std::unique_ptr<QProcess> old =
-            startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "old",
-                                             "--release", "r3", "--generation", "3", "--wait", "60s", "--op-id",
-                                             "old-acquire"});
-        awaitQueueLength(db, "prod", 1);
-        QCOMPARE(::kill(static_cast<pid_t>(old->processId()), SIGSTOP), 0);
+        Waiter old = stoppedJobWaiter(db, "prod", "old", 3, 1);
         QCOMPARE(relctl(db, {"publish", "--lease", h}).exitCode, 0); // generation 5 is now current
         QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
         QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"),
                  std::string("relctl_test_job"));
         QCOMPARE(holder(db, "prod"), std::string("-"));
-        QCOMPARE(::kill(static_cast<pid_t>(old->processId()), SIGCONT), 0);
-        RunResult r = finish(*old, 30000);
+        resume(old);
+        RunResult r = finish(*old.process, 30000);
         QCOMPARE(r.exitCode, 4);
         QCOMPARE(r.json()["error"].get<std::string>(), std::string("STALE_GENERATION"));
     }
