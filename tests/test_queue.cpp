@@ -399,6 +399,27 @@ private slots:
         QCOMPARE(db.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
                           "relctl.candidate_lock_class()::oid"),
                  0LL);
+        // Asking again, or leaving again, gives the same lease and no warning
+        // about a queue lock the session no longer holds.
+        struct Notices final : pqxx::errorhandler
+        {
+            using pqxx::errorhandler::errorhandler;
+            std::vector<std::string> seen;
+            bool operator()(const char msg[]) noexcept override
+            {
+                seen.emplace_back(msg);
+                return false;
+            }
+        } notices(waiter);
+        const std::string candidate = std::to_string(queued["candidate"].get<long long>());
+        for (const std::string& again : {"SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')",
+                                         "SELECT relctl.leave_queue(" + candidate + ", '" + secret + "')"}) {
+            const json j = call(again);
+            QCOMPARE(j["status"].get<std::string>(), std::string("ok"));
+            QCOMPARE(j["token"], left["token"]);
+            QCOMPARE(j["lease_id"], left["lease_id"]);
+        }
+        QVERIFY2(notices.seen.empty(), notices.seen.empty() ? "" : notices.seen.front().c_str());
     }
 
     void revokeEndsTheLeaseAndHandsOver()

@@ -45,6 +45,14 @@ $$;
 CREATE FUNCTION relctl.candidate_channel(p_candidate bigint) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT 'relctl_c' || p_candidate $$;
 
+-- Drops this session's queue lock of a candidate, if it holds one: the
+-- waiter of a decided candidate that asks again (or leaves twice) holds
+-- none, and the server's warning about that is not the caller's concern.
+CREATE FUNCTION relctl.drop_candidate_lock(c relctl.candidates) RETURNS boolean
+LANGUAGE sql SET client_min_messages = error AS $$
+    SELECT pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key)
+$$;
+
 CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
 
@@ -226,7 +234,7 @@ BEGIN
         SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
     END IF;
     IF c.state <> 'waiting' THEN
-        PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+        PERFORM relctl.drop_candidate_lock(c);
         EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
         SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
             FROM relctl.operations WHERE op_id = c.op_id;
@@ -392,7 +400,7 @@ BEGIN
     END IF;
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';
-    PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+    PERFORM relctl.drop_candidate_lock(c);
     EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
     -- The next one may move up.
     PERFORM relctl.announce(c.env, 'leave', NULL, c.id);
