@@ -151,10 +151,21 @@ public:
         return w;
     }
 
-    std::string handleOf(const Waiter& w, bool reaped = false)
+    std::string handleOf(const Waiter& w)
     {
-        if (!reaped && reap(w.pid) != 0)
+        awaitLease(w);
+        return printedHandle(w);
+    }
+
+    void awaitLease(const Waiter& w)
+    {
+        if (reap(w.pid) != 0)
             fail("a waiter did not get the lease");
+    }
+
+    // The handle an exited waiter printed.
+    std::string printedHandle(const Waiter& w)
+    {
         std::ifstream in(w.out);
         const json j = json::parse(in, nullptr, false);
         std::filesystem::remove(w.out);
@@ -178,10 +189,9 @@ public:
             awaitWaiting(env, m_o.waiters);
             const auto sent = Clock::now();
             release(handle);
-            if (reap(queue.front().pid) != 0)
-                fail("a waiter did not get the lease");
+            awaitLease(queue.front());
             seen.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
-            handle = handleOf(queue.front(), true);
+            handle = printedHandle(queue.front());
             queue.pop_front();
             queue.push_back(waiter(env, "60s"));
         }

@@ -45,13 +45,23 @@ $$;
 CREATE FUNCTION relctl.candidate_channel(p_candidate bigint) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT 'relctl_c' || p_candidate $$;
 
--- Drops this session's queue lock of a candidate, if it holds one: the
--- waiter of a decided candidate that asks again (or leaves twice) holds
--- none, and the server's warning about that is not the caller's concern.
-CREATE FUNCTION relctl.drop_candidate_lock(c relctl.candidates) RETURNS boolean
-LANGUAGE sql SET client_min_messages = error AS $$
-    SELECT pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key)
+-- This session stops waiting as the candidate's waiter: it drops the
+-- candidate's queue lock, if it holds one, and stops listening on its
+-- channel. The waiter of a decided candidate that asks again (or leaves
+-- twice) holds no lock, and the server's warning about that is not the
+-- caller's concern.
+CREATE FUNCTION relctl.end_wait(c relctl.candidates) RETURNS void
+LANGUAGE plpgsql SET client_min_messages = error AS $$
+BEGIN
+    PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+    EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
+END
 $$;
+
+-- The candidate's process as its waiter reported it, for what is recorded
+-- on its behalf.
+CREATE FUNCTION relctl.candidate_client(c relctl.candidates) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$ SELECT jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url) $$;
 
 CREATE FUNCTION relctl.candidate_alive(c relctl.candidates) RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT relctl.candidate_session(c) IS NOT NULL $$;
@@ -85,7 +95,7 @@ BEGIN
                     'upstream', p_detail -> 'upstream', 'promotion', p_detail -> 'promotion'))
                 ELSE jsonb_build_object('current', p_detail) END;
     PERFORM relctl.record(c.env, 'acquire', p_reason, c.job, c.release, c.generation, NULL, c.op_id,
-                          jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url),
+                          relctl.candidate_client(c),
                           jsonb_build_object('candidate', c.id, 'queued_at', c.queued_at)
                           || CASE WHEN p_state = 'refused' THEN jsonb_strip_nulls(jsonb_build_object(
                                   'upstream', p_detail -> 'upstream',
@@ -234,8 +244,7 @@ BEGIN
         SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
     END IF;
     IF c.state <> 'waiting' THEN
-        PERFORM relctl.drop_candidate_lock(c);
-        EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
+        PERFORM relctl.end_wait(c);
         SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
             FROM relctl.operations WHERE op_id = c.op_id;
         IF v_reply ->> 'status' = 'ok' THEN
@@ -257,8 +266,7 @@ BEGIN
         END IF;
     END IF;
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
-        PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
-        EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
+        PERFORM relctl.end_wait(c);
         RETURN relctl.grant_candidate(c, e, p_client, v_now, '{}');
     END IF;
     RETURN jsonb_build_object(
@@ -310,9 +318,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
     c relctl.candidates;
     v_now timestamptz;
-    v_client jsonb;
     v_reply jsonb;
 BEGIN
+    -- Checked before the subtransaction below, which every release would
+    -- otherwise pay: most environments have nobody waiting.
     IF e.frozen_at IS NOT NULL
        OR NOT EXISTS (SELECT 1 FROM relctl.candidates WHERE env = e.name AND state = 'waiting') THEN
         RETURN NULL;
@@ -327,12 +336,13 @@ BEGIN
         IF c.id IS NULL OR (relctl.live_lease(e, v_now)).token IS NOT NULL THEN
             RETURN NULL;
         END IF;
-        v_client := jsonb_strip_nulls(jsonb_build_object('host', c.host, 'pid', c.pid, 'job_url', c.job_url));
         -- A gate that refuses, or waits for approvals, is the waiter's to apply.
-        IF relctl.promotion_refusal(e, c.job, c.release, c.generation, v_now, false, v_client) IS NOT NULL THEN
+        IF relctl.promotion_refusal(e, c.job, c.release, c.generation, v_now, false, relctl.candidate_client(c))
+           IS NOT NULL THEN
             RETURN NULL;
         END IF;
-        v_reply := relctl.grant_candidate(c, e, v_client, v_now, jsonb_build_object('handed_over_by', p_by));
+        v_reply := relctl.grant_candidate(c, e, relctl.candidate_client(c), v_now,
+                                          jsonb_build_object('handed_over_by', p_by));
     EXCEPTION WHEN OTHERS THEN
         RAISE WARNING 'relctl: the lease of % was not handed to the next candidate: %', e.name, SQLERRM;
         RETURN NULL;
@@ -400,8 +410,7 @@ BEGIN
     END IF;
     UPDATE relctl.candidates SET state = 'timeout', ended_at = clock_timestamp()
         WHERE id = p_candidate AND state = 'waiting';
-    PERFORM relctl.drop_candidate_lock(c);
-    EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
+    PERFORM relctl.end_wait(c);
     -- The next one may move up.
     PERFORM relctl.announce(c.env, 'leave', NULL, c.id);
     RETURN (SELECT relctl.candidate_json(x) FROM relctl.candidates x WHERE x.id = p_candidate);
