@@ -396,8 +396,10 @@ private slots:
         QVERIFY(left.contains("lease_id"));
         QCOMPARE(holder(db, "prod"), std::string("late"));
         // Its queue lock went with the lease: the session holds nothing more.
+        // (Only this session's locks: other tests share the cluster.)
         QCOMPARE(db.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
-                          "relctl.candidate_lock_class()::oid"),
+                          "relctl.candidate_lock_class()::oid AND pid = " +
+                          std::to_string(waiter.backendpid())),
                  0LL);
         // Asking again, or leaving again, gives the same lease and no warning
         // about a queue lock the session no longer holds.
