@@ -56,12 +56,17 @@ public:
 
     bool asJson() const { return m_json; }
 
+    // The reply is flushed as soon as it is written, before the connection is
+    // closed and the process exits: a job reading the stream has its lease
+    // (or its refusal) at once, and a teardown that hangs or dies cannot
+    // hold back or lose a reply the server already acknowledged.
     int success(const json& body, const std::string& plain) const
     {
         if (m_json)
             std::cout << dumpJson(body) << '\n';
         else
             std::cout << escapeControl(plain, true);
+        std::cout.flush();
         return 0;
     }
 
@@ -78,6 +83,7 @@ public:
                     out[key] = value;
             }
             std::cout << dumpJson(out) << '\n';
+            std::cout.flush();
         }
         return static_cast<int>(code);
     }
