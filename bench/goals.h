@@ -47,15 +47,7 @@ struct Goal
         g.unit = j.value("unit", std::string());
         if (j.contains("reference") && j["reference"].is_number())
             g.reference = j["reference"].get<double>();
-        if (j.contains("target") && j["target"].is_string())
-            g.target = j["target"].get<std::string>();
-        else if (j.contains("target") && j["target"].is_number()) {
-            // A bare number: a ratio's floor, or a limit in the goal's unit.
-            char text[64];
-            std::snprintf(text, sizeof text, j.contains("ratio") && j["ratio"].is_number() ? "ratio >= %g" : "< %g",
-                          j["target"].get<double>());
-            g.target = text;
-        }
+        g.target = j.value("target", std::string());
         g.met = j.value("met", false);
         return g;
     }
