@@ -18,12 +18,12 @@
 //   - what an event insert costs with and without the indexes of
 //     migrations/0009 (one 100,000-row INSERT, and 10,000 single-row
 //     INSERTs each its own transaction), alternating; no goal, the price.
-// --json FILE writes the goals as {"goals": [{"name", "value", "unit",
-// "reference", "ratio", "target", "met"}, ...]}: for a page, value is its p50
-// in ms and target 50 (met: value < target); for an export, value is its
-// rows/s, reference COPY's rows/s, ratio value / reference and target 0.5
-// (met: ratio >= target). The scratch database is dropped at the end.
+// --json FILE writes the goals as every benchmark does (goals.h): for a page,
+// value is its p50 in ms and the target "< 50 ms"; for an export, value is
+// its rows/s, reference COPY's rows/s and the target "ratio >= 0.50". The
+// scratch database is dropped at the end.
 
+#include "goals.h"
 #include "relctl/auditexport.h"
 #include "relctl/catalogue.h"
 #include "relctl/console.h"
@@ -71,17 +71,7 @@ template <typename F> double median(int reps, F&& f)
     return t[t.size() / 2];
 }
 
-// One goal's measurement, as --json writes it.
-struct Goal
-{
-    std::string name;
-    double value = 0;
-    std::string unit;
-    std::optional<double> reference;
-    std::optional<double> ratio;
-    double target = 0;
-    bool met = false;
-};
+using relctl::bench::Goal;
 
 constexpr double kPageTargetMs = 50;
 constexpr double kExportTargetRatio = 0.5;
@@ -217,10 +207,9 @@ int main(int argc, char** argv)
                             cell(t[2]).c_str(), cell(t[3]).c_str());
                 const char* where[] = {"first", "middle", "first env=prod", "middle env=prod"};
                 for (int i = 0; i < 4; ++i) {
-                    goals.push_back({std::string("audit page ") + auditSortKey(column) +
-                                         (descending ? " desc " : " asc ") + where[i],
-                                     t[i], "ms", std::nullopt, std::nullopt, kPageTargetMs,
-                                     t[i] < kPageTargetMs});
+                    goals.push_back(relctl::bench::below(std::string("audit page ") + auditSortKey(column) +
+                                                             (descending ? " desc " : " asc ") + where[i],
+                                                         t[i], "ms", kPageTargetMs));
                     pagesMissed += t[i] < kPageTargetMs ? 0 : 1;
                 }
             }
@@ -283,8 +272,8 @@ int main(int argc, char** argv)
                             what.c_str(), static_cast<long long>(rows),
                             double(std::filesystem::file_size(path)) / 1e6, rate, reference, ratio,
                             ratio >= kExportTargetRatio ? "met, target" : "MISSED, target", kExportTargetRatio);
-                goals.push_back({"audit export " + what, rate, "rows/s", reference, ratio, kExportTargetRatio,
-                                 ratio >= kExportTargetRatio});
+                goals.push_back(
+                    relctl::bench::ratioAtLeast("audit export " + what, rate, reference, "rows/s", kExportTargetRatio));
             }
         }
         std::filesystem::remove_all(dir);
@@ -332,26 +321,7 @@ int main(int argc, char** argv)
                     100 * (mean(bulkWith) / mean(bulkWithout) - 1), mean(singleWith), mean(singleWithout),
                     100 * (mean(singleWith) / mean(singleWithout) - 1));
 
-        if (!jsonPath.empty()) {
-            nlohmann::ordered_json out = nlohmann::ordered_json::object();
-            out["goals"] = nlohmann::ordered_json::array();
-            for (const Goal& g : goals) {
-                const auto optional = [](const std::optional<double>& v) {
-                    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-                };
-                out["goals"].push_back({{"name", g.name},
-                                        {"value", g.value},
-                                        {"unit", g.unit},
-                                        {"reference", optional(g.reference)},
-                                        {"ratio", optional(g.ratio)},
-                                        {"target", g.target},
-                                        {"met", g.met}});
-            }
-            std::ofstream file(jsonPath);
-            file << out.dump(2) << '\n';
-            if (!file)
-                throw std::runtime_error("could not write " + jsonPath);
-        }
+        relctl::bench::writeJson(jsonPath, goals);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "relctl-audit-bench: %s\n", e.what());
         failed = true;

@@ -7,6 +7,7 @@
 // for relctl-bench-report (bench/report.cpp) to merge.
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -102,7 +103,12 @@ inline void writeJson(const std::string& path, const std::vector<Goal>& goals, n
         all.push_back(g.toJson());
     nlohmann::json out = extra.is_object() ? std::move(extra) : nlohmann::json::object();
     out["goals"] = std::move(all);
-    std::ofstream(path) << out.dump(2) << '\n';
+    std::ofstream file(path);
+    file << out.dump(2) << '\n';
+    if (!file) {
+        std::fprintf(stderr, "could not write %s\n", path.c_str());
+        std::exit(1);
+    }
 }
 
 } // namespace relctl::bench
