@@ -21,6 +21,7 @@ RELCTL_PACKAGES=(
     libqt6svg6
     postgresql postgresql-client
     faketime
+    pgbouncer
 )
 
 # Installs what is missing of RELCTL_PACKAGES and of the extra packages given.

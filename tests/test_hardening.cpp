@@ -262,8 +262,9 @@ private slots:
 
     // Another session holds the environment's row lock in an open
     // transaction: a call on that environment gives up after lock_timeout
-    // (the user's own -c lock_timeout=1s wins over relctl's 10s), says the
-    // environment is locked, and writes nothing.
+    // (the user's own -c lock_timeout=1s wins over relctl's 10s, which relctl
+    // sets after connecting), says the environment is locked, and writes
+    // nothing.
     void lockedEnvironment()
     {
         TestDatabase db;
@@ -277,6 +278,14 @@ private slots:
         QVERIFY2(r.exitCode == 9, failure(r));
         QVERIFY2(r.elapsedMs < 5000, failure(r));
         QVERIFY2(r.err.find("locked by another session") != std::string::npos, failure(r));
+        // The user's setting wins however the server would read it: as
+        // --name=value, and from PGOPTIONS, the name in any case.
+        const RunResult longForm =
+            relctlWithDsn(db.dsn() + " options='--lock-timeout=1s'", acquireArgs("prod", "job-l", "1"));
+        QVERIFY2(longForm.exitCode == 9 && longForm.elapsedMs < 5000, failure(longForm));
+        const RunResult fromEnvironment =
+            relctlWithDsn(db.dsn(), acquireArgs("prod", "job-l", "1"), {{"PGOPTIONS", "-c Lock_Timeout=1s"}});
+        QVERIFY2(fromEnvironment.exitCode == 9 && fromEnvironment.elapsedMs < 5000, failure(fromEnvironment));
         QVERIFY(db.footprint() == before);
         tx.abort();
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);

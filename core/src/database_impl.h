@@ -71,9 +71,16 @@ struct Database::Impl
     std::chrono::milliseconds callTimeout;
     session::CallWatchdog watchdog; // declared after conn: stopped before the connection closes
 
+    // The session's server bounds are its first statement, under the call
+    // bound like any other: behind a pooler it may wait for a server.
     Impl(const std::string& bounded, ClientContext c, std::chrono::milliseconds bound)
         : conninfo(bounded), conn(conninfo), client(std::move(c)), callTimeout(bound)
     {
+        if (const std::string bounds = session::boundsStatement(conninfo); !bounds.empty()) {
+            session::Armed armed(watchdog, conn.sock(), callTimeout);
+            pqxx::nontransaction(conn).exec(bounds);
+            armed.disarm();
+        }
     }
 
     // Sends an operation that carries an op id. When the connection is lost

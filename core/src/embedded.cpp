@@ -419,7 +419,7 @@ void createDatabaseAndMigrate(const Layout& at)
 {
     const std::string admin = adminRole(at);
     try {
-        pqxx::connection conn(session::boundedConninfo(at.conninfo("postgres", admin)));
+        session::Connection conn(at.conninfo("postgres", admin));
         pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
         if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'relctl'").empty())
             tx.exec("CREATE DATABASE relctl");
@@ -435,7 +435,7 @@ void createDatabaseAndMigrate(const Layout& at)
             // person at the console and the jobs they rehearse), not as the
             // superuser: the protocol's guarantees are then exercised through
             // the privileges every other login has.
-            pqxx::connection conn(session::boundedConninfo(at.conninfo("relctl", admin)));
+            session::Connection conn(at.conninfo("relctl", admin));
             pqxx::nontransaction tx(conn);
             if (tx.exec_params("SELECT 1 FROM pg_roles WHERE rolname = $1", clientRole()).empty())
                 tx.exec("CREATE ROLE " + tx.quote_name(clientRole()) + " LOGIN IN ROLE relctl_manager");

@@ -39,13 +39,13 @@ private:
 
 struct EventListener::Impl
 {
-    pqxx::connection conn;
+    session::Connection conn;
     std::vector<std::string> pending;
     std::optional<long long> last; // the newest event id follow() has seen
     bool followable = true;        // false once the server refused (a login without the reviewer role)
     Receiver receiver{conn, pending};
 
-    explicit Impl(const std::string& conninfo) : conn(session::boundedConninfo(conninfo)) {}
+    explicit Impl(const std::string& conninfo) : conn(conninfo) {}
 };
 
 EventListener::EventListener(const std::string& conninfo)

@@ -129,7 +129,7 @@ public:
     {
         m_name = "relctl_rehearsal_" + randomHex(6);
         try {
-            pqxx::connection conn(session::boundedConninfo(server));
+            session::Connection conn(server);
             pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
             tx.exec("CREATE DATABASE " + tx.quote_name(m_name));
         } catch (const pqxx::broken_connection& e) {
@@ -158,7 +158,7 @@ public:
     void drop()
     {
         try {
-            pqxx::connection conn(session::boundedConninfo(m_server));
+            session::Connection conn(m_server);
             pqxx::nontransaction tx(conn);
             // FORCE: an actor that was killed may leave its session behind for a moment.
             tx.exec("DROP DATABASE IF EXISTS " + tx.quote_name(m_name) + " WITH (FORCE)");

@@ -258,7 +258,7 @@ void playLostReply(Stage& stage)
     // while its client gives up (a 600 ms call timeout) and cuts the
     // connection. Released, the publish goes on and commits; the reply has
     // nowhere to go.
-    pqxx::connection lockConn(session::boundedConninfo(stage.conninfo()));
+    session::Connection lockConn(stage.conninfo());
     pqxx::work hold(lockConn);
     hold.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('relctl.op:' || $1, 0))", opId);
     stage.log("rehearsal", "holds the publish's op-id lock", "holding", {}, {}, {}, "the publish will stall");

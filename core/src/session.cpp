@@ -3,9 +3,11 @@
 #include "relctl/error.h"
 #include "relctl/parse.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <pqxx/nontransaction>
 #include <set>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -76,17 +78,13 @@ std::string boundedConninfo(const std::string& conninfo)
             out += keyword + "=" + quotedValue(value) + " ";
     }
 
-    // libpq reads PGOPTIONS only when the string has no options; as the
-    // string now always has some, carry PGOPTIONS over by hand.
+    // libpq reads PGOPTIONS only when the string has no options; the string
+    // then carries it, so that boundsStatement sees what it sets.
     if (!given.count("options"))
         if (const char* env = std::getenv("PGOPTIONS"))
             userOptions = env;
-    std::string serverOptions = "-c lock_timeout=" + seconds(kLockTimeout) +
-                                " -c statement_timeout=" + seconds(kStatementTimeout) +
-                                " -c idle_in_transaction_session_timeout=" + seconds(kIdleInTransactionTimeout);
     if (!userOptions.empty())
-        serverOptions += " " + userOptions;
-    out += "options=" + quotedValue(serverOptions);
+        out += "options=" + quotedValue(userOptions) + " ";
 
     const auto add = [&](const char* keyword, const std::string& value) {
         if (!given.count(keyword))
@@ -100,6 +98,65 @@ std::string boundedConninfo(const std::string& conninfo)
     add("keepalives_count", std::to_string(kKeepalivesCount));
     add("tcp_user_timeout", std::to_string(kTcpUserTimeout.count()));
     return out;
+}
+
+std::string boundsStatement(const std::string& conninfo)
+{
+    std::string options;
+    bool given = false;
+    for (const auto& [keyword, value] : settingsOf(conninfo))
+        if (keyword == "options") {
+            options = value;
+            given = true;
+        }
+    if (!given)
+        if (const char* env = std::getenv("PGOPTIONS"))
+            options = env;
+
+    // The settings the options name, split as the server splits them
+    // (pg_split_opts: words between spaces, a backslash keeps the next
+    // character) and read as it reads them: "-c name=value", "-cname=value"
+    // or "--name=value", the name in any case, '-' standing for '_'.
+    std::vector<std::string> words(1);
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const char c = options[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            if (!words.back().empty())
+                words.emplace_back();
+        } else if (c == '\\' && i + 1 < options.size()) {
+            words.back() += options[++i];
+        } else {
+            words.back() += c;
+        }
+    }
+    std::set<std::string> named;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        std::string setting;
+        if (words[i] == "-c" && i + 1 < words.size())
+            setting = words[++i];
+        else if (words[i].rfind("-c", 0) == 0)
+            setting = words[i].substr(2);
+        else if (words[i].rfind("--", 0) == 0)
+            setting = words[i].substr(2);
+        std::string name = setting.substr(0, setting.find('='));
+        for (char& ch : name)
+            ch = ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        named.insert(name);
+    }
+
+    std::string out;
+    for (const auto& [name, value] :
+         {std::pair{"lock_timeout", kLockTimeout}, std::pair{"statement_timeout", kStatementTimeout},
+          std::pair{"idle_in_transaction_session_timeout", kIdleInTransactionTimeout}})
+        if (!named.count(name))
+            out += std::string(out.empty() ? "" : "; ") + "SET " + name + " = '" + seconds(value) + "'";
+    return out;
+}
+
+Connection::Connection(const std::string& conninfo) : pqxx::connection(boundedConninfo(conninfo))
+{
+    if (const std::string bounds = boundsStatement(conninfo); !bounds.empty())
+        pqxx::nontransaction(*this).exec(bounds);
 }
 
 std::string withDatabase(const std::string& conninfo, const std::string& database)

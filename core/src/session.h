@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <pqxx/connection>
 #include <string>
 #include <thread>
 
@@ -54,11 +55,31 @@ inline constexpr std::chrono::milliseconds kCallTimeout = kStatementTimeout + 5s
 inline constexpr std::chrono::milliseconds kReconnectWindow = 15s;
 
 // The connection string (keyword/value or URI; empty: libpq's PG* variables)
-// as a keyword/value string carrying the bounds above. What the user set
-// wins: a keyword is added only when absent, and the server settings are put
-// before the user's own `options` (or PGOPTIONS), where a later -c for the
-// same setting overrides them. Throws Error(Usage) for a malformed string.
+// as a keyword/value string carrying the client-side bounds above
+// (connect_timeout, keepalives, tcp_user_timeout), and the user's own
+// `options` or PGOPTIONS if any. What the user set wins: a keyword is added
+// only when absent. The server settings (lock_timeout, statement_timeout,
+// idle_in_transaction_session_timeout) are not startup options here: see
+// boundsStatement. Throws Error(Usage) for a malformed string.
 std::string boundedConninfo(const std::string& conninfo);
+
+// The SET statement that puts the server settings above on a session, sent as
+// its first statement (Connection, Database). Not startup options, so that
+// they hold through a connection pooler: PgBouncer refuses the `options`
+// startup parameter, or drops it when told to ignore it. A setting the
+// connection string's own `options` (or PGOPTIONS) sets with -c or --name=
+// is left out: the user's wins, as it would among startup options. Empty when
+// the user set all three. Throws Error(Usage) for a malformed string.
+std::string boundsStatement(const std::string& conninfo);
+
+// A connection to boundedConninfo(conninfo) whose first statement is
+// boundsStatement(conninfo): what every relctl session but Database's (which
+// also bounds that statement with its watchdog) connects with.
+class Connection final : public pqxx::connection
+{
+public:
+    explicit Connection(const std::string& conninfo);
+};
 
 // The same connection string (keyword/value or URI) naming another database,
 // as a keyword/value string. Throws Error(Usage) for a malformed string.
