@@ -3,7 +3,8 @@
 // cluster. PgBouncer refuses the `options` startup parameter, so relctl puts
 // its session bounds on with SET as its first statement; these tests prove
 // that jobs work through the pooler (a run, a waiter handed the lease at a
-// release) and that the bounds are in force on the server session they used.
+// release), that the bounds are in force on the server session they used, and
+// that a job the pooler cannot serve gives up within its call bound.
 
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -157,6 +158,29 @@ private slots:
         QCOMPARE(show(bounded, "lock_timeout"), std::string("10s"));
         QCOMPARE(show(bounded, "idle_in_transaction_session_timeout"), std::string("15s"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE name = 'prod'"), 1LL);
+    }
+
+    // A job the pooler cannot give a server connection (the pool's one
+    // connection is taken) waits no longer than its call bound: its first
+    // statement is bounded like any call. Exit 9, said in one line, nothing
+    // written.
+    void aJobThePoolerCannotServeExitsWithinItsBound()
+    {
+        TestDatabase db;
+        const std::string login = loginOf(db.dsn());
+        PgBouncer pooler(db, {login});
+        const std::string bounded = pooler.dsn("bounded", login);
+        QCOMPARE(relctlWithDsn(bounded, {"env", "add", "prod"}).exitCode, 0);
+        const auto before = db.footprint();
+        pqxx::connection taken(bounded);
+        pqxx::nontransaction(taken).exec("SELECT 1");
+        const RunResult r = relctlWithDsn(bounded, {"lease", "acquire", "--env", "prod", "--job", "job-1",
+                                                    "--release", "r1", "--generation", "1"},
+                                          {{"RELCTL_CALL_TIMEOUT", "2s"}});
+        QCOMPARE(r.exitCode, 9);
+        QVERIFY2(r.elapsedMs < 10000, r.err.c_str());
+        QCOMPARE(r.err, std::string("relctl: database unavailable: no reply from the database within 2s\n"));
+        QVERIFY(db.footprint() == before);
     }
 
     // Jobs through the pooler: a whole `relctl run`, and a waiter that the

@@ -78,7 +78,11 @@ struct Database::Impl
     {
         if (const std::string bounds = session::boundsStatement(conninfo); !bounds.empty()) {
             session::Armed armed(watchdog, conn.sock(), callTimeout);
-            pqxx::nontransaction(conn).exec(bounds);
+            try {
+                pqxx::nontransaction(conn).exec(bounds);
+            } catch (const pqxx::broken_connection& e) {
+                connectionLost(false, armed.disarm(), e.what());
+            }
             armed.disarm();
         }
     }
