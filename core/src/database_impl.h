@@ -3,6 +3,7 @@
 // Private to core: the libpqxx side of Database. Nothing here reaches a public header.
 
 #include "relctl/database.h"
+#include "relctl/parse.h"
 #include "session.h"
 
 #include <algorithm>
@@ -78,10 +79,15 @@ struct Database::Impl
     {
         if (const std::string bounds = session::boundsStatement(conninfo); !bounds.empty()) {
             session::Armed armed(watchdog, conn.sock(), callTimeout);
+            // A connection that breaks here fails like one that could not be
+            // made (pqxx::broken_connection): a reconnect tries again.
             try {
                 pqxx::nontransaction(conn).exec(bounds);
-            } catch (const pqxx::broken_connection& e) {
-                connectionLost(false, armed.disarm(), e.what());
+            } catch (const pqxx::broken_connection&) {
+                if (armed.disarm())
+                    throw pqxx::broken_connection("no reply from the database within " +
+                                                  formatDuration(callTimeout));
+                throw;
             }
             armed.disarm();
         }

@@ -104,8 +104,8 @@ void FaultProxy::closePair(int fd)
     m_pairs.erase(peer);
 }
 
-// The server's messages are followed while that matters: up to the first
-// ReadyForQuery ('Z') of the startup, and while a reply is being lost.
+// The server's messages are followed while that matters: up to the
+// ReadyForQuery ('Z') that ends the setup, and while a reply is being lost.
 void FaultProxy::fromServer(int fd, Pair& p, const char* data, std::size_t n)
 {
     Stream& s = *p.stream;
@@ -144,6 +144,22 @@ void FaultProxy::fromServer(int fd, Pair& p, const char* data, std::size_t n)
 void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
 {
     Stream& s = *p.stream;
+    if (s.ready && s.firstStatement) {
+        s.firstStatement = false;
+        // relctl's bounds statement: a simple query of SETs. It and its
+        // reply, to the next ReadyForQuery, are part of the setup.
+        const std::string_view message(data, n);
+        if (n > 5 && data[0] == 'Q') {
+            const std::string_view query = message.substr(5);
+            for (const char* setting : {"SET lock_timeout", "SET statement_timeout",
+                                        "SET idle_in_transaction_session_timeout"})
+                if (query.rfind(setting, 0) == 0) {
+                    s.ready = false;
+                    [[maybe_unused]] auto w = write(p.peer, data, n);
+                    return;
+                }
+        }
+    }
     if (s.ready) {
         if (m_stalled)
             return;

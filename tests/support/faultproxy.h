@@ -5,8 +5,11 @@
 // it), that injects the network faults a client must survive: a server that
 // goes silent, a request lost on its way, a reply lost after the server
 // committed, and a server that refuses new connections. Faults apply only
-// after a connection's startup (the server's first ReadyForQuery), so every
-// client can always connect unless connections are refused.
+// after a connection's setup: its startup (to the server's first
+// ReadyForQuery) and, when it is the first statement, relctl's bounds
+// statement (session::boundsStatement, to the next one). Every client can
+// then always connect unless connections are refused, and a fault strikes a
+// session that is already working, as the tests mean it to.
 
 #include <atomic>
 #include <chrono>
@@ -66,7 +69,8 @@ private:
     enum class Fault { None, LoseReply, LoseRequest };
     struct Stream
     {
-        bool ready = false;       // the server's first ReadyForQuery went through
+        bool ready = false;       // the setup's last ReadyForQuery went through
+        bool firstStatement = true; // the client has sent nothing since the startup
         bool losingReply = false; // the server's bytes are dropped until its next ReadyForQuery
     };
     struct Pair
