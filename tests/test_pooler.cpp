@@ -25,6 +25,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The login a test DSN names (the last user= wins, as in libpq).
+std::string loginOf(const std::string& dsn)
+{
+    static const std::regex user(R"(user=(\S+))");
+    std::string login;
+    for (std::sregex_iterator it(dsn.begin(), dsn.end(), user), end; it != end; ++it)
+        login = (*it)[1].str();
+    return login;
+}
+
 // One PgBouncer of the test's own, on a unix socket in a directory of its
 // own, pooling the test database under two names: `bounded` with one server
 // connection and no reset between clients (so the next client of the pool
@@ -34,7 +44,8 @@ namespace {
 class PgBouncer final
 {
 public:
-    PgBouncer(const TestDatabase& db, const std::vector<std::string>& logins)
+    // Pools the test database for the login its dsn() names.
+    explicit PgBouncer(const TestDatabase& db) : m_login(loginOf(db.dsn()))
     {
         const char* binary = "/usr/sbin/pgbouncer";
         if (!fs::exists(binary))
@@ -63,10 +74,7 @@ public:
             << "max_client_conn = 100\n"
             << "logfile = " << (m_dir / "pgbouncer.log").string() << "\n"
             << "pidfile = " << (m_dir / "pgbouncer.pid").string() << "\n";
-        std::ofstream users(m_dir / "users.txt");
-        for (const std::string& login : logins)
-            users << '"' << login << "\" \"\"\n";
-        users.close();
+        std::ofstream(m_dir / "users.txt") << '"' << m_login << "\" \"\"\n";
         std::string command = std::string(binary) + " -d " + (m_dir / "pgbouncer.ini").string();
         if (geteuid() == 0) {
             const passwd* pg = getpwnam("postgres");
@@ -101,9 +109,10 @@ public:
     PgBouncer(const PgBouncer&) = delete;
     PgBouncer& operator=(const PgBouncer&) = delete;
 
-    std::string dsn(const std::string& pool, const std::string& login) const
+    // `pool`: "bounded" or "pooled".
+    std::string dsn(const std::string& pool) const
     {
-        return "host=" + m_dir.string() + " port=6432 dbname=" + pool + " user=" + login;
+        return "host=" + m_dir.string() + " port=6432 dbname=" + pool + " user=" + m_login;
     }
 
     std::string log() const
@@ -113,18 +122,9 @@ public:
     }
 
 private:
+    std::string m_login;
     fs::path m_dir;
 };
-
-// The login a test DSN names (the last user= wins, as in libpq).
-std::string loginOf(const std::string& dsn)
-{
-    static const std::regex user(R"(user=(\S+))");
-    std::string login;
-    for (std::sregex_iterator it(dsn.begin(), dsn.end(), user), end; it != end; ++it)
-        login = (*it)[1].str();
-    return login;
-}
 
 std::string show(const std::string& dsn, const std::string& setting)
 {
@@ -147,9 +147,8 @@ private slots:
     void theBoundsHoldThroughThePooler()
     {
         TestDatabase db;
-        const std::string login = loginOf(db.dsn());
-        PgBouncer pooler(db, {login});
-        const std::string bounded = pooler.dsn("bounded", login);
+        PgBouncer pooler(db);
+        const std::string bounded = pooler.dsn("bounded");
         QCOMPARE(show(bounded, "statement_timeout"), std::string("0"));
 
         const RunResult added = relctlWithDsn(bounded, {"env", "add", "prod"});
@@ -167,9 +166,8 @@ private slots:
     void aJobThePoolerCannotServeExitsWithinItsBound()
     {
         TestDatabase db;
-        const std::string login = loginOf(db.dsn());
-        PgBouncer pooler(db, {login});
-        const std::string bounded = pooler.dsn("bounded", login);
+        PgBouncer pooler(db);
+        const std::string bounded = pooler.dsn("bounded");
         QCOMPARE(relctlWithDsn(bounded, {"env", "add", "prod"}).exitCode, 0);
         const auto before = db.footprint();
         pqxx::connection taken(bounded);
@@ -188,9 +186,8 @@ private slots:
     void jobsRunAndWaitThroughThePooler()
     {
         TestDatabase db;
-        const std::string login = loginOf(db.dsn());
-        PgBouncer pooler(db, {login});
-        const std::string dsn = pooler.dsn("pooled", login);
+        PgBouncer pooler(db);
+        const std::string dsn = pooler.dsn("pooled");
         QCOMPARE(relctlWithDsn(dsn, {"env", "add", "prod"}).exitCode, 0);
 
         const RunResult run = relctlWithDsn(dsn, {"run", "--env", "prod", "--job", "job-1", "--release", "r1",
