@@ -134,10 +134,8 @@ std::string boundsStatement(const std::string& conninfo)
         std::string setting;
         if (words[i] == "-c" && i + 1 < words.size())
             setting = words[++i];
-        else if (words[i].rfind("-c", 0) == 0)
-            setting = words[i].substr(2);
-        else if (words[i].rfind("--", 0) == 0)
-            setting = words[i].substr(2);
+        else if (words[i].rfind("-c", 0) == 0 || words[i].rfind("--", 0) == 0)
+            setting = words[i].substr(2); // "-cname=value", "--name=value"
         std::string name = setting.substr(0, setting.find('='));
         for (char& ch : name)
             ch = ch == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
