@@ -77,19 +77,15 @@ struct Database::Impl
     Impl(const std::string& bounded, ClientContext c, std::chrono::milliseconds bound)
         : conninfo(bounded), conn(conninfo), client(std::move(c)), callTimeout(bound)
     {
-        if (const std::string bounds = session::boundsStatement(conninfo); !bounds.empty()) {
-            session::Armed armed(watchdog, conn.sock(), callTimeout);
-            // A connection that breaks here fails like one that could not be
-            // made (pqxx::broken_connection): a reconnect tries again.
-            try {
-                pqxx::nontransaction(conn).exec(bounds);
-            } catch (const pqxx::broken_connection&) {
-                if (armed.disarm())
-                    throw pqxx::broken_connection("no reply from the database within " +
-                                                  formatDuration(callTimeout));
-                throw;
-            }
-            armed.disarm();
+        session::Armed armed(watchdog, conn.sock(), callTimeout);
+        // A connection that breaks here fails like one that could not be
+        // made (pqxx::broken_connection): a reconnect tries again.
+        try {
+            session::applyBounds(conn, conninfo);
+        } catch (const pqxx::broken_connection&) {
+            if (armed.disarm())
+                throw pqxx::broken_connection("no reply from the database within " + formatDuration(callTimeout));
+            throw;
         }
     }
 

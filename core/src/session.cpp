@@ -151,10 +151,15 @@ std::string boundsStatement(const std::string& conninfo)
     return out;
 }
 
-Connection::Connection(const std::string& conninfo) : pqxx::connection(boundedConninfo(conninfo))
+void applyBounds(pqxx::connection_base& conn, const std::string& conninfo)
 {
     if (const std::string bounds = boundsStatement(conninfo); !bounds.empty())
-        pqxx::nontransaction(*this).exec(bounds);
+        pqxx::nontransaction(conn).exec(bounds);
+}
+
+Connection::Connection(const std::string& conninfo) : pqxx::connection(boundedConninfo(conninfo))
+{
+    applyBounds(*this, conninfo);
 }
 
 std::string withDatabase(const std::string& conninfo, const std::string& database)

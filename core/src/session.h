@@ -72,9 +72,13 @@ std::string boundedConninfo(const std::string& conninfo);
 // the user set all three. Throws Error(Usage) for a malformed string.
 std::string boundsStatement(const std::string& conninfo);
 
-// A connection to boundedConninfo(conninfo) whose first statement is
-// boundsStatement(conninfo): what every relctl session but Database's (which
-// also bounds that statement with its watchdog) connects with.
+// Sends boundsStatement(conninfo) on a connection just made to
+// boundedConninfo(conninfo), when there is anything to set.
+void applyBounds(pqxx::connection_base& conn, const std::string& conninfo);
+
+// A connection to boundedConninfo(conninfo) with applyBounds done: what every
+// relctl session but Database's (which also bounds that statement with its
+// watchdog) connects with.
 class Connection final : public pqxx::connection
 {
 public:

@@ -146,18 +146,12 @@ void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
     Stream& s = *p.stream;
     if (s.ready && s.firstStatement) {
         s.firstStatement = false;
-        // relctl's bounds statement: a simple query of SETs. It and its
-        // reply, to the next ReadyForQuery, are part of the setup.
-        const std::string_view message(data, n);
-        if (n > 5 && data[0] == 'Q') {
-            const std::string_view query = message.substr(5);
-            for (const char* setting : {"SET lock_timeout", "SET statement_timeout",
-                                        "SET idle_in_transaction_session_timeout"})
-                if (query.rfind(setting, 0) == 0) {
-                    s.ready = false;
-                    [[maybe_unused]] auto w = write(p.peer, data, n);
-                    return;
-                }
+        // relctl's bounds statement: a first simple query of SETs. It and
+        // its reply, to the next ReadyForQuery, are part of the setup.
+        if (n > 5 && data[0] == 'Q' && std::string_view(data + 5, n - 5).rfind("SET ", 0) == 0) {
+            s.ready = false;
+            [[maybe_unused]] auto w = write(p.peer, data, n);
+            return;
         }
     }
     if (s.ready) {
