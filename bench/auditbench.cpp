@@ -238,7 +238,7 @@ int main(int argc, char** argv)
             copy.complete();
             return n;
         };
-        constexpr int kExportRuns = 3;
+        constexpr int kExportRuns = 5;
         std::printf("rows/s, p50 of %d runs; the export into a file, COPY read and dropped\n", kExportRuns);
         for (const bool json : {false, true}) {
             for (const bool filtered : {false, true}) {

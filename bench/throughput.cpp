@@ -4,6 +4,7 @@
 //
 //   relctl-throughput-bench --dsn CONNINFO [--seconds S] [--rounds R]
 //                           [--clients N] [--runs N] [--json FILE]
+//                           [--pooled-dsn CONNINFO]
 //
 // Throughput is pgbench's (bench/pgbench/*.sql): each client works on its own
 // environment, so nothing should contend. The reference for renew is plain
@@ -20,6 +21,11 @@
 // release, exit), timed against `terraform apply` of an empty configuration
 // with the pg backend on the same server (where terraform is on PATH), and
 // against psql making the same three calls, alternately, median of --runs.
+// With --pooled-dsn (PgBouncer in session mode in front of the same database,
+// as the README's Operations section deploys it for many jobs) the same
+// processes are timed through the pooler as well, terraform's included: a
+// pooled job finds a server session that earlier jobs warmed, which is what
+// a new session's first calls cost otherwise.
 // The database must be migrated (relctl migrate) and the login a superuser.
 
 #include "goals.h"
@@ -44,6 +50,9 @@ struct Options
     int clients = 8;
     int runs = 15;
     std::string json;
+    // Where PgBouncer (session mode) pools the same database: whole processes
+    // are timed through it too, relctl and terraform alike.
+    std::string pooledDsn;
 };
 
 std::string script(const std::string& name)
@@ -228,6 +237,34 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     };
 }
 
+// One way for jobs to reach the server: the conninfo relctl and psql take,
+// and the connection URL terraform's pg backend takes for the same place.
+struct Path
+{
+    std::string name;
+    std::string dsn;
+};
+
+std::string terraformUrl(const std::string& dsn)
+{
+    std::smatch m;
+    std::string url = "postgres:///postgres?host=";
+    url += std::regex_search(dsn, m, std::regex(R"(host=(\S+))")) ? m[1].str() : std::string("/tmp");
+    if (std::regex_search(dsn, m, std::regex(R"(port=(\d+))")))
+        url += "&port=" + m[1].str();
+    return url + "&user=postgres&sslmode=disable";
+}
+
+// What one path's whole processes took, medians in ms.
+struct Processes
+{
+    double relctl = 0;
+    double psql = 0;
+    double terraform = 0;
+    double bare = 0;
+    double empty = 0;
+};
+
 std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
 {
     const std::string env = "run-bench";
@@ -261,17 +298,24 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
 
     // Terraform: an empty configuration whose state lives in this database.
     const bool terraform = onPath("terraform");
-    std::vector<std::string> tfEnv;
-    if (terraform) {
-        const std::string host = [&] {
-            std::smatch m;
-            return std::regex_search(o.dsn, m, std::regex(R"(host=(\S+))")) ? m[1].str() : std::string("/tmp");
-        }();
-        std::ofstream(dir / "main.tf") << "terraform {\n  backend \"pg\" {}\n}\n";
-        tfEnv = {"PG_CONN_STR=postgres:///postgres?host=" + host + "&user=postgres&sslmode=disable",
-                 "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=/dev/null"};
-        capture({"terraform", "init", "-input=false", "-no-color"}, tfEnv, dir.string());
-    }
+    const std::vector<std::string> tfCommon = {"TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
+                                               "TF_CLI_CONFIG_FILE=/dev/null"};
+    const auto tfEnv = [&](const Path& path) {
+        std::vector<std::string> e = tfCommon;
+        e.push_back("PG_CONN_STR=" + terraformUrl(path.dsn));
+        return e;
+    };
+    std::vector<Path> paths = {{"direct", o.dsn}};
+    if (!o.pooledDsn.empty())
+        paths.push_back({"pooled", o.pooledDsn});
+    // A directory per path: terraform init records where the state lives.
+    const auto tfDir = [&](const Path& path) { return (dir / ("terraform-" + path.name)).string(); };
+    if (terraform)
+        for (const Path& path : paths) {
+            fs::create_directories(tfDir(path));
+            std::ofstream(tfDir(path) + "/main.tf") << "terraform {\n  backend \"pg\" {}\n}\n";
+            capture({"terraform", "init", "-input=false", "-no-color"}, tfEnv(path), tfDir(path));
+        }
 
     // The server's psql, not Debian's wrapper on PATH (a Perl script that
     // costs more than the calls it makes).
@@ -282,54 +326,65 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
                              "'nothing')").c_str());
 
     long long generation = highWater(env);
-    std::vector<double> relctl, psql, tf, bareSession, emptySession;
-    for (int i = 0; i < o.runs + 1; ++i) {
-        ++generation;
-        const double r = timed({RELCTL_BIN, "--dsn", o.dsn, "run", "--env", env, "--job", "bench-run", "--release",
-                                "r" + std::to_string(generation), "--generation", std::to_string(generation), "--",
-                                "true"});
-        // psql declares its generation too (the next one), as relctl run does.
-        generation += 1;
-        const double p = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
-                                "generation=" + std::to_string(generation), "-d", o.dsn, "-f", calls});
-        double t = 0;
+    const auto measure = [&](const Path& path) {
+        std::vector<double> relctl, psql, tf, bareSession, emptySession;
+        const std::vector<std::string> tfVars = tfEnv(path);
+        for (int i = 0; i < o.runs + 1; ++i) {
+            ++generation;
+            const double r = timed({RELCTL_BIN, "--dsn", path.dsn, "run", "--env", env, "--job", "bench-run",
+                                    "--release", "r" + std::to_string(generation), "--generation",
+                                    std::to_string(generation), "--", "true"});
+            // psql declares its generation too (the next one), as relctl run does.
+            generation += 1;
+            const double p = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
+                                    "generation=" + std::to_string(generation), "-d", path.dsn, "-f", calls});
+            double t = 0;
+            if (terraform)
+                t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfVars,
+                          tfDir(path));
+            const double b = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
+                                    "generation=" + std::to_string(++bareGeneration), "-d", path.dsn, "-f", bare});
+            const double e = timed({psqlProgram, "-X", "-q", "-d", path.dsn, "-c", "SELECT 1"});
+            if (i == 0)
+                continue; // warm-up: the first of each pays for cold caches (and fills a pool)
+            relctl.push_back(r);
+            psql.push_back(p);
+            bareSession.push_back(b);
+            emptySession.push_back(e);
+            if (terraform)
+                tf.push_back(t);
+        }
+        return Processes{median(relctl), median(psql), terraform ? median(tf) : 0, median(bareSession),
+                         median(emptySession)};
+    };
+
+    std::vector<Goal> goals;
+    for (const Path& path : paths) {
+        const Processes m = measure(path);
+        const double reference = terraform ? m.terraform : m.psql;
+        std::printf("%s: for information, whole psql processes (new client sessions) next to %s at %.1f ms:\n"
+                    "  SELECT 1 only                            %6.1f ms  ratio %.2f\n"
+                    "  the cycle's rows only (bare, no checks)  %6.1f ms  ratio %.2f\n"
+                    "  the protocol's 3 calls                   %6.1f ms  ratio %.2f\n",
+                    path.name.c_str(), terraform ? "terraform apply" : "psql's 3 calls", reference, m.empty,
+                    m.empty / reference, m.bare, m.bare / reference, m.psql, m.psql / reference);
+        const std::string suffix = path.name == "direct" ? "" : ", both through PgBouncer";
+        const std::string key = path.name == "direct" ? "" : " (" + path.name + ")";
+        info["psql SELECT 1, ms" + key] = m.empty;
+        info["psql bare writes, ms" + key] = m.bare;
+        info["psql 3 calls, ms" + key] = m.psql;
         if (terraform)
-            t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfEnv, dir.string());
-        const double b = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
-                                "generation=" + std::to_string(++bareGeneration), "-d", o.dsn, "-f", bare});
-        const double e = timed({psqlProgram, "-X", "-q", "-d", o.dsn, "-c", "SELECT 1"});
-        if (i == 0)
-            continue; // warm-up: the first of each pays for cold caches
-        relctl.push_back(r);
-        psql.push_back(p);
-        bareSession.push_back(b);
-        emptySession.push_back(e);
+            goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)" + suffix, m.relctl,
+                                        m.terraform, "ms", 0.4));
+        else
+            std::printf("terraform is not on PATH: relctl run -- true is compared with psql only\n");
+        Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls" + suffix, m.relctl, m.psql,
+                                  "ms", 1.5);
         if (terraform)
-            tf.push_back(t);
+            vsPsql.target += " (informative)";
+        goals.push_back(vsPsql);
     }
     fs::remove_all(dir);
-    const double reference = terraform ? median(tf) : median(psql);
-    std::printf("for information, whole psql processes (new sessions) next to %s at %.1f ms:\n"
-                "  SELECT 1 only                            %6.1f ms  ratio %.2f\n"
-                "  the cycle's rows only (bare, no checks)  %6.1f ms  ratio %.2f\n"
-                "  the protocol's 3 calls                   %6.1f ms  ratio %.2f\n",
-                terraform ? "terraform apply" : "psql's 3 calls", reference, median(emptySession),
-                median(emptySession) / reference, median(bareSession), median(bareSession) / reference,
-                median(psql), median(psql) / reference);
-    info["psql SELECT 1, ms"] = median(emptySession);
-    info["psql bare writes, ms"] = median(bareSession);
-    info["psql 3 calls, ms"] = median(psql);
-    std::vector<Goal> goals;
-    if (terraform)
-        goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)", median(relctl), median(tf),
-                                    "ms", 0.4));
-    else
-        std::printf("terraform is not on PATH: relctl run -- true is compared with psql only\n");
-    Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls", median(relctl), median(psql),
-                              "ms", 1.5);
-    if (terraform)
-        vsPsql.target += " (informative)";
-    goals.push_back(vsPsql);
     return goals;
 }
 
@@ -356,11 +411,13 @@ int main(int argc, char** argv)
             o.runs = std::max(1, std::stoi(next()));
         else if (a == "--json")
             o.json = next();
+        else if (a == "--pooled-dsn")
+            o.pooledDsn = next();
         else if (a == "--only")
             part = next();
         else
             fail("usage: relctl-throughput-bench --dsn CONNINFO [--seconds S] [--rounds R] [--clients N] "
-                 "[--runs N] [--json FILE] [--only throughput|run]");
+                 "[--runs N] [--json FILE] [--pooled-dsn CONNINFO] [--only throughput|run]");
     }
     if (o.dsn.empty())
         fail("no database: give --dsn or set RELCTL_DSN");

@@ -4,7 +4,9 @@
 # reference measured in the same run, and writes the results as JSON to
 # build/release/bench-results/ (results.json: all goals). Installs what is
 # missing and builds first, like the test command. Exits 3 when a goal is not
-# met. Takes about 10 minutes on 2 cores.
+# met. Takes about 10 minutes on 2 cores. PgBouncer (session mode) runs in
+# front of the cluster, so that whole relctl processes are timed through a
+# pooler as well as directly.
 #
 #   bash scripts/bench.sh                 every benchmark
 #   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console
@@ -16,6 +18,8 @@ relctl_install_deps
 relctl_build
 RELCTL_PG_OPTIONS="-c fsync=on -c synchronous_commit=on -c max_connections=700 -c shared_buffers=256MB" relctl_pg_start
 trap relctl_pg_stop EXIT
+relctl_pooler_start
+trap 'relctl_pooler_stop; relctl_pg_stop' EXIT
 export RELCTL_DSN=$RELCTL_PG_DSN
 "$RELCTL_BUILD_DIR/app/relctl" migrate >/dev/null
 
@@ -34,12 +38,12 @@ run_part() {
 }
 
 case $part in
-    throughput) run_part throughput relctl-throughput-bench "$@" ;;
+    throughput) run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN" "$@" ;;
     queue) run_part queue relctl-queue-bench "$@" ;;
     audit) run_part audit relctl-audit-bench "$@" ;;
     console) run_part console relctl-console-bench "$@" ;;
     all)
-        run_part throughput relctl-throughput-bench
+        run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part queue relctl-queue-bench
         run_part audit relctl-audit-bench
         run_part console relctl-console-bench

@@ -98,6 +98,41 @@ relctl_pg_stop() {
     fi
 }
 
+# PgBouncer in session mode in front of the cluster relctl_pg_start started,
+# on a unix socket of its own, resetting each server session between clients
+# (DISCARD ALL), as the README's Operations section deploys it. Clients that
+# send extra_float_digits at startup (Go's lib/pq: terraform's pg backend) are
+# let in, as a pooler serving them is configured. Sets
+# RELCTL_POOLER_DIR and RELCTL_POOLER_DSN; relctl_pooler_stop ends it.
+relctl_pooler_start() {
+    local user i
+    user=$([ "$(id -u)" -eq 0 ] && echo postgres || id -un)
+    RELCTL_POOLER_DIR=$(mktemp -d /tmp/relctl-pgbouncer.XXXXXX)
+    printf '%s\n' "[databases]" "postgres = host=$RELCTL_PG_DIR dbname=postgres" "[pgbouncer]" \
+        "listen_addr =" "unix_socket_dir = $RELCTL_POOLER_DIR" "listen_port = 6432" "auth_type = trust" \
+        "auth_file = $RELCTL_POOLER_DIR/users.txt" "pool_mode = session" "server_reset_query = DISCARD ALL" \
+        "ignore_startup_parameters = extra_float_digits" \
+        "default_pool_size = 20" "max_client_conn = 1000" "logfile = $RELCTL_POOLER_DIR/pgbouncer.log" \
+        "pidfile = $RELCTL_POOLER_DIR/pgbouncer.pid" >"$RELCTL_POOLER_DIR/pgbouncer.ini"
+    printf '"%s" ""\n' "$user" >"$RELCTL_POOLER_DIR/users.txt"
+    if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$RELCTL_POOLER_DIR"; fi
+    relctl_log "starting PgBouncer in $RELCTL_POOLER_DIR"
+    "${RELCTL_PG_RUN[@]}" /usr/sbin/pgbouncer -d "$RELCTL_POOLER_DIR/pgbouncer.ini" >/dev/null
+    for i in $(seq 100); do
+        [ -S "$RELCTL_POOLER_DIR/.s.PGSQL.6432" ] && break
+        sleep 0.05
+    done
+    RELCTL_POOLER_DSN="host=$RELCTL_POOLER_DIR port=6432 user=$user dbname=postgres"
+    export RELCTL_POOLER_DIR RELCTL_POOLER_DSN
+}
+
+relctl_pooler_stop() {
+    if [ -n "${RELCTL_POOLER_DIR:-}" ] && [ -f "$RELCTL_POOLER_DIR/pgbouncer.pid" ]; then
+        kill "$(cat "$RELCTL_POOLER_DIR/pgbouncer.pid")" 2>/dev/null || true
+        rm -rf "$RELCTL_POOLER_DIR"
+    fi
+}
+
 # The environment of a test run against the cluster relctl_pg_start started.
 relctl_test_env() {
     # Tests create their own databases on this cluster, one per test, and drop them.
