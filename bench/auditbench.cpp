@@ -14,7 +14,7 @@
 //   - a full CSV and JSON export (all events, and one environment's), next
 //     to PostgreSQL's own COPY (SELECT * FROM relctl.events ...) TO STDOUT of
 //     the same rows in the same order, read by the same client library in the
-//     same run (3 runs each, alternating); goal: at least half its rate;
+//     same run (5 runs each, alternating); goal: at least half its rate;
 //   - what an event insert costs with and without the indexes of
 //     migrations/0009 (one 100,000-row INSERT, and 10,000 single-row
 //     INSERTs each its own transaction), alternating; no goal, the price.

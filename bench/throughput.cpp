@@ -237,12 +237,15 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     };
 }
 
-// One way for jobs to reach the server: the conninfo relctl and psql take,
-// and the connection URL terraform's pg backend takes for the same place.
+// One way for jobs to reach the server: the conninfo relctl and psql take
+// (terraformUrl gives terraform's for the same place), and what its goals'
+// names and information keys say of it.
 struct Path
 {
     std::string name;
     std::string dsn;
+    std::string goalSuffix;
+    std::string infoSuffix;
 };
 
 std::string terraformUrl(const std::string& dsn)
@@ -305,9 +308,9 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
         e.push_back("PG_CONN_STR=" + terraformUrl(path.dsn));
         return e;
     };
-    std::vector<Path> paths = {{"direct", o.dsn}};
+    std::vector<Path> paths = {{"direct", o.dsn, "", ""}};
     if (!o.pooledDsn.empty())
-        paths.push_back({"pooled", o.pooledDsn});
+        paths.push_back({"pooled", o.pooledDsn, ", both through PgBouncer", " (pooled)"});
     // A directory per path: terraform init records where the state lives.
     const auto tfDir = [&](const Path& path) { return (dir / ("terraform-" + path.name)).string(); };
     if (terraform)
@@ -368,18 +371,16 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
                     "  the protocol's 3 calls                   %6.1f ms  ratio %.2f\n",
                     path.name.c_str(), terraform ? "terraform apply" : "psql's 3 calls", reference, m.empty,
                     m.empty / reference, m.bare, m.bare / reference, m.psql, m.psql / reference);
-        const std::string suffix = path.name == "direct" ? "" : ", both through PgBouncer";
-        const std::string key = path.name == "direct" ? "" : " (" + path.name + ")";
-        info["psql SELECT 1, ms" + key] = m.empty;
-        info["psql bare writes, ms" + key] = m.bare;
-        info["psql 3 calls, ms" + key] = m.psql;
+        info["psql SELECT 1, ms" + path.infoSuffix] = m.empty;
+        info["psql bare writes, ms" + path.infoSuffix] = m.bare;
+        info["psql 3 calls, ms" + path.infoSuffix] = m.psql;
         if (terraform)
-            goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)" + suffix, m.relctl,
-                                        m.terraform, "ms", 0.4));
+            goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)" + path.goalSuffix,
+                                        m.relctl, m.terraform, "ms", 0.4));
         else
             std::printf("terraform is not on PATH: relctl run -- true is compared with psql only\n");
-        Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls" + suffix, m.relctl, m.psql,
-                                  "ms", 1.5);
+        Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls" + path.goalSuffix, m.relctl,
+                                  m.psql, "ms", 1.5);
         if (terraform)
             vsPsql.target += " (informative)";
         goals.push_back(vsPsql);

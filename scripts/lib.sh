@@ -122,13 +122,20 @@ relctl_pooler_start() {
         [ -S "$RELCTL_POOLER_DIR/.s.PGSQL.6432" ] && break
         sleep 0.05
     done
+    if [ ! -S "$RELCTL_POOLER_DIR/.s.PGSQL.6432" ]; then
+        echo "PgBouncer is not listening after 5 s; its log:" >&2
+        cat "$RELCTL_POOLER_DIR/pgbouncer.log" >&2 || true
+        return 1
+    fi
     RELCTL_POOLER_DSN="host=$RELCTL_POOLER_DIR port=6432 user=$user dbname=postgres"
     export RELCTL_POOLER_DIR RELCTL_POOLER_DSN
 }
 
 relctl_pooler_stop() {
-    if [ -n "${RELCTL_POOLER_DIR:-}" ] && [ -f "$RELCTL_POOLER_DIR/pgbouncer.pid" ]; then
-        kill "$(cat "$RELCTL_POOLER_DIR/pgbouncer.pid")" 2>/dev/null || true
+    if [ -n "${RELCTL_POOLER_DIR:-}" ] && [ -d "$RELCTL_POOLER_DIR" ]; then
+        if [ -f "$RELCTL_POOLER_DIR/pgbouncer.pid" ]; then
+            kill "$(cat "$RELCTL_POOLER_DIR/pgbouncer.pid")" 2>/dev/null || true
+        fi
         rm -rf "$RELCTL_POOLER_DIR"
     fi
 }
