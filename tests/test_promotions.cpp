@@ -5,9 +5,9 @@
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
-#include <algorithm>
 #include <QElapsedTimer>
 #include <QtTest>
+#include <algorithm>
 #include <thread>
 
 using nlohmann::json;
@@ -20,20 +20,21 @@ std::string gen(int generation)
 }
 
 // `relctl run` of release R at generation N on env, publishing {"release": R}.
-RunResult deploy(const TestDatabase& db, const std::string& env, const std::string& job, const std::string& release,
-                 int generation, const Args& extra = {})
+RunResult deploy(const TestDatabase& db, const std::string& env, const std::string& job,
+                 const std::string& release, int generation, const Args& extra = {})
 {
-    Args args{"--json", "run", "--env", env, "--job", job, "--release", release, "--generation", gen(generation)};
+    Args args{"--json", "run",          "--env",        env, "--job", job, "--release",
+              release,  "--generation", gen(generation)};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"--", "true"});
     return relctl(db, args);
 }
 
-RunResult acquire(const TestDatabase& db, const std::string& env, const std::string& job, const std::string& release,
-                  int generation, const Args& extra = {})
+RunResult acquire(const TestDatabase& db, const std::string& env, const std::string& job,
+                  const std::string& release, int generation, const Args& extra = {})
 {
-    Args args{"--json", "lease", "acquire", "--env", env, "--job", job, "--release", release, "--generation",
-              gen(generation)};
+    Args args{"--json",    "lease", "acquire",      "--env",        env, "--job", job,
+              "--release", release, "--generation", gen(generation)};
     args.insert(args.end(), extra.begin(), extra.end());
     return relctl(db, args);
 }
@@ -87,15 +88,17 @@ private slots:
     {
         TestDatabase db;
         setUp(db, {"staging", "prod"});
-        QCOMPARE(relctl(db, {"env", "set", "prod", "--promote-from", "staging", "--soak", "1500ms"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"env", "set", "prod", "--promote-from", "staging", "--soak", "1500ms"}).exitCode,
+                 0);
 
         RunResult skipped = deploy(db, "prod", "prod-5", "v5", 5);
         QCOMPARE(skipped.exitCode, 11);
         QCOMPARE(reasonOf(skipped), std::string("NOT_PROMOTED"));
         QVERIFY2(skipped.err.find("was not accepted on staging") != std::string::npos, skipped.err.c_str());
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_PROMOTED' AND job = 'prod-5' "
-                          "AND detail #>> '{upstream,env}' = 'staging'"),
-                 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_PROMOTED' AND job = 'prod-5' "
+                     "AND detail #>> '{upstream,env}' = 'staging'"),
+            1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE env = 'prod'"), 0LL);
 
         QCOMPARE(deploy(db, "staging", "staging-5", "v5", 5).exitCode, 0);
@@ -121,8 +124,8 @@ private slots:
         QCOMPARE(relctl(db, {"env", "set", "prod", "--promote-from", "staging"}).exitCode, 0);
         QCOMPARE(deploy(db, "staging", "s1", "v1", 1).exitCode, 0);
         QCOMPARE(deploy(db, "staging", "s2", "v2", 2).exitCode, 0);
-        QCOMPARE(relctl(db, {"rollback", "--env", "staging", "--to-release", "v1", "--by", "alice", "--reason",
-                             "v2 breaks checkout"})
+        QCOMPARE(relctl(db, {"rollback", "--env", "staging", "--to-release", "v1", "--by", "alice",
+                             "--reason", "v2 breaks checkout"})
                      .exitCode,
                  0);
         QCOMPARE(reasonOf(deploy(db, "prod", "p2", "v2", 2)), std::string("NOT_PROMOTED"));
@@ -147,7 +150,8 @@ private slots:
             {"negative approvals", {"env", "set", "prod", "--approvals", "-1"}},
             {"bad soak", {"env", "set", "prod", "--soak", "soon"}},
             {"rollback, two targets",
-             {"rollback", "--env", "prod", "--to-release", "v1", "--to-generation", "1", "--by", "a", "--reason", "r"}},
+             {"rollback", "--env", "prod", "--to-release", "v1", "--to-generation", "1", "--by", "a",
+              "--reason", "r"}},
             {"rollback, no target", {"rollback", "--env", "prod", "--by", "a", "--reason", "r"}},
             {"rollback, never accepted",
              {"rollback", "--env", "prod", "--to-release", "v9", "--by", "a", "--reason", "r"}},
@@ -169,28 +173,33 @@ private slots:
     }
 
     // K = 2: the requester cannot approve, one person counts once, and two
-    // distinct approvals let a waiting `relctl run --wait` proceed within
-    // 250 ms of the second (on the server's clock).
+    // distinct approvals (two logins) let a waiting `relctl run --wait`
+    // proceed within 250 ms of the second (on the server's clock).
     void twoDistinctApprovalsReleaseAWaiter()
     {
         TestDatabase db;
         setUp(db, {"prod"});
+        const std::string alice = db.loginDsn("alice"), bob = db.loginDsn("bob");
         QCOMPARE(relctl(db, {"env", "set", "prod", "--approvals", "2"}).exitCode, 0);
-        auto waiter = startRelctl(db, {"--json", "run", "--env", "prod", "--job", "pipeline-7", "--release", "v7",
-                                       "--generation", "7", "--wait", "60s", "--op-id", "pipeline-7-run", "--",
-                                       "true"});
+        auto waiter = startRelctl(db, {"--json", "run", "--env", "prod", "--job", "pipeline-7", "--release",
+                                       "v7", "--generation", "7", "--wait", "60s", "--op-id",
+                                       "pipeline-7-run", "--", "true"});
         const long long id = awaitRequest(db, "prod", "v7");
         const std::string idText = std::to_string(id);
 
         RunResult self = relctl(db, {"--json", "promote", "approve", idText, "--by", "pipeline-7"});
         QCOMPARE(self.exitCode, 11);
         QCOMPARE(reasonOf(self), std::string("SELF_APPROVAL"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'SELF_APPROVAL' AND actor = 'pipeline-7'"),
-                 1LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE reason = 'SELF_APPROVAL' AND actor = 'pipeline-7'"),
+            1LL);
 
-        QCOMPARE(relctl(db, {"promote", "approve", idText, "--by", "alice", "--reason", "checked the canary"}).exitCode,
+        QCOMPARE(relctlWithDsn(
+                     alice, {"promote", "approve", idText, "--by", "alice", "--reason", "checked the canary"})
+                     .exitCode,
                  0);
-        RunResult twice = relctl(db, {"--json", "promote", "approve", idText, "--by", "alice"});
+        RunResult twice = relctlWithDsn(alice, {"--json", "promote", "approve", idText, "--by", "alice"});
         QCOMPARE(twice.exitCode, 0);
         QCOMPARE(twice.json()["changed"], json(false));
         QCOMPARE(twice.json()["approvals"].size(), std::size_t(1));
@@ -198,20 +207,24 @@ private slots:
         QVERIFY(!waiter->waitForFinished(700));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE env = 'prod'"), 0LL);
 
-        QCOMPARE(relctl(db, {"promote", "approve", idText, "--by", "bob"}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(bob, {"promote", "approve", idText, "--by", "bob"}).exitCode, 0);
         RunResult done = finish(*waiter, 30000);
         QVERIFY2(done.exitCode == 0, done.err.c_str());
-        const long long latency = msBetween(db, "operation = 'promotion-approve' AND actor = 'bob'",
-                                            "operation = 'acquire' AND outcome = 'accepted' AND job = 'pipeline-7'");
+        const long long latency =
+            msBetween(db, "operation = 'promotion-approve' AND actor = 'bob'",
+                      "operation = 'acquire' AND outcome = 'accepted' AND job = 'pipeline-7'");
         QVERIFY2(latency >= 0 && latency < 250, std::to_string(latency).c_str());
         // Who decided is in the audit trail, with why.
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'promotion-approve' "
-                          "AND outcome = 'accepted' AND detail ->> 'promotion' = '" + idText + "'"),
+                          "AND outcome = 'accepted' AND detail ->> 'promotion' = '" +
+                          idText + "'"),
                  2LL);
-        QCOMPARE(db.scalar("SELECT detail ->> 'reason' FROM relctl.events WHERE operation = 'promotion-approve' "
-                           "AND actor = 'alice'"),
-                 std::string("checked the canary"));
-        const json shown = relctl(db, {"--json", "audit", "--env", "prod", "--operation", "promotion-approve"}).json();
+        QCOMPARE(
+            db.scalar("SELECT detail ->> 'reason' FROM relctl.events WHERE operation = 'promotion-approve' "
+                      "AND actor = 'alice'"),
+            std::string("checked the canary"));
+        const json shown =
+            relctl(db, {"--json", "audit", "--env", "prod", "--operation", "promotion-approve"}).json();
         QCOMPARE(shown["events"].size(), std::size_t(3)); // the refused self-approval too
         // `relctl audit` shows who decided and why, plain and --json.
         std::vector<std::string> deciders;
@@ -219,7 +232,8 @@ private slots:
             deciders.push_back(e["actor"].get<std::string>());
         QVERIFY(std::find(deciders.begin(), deciders.end(), "alice") != deciders.end());
         QVERIFY(std::find(deciders.begin(), deciders.end(), "bob") != deciders.end());
-        const std::string plain = relctl(db, {"audit", "--env", "prod", "--operation", "promotion-approve"}).out;
+        const std::string plain =
+            relctl(db, {"audit", "--env", "prod", "--operation", "promotion-approve"}).out;
         QVERIFY2(plain.find(" by=alice") != std::string::npos, plain.c_str());
         QVERIFY2(plain.find("checked the canary") != std::string::npos, plain.c_str());
     }
@@ -235,11 +249,15 @@ private slots:
         QCOMPARE(first.exitCode, 11);
         QCOMPARE(reasonOf(first), std::string("APPROVAL_REQUIRED"));
         const long long id = awaitRequest(db, "prod", "v7");
-        QCOMPARE(relctl(db, {"promote", "approve", std::to_string(id), "--by", "alice"}).exitCode, 0);
+        QCOMPARE(
+            relctlWithDsn(db.loginDsn("alice"), {"promote", "approve", std::to_string(id), "--by", "alice"})
+                .exitCode,
+            0);
 
         RunResult retried = acquire(db, "prod", "job-7", "v7", 7, {"--op-id", "job-7-acquire"});
         QVERIFY2(retried.exitCode == 0, retried.err.c_str());
-        QCOMPARE(relctl(db, {"lease", "release"}, {}, {{"RELCTL_LEASE", retried.json()["handle"].get<std::string>()}})
+        QCOMPARE(relctl(db, {"lease", "release"}, {},
+                        {{"RELCTL_LEASE", retried.json()["handle"].get<std::string>()}})
                      .exitCode,
                  0);
 
@@ -256,10 +274,12 @@ private slots:
         TestDatabase db;
         setUp(db, {"prod"});
         QCOMPARE(relctl(db, {"env", "set", "prod", "--approvals", "1"}).exitCode, 0);
-        auto waiter = startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-9", "--release",
-                                       "v9", "--generation", "9", "--wait", "60s", "--op-id", "job-9-acquire"});
+        auto waiter =
+            startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-9", "--release",
+                             "v9", "--generation", "9", "--wait", "60s", "--op-id", "job-9-acquire"});
         const std::string id = std::to_string(awaitRequest(db, "prod", "v9"));
-        QCOMPARE(relctl(db, {"promote", "deny", id, "--by", "carol", "--reason", "no change window"}).exitCode, 0);
+        QCOMPARE(
+            relctl(db, {"promote", "deny", id, "--by", "carol", "--reason", "no change window"}).exitCode, 0);
         RunResult ended = finish(*waiter, 10000);
         QCOMPARE(ended.exitCode, 11);
         QCOMPARE(reasonOf(ended), std::string("APPROVAL_DENIED"));
@@ -269,9 +289,11 @@ private slots:
                  std::string("APPROVAL_DENIED"));
         QCOMPARE(reasonOf(acquire(db, "prod", "job-9b", "v9", 9)), std::string("APPROVAL_DENIED"));
         QCOMPARE(relctl(db, {"promote", "approve", id, "--by", "dave"}).exitCode, 2);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'promotion-deny' AND actor = 'carol' "
-                          "AND detail ->> 'reason' = 'no change window'"),
-                 1LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE operation = 'promotion-deny' AND actor = 'carol' "
+                "AND detail ->> 'reason' = 'no change window'"),
+            1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
     }
 
@@ -282,8 +304,8 @@ private slots:
         setUp(db, {"prod"});
         QCOMPARE(relctl(db, {"env", "set", "prod", "--approvals", "1"}).exitCode, 0);
         QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "ops", "--reason", "incident"}).exitCode, 0);
-        RunResult r = relctl(db, {"--json", "promote", "request", "--env", "prod", "--release", "v3", "--generation",
-                                  "3", "--by", "erin"});
+        RunResult r = relctl(db, {"--json", "promote", "request", "--env", "prod", "--release", "v3",
+                                  "--generation", "3", "--by", "erin"});
         QCOMPARE(r.exitCode, 6);
         QCOMPARE(reasonOf(r), std::string("DISPATCH_FROZEN"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.promotions"), 0LL);
@@ -298,8 +320,9 @@ private slots:
         QCOMPARE(deploy(db, "prod", "pipeline-8", "v1.8", 8).exitCode, 0);
         QCOMPARE(deploy(db, "prod", "pipeline-9", "v1.9", 9).exitCode, 0);
 
-        RunResult rolled = relctl(db, {"--json", "rollback", "--env", "prod", "--to-release", "v1.8", "--by", "alice",
-                                       "--reason", "v1.9 fails checkout", "--op-id", "incident-42-rollback"});
+        RunResult rolled =
+            relctl(db, {"--json", "rollback", "--env", "prod", "--to-release", "v1.8", "--by", "alice",
+                        "--reason", "v1.9 fails checkout", "--op-id", "incident-42-rollback"});
         QVERIFY2(rolled.exitCode == 0, rolled.err.c_str());
         const json r = rolled.json();
         QCOMPARE(r["restored"]["release"], json("v1.8"));
@@ -310,8 +333,9 @@ private slots:
         QCOMPARE(shown["high_water_generation"], json(9));
 
         // A retry of the rollback is answered, not repeated.
-        RunResult again = relctl(db, {"--json", "rollback", "--env", "prod", "--to-release", "v1.8", "--by", "alice",
-                                      "--reason", "v1.9 fails checkout", "--op-id", "incident-42-rollback"});
+        RunResult again =
+            relctl(db, {"--json", "rollback", "--env", "prod", "--to-release", "v1.8", "--by", "alice",
+                        "--reason", "v1.9 fails checkout", "--op-id", "incident-42-rollback"});
         QCOMPARE(again.exitCode, 0);
         QCOMPARE(again.json()["replayed"], json(true));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.rollbacks"), 1LL);
@@ -333,14 +357,17 @@ private slots:
         std::vector<std::string> kinds;
         for (const json& entry : history["history"])
             kinds.push_back(entry["kind"].get<std::string>() + ":" + entry["release"].get<std::string>());
-        QCOMPARE(kinds, (std::vector<std::string>{"publish:v1.8", "publish:v1.9", "rollback:v1.8", "publish:v1.10"}));
+        QCOMPARE(kinds, (std::vector<std::string>{"publish:v1.8", "publish:v1.9", "rollback:v1.8",
+                                                  "publish:v1.10"}));
         QCOMPARE(history["history"][2]["rollback"]["replaced"]["release"], json("v1.9"));
         QCOMPARE(history["history"][2]["rollback"]["by"], json("alice"));
         // The audit trail names the rollback, who and why.
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'rollback' AND actor = 'alice' "
-                          "AND detail ->> 'replaced_release' = 'v1.9' AND release = 'v1.8'"),
-                 1LL);
-        const json audited = relctl(db, {"--json", "audit", "--env", "prod", "--operation", "rollback"}).json();
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE operation = 'rollback' AND actor = 'alice' "
+                     "AND detail ->> 'replaced_release' = 'v1.9' AND release = 'v1.8'"),
+            1LL);
+        const json audited =
+            relctl(db, {"--json", "audit", "--env", "prod", "--operation", "rollback"}).json();
         QCOMPARE(audited["events"].size(), std::size_t(1));
         QCOMPARE(audited["events"][0]["actor"], json("alice"));
         QCOMPARE(audited["events"][0]["detail"]["replaced_release"], json("v1.9"));
@@ -360,7 +387,8 @@ private slots:
         QCOMPARE(deploy(db, "prod", "p1", "v1", 1).exitCode, 0);
         QCOMPARE(deploy(db, "prod", "p2", "v2", 2).exitCode, 0);
         const std::string handle = acquire(db, "prod", "p3", "v3", 3).json()["handle"].get<std::string>();
-        const Args back{"rollback", "--env", "prod", "--to-generation", "1", "--by", "bob", "--reason", "v2 leaks"};
+        const Args back{"rollback", "--env", "prod",     "--to-generation", "1",
+                        "--by",     "bob",   "--reason", "v2 leaks"};
         QCOMPARE(relctl(db, back).exitCode, 3);
         Args waiting = back;
         waiting.insert(waiting.end(), {"--wait", "20s"});
@@ -372,13 +400,16 @@ private slots:
         QVERIFY2(msBetween(db, "operation = 'release' AND job = 'p3'", "operation = 'rollback'") < 250,
                  "the rollback was not woken by the release");
         // The rollback took the next fencing token.
-        QCOMPARE(db.count("SELECT token FROM relctl.rollbacks"), db.count("SELECT max(token) FROM relctl.leases "
-                                                                          "WHERE job = 'p3'") + 1);
+        QCOMPARE(db.count("SELECT token FROM relctl.rollbacks"),
+                 db.count("SELECT max(token) FROM relctl.leases "
+                          "WHERE job = 'p3'") +
+                     1);
 
         QCOMPARE(relctl(db, {"freeze", "--env", "prod", "--by", "ops", "--reason", "incident"}).exitCode, 0);
-        QCOMPARE(relctl(db, {"rollback", "--env", "prod", "--to-release", "v2", "--by", "bob", "--reason", "undo"})
-                     .exitCode,
-                 0);
+        QCOMPARE(
+            relctl(db, {"rollback", "--env", "prod", "--to-release", "v2", "--by", "bob", "--reason", "undo"})
+                .exitCode,
+            0);
         QCOMPARE(acquire(db, "prod", "p4", "v4", 4).exitCode, 6);
         QCOMPARE(db.scalar("SELECT m.release FROM relctl.environments e JOIN relctl.manifests m "
                            "ON m.id = e.current_manifest_id WHERE e.name = 'prod'"),
@@ -399,7 +430,8 @@ private slots:
         for (const std::string& dsn : {db.jobDsn(), db.reviewerDsn()}) {
             QCOMPARE(sqlState(dsn, "SELECT relctl.rollback('prod', 'v1', NULL, NULL, 'x', 'y', NULL, '{}')"),
                      std::string("42501"));
-            QCOMPARE(sqlState(dsn, "SELECT relctl.decide_promotion(1, true, 'x', NULL, '{}')"), std::string("42501"));
+            QCOMPARE(sqlState(dsn, "SELECT relctl.decide_promotion(1, true, 'x', NULL, '{}')"),
+                     std::string("42501"));
         }
         QCOMPARE(db.footprint(), before);
     }
@@ -415,11 +447,13 @@ private slots:
         QCOMPARE(deploy(db, "prod", "seed-2", "v2", 2).exitCode, 0);
         std::vector<std::unique_ptr<QProcess>> racers;
         for (int g = 3; g <= 14; ++g) {
-            racers.push_back(startRelctl(db, {"run", "--env", "prod", "--job", "job-" + gen(g), "--release",
-                                              "v" + gen(g), "--generation", gen(g), "--wait", "60s", "--", "true"}));
+            racers.push_back(
+                startRelctl(db, {"run", "--env", "prod", "--job", "job-" + gen(g), "--release", "v" + gen(g),
+                                 "--generation", gen(g), "--wait", "60s", "--", "true"}));
             if (g % 3 == 0)
-                racers.push_back(startRelctl(db, {"rollback", "--env", "prod", "--to-generation", gen(g % 2 + 1),
-                                                  "--by", "ops-" + gen(g), "--reason", "race", "--wait", "60s"}));
+                racers.push_back(
+                    startRelctl(db, {"rollback", "--env", "prod", "--to-generation", gen(g % 2 + 1), "--by",
+                                     "ops-" + gen(g), "--reason", "race", "--wait", "60s"}));
         }
         int published = 0;
         for (auto& p : racers) {
@@ -429,19 +463,24 @@ private slots:
         }
         QVERIFY(published >= 5);
         // Publishes in commit order have strictly increasing generations.
-        QCOMPARE(db.count("SELECT count(*) FROM (SELECT generation, lag(generation) OVER (ORDER BY id) AS before "
-                          "FROM relctl.manifests WHERE env = 'prod') m WHERE m.generation <= m.before"),
-                 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM (SELECT generation, lag(generation) OVER (ORDER BY id) AS before "
+                     "FROM relctl.manifests WHERE env = 'prod') m WHERE m.generation <= m.before"),
+            0LL);
         QCOMPARE(db.count("SELECT high_water_generation FROM relctl.environments WHERE name = 'prod'"),
                  db.count("SELECT max(generation) FROM relctl.manifests WHERE env = 'prod'"));
         // Every event's snapshot of the bar is monotonic.
-        QCOMPARE(db.count("SELECT count(*) FROM (SELECT high_water_generation AS hw, lag(high_water_generation) "
-                          "OVER (ORDER BY id) AS before FROM relctl.events WHERE env = 'prod') v WHERE v.hw < v.before"),
-                 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM (SELECT high_water_generation AS hw, lag(high_water_generation) "
+                     "OVER (ORDER BY id) AS before FROM relctl.events WHERE env = 'prod') v WHERE v.hw < "
+                     "v.before"),
+            0LL);
         // Tokens of rollbacks and leases are unique and ordered with time.
-        QCOMPARE(db.count("SELECT count(*) FROM (SELECT token, lag(token) OVER (ORDER BY acquired_at, token) AS before "
-                          "FROM relctl.leases WHERE env = 'prod') l WHERE l.token <= l.before"),
-                 0LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM (SELECT token, lag(token) OVER (ORDER BY acquired_at, token) AS before "
+                "FROM relctl.leases WHERE env = 'prod') l WHERE l.token <= l.before"),
+            0LL);
         RunResult verified = relctl(db, {"verify"});
         QVERIFY2(verified.exitCode == 0, verified.out.c_str());
     }

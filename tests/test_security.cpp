@@ -225,19 +225,24 @@ private slots:
                                "publish_unserialized", "op_show", "op_state", "job_state", "environment_json",
                                "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
-        for (const char* fn : {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit",
-                               "trace", "console_audit", "console_audit_export", "record", "grant_lease", "history", "rollback",
-                               "decide_promotion", "promotion_refusal", "open_promotion"})
+        for (const char* fn :
+             {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit", "trace",
+              "console_audit", "console_audit_export", "record", "grant_lease", "history", "rollback",
+              "decide_promotion", "promotion_refusal", "open_promotion", "may_decide", "decision_refused"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
+        // The approver rules' helpers are the owner's alone: a manager reaches
+        // them only through the decisions that apply them.
+        for (const char* fn : {"may_decide", "decision_refused", "approvals_given"})
+            QVERIFY2(!canCall("relctl_manager", fn), fn);
         QVERIFY(canCall("relctl_job", "promote_request"));
         QVERIFY(canCall("relctl_reviewer", "promotions_list"));
         for (const char* fn : {"rollback", "decide_promotion", "promote_request"})
             QVERIFY2(!canCall("relctl_reviewer", fn), fn);
         for (const char* fn : {"rollback", "decide_promotion", "promote_request", "promotions_list"})
             QVERIFY2(canCall("relctl_manager", fn), fn);
-        for (const char* fn :
-             {"audit", "trace", "op_show", "op_state", "job_state", "approvals", "console_audit",
-              "console_audit_export", "console_trace", "console_environments", "console_timeline", "environment_json", "history"})
+        for (const char* fn : {"audit", "trace", "op_show", "op_state", "job_state", "approvals",
+                               "console_audit", "console_audit_export", "console_trace",
+                               "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
         for (const char* fn :
              {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})

@@ -176,6 +176,13 @@ void buildGrammar(CLI::App& app)
                 return std::nullopt;
             return "invalid value \"" + v + "\": expected an integer from 0 to 10";
         }));
+    value(c, "approver-role", "ROLE",
+          "only members of this PostgreSQL role may approve or deny here (\"\" clears it)")
+        ->check(rule([](const std::string& v) -> std::optional<std::string> {
+            if (v.size() <= 63)
+                return std::nullopt;
+            return "invalid role \"" + v + "\": a PostgreSQL role name has at most 63 characters";
+        }));
     env->add_subcommand("list", "environments with current manifest and live lease");
     c = env->add_subcommand("show", "one environment with its current manifest and live lease");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));

@@ -252,12 +252,12 @@ private:
                 o.get("serialization"),
                 o.get("promote-from"),
                 o.duration("soak", false),
-                o.has("approvals") ? std::optional(std::stoi(o.required("approvals"))) : std::nullopt};
+                o.has("approvals") ? std::optional(std::stoi(o.required("approvals"))) : std::nullopt,
+                o.get("approver-role")};
             if (!settings.policy && !settings.supersede && !settings.serialization && !settings.promoteFrom &&
-                !settings.soak && !settings.approvals)
-                throwUsage(
-                    "'env set' needs --policy, --supersede, --serialization, --promote-from, --soak or "
-                    "--approvals");
+                !settings.soak && !settings.approvals && !settings.approverRole)
+                throwUsage("'env set' needs --policy, --supersede, --serialization, --promote-from, --soak, "
+                           "--approvals or --approver-role");
             const EnvironmentSet reply = database().setEnvironment(settings);
             return m_out.success(toJson(reply), render::environment(reply.environment));
         }

@@ -83,7 +83,8 @@ std::string supersession(const Supersession& a)
         out << " " << str(c.job) << " (generation " << str(c.generation) << ")";
     out << ", opened " << str(a.openedAt);
     if (a.decidedBy)
-        out << ", decided by " << str(a.decidedBy) << " at " << str(a.decidedAt);
+        out << ", decided by " << str(actorWithLogin(*a.decidedBy, a.decidedLogin)) << " at "
+            << str(a.decidedAt);
     if (a.reason)
         out << ": " << str(a.reason);
     out << "\n";
@@ -115,10 +116,12 @@ std::string environment(const Environment& env)
         if (env.promoteFrom && env.approvalsRequired != 0)
             out << ", ";
         if (env.approvalsRequired != 0)
-            out << str(env.approvalsRequired) << " approval(s), " << str(env.openPromotions)
-                << " request(s) open";
+            out << str(env.approvalsRequired) << " approval(s) from distinct logins, "
+                << str(env.openPromotions) << " request(s) open";
         out << "\n";
     }
+    if (env.approverRole)
+        out << "  approvers: members of " << str(env.approverRole) << " only\n";
     if (env.current && env.current->generation != env.highWaterGeneration)
         out << "  rolled back: generation " << str(env.highWaterGeneration)
             << " is the highest accepted (the freshness bar)\n";
@@ -289,18 +292,21 @@ std::string promotions(const Promotions& reply)
     for (const Promotion& p : reply.promotions) {
         out << "promotion " << str(p.id) << " on " << str(p.env) << " (" << str(p.state) << "): release "
             << str(p.release) << ", generation " << str(p.generation) << ", requested by "
-            << str(p.requestedBy) << " at " << str(p.requestedAt);
+            << str(actorWithLogin(p.requestedBy, p.requestedLogin)) << " at " << str(p.requestedAt);
         if (p.reason)
             out << ": " << str(p.reason);
-        out << "\n  approvals: " << str(static_cast<std::int64_t>(p.approvals.size())) << " of "
+        out << "\n  approvals: "
+            << str(p.approvalsGiven.value_or(static_cast<std::int64_t>(p.approvals.size()))) << " of "
             << str(p.approvalsRequired);
+        if (p.approverRole)
+            out << " (members of " << str(p.approverRole) << ")";
         for (const PromotionVote& v : p.approvals)
-            out << "; " << str(v.by) << " at " << str(v.at)
+            out << "; " << str(actorWithLogin(v.by, v.login)) << " at " << str(v.at)
                 << (v.reason ? ": " + str(v.reason) : std::string());
         out << "\n";
         if (p.denial)
-            out << "  denied by " << str(p.denial->by) << " at " << str(p.denial->at) << ": "
-                << str(p.denial->reason) << "\n";
+            out << "  denied by " << str(actorWithLogin(p.denial->by, p.denial->login)) << " at "
+                << str(p.denial->at) << ": " << str(p.denial->reason) << "\n";
         if (p.upstream) {
             out << "  upstream " << str(p.upstream->env) << ": ";
             if (p.upstream->acceptedAt)

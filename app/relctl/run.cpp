@@ -267,7 +267,8 @@ private:
         if (!end.lost && !end.cancelledBy)
             end.cancelledBy = pendingCancel(signals);
         if (!end.lost && !end.cancelledBy && !heartbeat.held(BootClock::now()))
-            return lost(heartbeat, "the command exited with " + std::to_string(end.code) + " meanwhile", &end);
+            return lost(heartbeat, "the command exited with " + std::to_string(end.code) + " meanwhile",
+                        &end);
         if (end.lost)
             return lost(heartbeat, "the command was stopped", &end);
         if (end.cancelledBy)
@@ -367,7 +368,8 @@ private:
     // ends the wrapper at once: a job being cancelled is not kept waiting.
     std::string release(const std::string& note, const std::optional<StopReport>& stopped = std::nullopt)
     {
-        std::packaged_task<std::string()> task([this, note, stopped] { return releaseBounded(note, stopped); });
+        std::packaged_task<std::string()> task(
+            [this, note, stopped] { return releaseBounded(note, stopped); });
         std::future<std::string> result = task.get_future();
         std::thread worker(std::move(task));
         while (result.wait_for(20ms) != std::future_status::ready) {

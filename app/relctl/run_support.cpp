@@ -11,11 +11,11 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <string_view>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <string_view>
 #include <system_error>
 #include <unistd.h>
 
@@ -51,7 +51,8 @@ void diagnostic(const std::string& message)
     std::cerr << ("relctl: " + escapeControl(message) + "\n") << std::flush;
 }
 
-Database connectWithin(const std::function<Database()>& connect, std::optional<std::chrono::milliseconds> wait)
+Database connectWithin(const std::function<Database()>& connect,
+                       std::optional<std::chrono::milliseconds> wait)
 {
     using Clock = std::chrono::steady_clock;
     if (!wait || wait->count() <= 0)
@@ -63,8 +64,9 @@ Database connectWithin(const std::function<Database()>& connect, std::optional<s
             return connect();
         } catch (const Error& e) {
             // libpq's words for a server that did not answer within connect_timeout.
-            const bool unanswered = e.code() == ExitCode::Unavailable &&
-                                    std::string_view(e.what()).find("timeout expired") != std::string_view::npos;
+            const bool unanswered =
+                e.code() == ExitCode::Unavailable &&
+                std::string_view(e.what()).find("timeout expired") != std::string_view::npos;
             if (!unanswered || Clock::now() + pause >= deadline)
                 throw;
             if (!told)
@@ -271,7 +273,8 @@ void Heartbeat::stop()
     // under the lock before it starts one, so once none is under way, none
     // will be. libpq cannot be interrupted: a renewal stuck on a dead network
     // must not hold the wrapper (and the release of its lease) hostage.
-    const bool idle = m_state->changed.wait_for(lock, 5s, [&] { return m_state->exited || !m_state->calling; });
+    const bool idle =
+        m_state->changed.wait_for(lock, 5s, [&] { return m_state->exited || !m_state->calling; });
     lock.unlock();
     if (!idle) {
         diagnostic("the renewal thread is stuck in a database call; leaving it behind");

@@ -133,13 +133,26 @@ void splitCopyLine(const std::string& line, std::string& scratch, AuditRowText& 
                 char c = field[i];
                 if (c == '\\' && i + 1 < field.size()) {
                     switch (c = field[++i]) {
-                    case 'b': c = '\b'; break;
-                    case 'f': c = '\f'; break;
-                    case 'n': c = '\n'; break;
-                    case 'r': c = '\r'; break;
-                    case 't': c = '\t'; break;
-                    case 'v': c = '\v'; break;
-                    default: break; // a backslash or any other character stands for itself
+                    case 'b':
+                        c = '\b';
+                        break;
+                    case 'f':
+                        c = '\f';
+                        break;
+                    case 'n':
+                        c = '\n';
+                        break;
+                    case 'r':
+                        c = '\r';
+                        break;
+                    case 't':
+                        c = '\t';
+                        break;
+                    case 'v':
+                        c = '\v';
+                        break;
+                    default:
+                        break; // a backslash or any other character stands for itself
                     }
                 }
                 scratch.push_back(c);
@@ -317,11 +330,11 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
         tx.exec("SET LOCAL TimeZone = 'UTC'");
         tx.exec("SET LOCAL DateStyle = 'ISO, MDY'");
         const std::string query =
-            "(SELECT * FROM relctl.console_audit_export(" + literal(tx, f.env) + "::text, " + literal(tx, f.job) +
-            "::text, " + literal(tx, f.operation) + "::text, " + literal(tx, f.reason) + "::text, " +
-            literal(f.from) + "::bigint, " + literal(f.to) + "::bigint, " + literal(tx, f.text) + "::text, " +
-            tx.quote(std::string(auditSortKey(sort.column))) + ", " + (sort.descending ? "true" : "false") +
-            ", " + literal(tx, f.outcome) + "::text))";
+            "(SELECT * FROM relctl.console_audit_export(" + literal(tx, f.env) + "::text, " +
+            literal(tx, f.job) + "::text, " + literal(tx, f.operation) + "::text, " + literal(tx, f.reason) +
+            "::text, " + literal(f.from) + "::bigint, " + literal(f.to) + "::bigint, " + literal(tx, f.text) +
+            "::text, " + tx.quote(std::string(auditSortKey(sort.column))) + ", " +
+            (sort.descending ? "true" : "false") + ", " + literal(tx, f.outcome) + "::text))";
         armed.emplace(d.watchdog, d.conn.sock(), d.callTimeout);
         pqxx::stream_from stream(tx, query);
         std::string line;
@@ -443,6 +456,10 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             gate.denialReason = optional<std::string>(g, "denial_reason");
             gate.deniedAt = optional<EpochMs>(g, "denied_at");
             gate.requestedBy = optional<std::string>(g, "requested_by");
+            gate.requestedLogin = optional<std::string>(g, "requested_login");
+            gate.approverRole = optional<std::string>(g, "approver_role");
+            gate.decidedBy = optional<std::string>(g, "decided_by");
+            gate.decidedLogin = optional<std::string>(g, "decided_login");
             t.gate = std::move(gate);
         }
         if (const auto it = reply.find("cause"); it != reply.end() && !it->is_null()) {

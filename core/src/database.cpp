@@ -72,8 +72,9 @@ Outcome Database::Impl::settled(std::unique_ptr<Impl>& d, const std::string& opI
         lost = e.what();
         cause = e.cause();
     }
-    const std::string settle = "`relctl op show " + opId + "` says what became of it, and a retry with --op-id " +
-                               opId + " applies nothing twice";
+    const std::string settle = "`relctl op show " + opId +
+                               "` says what became of it, and a retry with --op-id " + opId +
+                               " applies nothing twice";
     const auto window = session::reconnectWindow();
     if (window.count() == 0)
         throw Error(ExitCode::Unavailable, lost + "; " + settle);
@@ -236,9 +237,9 @@ Outcome Database::acquire(const AcquireRequest& r)
         // in the transaction that queues it, so nothing is missed in between.
         const bool watching = wait && d->watch(r.env);
         const auto attempt = [&] {
-            return d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env, r.job,
-                           r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(), wait,
-                           secret);
+            return d->call(true, "SELECT relctl.acquire($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)", r.env,
+                           r.job, r.release, r.generation, toMillis(r.ttl), opId, d->client.toJson().dump(),
+                           wait, secret);
         };
         if (!wait)
             return Outcome::fromReply(attempt());
@@ -255,11 +256,12 @@ Outcome Database::renew(const Handle& lease, std::optional<std::chrono::millisec
                                       lease.token, lease.leaseId, toMillis(ttl), d->client.toJson().dump()));
 }
 
-Outcome Database::release(const Handle& lease, const std::string& note, const std::optional<StopReport>& stopped)
+Outcome Database::release(const Handle& lease, const std::string& note,
+                          const std::optional<StopReport>& stopped)
 {
     return Outcome::fromReply(
-        d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5, $6::jsonb)", lease.env, lease.token,
-                lease.leaseId, d->client.toJson().dump(),
+        d->call(true, "SELECT relctl.release($1, $2, $3::uuid, $4::jsonb, $5, $6::jsonb)", lease.env,
+                lease.token, lease.leaseId, d->client.toJson().dump(),
                 note.empty() ? std::nullopt : std::optional<std::string>(note),
                 stopped ? std::optional<std::string>(stopped->toJson().dump()) : std::nullopt));
 }
@@ -300,7 +302,8 @@ ServerInfo Database::serverInfo()
 {
     return Impl::parsed<ServerInfo>(
         d->call(false, "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
-                       "'database', current_database(), 'now', clock_timestamp(), 'schema_version', "
+                       "'database', current_database(), 'login', session_user, 'now', clock_timestamp(), "
+                       "'schema_version', "
                        "(SELECT max(version) FROM relctl.schema_migrations))"));
 }
 
@@ -359,16 +362,17 @@ Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
     const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
     return Impl::settled(d, opId, "publish", [&] {
         return Outcome::fromReply(
-            d->call(true, "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)", r.env, r.job,
-                    r.release, r.generation, manifest, opId, d->client.toJson().dump()));
+            d->call(true, "SELECT relctl.publish_unserialized($1, $2, $3, $4, $5, $6, $7::jsonb)", r.env,
+                    r.job, r.release, r.generation, manifest, opId, d->client.toJson().dump()));
     });
 }
 
 EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
 {
-    return Impl::parsed<EnvironmentSet>(d->call(
-        true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8)", s.name, s.policy, s.supersede,
-        s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak), s.approvals));
+    return Impl::parsed<EnvironmentSet>(
+        d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)", s.name, s.policy,
+                s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak),
+                s.approvals, s.approverRole));
 }
 
 Revocation Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
@@ -398,8 +402,16 @@ Approvals Database::approvals(const std::optional<std::string>& env, bool all)
 Decision Database::decide(std::int64_t request, bool approve, const std::string& by,
                           const std::optional<std::string>& reason)
 {
-    return Impl::parsed<Decision>(d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request,
-                                          approve, by, reason, d->client.toJson().dump()));
+    nlohmann::json reply = d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request, approve,
+                                   by, reason, d->client.toJson().dump());
+    // A decision the approver rules refused (NOT_APPROVER) is recorded, and
+    // committed, by the call: it reaches the caller as an error, not as a
+    // decision.
+    if (reply.is_object() && reply.value("status", "") == "refused") {
+        const std::string why = reply.value("reason", "");
+        throw Error(exitCodeForReason(why), reply.value("message", why), why, reply);
+    }
+    return Impl::parsed<Decision>(reply);
 }
 
 Outcome Database::requestPromotion(const PromotionRequest& r)

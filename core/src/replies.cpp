@@ -61,6 +61,11 @@ struct Writer
             j[key] = toValue(*value);
     }
 
+    template <class T> void nullableSince(const char* key, const std::optional<T>& value)
+    {
+        nullable(key, value);
+    }
+
     template <class T> void merged(const T& value) { j.update(json(value)); }
 };
 
@@ -89,6 +94,17 @@ struct Reader
             out.reset();
         else
             out = fromValue<T>(*it);
+    }
+
+    // A nullable key that a later migration added: a schema from before it
+    // does not send the key at all, which reads as null (the console talks
+    // to databases not yet migrated). Written back always, like nullable.
+    template <class T> void nullableSince(const char* key, std::optional<T>& out)
+    {
+        if (j.contains(key))
+            nullable(key, out);
+        else
+            out.reset();
     }
 
     template <class T> void merged(T& out) { j.get_to(out); }
@@ -177,6 +193,7 @@ template <class Io, Is<Environment> E> void fields(Io& io, E& e)
     io.required("approvals_required", e.approvalsRequired);
     io.required("high_water_generation", e.highWaterGeneration);
     io.required("open_promotions", e.openPromotions);
+    io.nullableSince("approver_role", e.approverRole);
 }
 
 template <class Io, Is<EnvironmentList> L> void fields(Io& io, L& l)
@@ -200,6 +217,7 @@ template <class Io, Is<EnvironmentSet::Changed> C> void fields(Io& io, C& c)
     io.omittable("promote_from", c.promoteFrom);
     io.omittable("soak_ms", c.soakMs);
     io.omittable("approvals_required", c.approvalsRequired);
+    io.omittable("approver_role", c.approverRole);
 }
 
 template <class Io, Is<EnvironmentSet> S> void fields(Io& io, S& s)
@@ -241,6 +259,7 @@ template <class Io, Is<Supersession> S> void fields(Io& io, S& s)
     io.required("opened_at", s.openedAt);
     io.nullable("decided_at", s.decidedAt);
     io.nullable("decided_by", s.decidedBy);
+    io.nullableSince("decided_login", s.decidedLogin);
     io.nullable("reason", s.reason);
     io.nullable("winner", s.winner);
     io.required("skipped", s.skipped);
@@ -273,6 +292,7 @@ template <class Io, Is<ManifestHistoryEntry> H> void fields(Io& io, H& h)
 template <class Io, Is<PromotionVote> V> void fields(Io& io, V& v)
 {
     io.required("by", v.by);
+    io.nullableSince("login", v.login);
     io.nullable("reason", v.reason);
     io.required("at", v.at);
 }
@@ -295,10 +315,13 @@ template <class Io, Is<Promotion> P> void fields(Io& io, P& p)
     io.required("generation", p.generation);
     io.required("state", p.state);
     io.required("requested_by", p.requestedBy);
+    io.nullableSince("requested_login", p.requestedLogin);
     io.nullable("reason", p.reason);
     io.required("requested_at", p.requestedAt);
     io.nullable("decided_at", p.decidedAt);
     io.required("approvals_required", p.approvalsRequired);
+    io.nullableSince("approvals_given", p.approvalsGiven);
+    io.nullableSince("approver_role", p.approverRole);
     io.required("approvals", p.approvals);
     io.nullable("denial", p.denial);
     io.nullable("upstream", p.upstream);
@@ -326,6 +349,7 @@ template <class Io, Is<ServerInfo> S> void fields(Io& io, S& s)
 {
     io.required("server_version", s.serverVersion);
     io.required("database", s.database);
+    io.required("login", s.login);
     io.required("now", s.now);
     io.nullable("schema_version", s.schemaVersion);
 }
@@ -554,6 +578,13 @@ void from_json(const json& j, ManifestHistory& h)
     reader.required("high_water_generation", h.highWaterGeneration);
     reader.nullable("current_manifest_id", h.currentManifestId);
     reader.required("history", h.history);
+}
+
+std::string actorWithLogin(const std::string& by, const std::optional<std::string>& login)
+{
+    if (!login || login->empty() || *login == by)
+        return by;
+    return by + " (login " + *login + ")";
 }
 
 } // namespace relctl

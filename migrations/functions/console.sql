@@ -647,7 +647,8 @@ $$;
 -- the refusal as it happened.
 CREATE FUNCTION relctl.console_gate_json(v relctl.events) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN v.reason IN ('NOT_PROMOTED', 'APPROVAL_REQUIRED', 'APPROVAL_DENIED', 'SELF_APPROVAL')
+    SELECT CASE WHEN v.reason IN ('NOT_PROMOTED', 'APPROVAL_REQUIRED', 'APPROVAL_DENIED', 'SELF_APPROVAL',
+                                  'NOT_APPROVER', 'DUPLICATE_APPROVAL')
     THEN jsonb_build_object(
         'upstream_env', v.detail #>> '{upstream,env}',
         'soak_ms', (v.detail #>> '{upstream,soak_ms}')::bigint,
@@ -665,7 +666,13 @@ LANGUAGE sql STABLE AS $$
         'denied_by', v.detail #>> '{denial,by}',
         'denial_reason', v.detail #>> '{denial,reason}',
         'denied_at', relctl.epoch_ms((v.detail #>> '{denial,at}')::timestamptz),
-        'requested_by', v.detail ->> 'requested_by') END
+        'requested_by', v.detail ->> 'requested_by',
+        -- The approver rules' refusals: whose login asked, which role admits
+        -- deciders, and the decision a login already made.
+        'requested_login', v.detail ->> 'requested_login',
+        'approver_role', v.detail ->> 'approver_role',
+        'decided_by', v.detail ->> 'decided_by',
+        'decided_login', v.detail ->> 'decided_login') END
 $$;
 
 CREATE FUNCTION relctl.console_trace(p_event bigint) RETURNS jsonb

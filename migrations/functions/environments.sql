@@ -46,6 +46,7 @@ BEGIN
         'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
                                   WHERE s.env = e.name AND s.state = 'pending'),
         'promote_from', e.promote_from, 'soak_ms', e.soak_ms, 'approvals_required', e.approvals_required,
+        'approver_role', e.approver_role,
         'high_water_generation', e.high_water_generation,
         'open_promotions', (SELECT count(*) FROM relctl.promotions p WHERE p.env = e.name AND p.state = 'open'));
 END
@@ -98,16 +99,20 @@ $$;
 
 -- p_promote_from: the environment candidates must have been accepted on
 -- first ('' clears it); p_soak_ms: for how long; p_approvals: how many
--- distinct approvals a promotion needs here (0: none). NULL: unchanged.
+-- distinct approvals a promotion needs here (0: none); p_approver_role: the
+-- PostgreSQL role whose members alone may decide this environment's
+-- promotion and supersession requests ('' clears it: any release manager).
+-- NULL: unchanged.
 CREATE FUNCTION relctl.env_set(p_env text, p_policy text, p_supersede text, p_serialization text,
                                p_client jsonb, p_promote_from text DEFAULT NULL, p_soak_ms bigint DEFAULT NULL,
-                               p_approvals integer DEFAULT NULL)
+                               p_approvals integer DEFAULT NULL, p_approver_role text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
     e relctl.environments;
     v_changes jsonb;
     v_from text := nullif(p_promote_from, '');
+    v_role text := nullif(p_approver_role, '');
     v_up text;
     v_path text[];
 BEGIN
@@ -126,9 +131,15 @@ BEGIN
     IF p_approvals IS NOT NULL AND p_approvals NOT BETWEEN 0 AND 10 THEN
         PERFORM relctl.invalid('approvals are between 0 and 10');
     END IF;
+    -- A role that does not exist would admit nobody (relctl.may_decide): a
+    -- typo must not lock every approver out unnoticed.
+    IF v_role IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = v_role) THEN
+        PERFORM relctl.invalid(format('unknown role "%s": create it (CREATE ROLE %s NOLOGIN) and grant it to the approvers first',
+                                      p_approver_role, p_approver_role));
+    END IF;
     IF p_policy IS NULL AND p_supersede IS NULL AND p_serialization IS NULL AND p_promote_from IS NULL
-       AND p_soak_ms IS NULL AND p_approvals IS NULL THEN
-        PERFORM relctl.invalid('nothing to set: give --policy, --supersede, --serialization, --promote-from, --soak or --approvals');
+       AND p_soak_ms IS NULL AND p_approvals IS NULL AND p_approver_role IS NULL THEN
+        PERFORM relctl.invalid('nothing to set: give --policy, --supersede, --serialization, --promote-from, --soak, --approvals or --approver-role');
     END IF;
     -- Promotion paths change under one global lock, so that two concurrent
     -- changes cannot close a cycle that neither sees.
@@ -159,14 +170,18 @@ BEGIN
         'promote_from', CASE WHEN p_promote_from IS NOT NULL AND v_from IS DISTINCT FROM e.promote_from
                              THEN p_promote_from END,
         'soak_ms', CASE WHEN p_soak_ms IS DISTINCT FROM e.soak_ms THEN p_soak_ms END,
-        'approvals_required', CASE WHEN p_approvals IS DISTINCT FROM e.approvals_required THEN p_approvals END));
+        'approvals_required', CASE WHEN p_approvals IS DISTINCT FROM e.approvals_required THEN p_approvals END,
+        'approver_role', CASE WHEN p_approver_role IS NOT NULL AND v_role IS DISTINCT FROM e.approver_role
+                              THEN p_approver_role END));
     IF v_changes <> '{}' THEN
         UPDATE relctl.environments SET policy = coalesce(p_policy, policy),
                                        supersede = coalesce(p_supersede, supersede),
                                        serialization = coalesce(p_serialization, serialization),
                                        promote_from = CASE WHEN p_promote_from IS NULL THEN promote_from ELSE v_from END,
                                        soak_ms = coalesce(p_soak_ms, soak_ms),
-                                       approvals_required = coalesce(p_approvals, approvals_required)
+                                       approvals_required = coalesce(p_approvals, approvals_required),
+                                       approver_role = CASE WHEN p_approver_role IS NULL THEN approver_role
+                                                            ELSE v_role END
             WHERE name = p_env;
         PERFORM relctl.record(p_env, 'env-set', NULL, NULL, NULL, NULL, NULL, NULL, p_client, v_changes);
     END IF;

@@ -9,6 +9,12 @@
 -- is opened by the first acquire (or unserialized publish) that needs it, or
 -- by `promote request`; its requester can never approve it; one person counts
 -- once; a denial is final.
+--
+-- "Person" means database login: `--by` is a name the caller types, the
+-- login (session_user) is what the server authenticated. The requester's
+-- login cannot approve, one login counts once whatever names it gives, and an
+-- environment with an approver_role takes decisions only from that role's
+-- members. Each decision records both the name and the login.
 
 -- An upstream manifest that a rollback there replaced, and no later rollback
 -- restored, has been withdrawn: staging rolled it back, so prod must not
@@ -63,13 +69,15 @@ CREATE FUNCTION relctl.promotion_json(p relctl.promotions) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT CASE WHEN p.id IS NULL THEN NULL ELSE jsonb_build_object(
         'id', p.id, 'env', p.env, 'release', p.release, 'generation', p.generation, 'state', p.state,
-        'requested_by', p.requested_by, 'reason', p.reason, 'requested_at', p.requested_at,
-        'decided_at', p.decided_at, 'approvals_required', e.approvals_required,
+        'requested_by', p.requested_by, 'requested_login', p.requested_login, 'reason', p.reason,
+        'requested_at', p.requested_at, 'decided_at', p.decided_at, 'approvals_required', e.approvals_required,
+        'approvals_given', relctl.approvals_given(p), 'approver_role', e.approver_role,
         'approvals', (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                          'by', d.decided_by, 'reason', d.reason, 'at', d.decided_at)
+                          'by', d.decided_by, 'login', d.db_user, 'reason', d.reason, 'at', d.decided_at)
                           ORDER BY d.decided_at), '[]')
                       FROM relctl.promotion_decisions d WHERE d.promotion = p.id AND d.approve),
-        'denial', (SELECT jsonb_build_object('by', d.decided_by, 'reason', d.reason, 'at', d.decided_at)
+        'denial', (SELECT jsonb_build_object('by', d.decided_by, 'login', d.db_user, 'reason', d.reason,
+                                             'at', d.decided_at)
                    FROM relctl.promotion_decisions d WHERE d.promotion = p.id AND NOT d.approve),
         'upstream', relctl.upstream_json(e, p.release, p.generation, clock_timestamp()),
         -- The manifest it would replace, and the one it would bring (when the
@@ -81,9 +89,39 @@ LANGUAGE sql STABLE AS $$
     FROM relctl.environments e WHERE e.name = p.env
 $$;
 
+-- Distinct logins, not names: one login typing two names is one approval.
 CREATE FUNCTION relctl.approvals_given(p relctl.promotions) RETURNS integer
 LANGUAGE sql STABLE AS $$
-    SELECT count(*)::integer FROM relctl.promotion_decisions d WHERE d.promotion = p.id AND d.approve
+    SELECT count(DISTINCT d.db_user)::integer FROM relctl.promotion_decisions d
+    WHERE d.promotion = p.id AND d.approve
+$$;
+
+-- Whether this session's login may decide e's approvals: any caller the
+-- function's grant admits, unless e names an approver role, whose members
+-- alone may. A role dropped after it was set admits nobody: the setting
+-- fails closed.
+CREATE FUNCTION relctl.may_decide(e relctl.environments) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT e.approver_role IS NULL
+        OR (EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = e.approver_role)
+            AND pg_catalog.pg_has_role(session_user, e.approver_role, 'MEMBER'))
+$$;
+
+-- A decision refused by the approver rules (NOT_APPROVER, SELF_APPROVAL,
+-- DUPLICATE_APPROVAL): recorded with the caller's name and login, and
+-- answered as a refusal. p_operation is the decision's own operation, so the
+-- trail files the attempt where the decision would have been.
+CREATE FUNCTION relctl.decision_refused(p_env text, p_operation text, p_reason text, p_job text,
+                                        p_release text, p_generation bigint, p_by text, p_client jsonb,
+                                        p_detail jsonb, p_message text, p_reply jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM relctl.record(p_env, p_operation, p_reason, p_job, p_release, p_generation, NULL, NULL, p_client,
+                          p_detail || jsonb_build_object('login', session_user::text), p_by);
+    RETURN jsonb_build_object('status', 'refused', 'reason', p_reason, 'operation', p_operation, 'env', p_env,
+                              'message', p_message) || coalesce(p_reply, '{}');
+END
 $$;
 
 -- Opens the request for a candidate, or returns the one that exists. Caller
@@ -100,8 +138,10 @@ BEGIN
     IF FOUND THEN
         RETURN p;
     END IF;
-    INSERT INTO relctl.promotions (env, release, generation, requested_by, reason)
-        VALUES (e.name, p_release, p_generation, p_requested_by, p_reason)
+    -- Opened in the requester's own session (its acquire, its wait, or
+    -- `promote request`), so session_user is the requester's login.
+    INSERT INTO relctl.promotions (env, release, generation, requested_by, requested_login, reason)
+        VALUES (e.name, p_release, p_generation, p_requested_by, session_user, p_reason)
         RETURNING * INTO p;
     PERFORM relctl.record(e.name, 'promotion-requested', NULL, p_job, p_release, p_generation, NULL, NULL,
                           p_client, jsonb_strip_nulls(jsonb_build_object(
@@ -256,10 +296,20 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
     WHERE (p_env IS NULL OR p.env = p_env) AND (coalesce(p_all, false) OR p.state = 'open')
 $$;
 
--- Approve or deny a request. The requester cannot approve it (refused
--- SELF_APPROVAL, recorded); a second decision by the same person changes
--- nothing; a denial (which needs a reason) is final; approving a request that
--- is already approved adds the name. The notification that record() sends
+-- Approve or deny a request. Who may decide is a matter of logins, decided
+-- here under the environment's row lock, so two sessions of one login racing
+-- cannot both count:
+-- - an environment with an approver role takes decisions only from its
+--   members (NOT_APPROVER, recorded);
+-- - the requester's login, or a caller giving the requester's name, cannot
+--   approve (SELF_APPROVAL, recorded);
+-- - one login decides once: the same decision again under the same name is
+--   a retry and changes nothing; any other second decision of that login (an
+--   approval under another name, a denial after its approval), or a name
+--   another login already decided under, is refused DUPLICATE_APPROVAL,
+--   recorded.
+-- A denial (which needs a reason) is final; approving a request that is
+-- already approved adds the login. The notification that record() sends
 -- wakes the candidates waiting for the decision.
 CREATE FUNCTION relctl.decide_promotion(p_id bigint, p_approve boolean, p_by text, p_reason text,
                                         p_client jsonb)
@@ -270,6 +320,7 @@ DECLARE
     p relctl.promotions;
     d relctl.promotion_decisions;
     v_operation text := CASE WHEN p_approve THEN 'promotion-approve' ELSE 'promotion-deny' END;
+    v_login text := session_user;
     v_given integer;
 BEGIN
     IF p_approve IS NULL THEN
@@ -285,27 +336,53 @@ BEGIN
     IF p.state = 'denied' THEN
         PERFORM relctl.invalid(format('promotion request %s was denied; a denial is final', p_id));
     END IF;
-    IF p_approve AND p_by = p.requested_by THEN
-        PERFORM relctl.record(p.env, v_operation, 'SELF_APPROVAL', NULL, p.release, p.generation, NULL, NULL,
-                              p_client, jsonb_build_object('promotion', p.id, 'requested_by', p.requested_by),
-                              p_by);
-        RETURN jsonb_build_object(
-            'status', 'refused', 'reason', 'SELF_APPROVAL', 'operation', v_operation, 'env', p.env,
-            'promotion', relctl.promotion_json(p),
-            'message', format('SELF_APPROVAL: %s requested promotion %s and cannot approve it', p_by, p.id));
+    IF NOT relctl.may_decide(e) THEN
+        RETURN relctl.decision_refused(
+            p.env, v_operation, 'NOT_APPROVER', NULL, p.release, p.generation, p_by, p_client,
+            jsonb_build_object('promotion', p.id, 'approver_role', e.approver_role),
+            format('NOT_APPROVER: login %s is not a member of %s, the approver role of %s', v_login,
+                   e.approver_role, p.env),
+            jsonb_build_object('promotion', relctl.promotion_json(p)));
+    END IF;
+    IF p_approve AND (v_login = p.requested_login OR p_by = p.requested_by) THEN
+        RETURN relctl.decision_refused(
+            p.env, v_operation, 'SELF_APPROVAL', NULL, p.release, p.generation, p_by, p_client,
+            jsonb_strip_nulls(jsonb_build_object('promotion', p.id, 'requested_by', p.requested_by,
+                                                 'requested_login', p.requested_login)),
+            CASE WHEN v_login = p.requested_login
+                 THEN format('SELF_APPROVAL: login %s requested promotion %s and cannot approve it', v_login, p.id)
+                 ELSE format('SELF_APPROVAL: %s requested promotion %s and cannot approve it', p_by, p.id) END,
+            jsonb_build_object('promotion', relctl.promotion_json(p)));
     END IF;
     IF NOT p_approve AND p.state = 'approved' THEN
         PERFORM relctl.invalid(format('promotion request %s is already approved; freeze %s to stop it', p_id, p.env));
     END IF;
-    SELECT * INTO d FROM relctl.promotion_decisions WHERE promotion = p.id AND decided_by = p_by;
-    IF FOUND THEN
-        RETURN relctl.promotion_json(p) || jsonb_build_object(
-            'status', 'ok', 'changed', false,
-            'message', format('%s already %s promotion request %s; one person counts once', p_by,
-                              CASE WHEN d.approve THEN 'approved' ELSE 'denied' END, p.id));
+    -- This login's own decision first: a retry is answered before a clash of names.
+    SELECT * INTO d FROM relctl.promotion_decisions WHERE promotion = p.id AND db_user = v_login
+        ORDER BY decided_at LIMIT 1;
+    IF NOT FOUND THEN
+        SELECT * INTO d FROM relctl.promotion_decisions WHERE promotion = p.id AND decided_by = p_by;
     END IF;
-    INSERT INTO relctl.promotion_decisions (promotion, decided_by, approve, reason)
-        VALUES (p.id, p_by, p_approve, p_reason);
+    IF FOUND THEN
+        IF d.db_user = v_login AND d.decided_by = p_by AND d.approve = p_approve THEN
+            RETURN relctl.promotion_json(p) || jsonb_build_object(
+                'status', 'ok', 'changed', false,
+                'message', format('%s (login %s) already %s promotion request %s; one login counts once', p_by,
+                                  v_login, CASE WHEN d.approve THEN 'approved' ELSE 'denied' END, p.id));
+        END IF;
+        RETURN relctl.decision_refused(
+            p.env, v_operation, 'DUPLICATE_APPROVAL', NULL, p.release, p.generation, p_by, p_client,
+            jsonb_build_object('promotion', p.id, 'decided_by', d.decided_by, 'decided_login', d.db_user,
+                               'decided', CASE WHEN d.approve THEN 'approved' ELSE 'denied' END),
+            CASE WHEN d.db_user = v_login
+                 THEN format('DUPLICATE_APPROVAL: login %s already %s promotion request %s as %s; one login counts once',
+                             v_login, CASE WHEN d.approve THEN 'approved' ELSE 'denied' END, p.id, d.decided_by)
+                 ELSE format('DUPLICATE_APPROVAL: %s already decided promotion request %s from login %s; '
+                             'each person decides under their own name', p_by, p.id, d.db_user) END,
+            jsonb_build_object('promotion', relctl.promotion_json(p)));
+    END IF;
+    INSERT INTO relctl.promotion_decisions (promotion, decided_by, approve, reason, db_user)
+        VALUES (p.id, p_by, p_approve, p_reason, v_login);
     v_given := relctl.approvals_given(p);
     IF NOT p_approve THEN
         UPDATE relctl.promotions SET state = 'denied', decided_at = clock_timestamp() WHERE id = p.id
@@ -318,7 +395,7 @@ BEGIN
                           jsonb_strip_nulls(jsonb_build_object(
                               'promotion', p.id, 'reason', p_reason, 'state', p.state,
                               'approvals_given', v_given, 'approvals_required', e.approvals_required,
-                              'requested_by', p.requested_by)),
+                              'requested_by', p.requested_by, 'requested_login', p.requested_login)),
                           p_by);
     RETURN relctl.promotion_json(p) || jsonb_build_object('status', 'ok', 'changed', true);
 END

@@ -425,7 +425,8 @@ CREATE FUNCTION relctl.supersession_json(s relctl.supersessions) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
         'id', s.id, 'env', s.env, 'state', s.state, 'opened_at', s.opened_at,
-        'decided_at', s.decided_at, 'decided_by', s.decided_by, 'reason', s.reason,
+        'decided_at', s.decided_at, 'decided_by', s.decided_by, 'decided_login', s.decided_login,
+        'reason', s.reason,
         'winner', (SELECT relctl.candidate_json(c) FROM relctl.candidates c WHERE c.id = s.winner),
         'skipped', (SELECT coalesce(jsonb_agg(relctl.candidate_json(c) ORDER BY c.id), '[]')
                     FROM relctl.candidates c WHERE c.id = ANY (s.skipped)))
@@ -438,10 +439,15 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
     WHERE (p_env IS NULL OR s.env = p_env) AND (coalesce(p_all, false) OR s.state = 'pending')
 $$;
 
+-- A release manager's decision on a supersession request. An environment
+-- with an approver role takes it only from that role's members (NOT_APPROVER,
+-- recorded, like a promotion's); the decision keeps the login beside the name
+-- given (decided_login).
 CREATE FUNCTION relctl.decide(p_id bigint, p_approve boolean, p_by text, p_reason text, p_client jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
+    e relctl.environments;
     s relctl.supersessions;
     w relctl.candidates;
 BEGIN
@@ -453,17 +459,25 @@ BEGIN
     IF NOT FOUND THEN
         PERFORM relctl.invalid(format('unknown supersession request %s', p_id));
     END IF;
-    PERFORM relctl.lock_environment(s.env);
+    e := relctl.lock_environment(s.env);
     SELECT * INTO s FROM relctl.supersessions WHERE id = p_id;
     IF s.state <> 'pending' THEN
         PERFORM relctl.invalid(format('supersession request %s is %s, not pending', p_id, s.state));
     END IF;
+    SELECT * INTO w FROM relctl.candidates WHERE id = s.winner;
+    IF NOT relctl.may_decide(e) THEN
+        RETURN relctl.decision_refused(
+            s.env, CASE WHEN p_approve THEN 'approve' ELSE 'deny' END, 'NOT_APPROVER', w.job, w.release,
+            w.generation, p_by, p_client, jsonb_build_object('request', s.id, 'approver_role', e.approver_role),
+            format('NOT_APPROVER: login %s is not a member of %s, the approver role of %s', session_user,
+                   e.approver_role, s.env),
+            jsonb_build_object('supersession', relctl.supersession_json(s)));
+    END IF;
     UPDATE relctl.supersessions
         SET state = CASE WHEN p_approve THEN 'approved' ELSE 'denied' END,
-            decided_at = clock_timestamp(), decided_by = p_by, reason = p_reason
+            decided_at = clock_timestamp(), decided_by = p_by, decided_login = session_user, reason = p_reason
         WHERE id = p_id
         RETURNING * INTO s;
-    SELECT * INTO w FROM relctl.candidates WHERE id = s.winner;
     -- The notification wakes the waiters, which apply the decision.
     PERFORM relctl.record(s.env, CASE WHEN p_approve THEN 'approve' ELSE 'deny' END, NULL,
                           w.job, w.release, w.generation, NULL, NULL, p_client,

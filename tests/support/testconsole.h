@@ -12,9 +12,11 @@
 
 struct TestConsole
 {
-    explicit TestConsole(const TestDatabase& db)
+    explicit TestConsole(const TestDatabase& db) : TestConsole(db.dsn()) {}
+    // The console of another login (approvals count once per login).
+    explicit TestConsole(const std::string& dsn)
         : session(std::make_unique<relctl::ui::PostgresBackend>(
-              relctl::ui::ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false)),
+              relctl::ui::ConnectionTarget::fromDsn(QString::fromStdString(dsn)), false)),
           window(&session)
     {
         window.show();

@@ -81,6 +81,21 @@ void TestDatabase::createLogins() const
          "END LOOP; END $$");
 }
 
+std::string TestDatabase::loginDsn(const std::string& person, const std::vector<std::string>& roles) const
+{
+    const std::string login = "relctl_test_" + person;
+    std::string grants;
+    for (const std::string& role : roles)
+        grants += "BEGIN EXECUTE format('GRANT %I TO %I', " + sqlLiteral(role) + ", " + sqlLiteral(login) +
+                  "); EXCEPTION WHEN unique_violation THEN NULL; END; ";
+    // Tolerates a concurrent test creating the same login (see createLogins).
+    exec("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " + sqlLiteral(login) +
+         ") THEN BEGIN EXECUTE format('CREATE ROLE %I LOGIN', " + sqlLiteral(login) +
+         "); EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END; END IF; " + grants +
+         "END $$");
+    return m_adminDsn + " user=" + login;
+}
+
 TestDatabase::~TestDatabase()
 {
     try {
@@ -158,19 +173,21 @@ std::vector<long long> TestDatabase::footprint() const
             "::bit(60)::bigint FROM relctl.environments)");
     }
     // Tables and settings of migration 0006, when it is applied.
-    if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'rollbacks'") == 1) {
+    if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'rollbacks'") ==
+        1) {
         for (const char* table : {"rollbacks", "promotions", "promotion_decisions"})
             figures.emplace_back(std::string("(SELECT count(*) FROM relctl.") + table + ")");
         figures.emplace_back(
             "(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', name, promote_from, soak_ms, "
-            "approvals_required, high_water_generation, current_manifest_id), ',' ORDER BY name), '')), 1, 15))"
+            "approvals_required, high_water_generation, current_manifest_id), ',' ORDER BY name), '')), 1, "
+            "15))"
             "::bit(60)::bigint FROM relctl.environments)");
         figures.emplace_back("(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', id, state), ',' "
                              "ORDER BY id), '')), 1, 15))::bit(60)::bigint FROM relctl.promotions)");
     }
     figures.emplace_back("(SELECT coalesce(sum(last_token), 0) FROM relctl.environments)");
     figures.emplace_back("(SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
-                      "FROM relctl.leases)");
+                         "FROM relctl.leases)");
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < figures.size(); ++i)
         sql += (i ? ", " : "") + figures[i] + "::bigint";

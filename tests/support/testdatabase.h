@@ -37,6 +37,11 @@ public:
     // Logins with one group role each: relctl_job, relctl_reviewer.
     std::string jobDsn() const { return m_adminDsn + " user=relctl_test_job"; }
     std::string reviewerDsn() const { return m_adminDsn + " user=relctl_test_reviewer"; }
+    // A login of its own, a member of the given roles (created when missing;
+    // logins are cluster-wide, so a name is one person across tests): for
+    // approvals, which count once per login. "relctl_test_" is prefixed.
+    std::string loginDsn(const std::string& person,
+                         const std::vector<std::string>& roles = {"relctl_manager"}) const;
     const std::string& name() const { return m_name; }
 
     void exec(const std::string& sql) const;
@@ -57,7 +62,6 @@ public:
     void createLogins() const;
 
 private:
-
     std::string m_name;
     std::string m_dsn;
     std::string m_adminDsn;

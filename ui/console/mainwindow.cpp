@@ -456,9 +456,10 @@ void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
     // A run that was cancelled or lost its lease left no refusal to trace,
     // but the reviewer must learn what it could not stop.
     if (const QString stopped = m_audit->stopNote(eventId); !stopped.isEmpty()) {
-        m_trace->showNothing(tr("Event %1 records what relctl run stopped. %2 Status… says what became of the job.")
-                                 .arg(eventId)
-                                 .arg(stopped));
+        m_trace->showNothing(
+            tr("Event %1 records what relctl run stopped. %2 Status… says what became of the job.")
+                .arg(eventId)
+                .arg(stopped));
         return;
     }
     m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
@@ -500,7 +501,12 @@ void MainWindow::showConnection(const ConnectionState& state)
     m_banner->setText(tr("Database unavailable — reconnecting by itself every 2 s. %1").arg(state.message));
     m_targetLabel->setText(state.target);
     m_targetLabel->setToolTip(state.target);
-    m_server->setText(state.connected ? state.server : tr("not connected"));
+    // The login is who the protocol says acted (approvals count per login),
+    // whatever name an action is given.
+    m_server->setText(
+        state.connected
+            ? (state.login.isEmpty() ? state.server : tr("%1, login %2").arg(state.server, state.login))
+            : tr("not connected"));
     m_rtt->setText(state.connected ? tr("round trip %1 ms").arg(state.rttMs, 0, 'f', 1) : QString());
     m_live->setText(state.live ? tr("● live") : tr("○ not live"));
     m_live->setToolTip(state.live ? tr("Listening for events: changes appear as they happen.")
@@ -508,6 +514,7 @@ void MainWindow::showConnection(const ConnectionState& state)
     m_environments->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_approvals->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_promotions->setSchemaVersion(state.connected ? state.schemaVersion : 0);
+    m_promotions->setLogin(state.connected ? state.login : QString());
     if (m_history)
         m_history->setSchemaVersion(state.connected ? state.schemaVersion : 0);
 }

@@ -45,12 +45,26 @@ QString releaseOf(const nlohmann::json& current)
         .arg(current.value("generation", std::int64_t{0}));
 }
 
+// A decision's person as relctl shows it everywhere: the name, and the login
+// behind it when the two differ.
+QString who(const std::string& by, const std::optional<std::string>& login)
+{
+    return q(relctl::actorWithLogin(by, login));
+}
+
 QString approvers(const relctl::Promotion& p)
 {
     QStringList names;
     for (const relctl::PromotionVote& v : p.approvals)
-        names << q(v.by);
+        names << who(v.by, v.login);
     return names.join(QStringLiteral(", "));
+}
+
+// Approvals counted: one per login (a schema before migration 0012 sends no
+// count, and counted names).
+std::int64_t approvalsGiven(const relctl::Promotion& p)
+{
+    return p.approvalsGiven.value_or(static_cast<std::int64_t>(p.approvals.size()));
 }
 
 } // namespace
@@ -108,8 +122,8 @@ void PromotionsView::setPromotions(const PromotionsSnapshot& snapshot)
                             .arg(p.id)
                             .arg(q(p.env), q(p.release))
                             .arg(p.generation)
-                            .arg(q(p.requestedBy))
-                            .arg(p.approvals.size())
+                            .arg(who(p.requestedBy, p.requestedLogin))
+                            .arg(approvalsGiven(p))
                             .arg(p.approvalsRequired));
     }
     // The placeholder cannot be selected, but the list stays enabled so the
@@ -126,6 +140,12 @@ void PromotionsView::setPromotions(const PromotionsSnapshot& snapshot)
 void PromotionsView::setSchemaVersion(int version)
 {
     m_schemaVersion = version;
+    updateButtons();
+}
+
+void PromotionsView::setLogin(const QString& login)
+{
+    m_login = login;
     updateButtons();
 }
 
@@ -158,8 +178,17 @@ void PromotionsView::updateButtons()
 {
     const bool supported = m_schemaVersion >= kPromotionsSchemaVersion;
     const relctl::Promotion* p = selected();
+    // Whose request it is is a matter of logins (the protocol refuses the
+    // requester's login, SELF_APPROVAL), and of the name typed as well.
     const QString me = operatorName();
-    const bool own = p && q(p->requestedBy) == me;
+    const bool ownLogin = p && p->requestedLogin && !m_login.isEmpty() && q(*p->requestedLogin) == m_login;
+    const bool own = p && (ownLogin || q(p->requestedBy) == me);
+    // An approval counts once per login: this login's own is already in.
+    const relctl::PromotionVote* mine = nullptr;
+    if (p && !m_login.isEmpty())
+        for (const relctl::PromotionVote& v : p->approvals)
+            if (v.login && q(*v.login) == m_login)
+                mine = &v;
     const QString why = !supported ? tr("The database's relctl schema (version %1) predates promotions: "
                                         "run relctl migrate.")
                                          .arg(m_schemaVersion)
@@ -167,11 +196,17 @@ void PromotionsView::updateButtons()
                              : QString();
     m_deny->setEnabled(supported && p);
     m_deny->setToolTip(why);
-    m_approve->setEnabled(supported && p && !own);
+    m_approve->setEnabled(supported && p && !own && !mine);
     m_approve->setToolTip(!why.isEmpty() ? why
+                          : ownLogin     ? tr("Your login (%1) requested this promotion: someone else, "
+                                                  "with a login of their own, must approve it.")
+                                           .arg(m_login)
                           : own
                               ? tr("You (%1) requested this promotion: someone else must approve it.").arg(me)
-                              : QString());
+                          : mine ? tr("Your login (%1) already approved this request as %2: one login counts "
+                                      "once.")
+                                       .arg(m_login, q(mine->by))
+                                 : QString());
 }
 
 void PromotionsView::showDetails()
@@ -249,7 +284,8 @@ QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs
         tr("<h3>Promote %1 (generation %2) to %3</h3>").arg(esc(p.release)).arg(p.generation).arg(esc(p.env));
     out += tr("<p>Request #%1 (%2), asked by <b>%3</b> at %4%5</p>")
                .arg(p.id)
-               .arg(esc(p.state), esc(p.requestedBy), formatServerTime(p.requestedAt),
+               .arg(esc(p.state), who(p.requestedBy, p.requestedLogin).toHtmlEscaped(),
+                    formatServerTime(p.requestedAt),
                     p.reason ? QStringLiteral(": ") + esc(*p.reason) : QString());
 
     if (const auto& up = p.upstream) {
@@ -269,14 +305,17 @@ QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs
         out += tr("<p><b>Upstream</b>: %1 is not promoted from another environment.</p>").arg(esc(p.env));
     }
 
-    const auto given = static_cast<std::int64_t>(p.approvals.size());
-    out += tr("<p><b>Approvals</b>: %1 of %2%3</p>")
+    const std::int64_t given = approvalsGiven(p);
+    out += tr("<p><b>Approvals</b>: %1 of %2%3%4</p>")
                .arg(given)
                .arg(p.approvalsRequired)
-               .arg(given > 0 ? QStringLiteral(" — ") + approvers(p).toHtmlEscaped() : tr(" — none yet"));
+               .arg(p.approverRole ? tr(", from members of %1").arg(esc(*p.approverRole)) : QString())
+               .arg(!p.approvals.empty() ? QStringLiteral(" — ") + approvers(p).toHtmlEscaped()
+                                         : tr(" — none yet"));
     if (p.denial)
         out +=
-            tr("<p><b>Denied</b> by %1: %2</p>").arg(esc(p.denial->by), esc(p.denial->reason.value_or("")));
+            tr("<p><b>Denied</b> by %1: %2</p>")
+                .arg(who(p.denial->by, p.denial->login).toHtmlEscaped(), esc(p.denial->reason.value_or("")));
 
     out += tr("<p><b>Current on %1</b>: %2</p>").arg(esc(p.env), releaseOf(p.current));
     if (p.candidateManifest.is_null()) {
@@ -306,13 +345,13 @@ void PromotionsView::decide(bool approve)
     const QString details =
         approve ? tr("Request #%1, asked by %2. Approvals so far: %3 of %4.")
                       .arg(p->id)
-                      .arg(esc(p->requestedBy))
-                      .arg(p->approvals.size())
+                      .arg(who(p->requestedBy, p->requestedLogin).toHtmlEscaped())
+                      .arg(approvalsGiven(*p))
                       .arg(p->approvalsRequired)
                 : tr("Request #%1, asked by %2. A denial is final: this release cannot be promoted to %3 "
                      "under this generation.")
                       .arg(p->id)
-                      .arg(esc(p->requestedBy), esc(p->env));
+                      .arg(who(p->requestedBy, p->requestedLogin).toHtmlEscaped(), esc(p->env));
     ActionDialog dialog(action, what.arg(q(p->release)).arg(p->generation).arg(q(p->env)), this, details);
     if (dialog.exec() == QDialog::Accepted) {
         setOperatorName(dialog.action().by);

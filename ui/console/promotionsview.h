@@ -18,8 +18,9 @@ namespace relctl::ui {
 // stands upstream (accepted when, soak elapsed and to go), who asked, the
 // approvals so far of those required and what its manifest changes against
 // the environment's current one. Approve and deny are confirmed and recorded
-// under the operator's name; the requester's own request cannot be approved
-// from their console (the protocol would refuse it: SELF_APPROVAL).
+// under the operator's name and the console's login; the requester's own
+// request (their login, or their name) cannot be approved from their console
+// (the protocol would refuse it: SELF_APPROVAL).
 class PromotionsView final : public QWidget
 {
     Q_OBJECT
@@ -30,6 +31,10 @@ public:
     void setPromotions(const PromotionsSnapshot& snapshot);
     // Promotions need schema version kPromotionsSchemaVersion in the database.
     void setSchemaVersion(int version);
+    // The console's database login (session_user), which the protocol
+    // compares with the requester's: Approve is disabled on the requester's
+    // own login.
+    void setLogin(const QString& login);
     int count() const;
     QListWidget* list() const { return m_list; }
     // Approve and deny the selected request (the Actions menu uses them too).
@@ -61,6 +66,7 @@ private:
     // Soak countdowns move between reads, locally: no query.
     QTimer m_tick;
     int m_schemaVersion = 0;
+    QString m_login;
 };
 
 } // namespace relctl::ui

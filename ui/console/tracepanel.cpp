@@ -1,6 +1,7 @@
 #include "tracepanel.h"
 
 #include "icons.h"
+#include "relctl/replies.h"
 #include "timeformat.h"
 
 #include <QClipboard>
@@ -83,7 +84,7 @@ QString gateHtml(const relctl::AuditEvent& e, const relctl::PromotionGate& g)
         for (const std::string& by : g.approvedBy.value_or(std::vector<std::string>{}))
             names << esc(by);
         out += QObject::tr("<p><b>Approval required</b>: promoting %1 to %2 needs %3 approval(s) from "
-                           "distinct people; %4 had been given%5.</p>")
+                           "distinct logins; %4 had been given%5.</p>")
                    .arg(candidate, esc(e.env), num(g.approvalsRequired))
                    .arg(given)
                    .arg(names.isEmpty()
@@ -105,8 +106,22 @@ QString gateHtml(const relctl::AuditEvent& e, const relctl::PromotionGate& g)
                         esc(g.denialReason), num(g.promotion));
     } else if (reason == "SELF_APPROVAL") {
         out += QObject::tr("<p><b>Self-approval</b>: %1 requested promotion #%2 and cannot approve it; "
-                           "another person must.</p>")
-                   .arg(esc(g.requestedBy), num(g.promotion));
+                           "another person, with a login of their own, must.</p>")
+                   .arg(QString::fromStdString(
+                            relctl::actorWithLogin(g.requestedBy.value_or("–"), g.requestedLogin))
+                            .toHtmlEscaped(),
+                        num(g.promotion));
+    } else if (reason == "NOT_APPROVER") {
+        out += QObject::tr("<p><b>Not an approver</b>: login %1 is not a member of <b>%2</b>, the only role "
+                           "whose members may decide %3's approvals.</p>")
+                   .arg(esc(e.dbUser.value_or("–")), esc(g.approverRole), esc(e.env));
+    } else if (reason == "DUPLICATE_APPROVAL") {
+        out +=
+            QObject::tr("<p><b>Counted once</b>: %1 already decided request #%2; each login decides "
+                        "once, whatever name it gives.</p>")
+                .arg(QString::fromStdString(relctl::actorWithLogin(g.decidedBy.value_or("–"), g.decidedLogin))
+                         .toHtmlEscaped(),
+                     num(g.promotion));
     }
     return out;
 }

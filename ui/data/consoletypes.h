@@ -82,6 +82,7 @@ struct ConnectionState
     double rttMs = 0;  // the last round trip
     bool live = false; // listening for events
     int schemaVersion = 0;
+    QString login;   // the database login (session_user) the console acts as
     QString message; // why not connected
     QString target;  // where it connects, as ConnectionTarget::describe() says
 };

@@ -132,6 +132,7 @@ void ConsoleWorker::connectNow()
         m_state.server =
             QStringLiteral("PostgreSQL %1, database %2").arg(q(info.serverVersion), q(info.database));
         m_state.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
+        m_state.login = q(info.login);
         m_retry->stop();
         emit connectionChanged(m_state);
         // Nothing is kept for a disconnected listener: everything is re-read.
@@ -230,8 +231,7 @@ void ConsoleWorker::loadEnvironments(quint64 serial)
 
 void ConsoleWorker::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
 {
-    guarded({RequestKind::AuditPage, serial},
-            [&] { emit auditPageLoaded(serial, auditPage(request)); });
+    guarded({RequestKind::AuditPage, serial}, [&] { emit auditPageLoaded(serial, auditPage(request)); });
 }
 
 relctl::AuditPage ConsoleWorker::auditPage(const relctl::AuditPageRequest& request)

@@ -41,9 +41,16 @@ inline constexpr std::array kReasons{
     Reason{"NO_LEASE", ExitCode::LeaseLost, "a publish without a lease while serialization is enforced"},
     Reason{"NOT_PROMOTED", ExitCode::NotPromoted,
            "the release was not accepted on the environment it is promoted from (or not long enough)"},
-    Reason{"APPROVAL_REQUIRED", ExitCode::NotPromoted, "the promotion lacks the approvals the environment requires"},
-    Reason{"APPROVAL_DENIED", ExitCode::NotPromoted, "the promotion was denied (final for that release and generation)"},
-    Reason{"SELF_APPROVAL", ExitCode::NotPromoted, "the requester of a promotion tried to approve it"},
+    Reason{"APPROVAL_REQUIRED", ExitCode::NotPromoted,
+           "the promotion lacks the approvals the environment requires"},
+    Reason{"APPROVAL_DENIED", ExitCode::NotPromoted,
+           "the promotion was denied (final for that release and generation)"},
+    Reason{"SELF_APPROVAL", ExitCode::NotPromoted,
+           "the requester of a promotion (its login or name) tried to approve it"},
+    Reason{"NOT_APPROVER", ExitCode::NotPromoted,
+           "the login is not a member of the environment's approver role"},
+    Reason{"DUPLICATE_APPROVAL", ExitCode::NotPromoted,
+           "the login already decided the request (one login counts once), or the name was another login's"},
 };
 
 // The reason with this code, if it is one.
@@ -57,9 +64,22 @@ constexpr std::optional<Reason> reason(std::string_view code)
 
 // Every operation the audit trail records, in the console's filter order.
 inline constexpr std::array<std::string_view, 16> kOperations{
-    "acquire",  "renew",   "release", "publish", "revoke",  "freeze",
-    "unfreeze", "approve", "deny",    "env-add", "env-set", "supersession-requested",
-    "promotion-requested", "promotion-approve", "promotion-deny", "rollback",
+    "acquire",
+    "renew",
+    "release",
+    "publish",
+    "revoke",
+    "freeze",
+    "unfreeze",
+    "approve",
+    "deny",
+    "env-add",
+    "env-set",
+    "supersession-requested",
+    "promotion-requested",
+    "promotion-approve",
+    "promotion-deny",
+    "rollback",
 };
 
 // The sort keys relctl.console_audit accepts, in AuditSort::Column order.

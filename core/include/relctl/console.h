@@ -175,7 +175,8 @@ struct AuditPage
 // An event as relctl.console_audit_export sends it, for the export: the
 // export's fields (auditExportFields() in relctl/auditexport.h) in their
 // order, each as the server's text (`at` as a timestamptz under TimeZone
-// UTC and DateStyle ISO: 2024-01-01 00:00:00.01+00), empty for NULL. The views point into buffers that the next row reuses.
+// UTC and DateStyle ISO: 2024-01-01 00:00:00.01+00), empty for NULL. The views point into buffers that the
+// next row reuses.
 using AuditRowText = std::vector<std::optional<std::string_view>>;
 
 // One lease on the timeline: from acquisition to release, revoke or expiry.
@@ -227,7 +228,8 @@ struct TimelineSlice
 };
 
 // What a promotion gate saw when it refused (NOT_PROMOTED, APPROVAL_REQUIRED,
-// APPROVAL_DENIED) or a self-approval was refused (SELF_APPROVAL), as the
+// APPROVAL_DENIED) or the approver rules refused a decision (SELF_APPROVAL,
+// NOT_APPROVER, DUPLICATE_APPROVAL), as the
 // refusal's event recorded it. Every member is empty when the event did not
 // say: a publish re-checking its lease's gate records no request, say.
 struct PromotionGate
@@ -247,7 +249,12 @@ struct PromotionGate
     std::optional<std::string> deniedBy;
     std::optional<std::string> denialReason;
     std::optional<EpochMs> deniedAt;
-    std::optional<std::string> requestedBy; // SELF_APPROVAL: who asked (and tried to approve)
+    std::optional<std::string> requestedBy;    // SELF_APPROVAL: who asked (and tried to approve)
+    std::optional<std::string> requestedLogin; // SELF_APPROVAL: the login that asked
+    std::optional<std::string> approverRole;   // NOT_APPROVER: the role whose members may decide
+    // DUPLICATE_APPROVAL: the decision already counted, under which name and login.
+    std::optional<std::string> decidedBy;
+    std::optional<std::string> decidedLogin;
 };
 
 // What caused a refusal (relctl.refusal_cause), as the console reads it:

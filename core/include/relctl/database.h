@@ -73,12 +73,16 @@ public:
     FreezeChange unfreeze(const std::string& env, const std::string& by,
                           const std::optional<std::string>& reason = std::nullopt);
     Approvals approvals(const std::optional<std::string>& env, bool all);
+    // A supersession decision the approver rules refuse (NOT_APPROVER) is
+    // recorded and thrown as an Error with that reason (exit 11).
     Decision decide(std::int64_t request, bool approve, const std::string& by,
                     const std::optional<std::string>& reason);
 
     // Promotions. The replies are the request (relctl.promotion_json, read
     // with body.get<Promotion>()) or a refusal: DISPATCH_FROZEN for a request
-    // on a frozen environment, SELF_APPROVAL when the requester approves.
+    // on a frozen environment; SELF_APPROVAL when the requester's login (or
+    // name) approves, DUPLICATE_APPROVAL when a login decides twice,
+    // NOT_APPROVER for a login outside the environment's approver role.
     Outcome requestPromotion(const PromotionRequest& request);
     Promotions promotions(const std::optional<std::string>& env, bool all);
     Outcome decidePromotion(std::int64_t id, bool approve, const std::string& by,

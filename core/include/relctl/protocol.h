@@ -59,13 +59,13 @@ struct PublishRequest
 // still go on.
 struct StopReport
 {
-    std::string cause;                  // "cancelled" or "lease-lost"
-    std::optional<std::string> signal;  // what the wrapper received, e.g. "SIGTERM"
+    std::string cause;                 // "cancelled" or "lease-lost"
+    std::optional<std::string> signal; // what the wrapper received, e.g. "SIGTERM"
     bool commandStarted = false;
-    std::optional<int> processGroup;    // the command's
-    std::optional<int> exitCode;        // the command's, 128 + signal when killed
+    std::optional<int> processGroup;     // the command's
+    std::optional<int> exitCode;         // the command's, 128 + signal when killed
     std::optional<std::string> killedBy; // the signal that ended the command
-    bool escalated = false;             // SIGKILL was needed after the grace period
+    bool escalated = false;              // SIGKILL was needed after the grace period
 
     nlohmann::json toJson() const;
 };
@@ -95,6 +95,10 @@ struct EnvironmentSettings
     std::optional<std::string> promoteFrom;
     std::optional<std::chrono::milliseconds> soak;
     std::optional<int> approvals;
+    // The PostgreSQL role whose members alone may decide this environment's
+    // promotion and supersession requests ("" clears it). Initialised, so the
+    // settings written as a list of the members before it stay complete.
+    std::optional<std::string> approverRole = std::nullopt;
 };
 
 // `promote request`: opens the promotion request of (release, generation) on

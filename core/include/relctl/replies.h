@@ -104,6 +104,9 @@ struct Environment
     // rollback does not lower.
     std::int64_t highWaterGeneration = 0;
     std::int64_t openPromotions = 0;
+    // The role whose members alone may decide approvals here (empty: any
+    // release manager; also on a schema before migration 0012).
+    std::optional<std::string> approverRole;
 };
 
 // relctl.env_list.
@@ -131,6 +134,7 @@ struct EnvironmentSet
         std::optional<std::string> promoteFrom; // "" when cleared
         std::optional<std::int64_t> soakMs;
         std::optional<std::int64_t> approvalsRequired;
+        std::optional<std::string> approverRole; // "" when cleared
     };
     Environment environment;
     std::string status; // ok
@@ -214,9 +218,11 @@ struct ManifestHistory
 // One person's decision on a promotion request.
 struct PromotionVote
 {
-    std::string by;
+    std::string by; // the name given (--by)
     std::optional<std::string> reason;
     Timestamp at;
+    // The database login that decided (empty before migration 0012).
+    std::optional<std::string> login = std::nullopt;
 };
 
 // Where a promotion's candidate stands on the environment it is promoted from.
@@ -239,10 +245,17 @@ struct Promotion
     std::int64_t generation = 0;
     std::string state; // open | approved | denied
     std::string requestedBy;
+    // The login that opened the request: it can never approve it (empty
+    // before migration 0012).
+    std::optional<std::string> requestedLogin;
     std::optional<std::string> reason;
     Timestamp requestedAt;
     std::optional<Timestamp> decidedAt;
     std::int64_t approvalsRequired = 0;
+    // Approvals counted, one per login (before migration 0012: absent, and
+    // approvals.size() is the count).
+    std::optional<std::int64_t> approvalsGiven;
+    std::optional<std::string> approverRole;
     std::vector<PromotionVote> approvals;
     std::optional<PromotionVote> denial;
     std::optional<PromotionUpstream> upstream; // empty when env is promoted from nowhere
@@ -256,6 +269,12 @@ struct Promotions
     std::vector<Promotion> promotions;
 };
 
+// How the person behind a decision is shown everywhere (CLI, console): the
+// name they gave, and the database login that made the call when the two
+// differ — "alice", or "alice (login ci-bot)". The login is what the server
+// authenticated; the name is only what was typed.
+std::string actorWithLogin(const std::string& by, const std::optional<std::string>& login);
+
 // relctl.supersession_json: a request to let a newer candidate skip older ones.
 struct Supersession
 {
@@ -265,6 +284,7 @@ struct Supersession
     Timestamp openedAt;
     std::optional<Timestamp> decidedAt;
     std::optional<std::string> decidedBy;
+    std::optional<std::string> decidedLogin; // the login behind decidedBy (migration 0012 on)
     std::optional<std::string> reason;
     std::optional<Candidate> winner;
     std::vector<Candidate> skipped;
@@ -288,6 +308,7 @@ struct ServerInfo
 {
     std::string serverVersion;
     std::string database;
+    std::string login; // session_user: who the server says this connection is
     Timestamp now;
     std::optional<std::int64_t> schemaVersion; // empty before the first migration
 };
