@@ -297,15 +297,17 @@ void pruneIfDue(const fs::path& requests, const Policy& policy, const std::strin
         PruneOptions options;
         options.olderThan = policy.retention;
         options.maxFiles = policy.maxFiles;
-        options.examineLimit = kExamineLimitOnUse;
+        options.examineLimit = static_cast<std::size_t>(policy.maxFiles) + kExamineMarginOnUse;
         options.removeLimit = kRemoveLimitOnUse;
         options.keep = keep;
         const PruneReport report = prune(requests, options);
         spdlog::debug("pruned {} request secrets ({} by age, {} over the cap), {} kept, {} examined{}",
                       report.removed(), report.removedByAge, report.removedByCount, report.kept,
                       report.examined, report.complete ? "" : "; more to do on the next use");
-        if (!report.complete) {
+        if (!report.complete && report.removed() + report.removedTemporary > 0) {
             // Due again at once: the next use goes on where this one stopped.
+            // (One that made no progress waits the interval: the next use
+            // would examine the same entries.)
             const std::array<timespec, 2> past{timespec{0, 0}, timespec{0, 0}};
             futimens(fd.get(), past.data());
         }

@@ -24,10 +24,12 @@ inline constexpr std::chrono::hours kMinimumAge{1};
 // modification time says when it last did).
 inline constexpr std::chrono::hours kPruneInterval{1};
 // What one prune on use may do, so that no command pays for a large
-// directory at once: a pass that stops short leaves the prune due, and the
-// next use goes on.
-inline constexpr std::size_t kExamineLimitOnUse = 20'000;
-inline constexpr std::size_t kRemoveLimitOnUse = 2'000;
+// directory at once: it examines at most the cap plus kExamineMarginOnUse
+// entries (enough to see that the cap is exceeded) and removes at most
+// kRemoveLimitOnUse. A pass that stopped short and removed something leaves
+// the prune due, and the next use goes on.
+inline constexpr std::size_t kExamineMarginOnUse = 10'000;
+inline constexpr std::size_t kRemoveLimitOnUse = 1'000;
 
 struct Policy
 {
