@@ -391,7 +391,7 @@ private slots:
         QTest::addColumn<QString>("variable");
         QTest::addColumn<QString>("value");
         QTest::addColumn<QString>("message");
-        const auto row = [](const char* name, std::vector<const char*> args, const char* variable,
+        const auto row = [](const char* name, const std::vector<const char*>& args, const char* variable,
                             const char* value, const char* message) {
             QStringList list;
             for (const char* a : args)

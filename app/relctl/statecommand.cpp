@@ -45,7 +45,8 @@ int show(const Output& output)
 {
     const state::Policy policy = state::Policy::fromEnvironment();
     const state::Summary s = state::summarize(state::requestsDirectory(), policy);
-    const bool opKey = std::getenv("RELCTL_OP_KEY") != nullptr && *std::getenv("RELCTL_OP_KEY") != '\0';
+    const char* key = std::getenv("RELCTL_OP_KEY");
+    const bool opKey = key != nullptr && *key != '\0';
     const json body{{"directory", s.requests.string()},
                     {"exists", s.exists},
                     {"secrets", s.secrets},
