@@ -9,7 +9,7 @@
 # pooler as well as directly.
 #
 #   bash scripts/bench.sh                 every benchmark
-#   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console
+#   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console, state
 #                                         (ARGS go to that part's program)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -42,17 +42,19 @@ case $part in
     queue) run_part queue relctl-queue-bench "$@" ;;
     audit) run_part audit relctl-audit-bench "$@" ;;
     console) run_part console relctl-console-bench "$@" ;;
+    state) run_part state relctl-state-bench "$@" ;;
     all)
         run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part queue relctl-queue-bench
         run_part audit relctl-audit-bench
         run_part console relctl-console-bench
+        run_part state relctl-state-bench
         ;;
-    *) echo "usage: bash scripts/bench.sh [throughput|queue|audit|console [ARGS...]]" >&2; exit 2 ;;
+    *) echo "usage: bash scripts/bench.sh [throughput|queue|audit|console|state [ARGS...]]" >&2; exit 2 ;;
 esac
 
 results=()
-for name in throughput queue audit console; do
+for name in throughput queue audit console state; do
     if [[ $part == all || $part == "$name" ]]; then results+=("$out/$name.json"); fi
 done
 "$bin/relctl-bench-report" --json "$out/results.json" "${results[@]}"

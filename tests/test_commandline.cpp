@@ -45,7 +45,8 @@ std::string usageError(const Args& words)
         relctl::cli::CommandLine().parse(words);
         return std::string();
     } catch (const relctl::Error& e) {
-        return e.code() == relctl::ExitCode::Usage ? std::string(e.what()) : "not a usage error: " + std::string(e.what());
+        return e.code() == relctl::ExitCode::Usage ? std::string(e.what())
+                                                   : "not a usage error: " + std::string(e.what());
     }
 }
 
@@ -63,43 +64,48 @@ private slots:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("usage");
         QTest::addColumn<QStringList>("names");
-        QTest::addRow("relctl --help") << toList({"--help"}) << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
-                                       << toList({"--dsn", "--json", "--job-url", "lease", "run", "audit",
-                                                  "Exit codes", "Durations"});
+        QTest::addRow("relctl --help")
+            << toList({"--help"}) << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
+            << toList({"--dsn", "--json", "--job-url", "lease", "run", "audit", "Exit codes", "Durations"});
         QTest::addRow("relctl -h") << toList({"-h"}) << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
                                    << toList({"--dsn", "migrate", "approvals", "op"});
-        QTest::addRow("with global options") << toList({"--json", "--dsn", "x", "--help"})
-                                             << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND")
-                                             << toList({"--job-url"});
-        QTest::addRow("lease acquire --help")
-            << toList({"lease", "acquire", "--help"}) << QStringLiteral("Usage: relctl lease acquire [OPTIONS]")
-            << toList({"--env", "--job", "--release", "--generation", "--ttl", "--wait", "--op-id", "REQUIRED"});
-        QTest::addRow("lease --help") << toList({"lease", "--help"})
-                                      << QStringLiteral("Usage: relctl lease [OPTIONS] SUBCOMMAND")
-                                      << toList({"acquire", "renew", "release", "show", "revoke"});
-        QTest::addRow("env add --help") << toList({"env", "add", "--help"})
-                                        << QStringLiteral("Usage: relctl env add [OPTIONS] NAME")
-                                        << toList({"--default-ttl", "--max-ttl"});
+        QTest::addRow("with global options")
+            << toList({"--json", "--dsn", "x", "--help"})
+            << QStringLiteral("Usage: relctl [OPTIONS] SUBCOMMAND") << toList({"--job-url"});
+        QTest::addRow("lease acquire --help") << toList({"lease", "acquire", "--help"})
+                                              << QStringLiteral("Usage: relctl lease acquire [OPTIONS]")
+                                              << toList({"--env", "--job", "--release", "--generation",
+                                                         "--ttl", "--wait", "--op-id", "REQUIRED"});
+        QTest::addRow("lease --help")
+            << toList({"lease", "--help"}) << QStringLiteral("Usage: relctl lease [OPTIONS] SUBCOMMAND")
+            << toList({"acquire", "renew", "release", "show", "revoke"});
+        QTest::addRow("env add --help")
+            << toList({"env", "add", "--help"}) << QStringLiteral("Usage: relctl env add [OPTIONS] NAME")
+            << toList({"--default-ttl", "--max-ttl"});
         QTest::addRow("env set -h") << toList({"env", "set", "-h"})
                                     << QStringLiteral("Usage: relctl env set [OPTIONS] NAME")
-                                    << toList({"--policy", "ordered|newest", "--supersede", "--serialization"});
-        QTest::addRow("run --help") << toList({"run", "--help"}) << QStringLiteral("Usage: relctl run [OPTIONS]")
-                                    << toList({"--env", "--generation", "--manifest", "--grace", "-- CMD [ARGS...]"});
-        QTest::addRow("publish --help") << toList({"publish", "--help"})
-                                        << QStringLiteral("Usage: relctl publish [OPTIONS]")
-                                        << toList({"--lease-file", "--manifest", "--op-id", "--env"});
-        QTest::addRow("audit --help") << toList({"audit", "--help"}) << QStringLiteral("Usage: relctl audit [OPTIONS]")
-                                      << toList({"--env", "--job", "--reason", "--operation", "--since", "--limit"});
-        QTest::addRow("approve --help") << toList({"approve", "--help"})
-                                        << QStringLiteral("Usage: relctl approve [OPTIONS] ID")
-                                        << toList({"--by", "--reason"});
+                                    << toList(
+                                           {"--policy", "ordered|newest", "--supersede", "--serialization"});
+        QTest::addRow("run --help") << toList({"run", "--help"})
+                                    << QStringLiteral("Usage: relctl run [OPTIONS]")
+                                    << toList({"--env", "--generation", "--manifest", "--grace",
+                                               "-- CMD [ARGS...]"});
+        QTest::addRow("publish --help")
+            << toList({"publish", "--help"}) << QStringLiteral("Usage: relctl publish [OPTIONS]")
+            << toList({"--lease-file", "--manifest", "--op-id", "--env"});
+        QTest::addRow("audit --help")
+            << toList({"audit", "--help"}) << QStringLiteral("Usage: relctl audit [OPTIONS]")
+            << toList({"--env", "--job", "--reason", "--operation", "--since", "--limit"});
+        QTest::addRow("approve --help")
+            << toList({"approve", "--help"}) << QStringLiteral("Usage: relctl approve [OPTIONS] ID")
+            << toList({"--by", "--reason"});
         QTest::addRow("db --help") << toList({"db", "--help"})
                                    << QStringLiteral("Usage: relctl db [OPTIONS] SUBCOMMAND")
                                    << toList({"status", "start", "stop", "path"});
         // --help wins over what else is wrong on the line: it is asked for help.
-        QTest::addRow("help despite missing options") << toList({"freeze", "--help"})
-                                                       << QStringLiteral("Usage: relctl freeze [OPTIONS]")
-                                                       << toList({"--env", "--by", "--reason"});
+        QTest::addRow("help despite missing options")
+            << toList({"freeze", "--help"}) << QStringLiteral("Usage: relctl freeze [OPTIONS]")
+            << toList({"--env", "--by", "--reason"});
     }
 
     void help()
@@ -132,7 +138,8 @@ private slots:
         };
         row("no command", {}, "missing a command (see relctl --help)");
         row("unknown command", {"frobnicate"}, "unknown command \"frobnicate\" (see relctl --help)");
-        row("missing subcommand", {"lease"}, "missing a subcommand of 'lease' (acquire, renew, release, show, revoke)");
+        row("missing subcommand", {"lease"},
+            "missing a subcommand of 'lease' (acquire, renew, release, show, revoke)");
         row("unknown subcommand", {"lease", "steal"}, "unknown subcommand 'lease steal'");
         row("unknown option", with(acquire, {"--generation", "1", "--force"}),
             "unknown option --force for 'lease acquire'");
@@ -156,7 +163,8 @@ private slots:
             "--policy: invalid value \"fifo\": expected ordered or newest");
         row("empty value", {"trace", "--job", ""}, "--job: may not be empty");
         row("empty value with =", {"trace", "--job="}, "--job: may not be empty");
-        row("extra positional", {"env", "show", "prod", "staging"}, "unexpected argument \"staging\" for 'env show'");
+        row("extra positional", {"env", "show", "prod", "staging"},
+            "unexpected argument \"staging\" for 'env show'");
         row("option given twice", {"env", "add", "qa", "--max-ttl", "1m", "--max-ttl=2m"},
             "option --max-ttl given twice");
         row("flag given twice", {"manifest", "show", "--env", "prod", "--history", "--history"},
@@ -165,17 +173,20 @@ private slots:
             "option --history takes no value");
         row("flag given true", {"migrate", "--status=true"}, "option --status takes no value");
         row("global flag given a value", {"--json=false", "env", "list"}, "option --json takes no value");
-        row("global option after the command", {"env", "list", "--json"}, "unknown option --json for 'env list'");
+        row("global option after the command", {"env", "list", "--json"},
+            "unknown option --json for 'env list'");
         row("--dsn after the command", {"lease", "show", "--env", "prod", "--dsn", "x"},
             "unknown option --dsn for 'lease show'");
-        row("-- for a command other than run", {"env", "list", "--", "x"}, "unexpected argument \"--\" for 'env list'");
+        row("-- for a command other than run", {"env", "list", "--", "x"},
+            "unexpected argument \"--\" for 'env list'");
         row("run without --",
             {"run", "--env", "prod", "--job", "j", "--release", "r", "--generation", "1", "./deploy.sh"},
             "'run' needs -- before the command");
-        row("run without a command", {"run", "--env", "prod", "--job", "j", "--release", "r", "--generation", "1", "--"},
+        row("run without a command",
+            {"run", "--env", "prod", "--job", "j", "--release", "r", "--generation", "1", "--"},
             "'run' needs a command after --");
-        row("run option after --", {"run", "--env", "prod", "--job", "j", "--release", "r", "--", "cmd", "--generation",
-                                    "1"},
+        row("run option after --",
+            {"run", "--env", "prod", "--job", "j", "--release", "r", "--", "cmd", "--generation", "1"},
             "'run' needs --generation");
     }
 
@@ -209,8 +220,9 @@ private slots:
     // words that look like relctl's own options.
     void runCommandIsUntouched()
     {
-        const Args words{"--job-url", "u",  "run",   "--env", "prod",   "--job",  "j",    "--release", "r",
-                         "--generation", "7", "--",  "./deploy.sh", "--dsn", "x", "--json", "--help", "--", "--env=y"};
+        const Args words{"--job-url", "u",      "run",          "--env", "prod",   "--job",       "j",
+                         "--release", "r",      "--generation", "7",     "--",     "./deploy.sh", "--dsn",
+                         "x",         "--json", "--help",       "--",    "--env=y"};
         const relctl::cli::Invocation i = relctl::cli::CommandLine().parse(words);
         QVERIFY(!i.help);
         QVERIFY(i.childCommand.has_value());
@@ -244,7 +256,9 @@ private slots:
     // is an empty value.
     void optionValues()
     {
-        const auto parse = [](const Args& words) { return relctl::cli::CommandLine().parse(words).arguments; };
+        const auto parse = [](const Args& words) {
+            return relctl::cli::CommandLine().parse(words).arguments;
+        };
         const auto spaced = parse({"approve", "12", "--by", "alice", "--reason", "-x"});
         const auto joined = parse({"approve", "--by=alice", "--reason=-x", "12"});
         for (const auto* a : {&spaced, &joined}) {
@@ -254,7 +268,8 @@ private slots:
             QCOMPARE(a->get("reason").value_or("?"), std::string("-x"));
         }
         QCOMPARE(parse({"publish", "--manifest", "-"}).get("manifest").value_or("?"), std::string("-"));
-        QCOMPARE(parse({"publish", "--manifest", "--op-id"}).get("manifest").value_or("?"), std::string("--op-id"));
+        QCOMPARE(parse({"publish", "--manifest", "--op-id"}).get("manifest").value_or("?"),
+                 std::string("--op-id"));
         QCOMPARE(parse({"audit", "--job="}).get("job").value_or("?"), std::string());
         // No list syntax: a value is one word, brackets and commas included.
         QCOMPARE(parse({"audit", "--job", "[a,b]"}).get("job").value_or("?"), std::string("[a,b]"));
@@ -265,6 +280,12 @@ private slots:
         QVERIFY(flags.has("all"));
         QVERIFY(!flags.has("env"));
         QCOMPARE(parse({"db", "status"}).command(), std::string("db status"));
+        const auto prune =
+            parse({"state", "prune", "--older-than", "48h", "--max-files", "500", "--dry-run"});
+        QCOMPARE(prune.command(), std::string("state prune"));
+        QCOMPARE(prune.get("older-than").value_or("?"), std::string("48h"));
+        QCOMPARE(prune.get("max-files").value_or("?"), std::string("500"));
+        QVERIFY(prune.has("dry-run"));
     }
 
     // The same checks through the function, for the kinds the binary rows
@@ -273,20 +294,28 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::addRow("deny needs a reason") << toList({"deny", "3", "--by", "bob"})
-                                             << QStringLiteral("'deny' needs --reason");
-        QTest::addRow("unfreeze reason needs a value") << toList({"unfreeze", "--env", "p", "--by", "a", "--reason"})
-                                                       << QStringLiteral("option --reason needs a value");
-        QTest::addRow("short option") << toList({"env", "add", "-x"})
-                                      << QStringLiteral("unknown option -x for 'env add'");
-        QTest::addRow("subcommand word after a full command") << toList({"env", "show", "prod", "list"})
-                                                              << QStringLiteral("unexpected argument \"list\"");
+        QTest::addRow("state needs a subcommand")
+            << toList({"state"}) << QStringLiteral("missing a subcommand of 'state' (show, prune)");
+        QTest::addRow("state show takes no option")
+            << toList({"state", "show", "--older-than", "2h"})
+            << QStringLiteral("unknown option --older-than for 'state show'");
+        QTest::addRow("dry-run takes no value") << toList({"state", "prune", "--dry-run=yes"})
+                                                << QStringLiteral("option --dry-run takes no value");
+        QTest::addRow("deny needs a reason")
+            << toList({"deny", "3", "--by", "bob"}) << QStringLiteral("'deny' needs --reason");
+        QTest::addRow("unfreeze reason needs a value")
+            << toList({"unfreeze", "--env", "p", "--by", "a", "--reason"})
+            << QStringLiteral("option --reason needs a value");
+        QTest::addRow("short option")
+            << toList({"env", "add", "-x"}) << QStringLiteral("unknown option -x for 'env add'");
+        QTest::addRow("subcommand word after a full command")
+            << toList({"env", "show", "prod", "list"}) << QStringLiteral("unexpected argument \"list\"");
         QTest::addRow("db stray argument") << toList({"db", "status", "now"})
                                            << QStringLiteral("unexpected argument \"now\" for 'db status'");
-        QTest::addRow("approve id not a number") << toList({"approve", "first", "--by", "alice"})
-                                                 << QStringLiteral("invalid value \"first\"");
-        QTest::addRow("negative wait") << toList({"lease", "acquire", "--env", "p", "--job", "j", "--release", "r",
-                                                  "--generation", "1", "--wait", "-1s"})
+        QTest::addRow("approve id not a number")
+            << toList({"approve", "first", "--by", "alice"}) << QStringLiteral("invalid value \"first\"");
+        QTest::addRow("negative wait") << toList({"lease", "acquire", "--env", "p", "--job", "j", "--release",
+                                                  "r", "--generation", "1", "--wait", "-1s"})
                                        << QStringLiteral("--wait: invalid duration \"-1s\"");
     }
 

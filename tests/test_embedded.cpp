@@ -262,6 +262,42 @@ private slots:
         QVERIFY(contains(plain.out, "running: yes"));
     }
 
+    // The server's log is bounded: past 10 MiB its last 10 MiB (from a line's
+    // start) become server.log.1 on the next use, server.log starts again,
+    // and the running server goes on writing at its start (it appends).
+    void theServerLogIsBounded()
+    {
+        Home home;
+        QCOMPARE(home.run({"env", "add", "prod"}).exitCode, 0);
+        const std::string log = home.status()["log"].get<std::string>();
+        {
+            QFile f(qstr(log));
+            QVERIFY(f.open(QIODevice::Append));
+            const QByteArray line = QByteArray(99, 'x') + '\n';
+            for (int i = 0; i < 110'000; ++i)
+                f.write(line);
+            f.write("the last line before the rotation\n");
+        }
+        const long long limit = 10LL * 1024 * 1024;
+        QVERIFY(fileSize(log) > limit);
+        QCOMPARE(environmentNames(home), std::vector<std::string>{"prod"}); // any use of the database
+        QVERIFY2(fileSize(log) < 4096, qPrintable(QString::number(fileSize(log))));
+        QFile previous(qstr(log + ".1"));
+        QVERIFY(previous.open(QIODevice::ReadOnly));
+        const QByteArray kept = previous.readAll();
+        QVERIFY(kept.size() <= limit && kept.size() > limit - 200);
+        QVERIFY(kept.endsWith("the last line before the rotation\n"));
+        QCOMPARE(kept.indexOf('\n'), 99); // whole lines only
+        QVERIFY(!QFileInfo::exists(qstr(log + ".1.new")));
+
+        QCOMPARE(home.run({"db", "stop"}).exitCode, 0);
+        QFile current(qstr(log));
+        QVERIFY(current.open(QIODevice::ReadOnly));
+        const QByteArray text = current.readAll();
+        QVERIFY2(text.contains("database system is shut down"), text.constData());
+        QVERIFY(!text.contains('\0')); // written at the start, not past a hole
+    }
+
     void dbUsageErrors_data()
     {
         QTest::addColumn<QStringList>("args");

@@ -280,6 +280,17 @@ void buildGrammar(CLI::App& app)
     db->add_subcommand("stop", "stop its server");
     db->add_subcommand("path", "print its directory");
 
+    CLI::App* state = group(&app, "state", "the request secrets kept on this machine ($RELCTL_STATE_DIR)");
+    state->add_subcommand("show", "where they are, how many, and the retention");
+    c = state->add_subcommand("prune", "remove the secrets no retry will need any more");
+    duration(c, "older-than", true,
+             "unused for longer than D (default: $RELCTL_STATE_RETENTION; at least 1h)");
+    positiveInt(c, "max-files", "N",
+                "then the least recently used beyond N (default: $RELCTL_STATE_MAX_FILES)");
+    flag(c, "dry-run", "only say what would be removed");
+    c->footer("Nothing used within the last hour is removed. Every use of an op id's secret refreshes it;\n"
+              "relctl also prunes on use, at most once an hour.");
+
     CLI::App* manifest = group(&app, "manifest", "published manifests");
     c = manifest->add_subcommand("show", "the current manifest");
     environment(c, "the environment")->required();

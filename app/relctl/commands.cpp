@@ -15,6 +15,7 @@
 #include "render.h"
 #include "run.h"
 #include "run_support.h"
+#include "statecommand.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -78,6 +79,8 @@ public:
                                          [this] { return connect(); }});
         if (command == "db")
             return dbCommand(word(1), m_out);
+        if (command == "state")
+            return stateCommand(word(1), m_args, m_out);
         if (command == "rehearse")
             return rehearseCommand(RehearseContext{m_args, m_out, namedDsn()});
         if (command == "trace") {

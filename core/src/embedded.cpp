@@ -300,6 +300,65 @@ int openServerFile(const fs::path& file, int flags, const Account& server)
     return fd;
 }
 
+// The server's log is bounded: pg_ctl starts the postmaster with its output
+// appended (>>) to server.log for as long as it runs, so relctl checks the
+// size on use. Past kServerLogLimit the log's last kServerLogLimit bytes (from
+// a line's start) become server.log.1 and server.log is truncated in place.
+// The server writes with O_APPEND, so its next line lands at the new end
+// (logrotate's copytruncate); a line written between the copy and the
+// truncation is lost, which a diagnostic log can afford.
+constexpr off_t kServerLogLimit = off_t{10} * 1024 * 1024;
+
+bool serverLogTooLarge(const Layout& at)
+{
+    struct stat st;
+    return stat(at.log.c_str(), &st) == 0 && st.st_size > kServerLogLimit;
+}
+
+// locked: the caller holds the directory's lock. Otherwise it is tried, not
+// waited for: while another relctl starts or stops the server (and writes
+// the log), the next use rotates instead.
+void boundServerLog(const Layout& at, const Account& server, bool locked)
+{
+    struct stat st;
+    Fd lock;
+    if (!locked) {
+        lock = Fd(open(at.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+        if (lock.get() < 0 || flock(lock.get(), LOCK_EX | LOCK_NB) != 0)
+            return;
+    }
+    const Fd in(open(at.log.c_str(), O_RDONLY | O_CLOEXEC));
+    if (in.get() < 0 || fstat(in.get(), &st) != 0 || st.st_size <= kServerLogLimit)
+        return;
+    const fs::path previous = at.dir / "server.log.1";
+    const fs::path staging = at.dir / "server.log.1.new";
+    try {
+        const Fd out(openServerFile(staging, O_TRUNC, server));
+        std::vector<char> buffer(64 * 1024);
+        off_t offset = st.st_size - kServerLogLimit;
+        bool lineStart = false;
+        for (ssize_t n; (n = pread(in.get(), buffer.data(), buffer.size(), offset)) > 0; offset += n) {
+            const char* from = buffer.data();
+            const char* end = buffer.data() + n;
+            if (!lineStart) { // the first, partial line is left out
+                from = std::find(from, end, '\n');
+                if (from == end)
+                    continue;
+                ++from;
+                lineStart = true;
+            }
+            if (write(out.get(), from, static_cast<std::size_t>(end - from)) != end - from)
+                unavailable(systemError("cannot write " + staging.string()));
+        }
+    } catch (const Error& e) {
+        spdlog::warn("not rotating {}: {}", at.log.string(), e.what());
+        unlink(staging.c_str());
+        return;
+    }
+    if (rename(staging.c_str(), previous.c_str()) != 0 || truncate(at.log.c_str(), 0) != 0)
+        spdlog::warn("{}", systemError("cannot rotate " + at.log.string()));
+}
+
 // What a failed step left in the log: its last FATAL/ERROR/error line, else
 // its last line.
 std::string logExcerpt(const Layout& at)
@@ -492,8 +551,11 @@ std::string EmbeddedCluster::ensureRunning()
     const Layout at(m_directory);
     // The common case costs a stat, one ping and a small read: no lock, no pg_ctl.
     const bool up = running();
-    if (up && firstLine(at.stamp) == schemaStamp())
+    if (up && firstLine(at.stamp) == schemaStamp()) {
+        if (serverLogTooLarge(at)) // one stat in the common case
+            boundServerLog(at, serverAccount(), false);
         return conninfo();
+    }
 
     const auto started = Clock::now();
     // Binaries first: on a new machine their absence is the likeliest failure,
@@ -507,6 +569,7 @@ std::string EmbeddedCluster::ensureRunning()
     if (!running()) {
         if (!bin)
             bin = findBinaries(at);
+        boundServerLog(at, server, true);
         Fd log(openServerFile(at.log, O_APPEND, server));
         if (!fs::exists(at.data / "PG_VERSION"))
             initialize(at, *bin, log.get());

@@ -1,20 +1,16 @@
 #include "relctl/protocol.h"
 
-#include "fnv.h"
-
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -118,88 +114,6 @@ std::string newOperationId()
         out += kDigits[b & 0x0f];
     }
     return out;
-}
-
-namespace {
-
-std::filesystem::path stateDirectory()
-{
-    if (const char* dir = std::getenv("RELCTL_STATE_DIR"); dir && *dir)
-        return dir;
-    if (const char* dir = std::getenv("XDG_STATE_HOME"); dir && *dir)
-        return std::filesystem::path(dir) / "relctl";
-    if (const char* home = std::getenv("HOME"); home && *home)
-        return std::filesystem::path(home) / ".local" / "state" / "relctl";
-    throwUsage("no place to keep request secrets: set RELCTL_STATE_DIR, XDG_STATE_HOME or HOME, "
-               "or RELCTL_OP_KEY");
-}
-
-// A stable file name for any op id (which may hold any character). Two ids
-// sharing a name would share a secret, which gives neither away.
-std::string fileNameFor(const std::string& opId)
-{
-    // The seed is not FNV's offset basis (a digit went missing once), and it
-    // stays so: a changed name would lose the secret of a retry that spans
-    // an upgrade of relctl.
-    return detail::Fnv1a(1469598103934665603ULL).add(opId).hex();
-}
-
-[[noreturn]] void stateError(const std::filesystem::path& path, const std::string& what)
-{
-    throw Error(ExitCode::Internal, "cannot " + what + " " + path.string() + ": " + std::strerror(errno));
-}
-
-std::string readSecret(const std::filesystem::path& path)
-{
-    std::ifstream in(path);
-    std::string secret;
-    if (!in || !std::getline(in, secret) || secret.size() < 16)
-        throw Error(ExitCode::Internal, "unreadable request secret in " + path.string());
-    return secret;
-}
-
-} // namespace
-
-std::string requestSecret(const std::string& opId)
-{
-    if (const char* key = std::getenv("RELCTL_OP_KEY"); key && *key) {
-        const std::string k = key;
-        if (k.size() < 16 || k.size() > 512)
-            throwUsage("RELCTL_OP_KEY must have 16 to 512 characters");
-        return k + ":" + opId;
-    }
-    const std::filesystem::path dir = stateDirectory() / "requests";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-        throw Error(ExitCode::Internal, "cannot create " + dir.string() + ": " + ec.message());
-    const std::filesystem::path path = dir / fileNameFor(opId);
-    if (std::filesystem::exists(path, ec))
-        return readSecret(path);
-    // Written whole under a temporary name, then linked into place: a
-    // concurrent first use of the same op id finds either no file or a whole
-    // one, and the loser of the race adopts the winner's secret.
-    std::string secret = newOperationId() + newOperationId();
-    const std::filesystem::path temporary = path.string() + ".tmp." + std::to_string(getpid());
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        stateError(temporary, "create");
-    const std::string line = secret + "\n";
-    const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    ::close(fd);
-    if (!written) {
-        ::unlink(temporary.c_str());
-        stateError(temporary, "write");
-    }
-    const int linked = ::link(temporary.c_str(), path.c_str());
-    const int linkErrno = errno;
-    ::unlink(temporary.c_str());
-    if (linked == 0)
-        return secret;
-    if (linkErrno == EEXIST)
-        return readSecret(path);
-    errno = linkErrno;
-    stateError(path, "create");
 }
 
 std::size_t jsonTextDepth(std::string_view text)
