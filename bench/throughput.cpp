@@ -26,6 +26,11 @@
 // processes are timed through the pooler as well, terraform's included: a
 // pooled job finds a server session that earlier jobs warmed, which is what
 // a new session's first calls cost otherwise.
+// Goals (issue 30): a direct `relctl run` at most 1.1 times psql's own 3
+// calls (a new server session's start-up is most of both), a pooled one at
+// most 0.35 times terraform apply through the same pooler; each path prints
+// its ratio to the other reference too, and to terraform beside the former
+// goal of 0.4, for information.
 // The database must be migrated (relctl migrate) and the login a superuser.
 
 #include "goals.h"
@@ -114,11 +119,14 @@ double busyCores(const CpuTimes& from, const CpuTimes& to)
 
 // Transactions (script executions) per second. `variables`: pgbench -D NAME=VALUE.
 // `busy` receives how many cores the run kept busy.
-double pgbench(const Options& o, const std::string& name, int clients, const std::vector<std::string>& variables,
-               double& busy)
+double pgbench(const Options& o, const std::string& name, int clients,
+               const std::vector<std::string>& variables, double& busy)
 {
-    std::vector<std::string> args{"pgbench", "-n", "-c", std::to_string(clients), "-j", std::to_string(clients),
-                                  "-T", std::to_string(o.seconds), "-f", script(name)};
+    std::vector<std::string> args{"pgbench", "-n",
+                                  "-c",      std::to_string(clients),
+                                  "-j",      std::to_string(clients),
+                                  "-T",      std::to_string(o.seconds),
+                                  "-f",      script(name)};
     for (const std::string& v : variables) {
         args.emplace_back("-D");
         args.push_back(v);
@@ -185,9 +193,10 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     }
     // pgbench does not read the functions' answers: a refusal would count as
     // a transaction. Every operation the bench made must have been accepted.
-    const std::string refused = psqlValue(o, "SELECT count(*) FROM relctl.events WHERE outcome = 'rejected' "
-                                             "AND id > " + firstEvent +
-                                                 " AND (env LIKE 'bench-%' OR env LIKE 'cycle-%')");
+    const std::string refused =
+        psqlValue(o, "SELECT count(*) FROM relctl.events WHERE outcome = 'rejected' "
+                     "AND id > " +
+                         firstEvent + " AND (env LIKE 'bench-%' OR env LIKE 'cycle-%')");
     if (refused != "0")
         fail(refused + " of the benchmark's operations were refused");
 
@@ -212,9 +221,10 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     // with more clients (CPU per transaction: busy cores / rate).
     const double cores = std::thread::hardware_concurrency();
     const auto cpuMs = [&](const std::string& key) { return m(key + " busy") / m(key) * 1000; };
-    std::printf("acquire-publish-release, 1 client keeps %.2f of %.0f cores busy: more clients can do at most "
-                "%.2f times its rate here\n",
-                m("cycle 1 busy"), cores, m("cycle 1 busy") > 0 ? cores / m("cycle 1 busy") : 0.0);
+    std::printf(
+        "acquire-publish-release, 1 client keeps %.2f of %.0f cores busy: more clients can do at most "
+        "%.2f times its rate here\n",
+        m("cycle 1 busy"), cores, m("cycle 1 busy") > 0 ? cores / m("cycle 1 busy") : 0.0);
     std::printf("CPU per transaction (all processes), 1 vs %s clients: plain %.2f vs %.2f ms, cycle %.2f vs "
                 "%.2f ms\n",
                 n.c_str(), cpuMs("plain 1"), cpuMs("plain " + n), cpuMs("cycle 1"), cpuMs("cycle " + n));
@@ -228,8 +238,8 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
     info["cores"] = cores;
     return {
         ratioAtLeast("renew, 1 client, vs plain UPDATE + INSERT", m("renew 1"), m("plain 1"), "tx/s", 0.8),
-        ratioAtLeast("renew, " + n + " clients, vs plain UPDATE + INSERT", m("renew " + n), m("plain " + n), "tx/s",
-                     0.8),
+        ratioAtLeast("renew, " + n + " clients, vs plain UPDATE + INSERT", m("renew " + n), m("plain " + n),
+                     "tx/s", 0.8),
         ratioAtLeast("acquire-publish-release, " + n + " clients, vs 1 client", m("cycle " + n), m("cycle 1"),
                      "cycles/s", 3.0),
         ratioAtLeast("acquire-publish-release, " + n + " clients, vs 3 plain tx", m("cycle " + n),
@@ -238,15 +248,27 @@ std::vector<Goal> throughput(const Options& o, nlohmann::json& info)
 }
 
 // One way for jobs to reach the server: the conninfo relctl and psql take
-// (terraformUrl gives terraform's for the same place), and what its goals'
-// names and information keys say of it.
+// (terraformUrl gives terraform's for the same place), what its goals'
+// names and information keys say of it, and its goals (issue 30): a
+// reference a goal does not use is printed for information.
 struct Path
 {
     std::string name;
     std::string dsn;
     std::string goalSuffix;
     std::string infoSuffix;
+    // The most `relctl run -- true` may take, as a ratio to psql making the
+    // same 3 calls and to terraform apply; 0: no goal against it.
+    double psqlGoal = 0;
+    double terraformGoal = 0;
 };
+
+// The goal every path had against terraform before issue 30: a direct
+// `relctl run` opens a new server session, whose start-up alone (psql's bare
+// cycle is 0.37 of terraform) leaves it no room under 0.4, so the direct
+// path is held to psql's own calls instead and the pooled one to 0.35. The
+// ratio is still printed beside it.
+constexpr double kFormerTerraformGoal = 0.4;
 
 std::string terraformUrl(const std::string& dsn)
 {
@@ -256,6 +278,13 @@ std::string terraformUrl(const std::string& dsn)
     if (std::regex_search(dsn, m, std::regex(R"(port=(\d+))")))
         url += "&port=" + m[1].str();
     return url + "&user=postgres&sslmode=disable";
+}
+
+std::string fmt2(double x)
+{
+    char text[16];
+    std::snprintf(text, sizeof text, "%.2f", x);
+    return text;
 }
 
 // What one path's whole processes took, medians in ms.
@@ -271,31 +300,41 @@ struct Processes
 std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
 {
     const std::string env = "run-bench";
-    psqlValue(o, "SELECT relctl.env_add('" + env + "', 60000, 600000, '{}') WHERE NOT EXISTS "
-                 "(SELECT 1 FROM relctl.environments WHERE name = '" + env + "')");
+    psqlValue(o, "SELECT relctl.env_add('" + env +
+                     "', 60000, 600000, '{}') WHERE NOT EXISTS "
+                     "(SELECT 1 FROM relctl.environments WHERE name = '" +
+                     env + "')");
     const fs::path dir = fs::temp_directory_path() / ("relctl-bench-" + std::to_string(getpid()));
     fs::create_directories(dir);
     const std::string calls = (dir / "calls.sql").string();
-    std::ofstream(calls)
-        << "SELECT r ->> 'token' AS token, r ->> 'lease_id' AS lease_id\n"
-           "FROM (SELECT relctl.acquire('" << env << "', 'psql', 'psql', :generation, 60000, "
-           "gen_random_uuid()::text, '{}', false, NULL) AS r) acquired\n"
-           "\\gset\n"
-           "SELECT relctl.publish('" << env << "', :token, :'lease_id', '{}', gen_random_uuid()::text, '{}');\n"
-           "SELECT relctl.release('" << env << "', :token, :'lease_id', '{}', NULL);\n";
+    std::ofstream(calls) << "SELECT r ->> 'token' AS token, r ->> 'lease_id' AS lease_id\n"
+                            "FROM (SELECT relctl.acquire('"
+                         << env
+                         << "', 'psql', 'psql', :generation, 60000, "
+                            "gen_random_uuid()::text, '{}', false, NULL) AS r) acquired\n"
+                            "\\gset\n"
+                            "SELECT relctl.publish('"
+                         << env
+                         << "', :token, :'lease_id', '{}', gen_random_uuid()::text, '{}');\n"
+                            "SELECT relctl.release('"
+                         << env << "', :token, :'lease_id', '{}', NULL);\n";
     // For information: the floor under any client on this server, a new
     // session that only writes the cycle's rows (setup.sql's bare functions,
     // no checks), and a new session that runs nothing.
     psqlFile(o, script("setup"));
     const std::string bareEnv = "bare-0";
     const std::string bare = (dir / "bare.sql").string();
-    std::ofstream(bare) << "SELECT token FROM relctl_bench.acquire('" << bareEnv << "', :generation)\n"
+    std::ofstream(bare) << "SELECT token FROM relctl_bench.acquire('" << bareEnv
+                        << "', :generation)\n"
                            "\\gset\n"
-                           "SELECT relctl_bench.publish('" << bareEnv << "', :token);\n"
-                           "SELECT relctl_bench.release('" << bareEnv << "', :token);\n";
+                           "SELECT relctl_bench.publish('"
+                        << bareEnv
+                        << "', :token);\n"
+                           "SELECT relctl_bench.release('"
+                        << bareEnv << "', :token);\n";
     const auto highWater = [&](const std::string& name) {
-        return std::stoll(
-            psqlValue(o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + name + "'"));
+        return std::stoll(psqlValue(
+            o, "SELECT high_water_generation FROM relctl.environments WHERE name = '" + name + "'"));
     };
     long long bareGeneration = highWater(bareEnv);
 
@@ -308,9 +347,9 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
         e.push_back("PG_CONN_STR=" + terraformUrl(path.dsn));
         return e;
     };
-    std::vector<Path> paths = {{"direct", o.dsn, "", ""}};
+    std::vector<Path> paths = {{"direct", o.dsn, "", "", 1.1, 0}};
     if (!o.pooledDsn.empty())
-        paths.push_back({"pooled", o.pooledDsn, ", both through PgBouncer", " (pooled)"});
+        paths.push_back({"pooled", o.pooledDsn, ", both through PgBouncer", " (pooled)", 0, 0.35});
     // A directory per path: terraform init records where the state lives.
     const auto tfDir = [&](const Path& path) { return (dir / ("terraform-" + path.name)).string(); };
     if (terraform)
@@ -323,10 +362,12 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
     // The server's psql, not Debian's wrapper on PATH (a Perl script that
     // costs more than the calls it makes).
     const std::string bindir = psqlBinDir();
-    const std::string psqlProgram = !bindir.empty() && fs::exists(bindir + "/psql") ? bindir + "/psql" : "psql";
+    const std::string psqlProgram =
+        !bindir.empty() && fs::exists(bindir + "/psql") ? bindir + "/psql" : "psql";
     std::printf("psql: %s; the server preloads: %s\n", psqlProgram.c_str(),
                 psqlValue(o, "SELECT coalesce(nullif(current_setting('shared_preload_libraries'), ''), "
-                             "'nothing')").c_str());
+                             "'nothing')")
+                    .c_str());
 
     long long generation = highWater(env);
     const auto measure = [&](const Path& path) {
@@ -345,8 +386,9 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
             if (terraform)
                 t = timed({"terraform", "apply", "-auto-approve", "-input=false", "-no-color"}, tfVars,
                           tfDir(path));
-            const double b = timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
-                                    "generation=" + std::to_string(++bareGeneration), "-d", path.dsn, "-f", bare});
+            const double b =
+                timed({psqlProgram, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v",
+                       "generation=" + std::to_string(++bareGeneration), "-d", path.dsn, "-f", bare});
             const double e = timed({psqlProgram, "-X", "-q", "-d", path.dsn, "-c", "SELECT 1"});
             if (i == 0)
                 continue; // warm-up: the first of each pays for cold caches (and fills a pool)
@@ -374,16 +416,32 @@ std::vector<Goal> wholeProcess(const Options& o, nlohmann::json& info)
         info["psql SELECT 1, ms" + path.infoSuffix] = m.empty;
         info["psql bare writes, ms" + path.infoSuffix] = m.bare;
         info["psql 3 calls, ms" + path.infoSuffix] = m.psql;
+        info["relctl run, ms" + path.infoSuffix] = m.relctl;
         if (terraform)
-            goals.push_back(ratioAtMost("relctl run -- true vs terraform apply (pg backend)" + path.goalSuffix,
-                                        m.relctl, m.terraform, "ms", 0.4));
+            info["terraform apply, ms" + path.infoSuffix] = m.terraform;
+        const auto ratio = [](double value, double base, double goal, double former) {
+            char text[96];
+            std::snprintf(text, sizeof text, "ratio %.2f (%s%s)", value / base,
+                          goal > 0 ? (std::string("goal <= ") + fmt2(goal)).c_str() : "information",
+                          former > 0 ? (std::string(", former goal <= ") + fmt2(former)).c_str() : "");
+            return std::string(text);
+        };
+        std::printf("%s: relctl run -- true %.1f ms\n  vs psql's 3 calls       %6.1f ms  %s\n",
+                    path.name.c_str(), m.relctl, m.psql, ratio(m.relctl, m.psql, path.psqlGoal, 0).c_str());
+        if (terraform)
+            std::printf("  vs terraform apply       %6.1f ms  %s\n", m.terraform,
+                        ratio(m.relctl, m.terraform, path.terraformGoal, kFormerTerraformGoal).c_str());
         else
-            std::printf("terraform is not on PATH: relctl run -- true is compared with psql only\n");
-        Goal vsPsql = ratioAtMost("relctl run -- true vs psql making the same 3 calls" + path.goalSuffix, m.relctl,
-                                  m.psql, "ms", 1.5);
-        if (terraform)
-            vsPsql.target += " (informative)";
-        goals.push_back(vsPsql);
+            std::printf("  terraform is not on PATH: no figure against terraform apply%s\n",
+                        path.terraformGoal > 0 ? ", and its goal is not measured" : "");
+        if (path.psqlGoal > 0)
+            goals.push_back(
+                ratioAtMost("relctl run -- true vs psql making the same 3 calls" + path.goalSuffix, m.relctl,
+                            m.psql, "ms", path.psqlGoal));
+        if (terraform && path.terraformGoal > 0)
+            goals.push_back(
+                ratioAtMost("relctl run -- true vs terraform apply (pg backend)" + path.goalSuffix, m.relctl,
+                            m.terraform, "ms", path.terraformGoal));
     }
     fs::remove_all(dir);
     return goals;
