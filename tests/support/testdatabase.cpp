@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <unistd.h>
+#include <utility>
 
 namespace {
 
@@ -67,6 +68,11 @@ TestDatabase::TestDatabase(Schema schema)
     }
 }
 
+TestDatabase::TestDatabase(std::string dsn, std::string adminDsn)
+    : m_dsn(std::move(dsn)), m_adminDsn(std::move(adminDsn))
+{
+}
+
 void TestDatabase::createLogins() const
 {
     // Logins are cluster-wide and tests run in parallel: create each once,
@@ -83,6 +89,8 @@ void TestDatabase::createLogins() const
 
 TestDatabase::~TestDatabase()
 {
+    if (m_name.empty())
+        return; // adopted: not ours to drop
     try {
         pqxx::connection admin(clusterDsn());
         pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)");
@@ -158,19 +166,21 @@ std::vector<long long> TestDatabase::footprint() const
             "::bit(60)::bigint FROM relctl.environments)");
     }
     // Tables and settings of migration 0006, when it is applied.
-    if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'rollbacks'") == 1) {
+    if (count("SELECT count(*) FROM pg_tables WHERE schemaname = 'relctl' AND tablename = 'rollbacks'") ==
+        1) {
         for (const char* table : {"rollbacks", "promotions", "promotion_decisions"})
             figures.emplace_back(std::string("(SELECT count(*) FROM relctl.") + table + ")");
         figures.emplace_back(
             "(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', name, promote_from, soak_ms, "
-            "approvals_required, high_water_generation, current_manifest_id), ',' ORDER BY name), '')), 1, 15))"
+            "approvals_required, high_water_generation, current_manifest_id), ',' ORDER BY name), '')), 1, "
+            "15))"
             "::bit(60)::bigint FROM relctl.environments)");
         figures.emplace_back("(SELECT ('x' || substr(md5(coalesce(string_agg(concat_ws('/', id, state), ',' "
                              "ORDER BY id), '')), 1, 15))::bit(60)::bigint FROM relctl.promotions)");
     }
     figures.emplace_back("(SELECT coalesce(sum(last_token), 0) FROM relctl.environments)");
     figures.emplace_back("(SELECT coalesce(sum(extract(epoch FROM expires_at) * 1000)::bigint, 0) "
-                      "FROM relctl.leases)");
+                         "FROM relctl.leases)");
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < figures.size(); ++i)
         sql += (i ? ", " : "") + figures[i] + "::bigint";

@@ -21,6 +21,9 @@ public:
     enum class Schema { Migrated, Empty };
 
     explicit TestDatabase(Schema schema = Schema::Migrated);
+    // A database someone else made and drops (a demo cluster's): only the
+    // tests' window on it.
+    TestDatabase(std::string dsn, std::string adminDsn);
     ~TestDatabase();
     TestDatabase(const TestDatabase&) = delete;
     TestDatabase& operator=(const TestDatabase&) = delete;
@@ -57,7 +60,6 @@ public:
     void createLogins() const;
 
 private:
-
     std::string m_name;
     std::string m_dsn;
     std::string m_adminDsn;

@@ -249,7 +249,7 @@ QSize MainWindow::firstSize(QSize preferred, QSize available)
 void MainWindow::setDemo(bool demo)
 {
     m_demo = demo;
-    setWindowTitle(demo ? tr("relctl release console — DEMO (the embedded database)")
+    setWindowTitle(demo ? tr("relctl release console — DEMO (its own database)")
                         : tr("relctl release console"));
     m_demoLabel->setVisible(demo);
 }
@@ -456,9 +456,10 @@ void MainWindow::traceOrExplain(qint64 eventId, bool rejected)
     // A run that was cancelled or lost its lease left no refusal to trace,
     // but the reviewer must learn what it could not stop.
     if (const QString stopped = m_audit->stopNote(eventId); !stopped.isEmpty()) {
-        m_trace->showNothing(tr("Event %1 records what relctl run stopped. %2 Status… says what became of the job.")
-                                 .arg(eventId)
-                                 .arg(stopped));
+        m_trace->showNothing(
+            tr("Event %1 records what relctl run stopped. %2 Status… says what became of the job.")
+                .arg(eventId)
+                .arg(stopped));
         return;
     }
     m_trace->showNothing(tr("Event %1 was accepted: select a refused write to trace it.").arg(eventId));
