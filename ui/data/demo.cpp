@@ -349,6 +349,7 @@ QString demoRefusal(const ConnectionTarget& target, bool named)
 void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::time_point end)
 {
     std::vector<std::pair<std::string, std::string>> logins;
+    logins.reserve(kPeople.size() + 1);
     for (const std::string& person : kPeople)
         logins.emplace_back(person, "relctl_manager");
     logins.emplace_back(kJobs, "relctl_job");
@@ -366,7 +367,7 @@ void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::t
 
 std::string openDemo(relctl::EmbeddedCluster& cluster)
 {
-    const std::string conninfo = cluster.ensureRunning();
+    std::string conninfo = cluster.ensureRunning();
     {
         relctl::Database db(conninfo);
         relctl::AuditQuery recent;
