@@ -15,6 +15,7 @@
 #include "consoleclicks.h"
 #include "consolesession.h"
 #include "demo.h"
+#include "demodatabase.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "mainwindow.h"
@@ -82,7 +83,8 @@ class TestConsolePromotions final : public QObject
 {
     Q_OBJECT
 
-    std::unique_ptr<TestDatabase> m_db;
+    std::unique_ptr<DemoDatabase> m_demo;
+    TestDatabase* m_db = nullptr;
 
     std::string promotionId(const std::string& env, std::int64_t generation) const
     {
@@ -95,9 +97,9 @@ private slots:
     {
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
-        m_db = std::make_unique<TestDatabase>();
-        relctl::Database db(m_db->dsn());
-        seedDemoHistory(db);
+        m_demo = std::make_unique<DemoDatabase>();
+        m_db = &m_demo->db();
+        qInfo("the demo's week seeded in %lld ms (initdb, migrate, two restarts included)", m_demo->seedMs);
         // The demo's story, which the tests below rely on (and so check).
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.promotions WHERE env = 'prod' AND state = 'open'"),
                  2LL);
@@ -112,24 +114,24 @@ private slots:
         // One path, in order, with what each step runs.
         const QString paths = view->pathsText();
         const auto test = paths.indexOf(QStringLiteral("test v1.")),
-                   staging = paths.indexOf(QStringLiteral("staging v1.13")),
-                   prod = paths.indexOf(QStringLiteral("prod v1.9"));
+                   staging = paths.indexOf(QStringLiteral("staging v1.43")),
+                   prod = paths.indexOf(QStringLiteral("prod v1.39"));
         QVERIFY2(test >= 0 && staging > test && prod > staging, qPrintable(paths));
         QVERIFY2(paths.contains(QStringLiteral("2 approval(s)")), qPrintable(paths));
 
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 13));
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 43));
         const QString details = view->detailsText();
         QVERIFY2(details.contains(QStringLiteral("asked by alice")), qPrintable(details));
         QVERIFY2(details.contains(QStringLiteral("accepted on staging")), qPrintable(details));
-        QVERIFY2(details.contains(QStringLiteral("to go")), qPrintable(details)); // the 10 min soak runs
+        QVERIFY2(details.contains(QStringLiteral("to go")), qPrintable(details)); // the two-hour soak runs
         QVERIFY2(details.contains(QStringLiteral("Approvals: 1 of 2 — bob")), qPrintable(details));
-        // The diff against prod's v1.9: replicas 3 → 4, a feature flag turned on.
+        // The diff against prod's v1.39: replicas 3 → 4, a feature flag turned on.
         QVERIFY2(details.contains(QStringLiteral("replicas")), qPrintable(details));
         QVERIFY2(details.contains(QStringLiteral("features.checkout_v2")), qPrintable(details));
         QVERIFY2(!details.contains(QStringLiteral("migrations")), qPrintable(details));
 
-        // v1.14 was withdrawn on staging by its rollback.
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 14));
+        // v1.44 was withdrawn on staging by its rollback.
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 44));
         QVERIFY2(view->detailsText().contains(QStringLiteral("not accepted on staging")),
                  qPrintable(view->detailsText()));
     }
@@ -143,12 +145,12 @@ private slots:
         auto* approve = button<QPushButton>(c.window.promotionsView(), QStringLiteral("Approve"));
         auto* deny = button<QPushButton>(c.window.promotionsView(), QStringLiteral("Deny"));
         QVERIFY(approve && deny);
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 13)); // alice's
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 43)); // alice's
         QVERIFY(!approve->isEnabled());
         QVERIFY2(approve->toolTip().contains(QStringLiteral("You (alice) requested this promotion")),
                  qPrintable(approve->toolTip()));
         QVERIFY(deny->isEnabled());
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 14)); // dave's
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 44)); // dave's
         QVERIFY(approve->isEnabled());
     }
 
@@ -158,7 +160,7 @@ private slots:
         Console c{*m_db};
         QTRY_COMPARE_WITH_TIMEOUT(c.window.promotionsView()->count(), 2, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= kPromotionsSchemaVersion, 10000);
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 13));
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 43));
         auto* approve = button<QPushButton>(c.window.promotionsView(), QStringLiteral("Approve"));
         QTRY_VERIFY_WITH_TIMEOUT(approve->isEnabled(), 5000);
         QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
@@ -169,13 +171,13 @@ private slots:
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
 
         // The second distinct approval: the request is approved, by bob and erin.
-        const std::string id = promotionId("prod", 13);
+        const std::string id = promotionId("prod", 43);
         QCOMPARE(m_db->scalar("SELECT state FROM relctl.promotions WHERE id = " + id),
                  std::string("approved"));
         QCOMPARE(
             m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'promotion-approve' "
-                        "AND outcome = 'accepted' AND env = 'prod' AND actor = 'erin' AND release = 'v1.13' "
-                        "AND generation = 13 AND detail->>'promotion' = '" +
+                        "AND outcome = 'accepted' AND env = 'prod' AND actor = 'erin' AND release = 'v1.43' "
+                        "AND generation = 43 AND detail->>'promotion' = '" +
                         id +
                         "' AND detail->>'state' = 'approved' AND detail->>'approvals_given' = '2' "
                         "AND detail->>'requested_by' = 'alice'"),
@@ -205,7 +207,7 @@ private slots:
         Console c{*m_db};
         QTRY_COMPARE_WITH_TIMEOUT(c.window.promotionsView()->count(), 1, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= kPromotionsSchemaVersion, 10000);
-        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 14));
+        QVERIFY(selectPromotion(c, QStringLiteral("prod"), 44));
         auto* deny = button<QPushButton>(c.window.promotionsView(), QStringLiteral("Deny"));
         QTRY_VERIFY_WITH_TIMEOUT(deny->isEnabled(), 5000);
         QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
@@ -214,19 +216,19 @@ private slots:
         deny->click();
         QVERIFY(!*answered);
         QCOMPARE(finished.count(), 0);
-        answered = confirmNextAction({}, QStringLiteral("staging rolled v1.14 back"));
+        answered = confirmNextAction({}, QStringLiteral("staging rolled v1.44 back"));
         deny->click();
         QVERIFY(*answered);
         QVERIFY(finished.wait(10000));
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
 
-        const std::string id = promotionId("prod", 14);
+        const std::string id = promotionId("prod", 44);
         QCOMPARE(m_db->scalar("SELECT state FROM relctl.promotions WHERE id = " + id), std::string("denied"));
         QCOMPARE(
             m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'promotion-deny' "
-                        "AND outcome = 'accepted' AND env = 'prod' AND actor = 'frank' AND release = 'v1.14' "
+                        "AND outcome = 'accepted' AND env = 'prod' AND actor = 'frank' AND release = 'v1.44' "
                         "AND detail->>'promotion' = '" +
-                        id + "' AND detail->>'reason' = 'staging rolled v1.14 back'"),
+                        id + "' AND detail->>'reason' = 'staging rolled v1.44 back'"),
             1LL);
         QTRY_COMPARE_WITH_TIMEOUT(c.window.promotionsView()->count(), 0, 10000);
     }
@@ -244,19 +246,19 @@ private slots:
         ManifestHistoryDialog* dialog = c.window.manifestHistory();
         QVERIFY(dialog);
         QCOMPARE(dialog->environment(), QStringLiteral("staging"));
-        // Every publish and the demo's rollback, newest first; high water 14.
+        // Every publish and the demo's rollback, newest first; high water 44.
         const long long entries = m_db->count("SELECT count(*) FROM relctl.manifests WHERE env = 'staging'") +
                                   m_db->count("SELECT count(*) FROM relctl.rollbacks WHERE env = 'staging'");
         QTRY_COMPARE_WITH_TIMEOUT(dialog->model()->rowCount(), int(entries), 10000);
         QVERIFY(dialog->model()->index(0, 0).data(ManifestHistoryModel::IsRollback).toBool());
         QVERIFY(dialog->model()->index(0, 0).data(ManifestHistoryModel::IsCurrent).toBool());
-        QVERIFY2(dialog->summaryText().contains(QStringLiteral("High-water generation 14")),
+        QVERIFY2(dialog->summaryText().contains(QStringLiteral("High-water generation 44")),
                  qPrintable(dialog->summaryText()));
 
         const std::string current =
             m_db->scalar("SELECT current_manifest_id FROM relctl.environments WHERE name = 'staging'");
         const std::string target =
-            m_db->scalar("SELECT id FROM relctl.manifests WHERE env = 'staging' AND generation = 11");
+            m_db->scalar("SELECT id FROM relctl.manifests WHERE env = 'staging' AND generation = 41");
         QVERIFY(dialog->selectManifest(std::stoll(target)));
         auto* rollBack = dialog->findChild<QPushButton*>(QStringLiteral("rollBack"));
         QVERIFY(rollBack);
@@ -282,12 +284,12 @@ private slots:
         auto answered = confirmNextAction({}, {});
         rollBack->click();
         QVERIFY(!*answered);
-        QVERIFY2(shown.contains(QStringLiteral("v1.13")) && shown.contains(QStringLiteral("v1.11")) &&
-                     shown.contains(QStringLiteral("stays <b>14</b>")) &&
+        QVERIFY2(shown.contains(QStringLiteral("v1.43")) && shown.contains(QStringLiteral("v1.41")) &&
+                     shown.contains(QStringLiteral("stays <b>44</b>")) &&
                      shown.contains(QStringLiteral("replicas")),
                  qPrintable(shown));
         QCOMPARE(finished.count(), 0);
-        answered = confirmNextAction({}, QStringLiteral("v1.13 leaks memory"));
+        answered = confirmNextAction({}, QStringLiteral("v1.43 leaks memory"));
         rollBack->click();
         QVERIFY(*answered);
         QVERIFY(finished.wait(10000));
@@ -298,10 +300,10 @@ private slots:
         QCOMPARE(
             m_db->count(
                 "SELECT count(*) FROM relctl.events WHERE operation = 'rollback' AND env = 'staging' "
-                "AND outcome = 'accepted' AND actor = 'grace' AND release = 'v1.11' "
-                "AND detail->>'reason' = 'v1.13 leaks memory' AND detail->>'restored_manifest_id' = '" +
+                "AND outcome = 'accepted' AND actor = 'grace' AND release = 'v1.41' "
+                "AND detail->>'reason' = 'v1.43 leaks memory' AND detail->>'restored_manifest_id' = '" +
                 target + "' AND detail->>'replaced_manifest_id' = '" + current +
-                "' AND detail->>'replaced_release' = 'v1.13' AND detail->>'high_water_generation' = '14'"),
+                "' AND detail->>'replaced_release' = 'v1.43' AND detail->>'high_water_generation' = '44'"),
             1LL);
         // Live: the history shows the new rollback on top, current.
         QTRY_COMPARE_WITH_TIMEOUT(dialog->model()->rowCount(), int(entries + 1), 10000);
@@ -317,7 +319,7 @@ private slots:
         QVERIFY(hit.isMarker());
         QCOMPARE(hit.marker->kind, std::string("rollback"));
         QVERIFY(QString::fromStdString(hit.marker->label)
-                    .contains(QStringLiteral("rollback to v1.11 (from v1.13)")));
+                    .contains(QStringLiteral("rollback to v1.41 (from v1.43)")));
     }
 
     void theTraceExplainsTheGatesRefusals_data()
@@ -325,16 +327,16 @@ private slots:
         QTest::addColumn<QString>("where"); // picks the refusal
         QTest::addColumn<QStringList>("says");
         QTest::addRow("NOT_PROMOTED")
-            << QStringLiteral("reason = 'NOT_PROMOTED' AND generation = 14")
+            << QStringLiteral("reason = 'NOT_PROMOTED' AND generation = 44")
             << QStringList{QStringLiteral("Not promoted"), QStringLiteral("prod is promoted from staging"),
-                           QStringLiteral("staging had v1.13 (generation 13) current")};
+                           QStringLiteral("staging had v1.43 (generation 43) current")};
         QTest::addRow("APPROVAL_REQUIRED")
-            << QStringLiteral("reason = 'APPROVAL_REQUIRED' AND generation = 11")
+            << QStringLiteral("reason = 'APPROVAL_REQUIRED' AND generation = 41")
             << QStringList{QStringLiteral("needs 2 approval(s)"), QStringLiteral("0 had been given"),
                            QStringLiteral("2 more approval(s) on promotion request")};
         QTest::addRow("APPROVAL_DENIED")
-            << QStringLiteral("reason = 'APPROVAL_DENIED' AND generation = 11")
-            << QStringList{QStringLiteral("denied by carol"), QStringLiteral("v1.13 supersedes it"),
+            << QStringLiteral("reason = 'APPROVAL_DENIED' AND generation = 41")
+            << QStringList{QStringLiteral("denied by carol"), QStringLiteral("v1.43 supersedes it"),
                            QStringLiteral("A denial is final")};
     }
 

@@ -5,6 +5,8 @@
 // Every relctl here is a separate process with an empty HOME of its own.
 
 #define RELCTL_TEST_NO_SHORT_NAME
+#include "relctl/embedded.h"
+#include "relctl/error.h"
 #include "relctlprocess.h"
 
 #include <QDir>
@@ -14,6 +16,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <chrono>
+#include <functional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -329,6 +333,38 @@ private slots:
         QVERIFY2(contains(r.err, "postgresql"), r.err.c_str());
         QCOMPARE(r.json()["error"].get<std::string>(), std::string("unavailable"));
         QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory()))); // nothing was created
+    }
+
+    // A controlled clock (the demo's, through libfaketime) is only for a
+    // demo cluster: relctl's default, or any directory not named *-demo, is
+    // refused before anything is made, so a fabricated time never reaches a
+    // real database. The demo's cluster is beside the default one.
+    void aControlledClockIsOnlyForADemoCluster()
+    {
+        QTemporaryDir data(QStringLiteral("/tmp/relctl-clock-XXXXXX"));
+        const QByteArray saved = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", data.path().toLocal8Bit());
+        const relctl::EmbeddedCluster own = relctl::EmbeddedCluster::forCurrentUser();
+        const relctl::EmbeddedCluster demo = relctl::EmbeddedCluster::demoForCurrentUser();
+        QCOMPARE(demo.directory().string(), data.path().toStdString() + "/relctl-demo");
+        relctl::EmbeddedCluster other(data.path().toStdString() + "/staging");
+        for (relctl::EmbeddedCluster* cluster : {const_cast<relctl::EmbeddedCluster*>(&own), &other}) {
+            const auto refused = [&](const std::function<void()>& step) {
+                try {
+                    step();
+                } catch (const relctl::Error& e) {
+                    return e.code() == relctl::ExitCode::Usage && contains(e.what(), "not a demo cluster");
+                }
+                return false;
+            };
+            QVERIFY(refused([&] { cluster->startDemo({{"alice", "relctl_manager"}}); }));
+            QVERIFY(refused([&] { cluster->setClock(std::chrono::system_clock::now()); }));
+            QVERIFY(!QFileInfo::exists(QString::fromStdString(cluster->directory().string())));
+        }
+        if (saved.isNull())
+            qunsetenv("XDG_DATA_HOME");
+        else
+            qputenv("XDG_DATA_HOME", saved);
     }
 
     void aNamedServerDisablesTheDefault()

@@ -14,12 +14,15 @@
 #include "consoleclicks.h"
 #include "consolesession.h"
 #include "demo.h"
+#include "demodatabase.h"
+#include "demoopening.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "jobstatus.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
 #include "relctl/database.h"
+#include "relctl/embedded.h"
 #include "relctlprocess.h"
 #include "statuscard.h"
 #include "statusdialog.h"
@@ -30,6 +33,8 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDateTime>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QLineEdit>
@@ -83,7 +88,8 @@ class TestMainWindow final : public QObject
 {
     Q_OBJECT
 
-    std::unique_ptr<TestDatabase> m_db;
+    std::unique_ptr<DemoDatabase> m_demo;
+    TestDatabase* m_db = nullptr;
 
     // A holder of env and, queued behind it, one waiter per generation, each
     // (as relctl does) a live process holding its place. Under the approval
@@ -122,14 +128,15 @@ private slots:
         // Settings of the tests' own, never the user's.
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
-        m_db = std::make_unique<TestDatabase>();
-        relctl::Database db(m_db->dsn());
-        seedDemoHistory(db);
+        m_demo = std::make_unique<DemoDatabase>();
+        m_db = &m_demo->db();
+        qInfo("the demo's week seeded in %lld ms (initdb, migrate, two restarts included)", m_demo->seedMs);
         // The supersession tests queue fresh generations on staging, which
         // test (staging's upstream in the demo) never accepted: they are
         // about the queue, not promotions (test_consolepromotions).
-        db.setEnvironment(
-            {"staging", std::nullopt, std::nullopt, std::nullopt, "", std::nullopt, std::nullopt});
+        relctl::Database(m_db->dsn())
+            .setEnvironment(
+                {"staging", std::nullopt, std::nullopt, std::nullopt, "", std::nullopt, std::nullopt});
     }
 
     // The demo history is the protocol's own doing, so the history checker
@@ -140,6 +147,65 @@ private slots:
         QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
         QCOMPARE(r.json()["passed"].get<bool>(), true);
         QVERIFY(r.json()["checks"].size() >= 5);
+    }
+
+    // The demo is a week of work, written at the times the story gives each
+    // step by the server's own clock: seven days back from just before now,
+    // at working hours, by people and jobs with logins of their own.
+    void theDemoIsAWeekAtWorkingHours()
+    {
+        const auto end =
+            std::chrono::duration_cast<std::chrono::milliseconds>(m_demo->end.time_since_epoch()).count();
+        const auto first =
+            m_db->count("SELECT (extract(epoch FROM min(at)) * 1000)::bigint FROM relctl.events");
+        // (The tests' own changes come later, under the OS user's login.)
+        const auto last =
+            m_db->count("SELECT (extract(epoch FROM max(at)) * 1000)::bigint FROM relctl.events "
+                        "WHERE db_user IN ('alice', 'bob', 'carol', 'dave', 'ci')");
+        constexpr long long day = 24LL * 3600 * 1000;
+        QVERIFY2(last - first > 5 * day && last - first < 7 * day, qPrintable(QString::number(last - first)));
+        QVERIFY(last <= end + 1000 && last > end - 10 * 60 * 1000); // just before now
+        QVERIFY(m_db->count("SELECT count(DISTINCT at::date) FROM relctl.events") >= 5);
+        // Before today's incident, at working hours (UTC), a few in the evening.
+        const std::string before =
+            "at < to_timestamp(" + std::to_string(end / 1000) + ") - interval '6 hours'";
+        const long long all = m_db->count("SELECT count(*) FROM relctl.events WHERE " + before);
+        const long long working =
+            m_db->count("SELECT count(*) FROM relctl.events WHERE " + before +
+                        " AND extract(hour FROM at AT TIME ZONE 'UTC') BETWEEN 8 AND 18");
+        const long long evening =
+            m_db->count("SELECT count(*) FROM relctl.events WHERE " + before +
+                        " AND extract(hour FROM at AT TIME ZONE 'UTC') BETWEEN 19 AND 21");
+        QVERIFY2(all > 100 && working + evening == all && evening > 0 && evening < all / 10,
+                 qPrintable(QStringLiteral("%1 %2 %3").arg(all).arg(working).arg(evening)));
+        // Leases last minutes, not milliseconds.
+        QVERIFY(
+            m_db->count(
+                "SELECT count(*) FROM relctl.leases WHERE ended_at - acquired_at > interval '3 minutes'") >
+            20);
+        // Dozens of releases, promoted test → staging → prod.
+        QVERIFY(
+            m_db->count("SELECT count(DISTINCT generation) FROM relctl.events WHERE operation = 'publish' "
+                        "AND outcome = 'accepted'") >= 24);
+        QVERIFY(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = "
+                            "'accepted' AND env = 'prod'") >= 4);
+        // Races, expiries, a revoke, a freeze with a rollback on prod.
+        QVERIFY(m_db->count("SELECT count(*) FROM relctl.events WHERE reason = 'STALE_GENERATION'") >= 3);
+        QVERIFY(m_db->count("SELECT count(*) FROM relctl.events WHERE reason = 'LEASE_EXPIRED'") >= 1);
+        QVERIFY(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'revoke'") == 1);
+        QVERIFY(m_db->count("SELECT count(*) FROM relctl.events r JOIN relctl.events f ON f.env = r.env "
+                            "AND f.operation = 'freeze' AND r.operation = 'rollback' AND r.env = 'prod' "
+                            "AND r.at > f.at AND r.at < f.at + interval '1 hour'") == 1);
+        // Each person through their own login; the jobs through theirs.
+        QCOMPARE(m_db->count("SELECT count(DISTINCT db_user) FROM relctl.events "
+                             "WHERE operation = 'promotion-approve'"),
+                 3LL);
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'promotion-approve' "
+                             "AND db_user <> actor"),
+                 0LL);
+        QCOMPARE(m_db->scalar("SELECT string_agg(DISTINCT db_user, ',') FROM relctl.events "
+                              "WHERE operation IN ('acquire', 'publish', 'release')"),
+                 std::string("ci"));
     }
 
     void viewsFillAndARefusalIsTraced()
@@ -155,30 +221,30 @@ private slots:
         std::optional<int> staleRow;
         for (int row = 0; row < session.audit()->rowCount(); ++row) {
             const relctl::AuditEvent* e = session.audit()->eventAt(row);
-            if (e && e->reason && *e->reason == "STALE_GENERATION")
-                staleRow = row;
+            if (e && e->reason && *e->reason == "STALE_GENERATION" && !staleRow)
+                staleRow = row; // the newest: today's, on prod
         }
         QVERIFY(staleRow);
         QTableView* table = window.auditView()->table();
         table->selectionModel()->setCurrentIndex(session.audit()->index(*staleRow, 0),
                                                  QItemSelectionModel::ClearAndSelect |
                                                      QItemSelectionModel::Rows);
-        QTRY_VERIFY_WITH_TIMEOUT(window.tracePanel()->text().contains(QStringLiteral("pipeline-109")), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.tracePanel()->text().contains(QStringLiteral("pipeline-139")), 10000);
         // The time range narrows through the server: a window in the future is empty.
         QComboBox* since = nullptr;
         for (QComboBox* box : window.auditView()->findChildren<QComboBox*>())
             if (box->toolTip() == QStringLiteral("Time range"))
                 since = box;
         QVERIFY(since);
-        since->setCurrentIndex(1); // last 15 minutes: the seeded history is seconds old
+        since->setCurrentIndex(2); // the last hour: the end of today's story
         QVERIFY(session.audit()->filter().from.has_value());
         QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 10, 10000);
         const QString trace = window.tracePanel()->text();
-        QVERIFY(trace.contains(QStringLiteral("pipeline-108")));
-        QVERIFY(trace.contains(QStringLiteral("v1.9")));
+        QVERIFY(trace.contains(QStringLiteral("pipeline-138")));
+        QVERIFY(trace.contains(QStringLiteral("v1.39")));
         // A span a person reads ("1.25 s", "1 min 43 s"), not a count of milliseconds.
         QVERIFY(
-            QRegularExpression(QStringLiteral("published by job pipeline-109 at .* — "
+            QRegularExpression(QStringLiteral("published by job pipeline-139 at .* — "
                                               "[0-9.]+ (ms|s|min [0-9]+ s|h [0-9]+ min) before the refusal"))
                 .match(trace)
                 .hasMatch());
@@ -190,7 +256,7 @@ private slots:
     void aRevokedPublishIsTracedToTheOperatorAndReason()
     {
         const qint64 refused = std::stoll(m_db->scalar(
-            "SELECT id FROM relctl.events WHERE reason = 'LEASE_REVOKED' AND job = 'pipeline-110'"));
+            "SELECT id FROM relctl.events WHERE reason = 'LEASE_REVOKED' AND job = 'pipeline-140'"));
         Console c{*m_db};
         QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), refused).has_value(), 15000);
         c.window.selectEvent(refused, c.session.audit()->eventAt(*auditRow(c.session.audit(), refused))->at,
@@ -198,8 +264,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("LEASE_REVOKED")),
                                  10000);
         const QString trace = c.window.tracePanel()->text();
-        for (const char* part : {"publish on staging refused", "release-manager",
-                                 "deploy stuck on a health check", "pipeline-110"})
+        for (const char* part :
+             {"publish on staging refused", "dave", "deploy stuck on a health check", "pipeline-140"})
             QVERIFY2(trace.contains(QLatin1String(part)), qPrintable(trace));
     }
 
@@ -263,7 +329,7 @@ private slots:
     {
         // A pending request needs live waiters: staging is newest/approval in the demo.
         std::string h;
-        auto waiters = holdAndQueue("staging", "", 20, {21, 22}, h);
+        auto waiters = holdAndQueue("staging", "", 120, {121, 122}, h);
         if (QTest::currentTestFailed())
             return;
         Console c{*m_db};
@@ -294,7 +360,7 @@ private slots:
     void aSupersessionIsDeniedFromTheConsole()
     {
         std::string h;
-        auto waiters = holdAndQueue("staging", "deny-", 30, {31, 32}, h);
+        auto waiters = holdAndQueue("staging", "deny-", 130, {131, 132}, h);
         if (QTest::currentTestFailed())
             return;
         const std::string request =
@@ -311,7 +377,7 @@ private slots:
         deny->click();
         QVERIFY(!*answered);
         QCOMPARE(finished.count(), 0);
-        answered = confirmNextAction(QStringLiteral("rm-alice"), QStringLiteral("v1.31 ships first"));
+        answered = confirmNextAction(QStringLiteral("rm-alice"), QStringLiteral("v1.131 ships first"));
         deny->click();
         QVERIFY(*answered);
         QVERIFY(finished.wait(10000));
@@ -320,11 +386,11 @@ private slots:
         QCOMPARE(m_db->scalar("SELECT concat_ws(' | ', state, decided_by, reason) FROM relctl.supersessions "
                               "WHERE id = " +
                               request),
-                 std::string("denied | rm-alice | v1.31 ships first"));
+                 std::string("denied | rm-alice | v1.131 ships first"));
         QCOMPARE(
             m_db->count("SELECT count(*) FROM relctl.events WHERE operation = 'deny' AND env = 'staging' "
-                        "AND outcome = 'accepted' AND actor = 'rm-alice' AND job = 'deny-waiter-32' "
-                        "AND detail->>'reason' = 'v1.31 ships first' AND detail->>'request' = '" +
+                        "AND outcome = 'accepted' AND actor = 'rm-alice' AND job = 'deny-waiter-132' "
+                        "AND detail->>'reason' = 'v1.131 ships first' AND detail->>'request' = '" +
                         request + "'"),
             1LL);
         // The decision is live in the console too: the request leaves the list.
@@ -334,18 +400,19 @@ private slots:
         // winner keeps waiting behind it.
         QCOMPARE(
             m_db->count("SELECT count(*) FROM relctl.candidates WHERE env = 'staging' AND state = 'waiting' "
-                        "AND job = 'deny-waiter-31'"),
+                        "AND job = 'deny-waiter-131'"),
             1LL);
-        QCOMPARE(m_db->scalar("SELECT job FROM relctl.queue_head('staging')"), std::string("deny-waiter-31"));
+        QCOMPARE(m_db->scalar("SELECT job FROM relctl.queue_head('staging')"),
+                 std::string("deny-waiter-131"));
         QCOMPARE(runRelctl(*m_db, {"lease", "release", "--lease", h}).exitCode, 0);
         QVERIFY(waiters[0]->waitForFinished(10000));
         QCOMPARE(waiters[0]->exitCode(), 0);
         QCOMPARE(
             m_db->scalar("SELECT job FROM relctl.leases WHERE env = 'staging' ORDER BY token DESC LIMIT 1"),
-            std::string("deny-waiter-31"));
+            std::string("deny-waiter-131"));
         QCOMPARE(waiters[1]->state(), QProcess::Running);
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' "
-                             "AND job = 'deny-waiter-32'"),
+                             "AND job = 'deny-waiter-132'"),
                  1LL);
         // Clean up the operator's way: the winner gets its turn, then ends too.
         runRelctl(*m_db, {"lease", "revoke", "--env", "staging", "--by", "test", "--reason", "clean up"});
@@ -416,17 +483,17 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(c.session.audit()->rowCount() > 10, 15000);
         // The seeded stale write (r8's late publish on prod) and one more refusal.
         const qint64 stale = m_db->count("SELECT id FROM relctl.events WHERE reason = 'STALE_GENERATION' "
-                                         "AND operation = 'publish' ORDER BY id LIMIT 1");
+                                         "AND operation = 'publish' ORDER BY id DESC LIMIT 1");
         const qint64 other =
             m_db->count("SELECT id FROM relctl.events WHERE outcome = 'rejected' AND id <> " +
-                        std::to_string(stale) + " ORDER BY id LIMIT 1");
+                        std::to_string(stale) + " ORDER BY id DESC LIMIT 1");
         QVERIFY(stale > 0 && other > 0);
         QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), stale) && auditRow(c.session.audit(), other),
                                  10000);
         const relctl::AuditEvent event = *c.session.audit()->eventAt(*auditRow(c.session.audit(), stale));
         QVERIFY(event.job && event.token);
 
-        // Zoomed in on it (the demo's writes are milliseconds apart), the
+        // Zoomed in on it (a second around it), the
         // marker is where the widget's geometry says: click it there.
         TimelineWidget* timeline = c.window.timeline();
         timeline->setVisibleRange(event.at - 500, event.at + 500);
@@ -487,7 +554,7 @@ private slots:
         const auto [savedCode, savedErr] = run({QStringLiteral("--demo"), QStringLiteral("--screenshot"),
                                                 config.filePath(QStringLiteral("shot.png"))});
         QCOMPARE(savedCode, 2);
-        QVERIFY2(savedErr.contains(QStringLiteral("--demo seeds only the embedded database")) &&
+        QVERIFY2(savedErr.contains(QStringLiteral("--demo opens only its own demo database")) &&
                      savedErr.contains(QStringLiteral("Embedded")),
                  qPrintable(savedErr));
         QCOMPARE(savedErr.count(QStringLiteral("release-console:")), 1); // one clear line
@@ -498,6 +565,74 @@ private slots:
         QVERIFY2(namedErr.contains(QStringLiteral("never a database named by --dsn")), qPrintable(namedErr));
         QCOMPARE(m_db->count("SELECT count(*) FROM relctl.events"), before);
         QVERIFY(!QFile::exists(config.filePath(QStringLiteral("shot.png"))));
+    }
+
+    // release-console --demo opens on the last day of the week, on its
+    // refused stale write; one gesture (Shift+F) shows the whole week.
+    void theDemoOpensOnItsLastDay()
+    {
+        const qint64 stale = m_db->count("SELECT id FROM relctl.events WHERE reason = 'STALE_GENERATION' "
+                                         "AND operation = 'publish' ORDER BY id DESC LIMIT 1");
+        const qint64 first =
+            m_db->count("SELECT (extract(epoch FROM min(at)) * 1000)::bigint FROM relctl.events");
+        Console c{*m_db};
+        openOnLastDay(&c.session, &c.window);
+        TimelineWidget* timeline = c.window.timeline();
+        QTRY_COMPARE_WITH_TIMEOUT(timeline->selectedEvent(), stale, 20000);
+        constexpr qint64 hour = 3600 * 1000;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        QVERIFY2(std::abs(timeline->visibleTo() - timeline->visibleFrom() - 24 * hour) < 1000,
+                 qPrintable(QString::number(timeline->visibleTo() - timeline->visibleFrom())));
+        QVERIFY(std::abs(timeline->visibleTo() - (now + hour)) < 2 * 60 * 1000);
+        QVERIFY(timeline->markerPosition(stale).has_value()); // on screen
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("pipeline-139")),
+                                 10000);
+
+        timeline->setFocus();
+        QTest::keyClick(timeline, Qt::Key_F, Qt::ShiftModifier);
+        QVERIFY2(timeline->visibleFrom() <= first &&
+                     timeline->visibleTo() - timeline->visibleFrom() > 5 * 24 * hour,
+                 qPrintable(QStringLiteral("%1 %2 %3")
+                                .arg(timeline->visibleFrom())
+                                .arg(timeline->visibleTo())
+                                .arg(first)));
+    }
+
+    // The demo's week goes into a cluster of its own, beside the embedded
+    // one, which it never creates or touches; its server is back on the
+    // real clock when the console opens.
+    void theDemoHasADatabaseOfItsOwn()
+    {
+        QTemporaryDir home(QStringLiteral("/tmp/relctl-demohome-XXXXXX"));
+        QFile::setPermissions(home.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                               QFileDevice::ExeOwner | QFileDevice::ExeGroup |
+                                               QFileDevice::ExeOther);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), home.path());
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        for (const char* name : {"RELCTL_DSN", "PGHOST", "PGDATABASE", "PGSERVICE"})
+            env.remove(QLatin1String(name));
+        QProcess console;
+        console.setProcessEnvironment(env);
+        QElapsedTimer timer;
+        timer.start();
+        console.start(QStringLiteral(RELEASE_CONSOLE_BIN),
+                      {QStringLiteral("--demo"), QStringLiteral("--screenshot"),
+                       home.filePath(QStringLiteral("shot.png"))});
+        const bool finished = console.waitForFinished(120000);
+        relctl::EmbeddedCluster demo(home.filePath(QStringLiteral("relctl-demo")).toStdString());
+        const bool onFakeClock = demo.onControlledClock();
+        const bool running = demo.running();
+        demo.stop();
+        QVERIFY(finished);
+        qInfo("release-console --demo, first run (initdb, seed, screenshot): %lld ms", timer.elapsed());
+        QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+        QVERIFY(QFile::exists(home.filePath(QStringLiteral("shot.png"))));
+        QVERIFY(running);
+        QVERIFY(!onFakeClock);
+        QVERIFY(QFile::exists(home.filePath(QStringLiteral("relctl-demo/data/PG_VERSION"))));
+        QVERIFY(!QFile::exists(home.filePath(QStringLiteral("relctl")))); // the embedded default: never made
     }
 
     // The status card asks the real database through the worker: a job that

@@ -68,8 +68,10 @@ relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane,
         const relctl::EpochMs slot = span / leasesPerLane;
         for (int i = 0; i < leasesPerLane; ++i) {
             const relctl::EpochMs start =
-                from + i * slot + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 4 + 1));
-            const relctl::EpochMs length = slot / 2 + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 2 + 1));
+                from + i * slot +
+                static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 4 + 1));
+            const relctl::EpochMs length =
+                slot / 2 + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 2 + 1));
             const bool last = i == leasesPerLane - 1;
             slice.leases.push_back(
                 lease(env, token++, start, start + length, last ? "live" : endings[random() % 5]));
@@ -271,9 +273,30 @@ private slots:
             std::find_if(ticks.begin(), ticks.end(), [&](const auto& t) { return t.ms == midnight; });
         QVERIFY(atMidnight != ticks.end());
         QVERIFY(atMidnight->major);
-        QCOMPARE(atMidnight->context, QStringLiteral("2023-11-15"));
+        QCOMPARE(atMidnight->context, QStringLiteral("Wed 2023-11-15")); // with its day of the week
         QCOMPARE(atMidnight->label, QStringLiteral("00:00"));
         QVERIFY(!(atMidnight - 1)->major);
+    }
+
+    // A week (the demo's, Shift+F) reads by its days, each named; the last
+    // day by hours, the date with its weekday where the day changes.
+    void aWeekReadsByItsDays()
+    {
+        const double monday = 1699833600e3; // 2023-11-13 00:00 UTC, a Monday
+        const auto week = geometry(monday - 3600e3, 7 * kDay + 7200e3, 900).niceTicks(80);
+        QStringList labels;
+        for (const auto& tick : week)
+            labels << tick.label;
+        QCOMPARE(labels.size(), 8);
+        QCOMPARE(labels.first(), QStringLiteral("Mon Nov 13"));
+        QCOMPARE(labels.at(4), QStringLiteral("Fri Nov 17"));
+        const auto day = geometry(monday + 10 * 3600e3, kDay, 900).niceTicks(80);
+        QVERIFY(day.size() >= 6 && day.size() <= 12);
+        const auto midnight =
+            std::find_if(day.begin(), day.end(), [&](const auto& t) { return t.ms == monday + kDay; });
+        QVERIFY(midnight != day.end());
+        QCOMPARE(midnight->context, QStringLiteral("Tue 2023-11-14"));
+        QCOMPARE(day.front().context, QStringLiteral("Mon 2023-11-13"));
     }
 
     void lanes()

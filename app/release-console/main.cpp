@@ -3,6 +3,7 @@
 
 #include "consolesession.h"
 #include "demo.h"
+#include "demoopening.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
 #include "startupreport.h"
@@ -12,7 +13,6 @@
 #include <QCommandLineParser>
 #include <QSettings>
 #include <QTimer>
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -35,8 +35,9 @@ int main(int argc, char** argv)
                                  QStringLiteral("conninfo"));
     const QCommandLineOption demo(
         QStringLiteral("demo"),
-        QStringLiteral("Open the embedded database with a demo history (seeded only there, and only "
-                       "while it has no environments); refused when another database is named"));
+        QStringLiteral("Open the demo: a week's history in a database of its own beside the embedded one "
+                       "(seeded on first use, and again once a day old); refused when another database is "
+                       "named"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
         QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
@@ -49,48 +50,23 @@ int main(int argc, char** argv)
                                                 : ConnectionTarget::load(QSettings());
     if (parser.isSet(demo)) {
         // The demo's history is fabricated and the audit trail is
-        // append-only: written into a real database it could never be
-        // removed. So it goes only into the embedded database, and the run
-        // is refused (before anything connects) when --dsn, the saved
-        // connection or $RELCTL_DSN / PG* name any other.
+        // append-only: it lives in a database of its own, which nothing but
+        // --demo opens. A run that also names another database (--dsn, the
+        // saved connection, $RELCTL_DSN / PG*) is refused before anything
+        // connects, rather than leave the user unsure which one they see.
         if (const QString refusal = relctl::ui::demoRefusal(target, parser.isSet(dsn)); !refusal.isEmpty()) {
             std::fprintf(stderr, "release-console: %s\n", qPrintable(refusal));
             return 2;
         }
-        target = ConnectionTarget::embedded();
+        target = ConnectionTarget::demo();
     }
     relctl::ui::ConsoleSession session(
         std::make_unique<relctl::ui::PostgresBackend>(target, parser.isSet(demo)));
     relctl::ui::MainWindow window(&session);
     window.setConnectionTarget(target);
     window.setDemo(parser.isSet(demo));
-    if (parser.isSet(demo)) {
-        // The demo history is written in a second or two: at the default ten
-        // minutes it would be one smudge at the right edge. The first slice
-        // (read after seeding) fits the view to its markers and stops
-        // following, so the story stays put until Follow now is pressed.
-        QObject::connect(
-            &session, &relctl::ui::ConsoleSession::timelineReady, &window,
-            [&window](const relctl::TimelineSlice& slice) {
-                if (slice.markers.empty())
-                    return;
-                const auto [first, last] =
-                    std::minmax_element(slice.markers.begin(), slice.markers.end(),
-                                        [](const relctl::TimelineMarker& a, const relctl::TimelineMarker& b) {
-                                            return a.at < b.at;
-                                        });
-                const qint64 span = std::max<qint64>(last->at - first->at, 1000);
-                window.timeline()->setFollowNow(false);
-                window.timeline()->setVisibleRange(first->at - span / 5, last->at + span / 3);
-                // And opens on the demo's point: the stale write that was refused.
-                const auto refusal =
-                    std::find_if(slice.markers.begin(), slice.markers.end(),
-                                 [](const relctl::TimelineMarker& m) { return m.kind == "refusal"; });
-                if (refusal != slice.markers.end())
-                    window.selectEvent(refusal->eventId, refusal->at, true);
-            },
-            Qt::SingleShotConnection);
-    }
+    if (parser.isSet(demo))
+        relctl::ui::openOnLastDay(&session, &window);
     // RELCTL_CONSOLE_REPORT=FILE (the console benchmark): when the window
     // became usable, written to FILE. Off unless set.
     relctl::ui::StartupReport::fromEnvironment(&window, &session);

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <grp.h>
+#include <iterator>
 #include <libpq-fe.h>
 #include <optional>
 #include <pqxx/pqxx>
@@ -100,9 +101,13 @@ Account serverAccount()
 struct Layout
 {
     fs::path dir, data, log, lock, stamp, socket;
+    // Present while the server runs on a controlled clock (a demo): the
+    // offset libfaketime reads.
+    fs::path clock;
 
     explicit Layout(const fs::path& d)
-        : dir(d), data(d / "data"), log(d / "server.log"), lock(d / "lock"), stamp(d / "migrated")
+        : dir(d), data(d / "data"), log(d / "server.log"), lock(d / "lock"), stamp(d / "migrated"),
+          clock(d / "clock")
     {
         const std::string path = d.string();
         const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
@@ -379,8 +384,10 @@ std::string logExcerpt(const Layout& at)
     return error.empty() ? last : error;
 }
 
-// Runs one step as the server's user, its output appended to the log.
-void runStep(const std::string& step, std::vector<std::string> argv, const Layout& at, int logFd)
+// Runs one step as the server's user, its output appended to the log, with
+// `extraEnv` ("NAME=value") added to the environment.
+void runStep(const std::string& step, std::vector<std::string> argv, const Layout& at, int logFd,
+             const std::vector<std::string>& extraEnv = {})
 {
     if (asRoot())
         argv.insert(argv.begin(),
@@ -394,7 +401,9 @@ void runStep(const std::string& step, std::vector<std::string> argv, const Layou
     if (write(logFd, marker.data(), marker.size()) < 0)
         spdlog::debug("cannot write to {}: {}", at.log.string(), std::strerror(errno));
     const auto started = Clock::now();
-    const std::string failure = spawnAndWait(argv, serverEnvironment(at), at.dir, logFd);
+    std::vector<std::string> env = serverEnvironment(at);
+    env.insert(env.end(), extraEnv.begin(), extraEnv.end());
+    const std::string failure = spawnAndWait(argv, env, at.dir, logFd);
     spdlog::debug("embedded database: {} took {} ms", step, millisSince(started));
     if (!failure.empty())
         unavailable(step + " failed (" + failure + "): " + logExcerpt(at) + " (see " + at.log.string() + ")");
@@ -433,7 +442,25 @@ void initialize(const Layout& at, const fs::path& bin, int logFd)
         unavailable(systemError("cannot complete the cluster in " + staging.string()));
 }
 
-void start(const Layout& at, const fs::path& bin, const Account& server, int logFd)
+// The environment that puts the server's clock under the demo's control:
+// libfaketime reads the offset from the clock file on every call (no cache),
+// and leaves the monotonic clocks alone, so that timeouts and waits keep
+// real time.
+std::vector<std::string> controlledClockEnvironment(const Layout& at)
+{
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/usr/lib", ec)) {
+        const fs::path lib = entry.path() / "faketime" / "libfaketime.so.1";
+        if (access(lib.c_str(), R_OK) == 0)
+            return {"LD_PRELOAD=" + lib.string(), "FAKETIME_TIMESTAMP_FILE=" + at.clock.string(),
+                    "FAKETIME_NO_CACHE=1", "DONT_FAKE_MONOTONIC=1"};
+    }
+    unavailable("the demo's clock needs libfaketime, which is not installed: install the Debian package "
+                "faketime");
+}
+
+void start(const Layout& at, const fs::path& bin, const Account& server, int logFd,
+           const std::vector<std::string>& clockEnv = {})
 {
     // Rewritten on every start, so that the socket follows the directory if it moves.
     // plpgsql is preloaded: every session of relctl or the console calls
@@ -459,8 +486,31 @@ void start(const Layout& at, const fs::path& bin, const Account& server, int log
     // pg_ctl starts the postmaster through /bin/sh with -D and -l pasted into
     // its command line; PGDATA in the environment and a log path relative to
     // the working directory keep the user's path out of that shell string.
-    runStep("pg_ctl start", {(bin / "pg_ctl").string(), "start", "-w", "-t", "60", "-l", "server.log"}, at,
-            logFd);
+    runStep(clockEnv.empty() ? "pg_ctl start" : "pg_ctl start (on the demo's clock)",
+            {(bin / "pg_ctl").string(), "start", "-w", "-t", "60", "-l", "server.log"}, at, logFd, clockEnv);
+}
+
+void stopServer(const Layout& at, const fs::path& bin, int logFd)
+{
+    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at, logFd);
+}
+
+// An offset libfaketime reads ("+12.5" seconds), replaced whole by a rename
+// so that the server never reads a half-written one.
+void writeClock(const Layout& at, double offsetSeconds)
+{
+    char text[64];
+    std::snprintf(text, sizeof text, "%+.6f\n", offsetSeconds);
+    const fs::path next = at.clock.string() + ".next";
+    {
+        Fd file(open(next.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        const auto length = static_cast<ssize_t>(std::strlen(text));
+        if (file.get() < 0 || write(file.get(), text, std::strlen(text)) != length ||
+            fchmod(file.get(), 0644) != 0)
+            unavailable(systemError("cannot write " + next.string()));
+    }
+    if (rename(next.c_str(), at.clock.c_str()) != 0)
+        unavailable(systemError("cannot replace " + at.clock.string()));
 }
 
 // The role that administers the cluster: relctl_admin in a cluster made by
@@ -540,6 +590,109 @@ std::string EmbeddedCluster::conninfo() const
     return Layout(m_directory).conninfo("relctl");
 }
 
+EmbeddedCluster EmbeddedCluster::demoForCurrentUser()
+{
+    const fs::path own = forCurrentUser().directory();
+    return EmbeddedCluster(own.parent_path() / (own.filename().string() + "-demo"));
+}
+
+std::string EmbeddedCluster::conninfoAs(const std::string& login) const
+{
+    return Layout(m_directory).conninfo("relctl", login);
+}
+
+void EmbeddedCluster::requireDemo() const
+{
+    const std::string name = m_directory.filename().string();
+    const bool named = name.size() > 5 && name.compare(name.size() - 5, 5, "-demo") == 0;
+    std::optional<fs::path> own;
+    try {
+        own = forCurrentUser().directory();
+    } catch (const Error&) {
+        // No default cluster can be named here: nothing to confuse this one with.
+    }
+    if (!named || (own && *own == m_directory))
+        throw Error(ExitCode::Usage, "embedded database: " + m_directory.string() +
+                                         " is not a demo cluster (a directory named *-demo beside relctl's "
+                                         "default): a controlled clock is only for a demo's history");
+}
+
+void EmbeddedCluster::startDemo(const std::vector<std::pair<std::string, std::string>>& logins)
+{
+    requireDemo();
+    const Layout at(m_directory);
+    const fs::path bin = findBinaries(at);
+    const Account server = serverAccount();
+    prepareDirectory(at.dir, server);
+    Fd lock(lockDirectory(at));
+    Fd log(openServerFile(at.log, O_APPEND, server));
+    if (!fs::exists(at.data / "PG_VERSION"))
+        initialize(at, bin, log.get());
+    // Peer authentication admits the OS user as each login: written before
+    // the start, which reads it (the roles may come after).
+    {
+        std::ifstream in(at.data / "pg_ident.conf");
+        const std::string ident((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::ofstream out(at.data / "pg_ident.conf", std::ios::app);
+        for (const auto& login : logins) {
+            const std::string line = "relctl " + clientRole() + ' ' + login.first + '\n';
+            if (ident.find(line) == std::string::npos)
+                out << line;
+        }
+        if (!out.flush())
+            unavailable(systemError("cannot write " + (at.data / "pg_ident.conf").string()));
+    }
+    if (serverPid(at))
+        stopServer(at, bin, log.get());
+    writeClock(at, 0);
+    start(at, bin, server, log.get(), controlledClockEnvironment(at));
+    const std::string admin = adminRole(at);
+    try {
+        session::Connection conn(at.conninfo("postgres", admin));
+        pqxx::nontransaction tx(conn);
+        if (!tx.exec("SELECT 1 FROM pg_database WHERE datname = 'relctl'").empty()) {
+            session::Connection demo(at.conninfo("relctl", admin));
+            pqxx::nontransaction look(demo);
+            const bool used = !look.exec("SELECT 1 FROM pg_namespace WHERE nspname = 'relctl'").empty() &&
+                              !look.exec("SELECT 1 FROM relctl.events LIMIT 1").empty();
+            demo.disconnect();
+            if (used) {
+                tx.exec("DROP DATABASE relctl WITH (FORCE)");
+                std::error_code ec;
+                fs::remove(at.stamp, ec);
+            }
+        }
+    } catch (const std::exception& e) {
+        unavailable("emptying the demo's database failed: " + std::string(e.what()));
+    }
+    if (firstLine(at.stamp) != schemaStamp())
+        createDatabaseAndMigrate(at);
+    try {
+        session::Connection conn(at.conninfo("relctl", admin));
+        pqxx::nontransaction tx(conn);
+        for (const auto& [login, group] : logins)
+            if (tx.exec_params("SELECT 1 FROM pg_roles WHERE rolname = $1", login).empty())
+                tx.exec("CREATE ROLE " + tx.quote_name(login) + " LOGIN IN ROLE " + tx.quote_name(group));
+    } catch (const std::exception& e) {
+        unavailable("creating the demo's logins failed: " + std::string(e.what()));
+    }
+}
+
+void EmbeddedCluster::setClock(std::chrono::system_clock::time_point now) const
+{
+    requireDemo();
+    const Layout at(m_directory);
+    if (!fs::exists(at.clock))
+        throw Error(ExitCode::Usage, "embedded database: the server of " + m_directory.string() +
+                                         " does not run on a controlled clock");
+    writeClock(at, std::chrono::duration<double>(now - std::chrono::system_clock::now()).count());
+}
+
+bool EmbeddedCluster::onControlledClock() const
+{
+    return fs::exists(Layout(m_directory).clock);
+}
+
 std::string EmbeddedCluster::administratorConninfo(const std::string& database) const
 {
     const Layout at(m_directory);
@@ -549,9 +702,9 @@ std::string EmbeddedCluster::administratorConninfo(const std::string& database) 
 std::string EmbeddedCluster::ensureRunning()
 {
     const Layout at(m_directory);
-    // The common case costs a stat, one ping and a small read: no lock, no pg_ctl.
+    // The common case costs two stats, one ping and a small read: no lock, no pg_ctl.
     const bool up = running();
-    if (up && firstLine(at.stamp) == schemaStamp()) {
+    if (up && firstLine(at.stamp) == schemaStamp() && !fs::exists(at.clock)) {
         if (serverLogTooLarge(at)) // one stat in the common case
             boundServerLog(at, serverAccount(), false);
         return conninfo();
@@ -566,6 +719,16 @@ std::string EmbeddedCluster::ensureRunning()
     const Account server = serverAccount();
     prepareDirectory(at.dir, server);
     Fd lock(lockDirectory(at)); // a concurrent relctl waits here, then finds the server running
+    if (fs::exists(at.clock)) {
+        // A demo's clock: back to the real one (also after a seeder died).
+        if (!bin)
+            bin = findBinaries(at);
+        Fd log(openServerFile(at.log, O_APPEND, server));
+        if (serverPid(at))
+            stopServer(at, *bin, log.get());
+        std::error_code ec;
+        fs::remove(at.clock, ec);
+    }
     if (!running()) {
         if (!bin)
             bin = findBinaries(at);
@@ -617,8 +780,7 @@ void EmbeddedCluster::stop()
         return; // a stale pid file: the server is gone already
     const fs::path bin = findBinaries(at);
     Fd log(openServerFile(at.log, O_APPEND, server));
-    runStep("pg_ctl stop", {(bin / "pg_ctl").string(), "stop", "-m", "fast", "-w", "-t", "60"}, at,
-            log.get());
+    stopServer(at, bin, log.get());
     // The server removed its socket; a directory made for it under /tmp goes too.
     if (at.socket != at.dir)
         rmdir(at.socket.c_str());

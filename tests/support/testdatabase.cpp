@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <unistd.h>
+#include <utility>
 
 namespace {
 
@@ -67,6 +68,11 @@ TestDatabase::TestDatabase(Schema schema)
     }
 }
 
+TestDatabase::TestDatabase(std::string dsn, std::string adminDsn)
+    : m_dsn(std::move(dsn)), m_adminDsn(std::move(adminDsn))
+{
+}
+
 void TestDatabase::createLogins() const
 {
     // Logins are cluster-wide and tests run in parallel: create each once,
@@ -98,6 +104,8 @@ std::string TestDatabase::loginDsn(const std::string& person, const std::vector<
 
 TestDatabase::~TestDatabase()
 {
+    if (m_name.empty())
+        return; // adopted: not ours to drop
     try {
         pqxx::connection admin(clusterDsn());
         pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)");

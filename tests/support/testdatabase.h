@@ -21,6 +21,9 @@ public:
     enum class Schema { Migrated, Empty };
 
     explicit TestDatabase(Schema schema = Schema::Migrated);
+    // A database someone else made and drops (a demo cluster's): only the
+    // tests' window on it.
+    TestDatabase(std::string dsn, std::string adminDsn);
     ~TestDatabase();
     TestDatabase(const TestDatabase&) = delete;
     TestDatabase& operator=(const TestDatabase&) = delete;

@@ -69,6 +69,7 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
         m_default->setChecked(true);
         break;
     case ConnectionTarget::Kind::Embedded:
+    case ConnectionTarget::Kind::Demo: // the nearest: another embedded cluster
         m_embedded->setChecked(true);
         break;
     case ConnectionTarget::Kind::Dsn:

@@ -249,7 +249,7 @@ QSize MainWindow::firstSize(QSize preferred, QSize available)
 void MainWindow::setDemo(bool demo)
 {
     m_demo = demo;
-    setWindowTitle(demo ? tr("relctl release console — DEMO (the embedded database)")
+    setWindowTitle(demo ? tr("relctl release console — DEMO (its own database)")
                         : tr("relctl release console"));
     m_demoLabel->setVisible(demo);
 }

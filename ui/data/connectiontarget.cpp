@@ -85,6 +85,8 @@ void ConnectionTarget::save(QSettings& settings) const
         settings.setValue(modeKey, QStringLiteral("dsn"));
         settings.setValue(dsnKey, dsn);
         break;
+    case Kind::Demo:
+        break; // for one run only: the next one opens what was saved before
     }
 }
 
@@ -113,6 +115,8 @@ QString ConnectionTarget::describe() const
     }
     case Kind::Embedded:
         return QObject::tr("the embedded database");
+    case Kind::Demo:
+        return QObject::tr("the demo's own database");
     case Kind::Dsn:
         break;
     }
@@ -139,6 +143,8 @@ std::string ConnectionTarget::resolve() const
     const ConnectionTarget chosen = effective();
     if (chosen.kind == Kind::Embedded)
         return relctl::EmbeddedCluster::forCurrentUser().ensureRunning();
+    if (chosen.kind == Kind::Demo)
+        return relctl::EmbeddedCluster::demoForCurrentUser().ensureRunning();
     return chosen.dsn.toStdString(); // empty: libpq's PG* variables
 }
 

@@ -11,15 +11,17 @@ namespace relctl::ui {
 // Where the console connects. "Default" is relctl's own rule, the same as the
 // CLI's: $RELCTL_DSN, else libpq's PG* variables when they name a database,
 // else the embedded database. "Embedded" and "Dsn" name one place whatever
-// the environment says.
+// the environment says. "Demo" is the demo's own cluster (release-console
+// --demo), never saved and never anyone's default.
 struct ConnectionTarget
 {
-    enum class Kind { Default, Embedded, Dsn };
+    enum class Kind { Default, Embedded, Dsn, Demo };
     Kind kind = Kind::Default;
     QString dsn; // for Kind::Dsn: a libpq connection string or URI
 
     static ConnectionTarget fromDsn(const QString& dsn);
     static ConnectionTarget embedded() { return {Kind::Embedded, {}}; }
+    static ConnectionTarget demo() { return {Kind::Demo, {}}; }
 
     // Stored under connection/mode (default | embedded | dsn) and connection/dsn.
     static ConnectionTarget load(const QSettings& settings);

@@ -3,6 +3,7 @@
 #include "demo.h"
 #include "relctl/auditexport.h"
 #include "relctl/database.h"
+#include "relctl/embedded.h"
 #include "relctl/error.h"
 #include "relctl/listener.h"
 
@@ -88,16 +89,18 @@ void ConsoleWorker::connectNow()
 {
     m_state.target = m_target.describe();
     try {
+        if (m_seedDemo) {
+            // Only into the demo's own cluster: a connection switched before
+            // the first one succeeded does not receive the demo.
+            if (m_target.kind == ConnectionTarget::Kind::Demo) {
+                relctl::EmbeddedCluster demo = relctl::EmbeddedCluster::demoForCurrentUser();
+                openDemo(demo);
+            }
+            m_seedDemo = false;
+        }
         // Resolved on every attempt: an embedded cluster that stopped is started again.
         const std::string conninfo = m_target.resolve();
         auto db = std::make_unique<relctl::Database>(conninfo);
-        if (m_seedDemo) {
-            // Checked again here, where it is written: a connection switched
-            // before the first one succeeded must not receive the demo.
-            if (demoRefusal(m_target, false).isEmpty())
-                seedDemoHistory(*db);
-            m_seedDemo = false;
-        }
         QElapsedTimer timer;
         timer.start();
         const relctl::ServerInfo info = db->serverInfo();

@@ -1,27 +1,42 @@
 #pragma once
 
 #include <QString>
+#include <chrono>
+#include <string>
 
 namespace relctl {
-class Database;
+class EmbeddedCluster;
 }
 
-// Seeds a demo history through the protocol itself (no SQL): environments
-// with different policies, releases racing, a stale write refused, an expired
-// lease superseded, a revoke, a freeze, waiting candidates, a promotion path
-// test → staging → prod (prod needing two approvals and a soak) with open,
-// denied and refused promotions, and a rollback on staging. Idempotent: does
-// nothing when the database already has environments. Takes a few seconds
-// (it lets one lease expire); run it on the worker's thread.
+// The demo (release-console --demo) lives in a cluster of its own beside the
+// embedded one (EmbeddedCluster::demoForCurrentUser), which nothing but --demo
+// opens. Its history is a week written through the protocol itself (no SQL)
+// by people and jobs with logins of their own, while the demo's server runs
+// on a clock only the demo controls (libfaketime): three environments with a
+// promotion path test → staging → prod (prod needing a two-hour soak and two
+// approvals), dozens of releases at working hours, races, expired leases, a
+// freeze with a rollback on prod; and today an incident with a refused stale
+// write, a revoke, a rollback on staging, the promotion gate's refusals, two
+// requests open for prod, a job holding test and prod frozen.
 namespace relctl::ui {
 
-void seedDemoHistory(relctl::Database& db);
+// Writes the week into `cluster`'s relctl database (dropped and created again
+// first), its last event just before `end`; the server is back on the real
+// clock afterwards. Refused unless `cluster` is a demo cluster. About two
+// seconds beside restarting the server twice.
+void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::time_point end);
+
+// The demo's database, seeded first when it has no environments or its newest
+// event is more than 12 hours old; returns its conninfo (the OS user's login).
+// Takes seconds when it seeds: run it off the GUI thread.
+std::string openDemo(relctl::EmbeddedCluster& cluster);
 
 struct ConnectionTarget;
 
-// Why the demo may not be seeded where `target` leads (empty: it may): only
-// the embedded database takes it, so that a fabricated history never lands
-// in a real, append-only audit trail. `named`: the target came from --dsn.
+// Why --demo may not run with `target` (empty: it may): the demo opens only
+// its own database, and a run that names another (by --dsn, the saved
+// connection, $RELCTL_DSN or PG* variables) is refused rather than leave the
+// user unsure which one they look at. `named`: the target came from --dsn.
 QString demoRefusal(const ConnectionTarget& target, bool named);
 
 } // namespace relctl::ui

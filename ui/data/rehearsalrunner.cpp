@@ -20,7 +20,9 @@ public:
 
     void scenarioStarted(const relctl::rehearsal::Scenario& scenario, int index, int count) override
     {
-        post([scenario, index, count](RehearsalRunner* r) { emit r->scenarioStarted(scenario, index, count); });
+        post([scenario, index, count](RehearsalRunner* r) {
+            emit r->scenarioStarted(scenario, index, count);
+        });
     }
     void step(const relctl::rehearsal::Step& step) override
     {
@@ -41,7 +43,8 @@ private:
     template <typename Call> void post(Call&& call)
     {
         QMetaObject::invokeMethod(
-            m_runner, [runner = m_runner, call = std::forward<Call>(call)] { call(runner); }, Qt::QueuedConnection);
+            m_runner, [runner = m_runner, call = std::forward<Call>(call)] { call(runner); },
+            Qt::QueuedConnection);
     }
 
     RehearsalRunner* m_runner;
@@ -79,10 +82,13 @@ bool RehearsalRunner::start(const ConnectionTarget& target, relctl::rehearsal::O
         QString error;
         try {
             const ConnectionTarget server = target.effective();
-            if (server.kind == ConnectionTarget::Kind::Embedded) {
+            if (server.kind == ConnectionTarget::Kind::Embedded ||
+                server.kind == ConnectionTarget::Kind::Demo) {
                 // As `relctl rehearse` does: the administrator creates the
                 // scratch database; the manager's database is what --like copies.
-                EmbeddedCluster cluster = EmbeddedCluster::forCurrentUser();
+                EmbeddedCluster cluster = server.kind == ConnectionTarget::Kind::Demo
+                                              ? EmbeddedCluster::demoForCurrentUser()
+                                              : EmbeddedCluster::forCurrentUser();
                 options.likeConninfo = cluster.ensureRunning();
                 options.server = cluster.administratorConninfo();
             } else {
@@ -96,7 +102,8 @@ bool RehearsalRunner::start(const ConnectionTarget& target, relctl::rehearsal::O
             error = QString::fromStdString(e.what());
         }
         QMetaObject::invokeMethod(
-            this, [this, report = std::move(report), error] { conclude(report, error); }, Qt::QueuedConnection);
+            this, [this, report = std::move(report), error] { conclude(report, error); },
+            Qt::QueuedConnection);
     });
     return true;
 }

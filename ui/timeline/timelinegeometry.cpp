@@ -40,6 +40,9 @@ QString labelFormat(double step)
         return QStringLiteral("HH:mm:ss");
     if (step < kDay)
         return QStringLiteral("HH:mm");
+    // A week reads by its days: "Mon Nov 30"; weeks and longer by dates.
+    if (step < 7 * kDay)
+        return QStringLiteral("ddd MMM d");
     return QStringLiteral("MMM d");
 }
 
@@ -153,7 +156,7 @@ std::vector<TimelineGeometry::Tick> TimelineGeometry::niceTicks(double minSpacin
             if (step < kDay) {
                 tick.major = at.date() != previousDay;
                 if (tick.major)
-                    tick.context = at.toString(QStringLiteral("yyyy-MM-dd"));
+                    tick.context = at.toString(QStringLiteral("ddd yyyy-MM-dd"));
             } else {
                 tick.major = at.date().year() != previousYear;
                 if (tick.major)
