@@ -9,6 +9,13 @@ RELCTL_BUILD_DIR=$RELCTL_ROOT/build/release
 
 relctl_log() { printf '==> %s\n' "$*" >&2; }
 
+# Progress: `relctl_stage_done NAME START [NOTE]` prints "==> NAME: N s" with
+# the seconds since START (a $SECONDS value), so a slow set-up shows where its
+# time went.
+relctl_stage_done() {
+    relctl_log "$1: $((SECONDS - $2)) s${3:+ ($3)}"
+}
+
 relctl_as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -26,30 +33,45 @@ RELCTL_PACKAGES=(
 
 # Installs what is missing of RELCTL_PACKAGES and of the extra packages given.
 relctl_install_deps() {
-    local missing=()
+    local missing=() start=$SECONDS
     for p in "${RELCTL_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     if [ ${#missing[@]} -eq 0 ]; then
+        relctl_stage_done packages "$start" "all installed"
         return 0
     fi
     relctl_log "installing ${missing[*]}"
     relctl_as_root apt-get update -qq
     relctl_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    relctl_stage_done packages "$start" "${#missing[@]} installed"
 }
 
-# Configures and builds a preset of CMakePresets.json (default: release);
-# quiet unless it fails. The log stays in build/PRESET.log.
+# Configures a preset of CMakePresets.json (default: release) and builds it:
+# the build preset's targets, or only the TARGETs given (and what they link).
+# Quiet unless it fails; the log stays in build/PRESET.log. Prints the time of
+# each step.
 relctl_build() {
     local preset=${1:-$RELCTL_PRESET}
-    local log=$RELCTL_ROOT/build/$preset.log
-    relctl_log "building preset $preset"
+    shift || true
+    local targets=("$@")
+    local log=$RELCTL_ROOT/build/$preset.log start=$SECONDS
     mkdir -p "$RELCTL_ROOT/build"
-    if ! (cd "$RELCTL_ROOT" && cmake --preset "$preset" && cmake --build --preset "$preset") >"$log" 2>&1; then
+    if ! (cd "$RELCTL_ROOT" && cmake --preset "$preset") >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        relctl_log "configure failed (full log: $log)"
+        return 1
+    fi
+    relctl_stage_done "configure ($preset)" "$start"
+    start=$SECONDS
+    local what=${targets[*]:-every target of the build preset}
+    relctl_log "building $preset: $what"
+    if ! (cd "$RELCTL_ROOT" && cmake --build --preset "$preset" ${targets[@]:+--target "${targets[@]}"}) >>"$log" 2>&1; then
         tail -n 60 "$log" >&2
         relctl_log "build failed (full log: $log)"
         return 1
     fi
+    relctl_stage_done "build ($preset)" "$start"
 }
 
 relctl_pg_bindir() {
@@ -149,11 +171,14 @@ relctl_test_env() {
     unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE RELCTL_DSN RELCTL_LEASE RELCTL_OP_KEY
 }
 
-# Everything a script needs before it runs relctl: packages, a build, and a
-# throwaway cluster removed when the script exits.
+# Everything a script needs before it runs relctl: packages, a build (of the
+# TARGETs given, else of everything), and a throwaway cluster removed when the
+# script exits.
 relctl_prepare() {
     relctl_install_deps
-    relctl_build
+    relctl_build "$RELCTL_PRESET" "$@"
+    local start=$SECONDS
     relctl_pg_start
     trap relctl_pg_stop EXIT
+    relctl_stage_done cluster "$start"
 }

@@ -17,8 +17,25 @@ filters=("$@")
 root=$(printf '%s' "$RELCTL_ROOT" | sed 's/[][\\.*^$+?(){}|]/\\&/g')
 [ ${#filters[@]} -gt 0 ] || filters=("^$root/(app|core|ui|bench|tests)/")
 log=$RELCTL_ROOT/build/tidy.log
-relctl_log "clang-tidy over build/release/compile_commands.json"
-if ! run-clang-tidy-14 -p "$RELCTL_BUILD_DIR" -j 2 -quiet -extra-arg=-Wno-unknown-warning-option \
+# The commands as each file compiles on its own: each unity batch of the
+# release build (ui/CMakeLists.txt) split back into its files, so that every
+# file is analysed, and with only its own #includes.
+db=$(mktemp -d)
+trap 'rm -rf "$db"' EXIT
+python3 - "$RELCTL_BUILD_DIR/compile_commands.json" "$db/compile_commands.json" <<'PY'
+import json, re, sys
+entries = []
+for e in json.load(open(sys.argv[1])):
+    command = e["command"]
+    files = [e["file"]]
+    if re.search(r"/Unity/unity_\d+_cxx\.cxx$", e["file"]):
+        files = re.findall(r'^#include "(.*)"$', open(e["file"]).read(), re.M)
+    for f in files:
+        entries.append(dict(e, file=f, command=command.replace(e["file"], f)))
+json.dump(entries, open(sys.argv[2], "w"), indent=1)
+PY
+relctl_log "clang-tidy over build/release/compile_commands.json, file by file"
+if ! run-clang-tidy-14 -p "$db" -j 2 -quiet -extra-arg=-Wno-unknown-warning-option \
     "${filters[@]}" >"$log" 2>&1; then
     # Without the invocations, the counts of suppressed warnings and the colours.
     grep -v -e '^clang-tidy-14 ' -e 'warnings\? generated\.$' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 80 >&2
