@@ -138,8 +138,10 @@ private slots:
         QCOMPARE(relctl(db, {"env", "set", "prod", "--approvals", "2"}).exitCode, 0);
         const std::string carol = db.loginDsn("carol");
         const std::string id = openByJob(db, db.jobDsn(), "v3", 3);
+        constexpr int kRacers = 8;
         std::vector<std::unique_ptr<QProcess>> racers;
-        for (int i = 0; i < 8; ++i)
+        racers.reserve(kRacers);
+        for (int i = 0; i < kRacers; ++i)
             racers.push_back(startRelctlWithDsn(
                 carol, {"--json", "promote", "approve", id, "--by", "name-" + std::to_string(i)}));
         int accepted = 0, duplicate = 0;

@@ -4,6 +4,8 @@
 // cannot count twice under another operator name, and the Promotions view
 // names each approval's login beside its name.
 
+// relctl is a namespace here too: the CLI runs as runRelctl.
+#define RELCTL_TEST_NO_SHORT_NAME
 #include "actiondialog.h"
 #include "consoleclicks.h"
 #include "promotionsview.h"
@@ -44,8 +46,8 @@ private slots:
     void approvalsFromTheConsoleCountOncePerLogin()
     {
         TestDatabase db;
-        QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
-        QCOMPARE(relctl(db, {"env", "set", "prod", "--approvals", "2"}).exitCode, 0);
+        QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
+        QCOMPARE(runRelctl(db, {"env", "set", "prod", "--approvals", "2"}).exitCode, 0);
         const std::string alice = db.loginDsn("alice"), carol = db.loginDsn("carol");
         QCOMPARE(relctlWithDsn(alice, {"promote", "request", "--env", "prod", "--release", "v2",
                                        "--generation", "2", "--by", "alice"})

@@ -72,7 +72,8 @@ private slots:
         set = roundTrip<relctl::EnvironmentSet>(
             db.write("SELECT relctl.env_set('staging', 'newest', NULL, NULL, '{}')"));
         QVERIFY(!set.changed.policy && !set.changed.supersede && !set.changed.serialization);
-        QCOMPARE(m.setEnvironment({"test", {}, {}, "off", {}, {}, {}}).environment.serialization, std::string("off"));
+        QCOMPARE(m.setEnvironment({"test", {}, {}, "off", {}, {}, {}}).environment.serialization,
+                 std::string("off"));
 
         // Nothing published, no lease.
         auto shown = roundTrip<relctl::ManifestShow>(db.json("SELECT relctl.manifest_show('prod', false)"));
@@ -196,10 +197,12 @@ private slots:
         QVERIFY(!none.recorded() && !none.outcome && !none.operation);
         const auto info = roundTrip<relctl::ServerInfo>(db.json(
             "SELECT jsonb_build_object('server_version', current_setting('server_version'), 'database', "
-            "current_database(), 'now', clock_timestamp(), 'schema_version', "
+            "current_database(), 'login', session_user, 'now', clock_timestamp(), 'schema_version', "
             "(SELECT max(version) FROM relctl.schema_migrations))"));
         QVERIFY(info.schemaVersion.value_or(0) > 0);
         QCOMPARE(m.serverInfo().database, db.name());
+        // The login the server authenticated: what approvals are counted by.
+        QCOMPARE(m.serverInfo().login, std::string("relctl_test_manager"));
 
         // relctl --json prints the server's reply (the history is at rest now:
         // no live lease whose remaining time would change between two reads).
