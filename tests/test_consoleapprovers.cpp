@@ -44,7 +44,7 @@ QString refusalOf(TestConsole& c, const std::string& id, const QString& by)
     c.session.runAction(a);
     if (!finished.wait(10000) || finished.first().at(0).toBool())
         return {};
-    const QString message = finished.first().at(1).toString();
+    QString message = finished.first().at(1).toString();
     for (const QString& reason : {QStringLiteral("SELF_APPROVAL"), QStringLiteral("DUPLICATE_APPROVAL")})
         if (message.contains(reason))
             return reason;
