@@ -107,6 +107,13 @@ LANGUAGE sql STABLE AS $$
             AND pg_catalog.pg_has_role(session_user, e.approver_role, 'MEMBER'))
 $$;
 
+-- Why may_decide said no, in the words of every NOT_APPROVER refusal.
+CREATE FUNCTION relctl.not_approver_message(e relctl.environments) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT format('NOT_APPROVER: login %s is not a member of %s, the approver role of %s', session_user,
+                  e.approver_role, e.name)
+$$;
+
 -- A decision refused by the approver rules (NOT_APPROVER, SELF_APPROVAL,
 -- DUPLICATE_APPROVAL): recorded with the caller's name and login, and
 -- answered as a refusal. p_operation is the decision's own operation, so the
@@ -340,8 +347,7 @@ BEGIN
         RETURN relctl.decision_refused(
             p.env, v_operation, 'NOT_APPROVER', NULL, p.release, p.generation, p_by, p_client,
             jsonb_build_object('promotion', p.id, 'approver_role', e.approver_role),
-            format('NOT_APPROVER: login %s is not a member of %s, the approver role of %s', v_login,
-                   e.approver_role, p.env),
+            relctl.not_approver_message(e),
             jsonb_build_object('promotion', relctl.promotion_json(p)));
     END IF;
     IF p_approve AND (v_login = p.requested_login OR p_by = p.requested_by) THEN

@@ -469,8 +469,7 @@ BEGIN
         RETURN relctl.decision_refused(
             s.env, CASE WHEN p_approve THEN 'approve' ELSE 'deny' END, 'NOT_APPROVER', w.job, w.release,
             w.generation, p_by, p_client, jsonb_build_object('request', s.id, 'approver_role', e.approver_role),
-            format('NOT_APPROVER: login %s is not a member of %s, the approver role of %s', session_user,
-                   e.approver_role, s.env),
+            relctl.not_approver_message(e),
             jsonb_build_object('supersession', relctl.supersession_json(s)));
     END IF;
     UPDATE relctl.supersessions
