@@ -37,6 +37,7 @@
 #include "relctl/database.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
@@ -98,6 +100,24 @@ std::optional<double> rssAnonMb(const std::string& pid)
         if (line.rfind("RssAnon:", 0) == 0)
             return std::atof(line.c_str() + 8) / 1024; // kB
     return std::nullopt;
+}
+
+// CPU seconds (user + system) a process has used: "self" or a backend's pid.
+double cpuSeconds(const std::string& pid)
+{
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const std::size_t name = text.rfind(')'); // the command name may hold spaces
+    if (name == std::string::npos)
+        return 0;
+    std::istringstream fields(text.substr(name + 2));
+    std::string field;
+    long long ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i)
+        if (i == 14 || i == 15) // utime, stime
+            ticks += std::atoll(field.c_str());
+    return double(ticks) / double(sysconf(_SC_CLK_TCK));
 }
 
 std::string fmtMb(double mb)
@@ -296,6 +316,16 @@ int main(int argc, char** argv)
                     most = std::max(most.value_or(0), *mb);
             return most;
         };
+        // The CPU the client (this process) and the backends used (the
+        // export's, and the one COPY reads through), to tell which side
+        // bounds an export.
+        const int copyBackend = pqxx::nontransaction(raw).exec1("SELECT pg_backend_pid()")[0].as<int>();
+        const auto backendCpu = [&] {
+            double sum = cpuSeconds(std::to_string(copyBackend));
+            for (const int pid : backends)
+                sum += cpuSeconds(std::to_string(pid));
+            return sum;
+        };
         // What the server writes to temporary files for an export (the
         // database's temp_bytes, which a backend reports when it goes idle).
         const auto tempBytes = [&] {
@@ -332,14 +362,23 @@ int main(int argc, char** argv)
                 std::vector<double> copyMs;
                 std::vector<double> ratios;
                 double tempMb = 0;
+                // CPU seconds per run: [0] client, [1] server; COPY, export.
+                std::array<std::vector<double>, 2> copyCpu, exportCpu;
                 for (int run = 0; run < kExportRuns; ++run) {
+                    double client = cpuSeconds("self"), server = backendCpu();
                     auto begin = Clock::now();
                     copied = copyRows(filtered);
                     copyMs.push_back(ms(Clock::now() - begin));
+                    copyCpu[0].push_back(cpuSeconds("self") - client);
+                    copyCpu[1].push_back(backendCpu() - server);
                     const double tempBefore = tempBytes();
+                    client = cpuSeconds("self");
+                    server = backendCpu();
                     begin = Clock::now();
                     rows = exportAuditFile(q, options, path);
                     exportMs.push_back(ms(Clock::now() - begin));
+                    exportCpu[0].push_back(cpuSeconds("self") - client);
+                    exportCpu[1].push_back(backendCpu() - server);
                     tempMb = std::max(tempMb, (tempBytes() - tempBefore) / 1e6);
                     ratios.push_back(copyMs.back() / exportMs.back() * double(rows) / double(copied));
                 }
@@ -367,6 +406,12 @@ int main(int argc, char** argv)
                     backendPeak ? (fmtMb(*backendBefore) + " -> peak " + fmtMb(*backendPeak)).c_str()
                                 : "not readable (/proc of another user or host)",
                     tempMb);
+                const auto p50 = [](std::vector<double> v) {
+                    std::sort(v.begin(), v.end());
+                    return v[v.size() / 2];
+                };
+                std::printf("  CPU s (p50): export client %.2f, server %.2f; COPY client %.2f, server %.2f\n",
+                            p50(exportCpu[0]), p50(exportCpu[1]), p50(copyCpu[0]), p50(copyCpu[1]));
                 goals.push_back(relctl::bench::ratioAtLeast("audit export " + what, rate, reference, "rows/s",
                                                             kExportTargetRatio));
                 goals.push_back(relctl::bench::below("audit export " + what + " client memory", clientPeak,

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <pqxx/pqxx>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -1389,6 +1390,139 @@ private slots:
         QCOMPARE(sqlState(db.reviewerDsn(), page("-9223372036854775808, 9223372036854775807", "10")), std::string());
         QCOMPARE(sqlState(db.jobDsn(), page("NULL, NULL", "10")), std::string("42501"));
         QCOMPARE(db.footprint(), before);
+    }
+
+    // relctl.console_audit_export_view, through which the export reads, is an
+    // API too. It refuses what console_audit_export refuses; whatever a
+    // caller sends as a value (quotes, the filter's own $n, format codes),
+    // its view holds exactly the rows console_audit_export returns for the
+    // same arguments; the view goes with the transaction that made it; kept
+    // by a session that commits, no other login can read it, and its maker
+    // can neither write through it nor redefine it; and nothing is written.
+    void theExportViewWithstandsAnyArguments()
+    {
+        TestDatabase db;
+        seedEvents(db, 300);
+        seedNullKeys(db, 10);
+        const auto before = db.footprint();
+        const auto viewCall = [](const std::string& args) {
+            return "SELECT relctl.console_audit_export_view(" + args + ")";
+        };
+        const std::string open = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true";
+        QCOMPARE(sqlState(db.reviewerDsn(), viewCall("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL")),
+                 std::string("RC002")); // no direction
+        QCOMPARE(sqlState(db.reviewerDsn(), viewCall(open)), std::string());
+        QCOMPARE(sqlState(db.jobDsn(), viewCall(open)), std::string("42501"));
+        for (const char* bad : {"'lease_id'", "'id; DROP TABLE relctl.events'", "'detail'", "''"})
+            QCOMPARE(sqlState(db.reviewerDsn(),
+                              viewCall(std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad + ", true")),
+                     std::string("RC002"));
+        QCOMPARE(sqlState(db.reviewerDsn(), viewCall("NULL, NULL, NULL, NULL, 2, 1, NULL, 'time', true")),
+                 std::string("RC002"));
+        QCOMPARE(sqlState(db.reviewerDsn(), viewCall(open + ", 'maybe'")), std::string("RC002"));
+
+        pqxx::connection reviewer(db.reviewerDsn());
+        const auto ids = [](pqxx::transaction_base& tx, const std::string& from) {
+            std::vector<std::int64_t> out;
+            for (const auto& r : tx.exec("SELECT id FROM " + from))
+                out.push_back(r[0].as<std::int64_t>());
+            return out;
+        };
+        // The same rows in the same order, whatever the values hold.
+        const std::vector<std::string> values{"prod",     "job-1",    "RUNNER", "x' OR true --", "$1",
+                                              "$14",      "p.p1",     "%s %L %I", "\\",         "'';DROP TABLE relctl.events;--",
+                                              "e.id > 0", "NULL"};
+        int matched = 0;
+        for (const std::string& v : values) {
+            const std::string literal = sqlLiteral(v);
+            for (const std::string& args :
+                 {literal + ", NULL, NULL, NULL, NULL, NULL, NULL, 'job', false",
+                  "NULL, " + literal + ", NULL, NULL, NULL, NULL, NULL, 'release', true",
+                  "NULL, NULL, " + literal + ", NULL, NULL, NULL, NULL, 'host', true",
+                  "NULL, NULL, NULL, " + literal + ", NULL, NULL, NULL, 'time', false",
+                  "NULL, NULL, NULL, NULL, -9223372036854775808, 9223372036854775807, " + literal +
+                      ", 'token', true, 'accepted'"}) {
+                pqxx::work tx(reviewer);
+                QCOMPARE(tx.exec1(viewCall(args))[0].as<std::string>(), std::string("pg_temp.relctl_audit_export"));
+                const std::vector<std::int64_t> viaView = ids(tx, "pg_temp.relctl_audit_export");
+                QCOMPARE(viaView, ids(tx, "relctl.console_audit_export(" + args + ")"));
+                matched += viaView.empty() ? 0 : 1;
+                tx.abort();
+                // Gone with its transaction.
+                QVERIFY(pqxx::nontransaction(reviewer)
+                            .exec1("SELECT to_regclass('pg_temp.relctl_audit_export') IS NULL")[0]
+                            .as<bool>());
+            }
+        }
+        QVERIFY(matched >= 4); // the values that name rows found them
+        // A view kept by a session that commits is that session's alone.
+        const std::string schema = [&] {
+            pqxx::nontransaction tx(reviewer);
+            tx.exec(viewCall(open));
+            return tx.exec1("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                            "WHERE c.oid = 'pg_temp.relctl_audit_export'::regclass")[0]
+                .as<std::string>();
+        }();
+        QCOMPARE(pqxx::nontransaction(reviewer).exec1("SELECT count(*) FROM pg_temp.relctl_audit_export")[0].as<long long>(),
+                 310LL);
+        const std::string elsewhere = "SELECT count(*) FROM " + schema + ".relctl_audit_export";
+        QCOMPARE(sqlState(db.loginDsn("another_reviewer", {"relctl_reviewer"}), elsewhere), std::string("42501"));
+        QCOMPARE(sqlState(db.jobDsn(), elsewhere), std::string("42501"));
+        const auto stateOf = [&](const std::string& sql) {
+            try {
+                pqxx::nontransaction(reviewer).exec(sql);
+                return std::string();
+            } catch (const pqxx::insufficient_privilege&) {
+                return std::string("42501");
+            } catch (const pqxx::sql_error& e) {
+                return e.sqlstate();
+            }
+        };
+        // (Refused as not updatable or not granted, whichever is checked first.)
+        QVERIFY(!stateOf("DELETE FROM pg_temp.relctl_audit_export").empty());
+        QVERIFY(!stateOf("UPDATE pg_temp.relctl_audit_export SET job = 'x'").empty());
+        QCOMPARE(stateOf("CREATE OR REPLACE TEMPORARY VIEW relctl_audit_export AS SELECT * FROM relctl.events"),
+                 std::string("42501"));
+        QCOMPARE(stateOf("DROP VIEW pg_temp.relctl_audit_export"), std::string("42501"));
+        // A caller's own object of that name stops only its own export.
+        pqxx::connection squatter(db.reviewerDsn());
+        pqxx::nontransaction(squatter).exec("CREATE TEMPORARY VIEW relctl_audit_export AS SELECT 1 AS id");
+        try {
+            pqxx::nontransaction(squatter).exec(viewCall(open));
+            QFAIL("the call replaced the caller's own view");
+        } catch (const pqxx::sql_error&) {
+        }
+        QCOMPARE(pqxx::nontransaction(squatter).exec1("SELECT id FROM pg_temp.relctl_audit_export")[0].as<int>(), 1);
+        QCOMPARE(db.footprint(), before);
+    }
+
+    // Where a view cannot be made (a read-only session, as on a standby), the
+    // export reads relctl.console_audit_export instead: the same bytes.
+    void aReadOnlySessionExportsTheSame()
+    {
+        TestDatabase db;
+        seedEvents(db, 3'000);
+        seedNullKeys(db, 10);
+        const std::string readOnly = db.reviewerDsn() + " options='-c default_transaction_read_only=on'";
+        QCOMPARE(sqlState(readOnly, "SELECT relctl.console_audit_export_view(NULL, NULL, NULL, NULL, NULL, NULL, "
+                                    "NULL, 'time', true)"),
+                 std::string("25006"));
+        Database writable(db.reviewerDsn());
+        Database standby(readOnly);
+        ConsoleQueries a(writable);
+        ConsoleQueries b(standby);
+        for (const AuditExportOptions& options :
+             {AuditExportOptions{},
+              AuditExportOptions{.filter = {.env = "prod", .text = "RUNNER"},
+                                 .sort = {AuditSort::Column::Host, true},
+                                 .format = AuditExportFormat::Json}}) {
+            std::ostringstream viaView;
+            std::ostringstream viaFunction;
+            const std::int64_t rows = writeAuditExport(a, options, viaView);
+            QVERIFY(rows > 100);
+            QCOMPARE(writeAuditExport(b, options, viaFunction), rows);
+            QCOMPARE(viaFunction.str(), viaView.str());
+        }
     }
 
 private:

@@ -227,7 +227,7 @@ private slots:
             QVERIFY2(canCall("relctl_job", fn), fn);
         for (const char* fn :
              {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit", "trace",
-              "console_audit", "console_audit_export", "record", "grant_lease", "history", "rollback",
+              "console_audit", "console_audit_export", "console_audit_export_view", "record", "grant_lease", "history", "rollback",
               "decide_promotion", "promotion_refusal", "open_promotion", "may_decide", "decision_refused"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
         // The approver rules' helpers are the owner's alone: a manager reaches
@@ -241,7 +241,8 @@ private slots:
         for (const char* fn : {"rollback", "decide_promotion", "promote_request", "promotions_list"})
             QVERIFY2(canCall("relctl_manager", fn), fn);
         for (const char* fn : {"audit", "trace", "op_show", "op_state", "job_state", "approvals",
-                               "console_audit", "console_audit_export", "console_trace",
+                               "console_audit", "console_audit_export", "console_audit_export_view",
+                               "console_trace",
                                "console_environments", "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
         for (const char* fn :
