@@ -308,24 +308,31 @@ private:
     }
 
     // The detail as the export always wrote it. From the server it is
-    // jsonb's text: first read the way the console reads an event (into
-    // nlohmann::json, keys in order, compact). JSON null writes as no detail.
+    // jsonb's text, read the way the console reads an event: into
+    // nlohmann::json, whose keys are in byte order, written compact. An
+    // event's detail keeps its keys' order. JSON null writes as no detail.
     void detail(std::string_view text, std::string& out)
     {
-        Value v;
         try {
-            v = m_fromServer ? Value::parse(nlohmann::json::parse(text.begin(), text.end()).dump())
-                             : Value::parse(text.begin(), text.end());
+            if (m_fromServer)
+                writeDetail(nlohmann::json::parse(text.begin(), text.end()), out);
+            else
+                writeDetail(Value::parse(text.begin(), text.end()), out);
         } catch (const nlohmann::json::exception& e) {
             // As when the console's reply held it: the database's fault.
             throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
         }
+    }
+
+    template <typename Json>
+    void writeDetail(const Json& v, std::string& out)
+    {
         if (!m_csv)
             out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         else if (v.is_string())
-            appendCsvField(out, v.get_ref<const std::string&>());
+            appendCsvField(out, v.template get_ref<const std::string&>());
         else if (v.is_number_integer())
-            appendInteger(out, v.get<std::int64_t>());
+            appendInteger(out, v.template get<std::int64_t>());
         else if (v.is_structured())
             appendCsvField(out, v.dump());
     }

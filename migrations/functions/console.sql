@@ -422,7 +422,9 @@ $$;
 
 -- The export: every event the browser's filter matches, in its order, as one
 -- statement over one snapshot, for `COPY (SELECT * FROM
--- relctl.console_audit_export(...)) TO STDOUT` (core/src/auditexport.cpp).
+-- relctl.console_audit_export(...)) TO STDOUT`. The client reads it where it
+-- cannot make the faster view of console_audit_export_view below (a
+-- read-only session, a standby); both give the same rows.
 -- The columns are the export's fields in their order (auditExportFields()),
 -- with client_addr as its text, like the browser's pages. `at` leaves as the
 -- timestamptz it is, unlike the pages' epoch milliseconds: the export writes
