@@ -18,6 +18,7 @@
 #include <QtTest>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -361,6 +362,40 @@ private slots:
             QVERIFY(refused([&] { cluster->setClock(std::chrono::system_clock::now()); }));
             QVERIFY(!QFileInfo::exists(QString::fromStdString(cluster->directory().string())));
         }
+        if (saved.isNull())
+            qunsetenv("XDG_DATA_HOME");
+        else
+            qputenv("XDG_DATA_HOME", saved);
+    }
+
+    // `relctl db status|stop|path --demo` reach release-console --demo's own
+    // cluster, which the plain commands never touch; only the console starts
+    // it (`db start --demo` is not a command).
+    void theDemosClusterIsStoppedWithDbStopDemo()
+    {
+        Home home;
+        const QByteArray saved = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", QByteArray::fromStdString(home.path() + "/.local/share"));
+        relctl::EmbeddedCluster demo = relctl::EmbeddedCluster::demoForCurrentUser();
+        demo.startDemo({{"alice", "relctl_manager"}});
+        // Stopped whatever fails below: no server outlives its test.
+        const std::unique_ptr<relctl::EmbeddedCluster, void (*)(relctl::EmbeddedCluster*)> stopAfter(
+            &demo, [](relctl::EmbeddedCluster* c) { c->stop(); });
+        QVERIFY(demo.running());
+        QCOMPARE(home.run({"db", "path", "--demo"}).out, demo.directory().string() + "\n");
+        RunResult status = home.run({"--json", "db", "status", "--demo"});
+        QCOMPARE(status.exitCode, 0);
+        QVERIFY(status.json()["running"].get<bool>());
+        // The plain commands are about the default cluster, which never started.
+        QCOMPARE(home.run({"--json", "db", "stop"}).json()["stopped"].get<bool>(), false);
+        QVERIFY(demo.running());
+        QCOMPARE(home.run({"db", "start", "--demo"}).exitCode, 2);
+        RunResult stop = home.run({"--json", "db", "stop", "--demo"});
+        QCOMPARE(stop.exitCode, 0);
+        QVERIFY(stop.json()["stopped"].get<bool>());
+        QVERIFY(!demo.running());
+        QVERIFY(!home.run({"--json", "db", "status", "--demo"}).json()["running"].get<bool>());
+        QVERIFY(!QFileInfo::exists(qstr(home.defaultDirectory())));
         if (saved.isNull())
             qunsetenv("XDG_DATA_HOME");
         else

@@ -275,10 +275,15 @@ void buildGrammar(CLI::App& app)
     text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
 
     CLI::App* db = group(&app, "db", "the embedded default database");
-    db->add_subcommand("status", "where it is and whether it runs");
+    // --demo: release-console --demo's own cluster instead, which only the
+    // console starts (it writes the demo's week first).
+    const auto demoFlag = [](CLI::App* sub) {
+        flag(sub, "demo", "the demo's cluster (release-console --demo) instead of the default");
+    };
+    demoFlag(db->add_subcommand("status", "where it is and whether it runs"));
     db->add_subcommand("start", "start it (created on first use)");
-    db->add_subcommand("stop", "stop its server");
-    db->add_subcommand("path", "print its directory");
+    demoFlag(db->add_subcommand("stop", "stop its server"));
+    demoFlag(db->add_subcommand("path", "print its directory"));
 
     CLI::App* state = group(&app, "state", "the request secrets kept on this machine ($RELCTL_STATE_DIR)");
     state->add_subcommand("show", "where they are, how many, and the retention");

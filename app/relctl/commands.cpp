@@ -78,7 +78,7 @@ public:
             return runCommand(RunContext{m_args, m_childCommand.value(), m_out, m_globals.jobUrl,
                                          [this] { return connect(); }});
         if (command == "db")
-            return dbCommand(word(1), m_out);
+            return dbCommand(word(1), m_args.has("demo"), m_out);
         if (command == "state")
             return stateCommand(word(1), m_args, m_out);
         if (command == "rehearse")

@@ -24,9 +24,9 @@ std::string plainStatus(const json& s)
 
 } // namespace
 
-int dbCommand(const std::string& sub, const Output& output)
+int dbCommand(const std::string& sub, bool demo, const Output& output)
 {
-    EmbeddedCluster cluster = EmbeddedCluster::forCurrentUser();
+    EmbeddedCluster cluster = demo ? EmbeddedCluster::demoForCurrentUser() : EmbeddedCluster::forCurrentUser();
     const std::string path = cluster.directory().string();
     if (sub == "path")
         return output.success(json{{"path", path}}, path + "\n");
