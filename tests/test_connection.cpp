@@ -293,6 +293,24 @@ private slots:
         QCOMPARE(finished.size(), 1);
     }
 
+    // On the demo the dialog says so, and accepting it unchanged stays there;
+    // elsewhere it offers no demo at all (only --demo opens one).
+    void theDialogNamesTheDemo()
+    {
+        ConnectionDialog onDemo(ConnectionTarget::demo());
+        auto* demo = onDemo.findChild<QRadioButton*>(QStringLiteral("demoTarget"));
+        QVERIFY(demo != nullptr);
+        QVERIFY(demo->isChecked());
+        QVERIFY(!onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->isChecked());
+        QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Demo));
+        onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->setChecked(true);
+        QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Embedded));
+
+        ConnectionDialog elsewhere(ConnectionTarget::embedded());
+        QVERIFY(elsewhere.findChild<QRadioButton*>(QStringLiteral("demoTarget")) == nullptr);
+        QCOMPARE(int(elsewhere.target().kind), int(ConnectionTarget::Kind::Embedded));
+    }
+
     void theDialogStoresEachKind_data()
     {
         QTest::addColumn<QString>("choice");

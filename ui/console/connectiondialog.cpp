@@ -20,6 +20,10 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
                                  this)),
       m_embedded(new QRadioButton(tr("The &embedded default database (started when needed)"), this)),
       m_dsnChoice(new QRadioButton(tr("This connection &string (libpq conninfo or URI):"), this)),
+      // Offered only while the console shows the demo: choosing it is staying.
+      m_demo(current.kind == ConnectionTarget::Kind::Demo
+                 ? new QRadioButton(tr("The de&mo's own database (a week of fabricated history)"), this)
+                 : nullptr),
       m_dsn(new QLineEdit(this)), m_test(new QPushButton(tr("&Test connection"), this)),
       m_result(new QLabel(this))
 {
@@ -28,12 +32,15 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
     m_default->setObjectName(QStringLiteral("defaultTarget"));
     m_embedded->setObjectName(QStringLiteral("embeddedTarget"));
     m_dsnChoice->setObjectName(QStringLiteral("dsnTarget"));
+    if (m_demo != nullptr)
+        m_demo->setObjectName(QStringLiteral("demoTarget"));
     m_dsn->setObjectName(QStringLiteral("dsn"));
     m_test->setObjectName(QStringLiteral("testConnection"));
     m_result->setObjectName(QStringLiteral("testResult"));
     auto* group = new QButtonGroup(this);
-    for (QRadioButton* b : {m_default, m_embedded, m_dsnChoice})
-        group->addButton(b);
+    for (QRadioButton* b : {m_default, m_embedded, m_dsnChoice, m_demo})
+        if (b != nullptr)
+            group->addButton(b);
     m_dsn->setPlaceholderText(QStringLiteral("host=db.internal dbname=relctl user=ops"));
     // A saved password is never shown again: the field holds the masked form,
     // and target() puts the password back where the mask still stands.
@@ -53,6 +60,8 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
     dsnRow->addSpacing(24);
     dsnRow->addWidget(m_dsn, 1);
     layout->addLayout(dsnRow);
+    if (m_demo != nullptr)
+        layout->addWidget(m_demo);
     auto* testRow = new QHBoxLayout;
     testRow->addWidget(m_test);
     testRow->addWidget(m_result, 1);
@@ -60,17 +69,25 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("&Connect"));
     layout->addWidget(buttons);
-    QWidget* order[] = {m_default, m_embedded, m_dsnChoice, m_dsn, m_test, buttons};
-    for (std::size_t i = 1; i < std::size(order); ++i)
-        setTabOrder(order[i - 1], order[i]);
+    QWidget* order[] = {m_default, m_embedded, m_dsnChoice, m_dsn, m_demo, m_test, buttons};
+    QWidget* previous = nullptr;
+    for (QWidget* w : order) {
+        if (w == nullptr)
+            continue;
+        if (previous != nullptr)
+            setTabOrder(previous, w);
+        previous = w;
+    }
 
     switch (current.kind) {
     case ConnectionTarget::Kind::Default:
         m_default->setChecked(true);
         break;
     case ConnectionTarget::Kind::Embedded:
-    case ConnectionTarget::Kind::Demo: // the nearest: another embedded cluster
         m_embedded->setChecked(true);
+        break;
+    case ConnectionTarget::Kind::Demo:
+        m_demo->setChecked(true);
         break;
     case ConnectionTarget::Kind::Dsn:
         m_dsnChoice->setChecked(true);
@@ -92,6 +109,8 @@ ConnectionTarget ConnectionDialog::target() const
 {
     if (m_embedded->isChecked())
         return ConnectionTarget::embedded();
+    if (m_demo != nullptr && m_demo->isChecked())
+        return ConnectionTarget::demo();
     if (m_dsnChoice->isChecked())
         return ConnectionTarget::fromEditedDsn(m_dsn->text(), m_saved);
     return {};

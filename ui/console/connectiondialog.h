@@ -45,6 +45,7 @@ private:
     QRadioButton* m_default;
     QRadioButton* m_embedded;
     QRadioButton* m_dsnChoice;
+    QRadioButton* m_demo; // only while the console shows the demo
     QLineEdit* m_dsn;
     QPushButton* m_test;
     QLabel* m_result;
