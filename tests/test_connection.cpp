@@ -298,9 +298,7 @@ private slots:
     void theDialogNamesTheDemo()
     {
         ConnectionDialog onDemo(ConnectionTarget::demo());
-        auto* demo = onDemo.findChild<QRadioButton*>(QStringLiteral("demoTarget"));
-        QVERIFY(demo != nullptr);
-        QVERIFY(demo->isChecked());
+        QVERIFY(onDemo.findChild<QRadioButton*>(QStringLiteral("demoTarget"))->isChecked());
         QVERIFY(!onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->isChecked());
         QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Demo));
         onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->setChecked(true);
