@@ -312,6 +312,59 @@ private slots:
                  0);
     }
 
+    // Migration 0012 gives the requests and decisions made before it their
+    // logins, from the audit trail: a promotion request the login of its
+    // promotion-requested event (of its own environment), a decided
+    // supersession the login of its approve or deny event; an undecided one
+    // none. The rows are written as the functions before 0012 wrote them
+    // (those functions are not kept: the rows are what 0012 reads). Then the
+    // rule holds for them: the requester's login cannot approve.
+    void migration0012GivesEarlierRequestsTheirLogins()
+    {
+        TestDatabase db(TestDatabase::Schema::Empty);
+        std::vector<relctl::Migration> before;
+        for (const relctl::Migration& m : relctl::bundledMigrations())
+            if (m.version <= 11)
+                before.push_back(m);
+        relctl::Database(db.adminDsn()).migrate(before, {});
+        db.exec("INSERT INTO relctl.environments (name, default_ttl_ms, max_ttl_ms) "
+                "VALUES ('prod', 60000, 600000), ('staging', 60000, 600000)");
+        db.exec("INSERT INTO relctl.promotions (id, env, release, generation, requested_by) "
+                "VALUES (1, 'prod', 'v1', 1, 'alice'), (2, 'prod', 'v2', 2, 'pipeline-2'), "
+                "(3, 'staging', 'v3', 3, 'carol')");
+        db.exec("INSERT INTO relctl.events (env, operation, outcome, db_user, actor, detail) VALUES "
+                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', '{\"promotion\": 1}'), "
+                "('prod', 'promotion-requested', 'accepted', 'relctl_test_alice', 'alice', '{\"promotion\": 1}'), "
+                "('prod', 'promotion-requested', 'accepted', 'relctl_test_job', NULL, '{\"promotion\": 2}'), "
+                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', '{\"promotion\": 3}')");
+        db.exec("INSERT INTO relctl.candidates (id, env, job, release, generation, ttl_ms, op_id) "
+                "VALUES (10, 'prod', 'job-4', 'v4', 4, 60000, 'op-10')");
+        db.exec("INSERT INTO relctl.supersessions (id, env, winner, skipped, state, decided_at, decided_by) "
+                "VALUES (5, 'prod', 10, '{}', 'approved', clock_timestamp(), 'bob'), "
+                "(6, 'prod', 10, '{}', 'denied', clock_timestamp(), 'dave'), (7, 'prod', 10, '{}', 'pending', NULL, NULL)");
+        db.exec("INSERT INTO relctl.events (env, operation, outcome, db_user, actor, detail) VALUES "
+                "('prod', 'approve', 'accepted', 'relctl_test_bob', 'bob', '{\"request\": 5}'), "
+                "('prod', 'deny', 'accepted', 'relctl_test_dave', 'dave', '{\"request\": 6}')");
+
+        RunResult upgraded = runRelctl(db, {"--json", "migrate"});
+        QVERIFY2(upgraded.exitCode == 0, upgraded.err.c_str());
+        QCOMPARE(upgraded.json()["applied"][0], json("0012_approver_logins"));
+        QCOMPARE(db.scalar("SELECT string_agg(id || '=' || coalesce(requested_login, '-'), ' ' ORDER BY id) "
+                           "FROM relctl.promotions"),
+                 std::string("1=relctl_test_alice 2=relctl_test_job 3=relctl_test_carol"));
+        QCOMPARE(db.scalar("SELECT string_agg(id || '=' || coalesce(decided_login, '-'), ' ' ORDER BY id) "
+                           "FROM relctl.supersessions"),
+                 std::string("5=relctl_test_bob 6=relctl_test_dave 7=-"));
+
+        // alice's login cannot approve the request it opened before 0012.
+        const std::string alice = db.loginDsn("alice", {"relctl_manager"});
+        RunResult self = relctlWithDsn(alice, {"--json", "promote", "approve", "1", "--by", "someone"});
+        QCOMPARE(self.exitCode, 11);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'SELF_APPROVAL' "
+                          "AND db_user = 'relctl_test_alice'"),
+                 1LL);
+    }
+
     void protocolNeedsTheSchema()
     {
         TestDatabase db(TestDatabase::Schema::Empty);
