@@ -142,7 +142,9 @@ const std::pair<const char*, const char*> kSortIndexes[] = {
 std::string eventRows(const std::string& first, const std::string& last)
 {
     // Five environments, one event in 37 refused, a job per 10 events, an
-    // actor on one in 50 and a host missing on one in 20 (NULL keys).
+    // actor on one in 50 and a host missing on one in 20 (NULL keys); each
+    // event's detail as the protocol writes it (an acquire its TTL, a renewal
+    // its TTL and new expiry, a release its state, a publish its manifest).
     return "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
            "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
            "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
@@ -151,13 +153,18 @@ std::string eventRows(const std::string& first, const std::string& last)
            "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
            "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, "
            "CASE WHEN i % 20 = 0 THEN NULL ELSE 'runner-' || (i % 13) END, 1000 + i % 50000, "
-           "'https://ci.example/jobs/' || (i / 10), CASE WHEN i % 50 = 0 THEN 'operator-' || (i % 7) END "
+           "'https://ci.example/jobs/' || (i / 10), CASE WHEN i % 50 = 0 THEN 'operator-' || (i % 7) END, "
+           "CASE i % 6 WHEN 0 THEN jsonb_build_object('ttl_ms', 60000) "
+           "WHEN 4 THEN jsonb_build_object('state', 'released') "
+           "WHEN 5 THEN jsonb_build_object('manifest_id', i / 6) "
+           "ELSE jsonb_build_object('ttl_ms', 60000, 'expires_at', to_char(timestamptz '2024-01-01 00:01Z' + "
+           "i * interval '10 milliseconds', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')) END "
            "FROM generate_series(" +
            first + ", " + last + ") AS i";
 }
 
 const char* kEventColumns = "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, "
-                            "generation, token, op_id, host, pid, job_url, actor) ";
+                            "generation, token, op_id, host, pid, job_url, actor, detail) ";
 
 std::string withDatabase(const std::string& dsn, const std::string& name)
 {

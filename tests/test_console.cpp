@@ -1298,7 +1298,10 @@ private slots:
                 "CASE WHEN i % 3 = 0 THEN inet '10.0.0.7' WHEN i % 3 = 1 THEN inet '::1' END, "
                 "(ARRAY[NULL, '{\"b\": 1, \"a\": [1.5, 2e3, true, null, \"x\\u0001y\"], \"\u00e9\": \"\u00fc\"}', "
                 "'\"a string, with comma\"', '42', '3.14', 'true', 'null', '{\"z\": {\"y\": 1, \"x\": 2}}', '[]', "
-                "'\"tab\\there\"'])[1 + i % 10]::jsonb "
+                "'\"tab\\there\"', '{\"ttl_ms\": 60000, \"expires_at\": \"2024-01-01T00:00:00.5+00:00\"}', "
+                "'{\"state\": \"released\"}', '{}', '{\"n\": -12, \"a b\": \"x,y\", \"Z\": 0, \"aa\": \"\"}', "
+                "'{\"q\": \"say \\\"hi\\\"\", \"t\": 1.50, \"u\": \"caf\u00e9\"}', '{\"big\": 123456789012345678901}'])"
+                "[1 + i % 16]::jsonb "
                 "FROM generate_series(1, 300) AS i");
         // Times the export's text form writes otherwise than a four-digit AD
         // year: before 1 AD, a five-digit year, the first and last microsecond
