@@ -33,6 +33,16 @@ std::vector<relctl::Migration> migrationsBefore0005()
     return set;
 }
 
+// The bundled migrations up to `version`: a database as it stood then.
+std::vector<relctl::Migration> migrationsUpTo(int version)
+{
+    std::vector<relctl::Migration> set;
+    for (const relctl::Migration& m : relctl::bundledMigrations())
+        if (m.version <= version)
+            set.push_back(m);
+    return set;
+}
+
 // The function modules as they were before migration 0006 (promotions and
 // rollback), when 0001–0005 were the whole schema
 // (tests/data/modules-before-0006).
@@ -262,13 +272,9 @@ private slots:
     void upgradesADatabaseMadeBeforePromotions()
     {
         TestDatabase db(TestDatabase::Schema::Empty);
-        std::vector<relctl::Migration> before;
-        for (const relctl::Migration& m : relctl::bundledMigrations())
-            if (m.version <= 5)
-                before.push_back(m);
         const auto modules = modulesBefore0006();
         QCOMPARE(modules.size(), std::size_t(10));
-        relctl::Database(db.adminDsn()).migrate(before, modules);
+        relctl::Database(db.adminDsn()).migrate(migrationsUpTo(5), modules);
         QCOMPARE(db.count("SELECT count(*) FROM pg_attribute WHERE attrelid = 'relctl.environments'::regclass "
                           "AND attname = 'high_water_generation'"),
                  0LL);
@@ -322,11 +328,7 @@ private slots:
     void migration0012GivesEarlierRequestsTheirLogins()
     {
         TestDatabase db(TestDatabase::Schema::Empty);
-        std::vector<relctl::Migration> before;
-        for (const relctl::Migration& m : relctl::bundledMigrations())
-            if (m.version <= 11)
-                before.push_back(m);
-        relctl::Database(db.adminDsn()).migrate(before, {});
+        relctl::Database(db.adminDsn()).migrate(migrationsUpTo(11), {});
         db.exec("INSERT INTO relctl.environments (name, default_ttl_ms, max_ttl_ms) "
                 "VALUES ('prod', 60000, 600000), ('staging', 60000, 600000)");
         db.exec("INSERT INTO relctl.promotions (id, env, release, generation, requested_by) "

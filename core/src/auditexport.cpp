@@ -189,52 +189,45 @@ bool compactFlatObject(std::string_view text, std::vector<std::pair<std::string_
         into = text.substr(start, ++i - start);
         return true;
     };
-    skipSpaces();
-    if (i >= text.size() || text[i++] != '{')
-        return false;
-    skipSpaces();
-    if (i < text.size() && text[i] == '}') {
+    // An integer as jsonb writes one: no leading zero, no "-0", few enough
+    // digits for an int64.
+    const auto integer = [&](std::string_view& into) {
+        const std::size_t start = i;
+        if (i < text.size() && text[i] == '-')
+            ++i;
+        const std::size_t digits = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+            ++i;
+        const std::size_t n = i - digits;
+        if (n == 0 || n > 18 || (n > 1 && text[digits] == '0') || (text[start] == '-' && text[digits] == '0'))
+            return false;
+        into = text.substr(start, i - start);
+        return true;
+    };
+    // The next character past any spaces, taken when it is `c`.
+    const auto accept = [&](char c) {
+        skipSpaces();
+        if (i >= text.size() || text[i] != c)
+            return false;
         ++i;
-    } else {
-        for (;;) {
+        return true;
+    };
+    if (!accept('{'))
+        return false;
+    if (!accept('}')) {
+        do {
             std::string_view key;
             std::string_view value;
-            if (!plainString(key))
+            skipSpaces();
+            if (!plainString(key) || !accept(':'))
                 return false;
             skipSpaces();
-            if (i >= text.size() || text[i++] != ':')
+            if (!(i < text.size() && text[i] == '"' ? plainString(value) : integer(value)))
                 return false;
-            skipSpaces();
-            if (i < text.size() && text[i] == '"') {
-                if (!plainString(value))
-                    return false;
-            } else {
-                // An integer as jsonb writes one: no leading zero, no "-0",
-                // few enough digits for an int64.
-                const std::size_t start = i;
-                if (i < text.size() && text[i] == '-')
-                    ++i;
-                const std::size_t digits = i;
-                while (i < text.size() && text[i] >= '0' && text[i] <= '9')
-                    ++i;
-                const std::size_t n = i - digits;
-                if (n == 0 || n > 18 || (n > 1 && text[digits] == '0') ||
-                    (text[start] == '-' && text[digits] == '0'))
-                    return false;
-                value = text.substr(start, i - start);
-            }
             members.emplace_back(key, value);
-            skipSpaces();
-            if (i >= text.size())
-                return false;
-            if (text[i] == '}') {
-                ++i;
-                break;
-            }
-            if (text[i++] != ',')
-                return false;
-            skipSpaces();
-        }
+        } while (accept(','));
+        if (!accept('}'))
+            return false;
     }
     skipSpaces();
     if (i != text.size())
