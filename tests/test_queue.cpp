@@ -424,6 +424,136 @@ private slots:
         QVERIFY2(notices.seen.empty(), notices.seen.empty() ? "" : notices.seen.front().c_str());
     }
 
+    // The waiter's own grant fails after the queue decided it (here a row
+    // lock held past the waiter's lock_timeout, as a busy server can make any
+    // statement wait): its transaction rolls back, and the candidate must
+    // still be this waiter's, in its place. A session-level queue lock
+    // dropped inside that transaction does not come back with the rollback:
+    // the waiter's retry was refused as someone else's (exit 2) and the
+    // candidate behind it served first.
+    void aGrantThatFailsKeepsTheWaitersPlace()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "holder", "--release", "r1",
+                             "--generation", "1", "--ttl", "2s"})
+                     .exitCode,
+                 0);
+        Waiter first{"first", startRelctlWithDsn(db.dsn(),
+                                                 {"--json", "lease", "acquire", "--env", "prod", "--job", "first",
+                                                  "--release", "r2", "--generation", "2", "--wait", "60s",
+                                                  "--op-id", "first-acquire"},
+                                                 {{"PGOPTIONS", "-c lock_timeout=300"}})};
+        awaitQueueLength(db, "prod", 1);
+        Waiter second = wait(db, "prod", "second", 3);
+        awaitQueueLength(db, "prod", 2);
+
+        // Only the grant writes the first candidate's row: everything before
+        // it (bringing the queue up to date, deciding) reads it.
+        pqxx::connection blocker(db.adminDsn());
+        {
+            pqxx::work tx(blocker);
+            tx.exec("SELECT 1 FROM relctl.candidates WHERE job = 'first' FOR UPDATE");
+            // The lease expires after 2 s; its waiter then fails to be granted
+            // every 0.3 s until the row is let go.
+            std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+            QCOMPARE(first.process->state(), QProcess::Running);
+            QCOMPARE(db.scalar("SELECT string_agg(state, ',' ORDER BY id) FROM relctl.candidates"),
+                     std::string("waiting,waiting"));
+            tx.commit();
+        }
+        RunResult r = finish(*first.process, 30000);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY2(r.err.find("asking again") != std::string::npos, r.err.c_str()); // it did fail meanwhile
+        QCOMPARE(holder(db, "prod"), std::string("first"));
+        QCOMPARE(db.scalar("SELECT string_agg(job || ':' || state, ',' ORDER BY id) FROM relctl.candidates"),
+                 std::string("first:granted,second:waiting"));
+
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", r.json()["handle"].get<std::string>()}).exitCode, 0);
+        granted(second);
+        QCOMPARE(holder(db, "prod"), std::string("second"));
+    }
+
+    // Granted by its own re-evaluation, the waiter's session keeps the queue
+    // lock until that grant is committed, and drops it with stop_waiting
+    // (the client sends it with its next call): no lock is left behind in a
+    // session that goes on, and asking twice warns of nothing.
+    void aWaiterGrantedByItsOwnAskDropsItsLockAfterwards()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "holder", "--release", "r1",
+                             "--generation", "1", "--ttl", "1s"})
+                     .exitCode,
+                 0);
+        pqxx::connection waiter(db.jobDsn());
+        const std::string secret = "own-ask-request-secret-0123";
+        const auto call = [&](const std::string& sql) {
+            pqxx::nontransaction tx(waiter);
+            return json::parse(tx.exec1(sql)[0].c_str());
+        };
+        const auto locksHeld = [&] {
+            return db.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
+                            "relctl.candidate_lock_class()::oid AND pid = " +
+                            std::to_string(waiter.backendpid()));
+        };
+        const json queued = call("SELECT relctl.acquire('prod', 'own', 'r2', 2, 60000, 'own-acquire', '{}', true, '" +
+                                 secret + "')");
+        QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
+        const std::string candidate = std::to_string(queued["candidate"].get<long long>());
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(false));
+        QCOMPARE(locksHeld(), 1LL); // still waiting: stop_waiting is not leaving
+
+        std::this_thread::sleep_for(std::chrono::milliseconds(1200)); // the holder's lease expires
+        const json granted = call("SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')");
+        QCOMPARE(granted["status"].get<std::string>(), std::string("ok"));
+        QCOMPARE(holder(db, "prod"), std::string("own"));
+        QCOMPARE(locksHeld(), 1LL);
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(true));
+        QCOMPARE(locksHeld(), 0LL);
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(false));
+        for (const std::string& bad : {std::string("SELECT relctl.stop_waiting(NULL, NULL)"),
+                                       "SELECT relctl.stop_waiting(" + candidate + ", NULL)",
+                                       "SELECT relctl.stop_waiting(" + candidate + ", 'a-guess-of-sixteen-or-more')"})
+            QCOMPARE(sqlState(db.jobDsn(), bad), std::string("RC002"));
+    }
+
+    // A waiter that comes back (the same op id and secret: a retry, or its
+    // own settling after its connection was cut) while its old session still
+    // holds the candidate waits for that session to go and takes the
+    // candidate over, in its place: before, it queued again at the back.
+    void aWaiterBackWhileItsOldSessionLivesKeepsItsPlace()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string h = acquire(db, "prod", "holder", 1);
+        Waiter old = stoppedJobWaiter(db, "prod", "first", 2, 1);
+        Waiter second = wait(db, "prod", "second", 3);
+        awaitQueueLength(db, "prod", 2);
+
+        Waiter back{"first", startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod",
+                                                               "--job", "first", "--release", "r2",
+                                                               "--generation", "2", "--wait", "60s", "--op-id",
+                                                               "first-acquire"})};
+        // It asks, and is told to wait for the old session, for a while.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.candidates"), 2LL);
+        old.process->kill(); // its session ends with it
+        QVERIFY(old.process->waitForFinished(10000));
+        QTRY_COMPARE_WITH_TIMEOUT(
+            db.count("SELECT count(*) FROM relctl.candidates c WHERE job = 'first' AND state = 'waiting' AND "
+                     "relctl.candidate_alive(c)"),
+            1LL, 10000);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
+        RunResult r = finish(*back.process, 30000);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY2(r.err.find("still waited for by another session") != std::string::npos, r.err.c_str());
+        QCOMPARE(holder(db, "prod"), std::string("first"));
+        QCOMPARE(db.scalar("SELECT string_agg(job || ':' || state, ',' ORDER BY id) FROM relctl.candidates"),
+                 std::string("first:granted,second:waiting"));
+        second.process->kill();
+    }
+
     void revokeEndsTheLeaseAndHandsOver()
     {
         TestDatabase db;

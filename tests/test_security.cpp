@@ -221,7 +221,7 @@ private slots:
                             sqlLiteral(fn) + " AND has_function_privilege(" + sqlLiteral(role) +
                             ", p.oid, 'EXECUTE')") > 0;
         };
-        for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "renew", "release", "publish",
+        for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "stop_waiting", "renew", "release", "publish",
                                "publish_unserialized", "op_show", "op_state", "job_state", "environment_json",
                                "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
@@ -420,7 +420,9 @@ private slots:
              {"SELECT relctl.acquire_candidate(" + id + ", '{}', NULL)",
               "SELECT relctl.acquire_candidate(" + id + ", '{}', 'a-guess-of-sixteen-or-more')",
               "SELECT relctl.leave_queue(" + id + ", NULL)",
-              "SELECT relctl.leave_queue(" + id + ", 'a-guess-of-sixteen-or-more')"})
+              "SELECT relctl.leave_queue(" + id + ", 'a-guess-of-sixteen-or-more')",
+              "SELECT relctl.stop_waiting(" + id + ", NULL)",
+              "SELECT relctl.stop_waiting(" + id + ", 'a-guess-of-sixteen-or-more')"})
             QCOMPARE(sqlState(db.jobDsn(), call), std::string("RC002"));
         QCOMPARE(db.scalar("SELECT state FROM relctl.candidates"), std::string("waiting"));
         // Release: the real waiter gets the lease.

@@ -155,11 +155,14 @@ void Database::Impl::translateCurrentException()
                         "the database has no relctl schema, or an older one: run `relctl migrate` (" +
                             message + ")");
         // Both ended the statement, which rolled back: nothing was applied,
-        // and trying again later is the answer.
+        // and trying again later is the answer. relctl's own 55P03s say what
+        // is locked and that nothing was applied; lock_timeout's does not.
         if (state == "55P03")
-            throw Locked("the environment is locked by another session (lock_timeout ran out); nothing was "
-                         "applied, try again: " +
-                         message);
+            throw Locked(message.find("nothing was applied") != std::string::npos
+                             ? message
+                             : "the environment is locked by another session (lock_timeout ran out); nothing "
+                               "was applied, try again: " +
+                                   message);
         if (state == "57014")
             throw Error(
                 ExitCode::Unavailable,

@@ -64,6 +64,14 @@ private:
     std::string m_cause;
 };
 
+// What ends a wait on the server (Database::Impl::unwatch, stopWaiting).
+struct WaitEnd
+{
+    std::string env;            // empty: not watching
+    std::int64_t candidate = 0; // 0: no queue lock to drop
+    std::string secret;
+};
+
 struct Database::Impl
 {
     std::string conninfo; // bounded (session::boundedConninfo): what a reconnect uses
@@ -110,8 +118,8 @@ struct Database::Impl
     // outcome unknown. Every other database failure is translated into an Error.
     template <typename... Args> nlohmann::json call(bool write, const std::string& sql, Args&&... args)
     {
-        if (unwatchDue)
-            sendUnwatch();
+        if (waitEndDue)
+            sendWaitEnd();
         for (int attempt = 1;; ++attempt) {
             const auto start = std::chrono::steady_clock::now();
             session::Armed armed(watchdog, conn.sock(), callTimeout);
@@ -188,14 +196,23 @@ struct Database::Impl
     // Registers as the environment's watcher (relctl.watch) before the first
     // attempt, so that an event committed after it is announced: false when
     // the registration was not possible (the waiter then relies on its
-    // timers). unwatch() ends it when the wait is over: with the next call on
-    // this connection, or the session's end if that comes first, so a job
-    // that exits once it has its lease (`lease acquire --wait`) does not
-    // spend a round trip on it before it can report the lease.
+    // timers). unwatch() ends it when the wait is over, and stopWaiting()
+    // drops the queue lock of a candidate that its own re-evaluation decided
+    // (the server keeps it until that decision is committed: relctl.end_wait).
+    // Both are sent with the next call on this connection, or dropped with the
+    // session if that ends first, so a job that exits once it has its lease
+    // (`lease acquire --wait`) does not spend a round trip on them before it
+    // can report the lease.
     bool watch(const std::string& env);
-    void unwatch(const std::string& env) noexcept { unwatchDue = env; }
-    std::optional<std::string> unwatchDue;
-    void sendUnwatch() noexcept;
+    void unwatch(const std::string& env) noexcept { waitEnd().env = env; }
+    void stopWaiting(std::int64_t candidate, const std::string& secret) noexcept
+    {
+        waitEnd().candidate = candidate;
+        waitEnd().secret = secret;
+    }
+    WaitEnd& waitEnd() noexcept { return waitEndDue ? *waitEndDue : waitEndDue.emplace(); }
+    std::optional<WaitEnd> waitEndDue;
+    void sendWaitEnd() noexcept;
     // Constructs a listener (its LISTEN is a round trip) under the call bound.
     template <typename... Args> void listen(std::optional<QueueListener>& listener, Args&&... args)
     {

@@ -99,15 +99,22 @@ bool Database::Impl::watch(const std::string& env)
     return watching;
 }
 
-void Database::Impl::sendUnwatch() noexcept
+void Database::Impl::sendWaitEnd() noexcept
 {
-    const std::string env = *unwatchDue;
-    unwatchDue.reset();
+    const WaitEnd end = *waitEndDue;
+    waitEndDue.reset();
     try {
-        call(true, "SELECT to_jsonb(relctl.unwatch($1))", env);
+        if (end.env.empty())
+            call(true, "SELECT to_jsonb(relctl.stop_waiting($1, $2))", end.candidate, end.secret);
+        else if (end.candidate == 0)
+            call(true, "SELECT to_jsonb(relctl.unwatch($1))", end.env);
+        else
+            call(true, "SELECT jsonb_build_array(relctl.unwatch($1), relctl.stop_waiting($2, $3))", end.env,
+                 end.candidate, end.secret);
     } catch (const std::exception& e) {
-        // What it preceded goes on; the registration ends with the session.
-        spdlog::debug("unwatch {}: {}", env, e.what());
+        // What it preceded goes on; the registration and the lock end with
+        // the session.
+        spdlog::debug("ending the wait on {} (candidate {}): {}", end.env, end.candidate, e.what());
     }
 }
 
@@ -152,6 +159,8 @@ Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point dead
                 return call(true, "SELECT relctl.acquire_candidate($1, $2::jsonb, $3)", candidate,
                             client.toJson().dump(), secret);
             });
+            if (reply.value("status", std::string()) != "queued")
+                stopWaiting(candidate, secret);
         }
         return Outcome::fromReply(std::move(reply));
     } catch (const pqxx::broken_connection& e) {

@@ -185,6 +185,7 @@ DECLARE
     v_client jsonb := relctl.client_info(p_client);
     v_secret bytea := relctl.secret_digest(p_secret);
     v_gate jsonb;
+    v_session integer;
 BEGIN
     PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     IF coalesce(p_queue, false) AND (p_op_id IS NULL OR v_secret IS NULL) THEN
@@ -244,8 +245,22 @@ BEGIN
               AND x.release = p_release AND x.generation = p_generation
               AND (x.state = 'waiting'
                    OR (x.state = 'left' AND x.ended_at > v_now - relctl.requeue_grace_ms() * interval '1 ms'))
-              AND NOT relctl.candidate_alive(x)
             ORDER BY x.id DESC LIMIT 1;
+        v_session := relctl.candidate_session(c);
+        IF v_session <> pg_backend_pid() THEN
+            -- Another session still waits as this request: the waiter's
+            -- previous connection, cut by its client while its backend waited
+            -- for a lock, lives until that statement ends. Its place is this
+            -- request's, so this one waits for it to go rather than queue at
+            -- the back. (Two processes that send one request, the same op id
+            -- and secret, are answered alike once it is decided.)
+            IF c.state = 'waiting' THEN
+                RAISE EXCEPTION USING ERRCODE = '55P03',
+                    MESSAGE = format('candidate %s of op id %s is still waited for by another session (backend %s); '
+                                     'nothing was applied, try again', c.id, p_op_id, v_session);
+            END IF;
+            c := NULL; -- left, and its lock is another session's: a new place
+        END IF;
         IF c.id IS NOT NULL THEN
             UPDATE relctl.candidates
                 SET state = 'waiting', ended_at = NULL, ttl_ms = v_ttl, host = v_client ->> 'host',
@@ -263,15 +278,23 @@ BEGIN
         -- Session-level: held by the waiter's connection until granted or gone.
         -- A try, not a wait: the key is random, so it is taken only if someone
         -- grabbed it by chance or on purpose, and then this request must not
-        -- wait with the environment locked.
-        IF NOT pg_try_advisory_lock(relctl.candidate_lock_class(), c.lock_key) THEN
+        -- wait with the environment locked. A session that asks again for its
+        -- own waiting candidate holds it already.
+        IF v_session IS NULL AND NOT pg_try_advisory_lock(relctl.candidate_lock_class(), c.lock_key) THEN
             RAISE EXCEPTION USING ERRCODE = '55P03',
-                MESSAGE = 'the queue lock of a new candidate is held by another session; retry';
+                MESSAGE = 'the queue lock of a new candidate is held by another session; nothing was applied, try again';
         END IF;
         -- From this commit on, announcements naming the candidate reach this
         -- session (relctl.announce), and nothing else wakes its waiter.
         EXECUTE format('LISTEN %I', relctl.candidate_channel(c.id));
-        RETURN relctl.evaluate_candidate(c.id, e, p_client);
+        v_reply := relctl.evaluate_candidate(c.id, e, p_client);
+        -- Decided at once: the lock was taken in this transaction, so if it
+        -- rolled back after the unlock, the candidate would be as unheld as
+        -- it was before (relctl.end_wait).
+        IF v_reply ->> 'status' <> 'queued' AND v_session IS NULL THEN
+            PERFORM relctl.end_wait(c);
+        END IF;
+        RETURN v_reply;
     END IF;
 
     -- Busy is a transient answer, not an outcome: it is neither recorded as a

@@ -46,14 +46,24 @@ CREATE FUNCTION relctl.candidate_channel(p_candidate bigint) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT 'relctl_c' || p_candidate $$;
 
 -- This session stops waiting as the candidate's waiter: it drops the
--- candidate's queue lock, if it holds one, and stops listening on its
--- channel. The waiter of a decided candidate that asks again (or leaves
--- twice) holds no lock, and the server's warning about that is not the
--- caller's concern.
+-- candidate's queue lock, as often as it holds it (a session that queued the
+-- candidate again holds it twice), and stops listening on its channel. The
+-- waiter of a decided candidate that asks again (or leaves twice) holds no
+-- lock, and the server's warning about that is not the caller's concern.
+--
+-- The unlock is not transactional: a rollback does not take the lock again.
+-- So a session drops the lock only once the candidate's end is committed, or
+-- where a rollback would restore what it held before (the transaction took
+-- the lock itself), never in the transaction that decides a candidate it
+-- held before: if that transaction then failed (a lock wait past
+-- lock_timeout, a commit that cannot take the notification queue's lock),
+-- the candidate would be waiting again with no live session, refused to its
+-- own waiter and dropped from the queue by the next one to look.
 CREATE FUNCTION relctl.end_wait(c relctl.candidates) RETURNS void
 LANGUAGE plpgsql SET client_min_messages = error AS $$
 BEGIN
-    PERFORM pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key);
+    WHILE pg_advisory_unlock(relctl.candidate_lock_class(), c.lock_key) LOOP
+    END LOOP;
     EXECUTE format('UNLISTEN %I', relctl.candidate_channel(c.id));
 END
 $$;
@@ -217,12 +227,37 @@ LANGUAGE sql STABLE AS $$
     SELECT * FROM relctl.candidates WHERE env = p_env AND state = 'waiting' ORDER BY generation, id LIMIT 1
 $$;
 
+-- The outcome of a decided candidate, as its waiter receives it: its op
+-- id's stored outcome, with the lease's credentials (the waiter presented
+-- the request's secret).
+CREATE FUNCTION relctl.candidate_outcome(c relctl.candidates) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    l relctl.leases;
+    v_reply jsonb;
+BEGIN
+    SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
+        FROM relctl.operations WHERE op_id = c.op_id;
+    IF v_reply ->> 'status' = 'ok' THEN
+        SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = (v_reply ->> 'token')::bigint;
+        v_reply := v_reply || relctl.credentials(l);
+    END IF;
+    RETURN coalesce(v_reply, jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
+                                                'message', format('candidate %s left the queue (%s)', c.id, c.state)));
+END
+$$;
+
 -- Decides a waiting candidate: granted, refused (stale or superseded, as
 -- remembered), or still queued (with what it waits for, so the waiter can
 -- set its timer to the holder's expiry). Caller holds the environment lock
--- and has established that this session queued the candidate. The candidate's
--- outcome is its op id's stored outcome, which the waiter receives with the
--- lease's credentials (it presented the request's secret).
+-- and has established that this session queued the candidate.
+-- A candidate decided in an earlier transaction (handed the lease at a
+-- release, refused while others brought the queue up to date) only reads
+-- its outcome, and its waiter's session stops waiting. One decided now keeps
+-- the queue lock until the decision is committed (relctl.end_wait says
+-- why): the caller that took the lock in this transaction drops it
+-- (relctl.acquire); otherwise the waiter drops it afterwards
+-- (relctl.stop_waiting), or its session's end does.
 CREATE FUNCTION relctl.evaluate_candidate(p_candidate bigint, e relctl.environments, p_client jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
@@ -230,29 +265,18 @@ DECLARE
     c relctl.candidates;
     head relctl.candidates;
     holder relctl.leases;
-    l relctl.leases;
     v_now timestamptz;
-    v_reply jsonb;
     v_gate jsonb;
 BEGIN
-    -- A candidate decided already (handed the lease at a release, refused
-    -- while others brought the queue up to date) only reads its outcome:
-    -- the queue's state is no longer its concern.
     SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
-    IF c.state = 'waiting' THEN
-        PERFORM relctl.refresh_queue(e);
-        SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
-    END IF;
     IF c.state <> 'waiting' THEN
         PERFORM relctl.end_wait(c);
-        SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
-            FROM relctl.operations WHERE op_id = c.op_id;
-        IF v_reply ->> 'status' = 'ok' THEN
-            SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = (v_reply ->> 'token')::bigint;
-            v_reply := v_reply || relctl.credentials(l);
-        END IF;
-        RETURN coalesce(v_reply, jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
-                                                    'message', format('candidate %s left the queue (%s)', c.id, c.state)));
+        RETURN relctl.candidate_outcome(c);
+    END IF;
+    PERFORM relctl.refresh_queue(e);
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF c.state <> 'waiting' THEN
+        RETURN relctl.candidate_outcome(c);
     END IF;
     v_now := clock_timestamp();
     holder := relctl.live_lease(e, v_now);
@@ -262,11 +286,10 @@ BEGIN
         IF v_gate ->> 'reason' IN ('NOT_PROMOTED', 'APPROVAL_DENIED') THEN
             -- The upstream withdrew the release (or a denial came) while it waited.
             PERFORM relctl.refuse_candidate(c, 'refused', v_gate ->> 'reason', v_gate, v_gate ->> 'message');
-            RETURN relctl.evaluate_candidate(c.id, e, p_client);
+            RETURN relctl.candidate_outcome(c);
         END IF;
     END IF;
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id AND v_gate IS NULL THEN
-        PERFORM relctl.end_wait(c);
         RETURN relctl.grant_candidate(c, e, p_client, v_now, '{}');
     END IF;
     RETURN jsonb_build_object(
@@ -417,6 +440,25 @@ BEGIN
 END
 $$;
 
+-- The waiter read its candidate's decision (relctl.acquire_candidate
+-- decided it, in a transaction that had to keep the queue lock until it
+-- committed: relctl.end_wait): its session stops waiting. True when the
+-- session held the candidate's lock. A candidate still waiting keeps it
+-- (leaving is relctl.leave_queue); a session drops only its own locks.
+CREATE FUNCTION relctl.stop_waiting(p_candidate bigint, p_secret text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
+    v_held boolean := relctl.candidate_session(c) IS NOT DISTINCT FROM pg_backend_pid();
+BEGIN
+    IF c.state = 'waiting' THEN
+        RETURN false;
+    END IF;
+    PERFORM relctl.end_wait(c);
+    RETURN v_held;
+END
+$$;
+
 -- ---------------------------------------------------------------------------
 -- Supersession approvals
 -- ---------------------------------------------------------------------------
@@ -487,6 +529,6 @@ BEGIN
 END
 $$;
 
-GRANT EXECUTE ON FUNCTION relctl.acquire_candidate, relctl.leave_queue TO relctl_job;
+GRANT EXECUTE ON FUNCTION relctl.acquire_candidate, relctl.leave_queue, relctl.stop_waiting TO relctl_job;
 GRANT EXECUTE ON FUNCTION relctl.approvals TO relctl_reviewer;
 GRANT EXECUTE ON FUNCTION relctl.decide TO relctl_manager;
