@@ -13,6 +13,7 @@
 #include <QtTest>
 #include <cerrno>
 #include <csignal>
+#include <pqxx/pqxx>
 #include <thread>
 
 using nlohmann::json;
@@ -283,6 +284,39 @@ private slots:
         QVERIFY2(r.exitCode == 5, failure(r));
         QCOMPARE(published(db, "job-r8"), 0LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 0LL);
+    }
+
+    // The command succeeded, and the publish finds the environment's row
+    // locked past lock_timeout (a busy server): nothing was applied, so the
+    // wrapper sends it again while its lease lasts instead of exiting 9 with
+    // a deploy that is done but not current.
+    void publishMeetingALockedEnvironmentIsSentAgain()
+    {
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string pidFile = file("locked.pid");
+        const std::string go = file("locked.go");
+        auto wrapper = startRelctlWithDsn(
+            db.dsn(),
+            runArgs("r3", "3", {"--ttl", "30s"},
+                    {"sh", "-c", "echo $$ > '" + pidFile + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done"}),
+            {{"PGOPTIONS", "-c lock_timeout=300"}});
+        QVERIFY(waitForPid(pidFile) > 0);
+        pqxx::connection blocker(db.adminDsn());
+        {
+            pqxx::work tx(blocker);
+            tx.exec("SELECT 1 FROM relctl.environments WHERE name = 'prod' FOR UPDATE");
+            QVERIFY(QFile(qstr(go)).open(QIODevice::WriteOnly)); // the command ends
+            std::this_thread::sleep_for(1500ms);                 // and its publish waits
+            QCOMPARE(published(db, "job-r3"), 0LL);
+            tx.commit();
+        }
+        const RunResult r = finish(*wrapper);
+        QVERIFY2(r.exitCode == 0, failure(r));
+        QVERIFY2(r.err.find("asking again") != std::string::npos, failure(r)); // it did meet the lock
+        QCOMPARE(db.scalar("SELECT job || ':' || generation FROM relctl.manifests"), std::string("job-r3:3"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted'"),
+                 1LL);
     }
 
     // The CI job is cancelled: the signal reaches the command's whole process

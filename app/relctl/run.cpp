@@ -236,7 +236,7 @@ private:
             if (m_db->showOperation(m_spec.publishOpId()).recorded()) {
                 diagnostic("op id " + m_spec.acquire.opId +
                            " already reached its publish; replaying it without running the command");
-                return publishAndRelease();
+                return publishAndRelease(std::nullopt);
             }
         }
         if (acquired.replayed() || answered - sent > m_ttl / 3) {
@@ -283,7 +283,7 @@ private:
                                  text + "; nothing was published and the lease was released",
                                  {{"env", m_handle.env}, {"token", m_handle.token}, {"exit_code", end.code}});
         }
-        return publishAndRelease();
+        return publishAndRelease(heartbeat.deadline());
     }
 
     // The lease's facts for the command, which may present the token to the
@@ -307,11 +307,17 @@ private:
     // A publish whose connection is lost (a long command may outlive an idle
     // connection, or the reply is lost) is settled by Database itself: it
     // connects again and sends it once more under the same op id, answered
-    // from the record if the first attempt committed.
-    int publishAndRelease()
+    // from the record if the first attempt committed. One that finds the
+    // environment locked (nothing applied) is sent again until the lease's
+    // end by the wrapper's clock (`leaseEnd`; none for a replayed run): the
+    // command succeeded, and a busy server is no reason to report otherwise.
+    int publishAndRelease(std::optional<BootClock::time_point> leaseEnd)
     {
         const PublishRequest request{m_handle, m_spec.manifest, m_spec.publishOpId()};
-        const Outcome published = m_db->publish(request);
+        std::optional<std::chrono::steady_clock::time_point> retryLockedUntil;
+        if (leaseEnd)
+            retryLockedUntil = std::chrono::steady_clock::now() + (*leaseEnd - BootClock::now());
+        const Outcome published = m_db->publish(request, retryLockedUntil);
         const std::string state = release(published.accepted() ? "" : "publish refused: " + published.reason);
         if (!published.accepted())
             return printOutcome(published);

@@ -290,14 +290,17 @@ std::optional<std::string> manifestText(const std::optional<nlohmann::json>& man
 
 } // namespace
 
-Outcome Database::publish(const PublishRequest& r)
+Outcome Database::publish(const PublishRequest& r,
+                          std::optional<std::chrono::steady_clock::time_point> retryLockedUntil)
 {
     const std::optional<std::string> manifest = manifestText(r.manifest);
     const std::string opId = r.opId.empty() ? newOperationId() : r.opId;
     return Impl::settled(d, opId, "publish", [&] {
-        return Outcome::fromReply(d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)",
-                                          r.lease.env, r.lease.token, r.lease.leaseId, manifest, opId,
-                                          d->client.toJson().dump()));
+        const auto attempt = [&] {
+            return d->call(true, "SELECT relctl.publish($1, $2, $3::uuid, $4, $5, $6::jsonb)", r.lease.env,
+                           r.lease.token, r.lease.leaseId, manifest, opId, d->client.toJson().dump());
+        };
+        return Outcome::fromReply(retryLockedUntil ? d->whileLocked(*retryLockedUntil, attempt) : attempt());
     });
 }
 

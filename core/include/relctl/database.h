@@ -64,7 +64,13 @@ public:
     // ended: it only ever touches the presented token's lease).
     Outcome release(const Handle& lease, const std::string& note = {},
                     const std::optional<StopReport>& stopped = std::nullopt);
-    Outcome publish(const PublishRequest& request);
+    // retryLockedUntil: until when a publish that found the environment
+    // locked (lock_timeout ran out: nothing was applied) is sent again, as a
+    // --wait does. `relctl run` passes its lease's end: a command that
+    // succeeded is not reported as failed because the server was busy for a
+    // few seconds. None: exit 9 at once.
+    Outcome publish(const PublishRequest& request,
+                    std::optional<std::chrono::steady_clock::time_point> retryLockedUntil = std::nullopt);
     Outcome publishUnserialized(const UnserializedPublishRequest& request);
 
     // Operator controls, recorded with who and why.
