@@ -120,6 +120,19 @@ double cpuSeconds(const std::string& pid)
     return double(ticks) / double(sysconf(_SC_CLK_TCK));
 }
 
+// Context switches (voluntary and not) of a process's main thread: each is
+// a sleep and a wake-up, which a virtual machine makes dear. An export whose
+// client falls behind makes its backend wait on a full socket as well.
+double contextSwitches(const std::string& pid)
+{
+    std::ifstream status("/proc/" + pid + "/status");
+    double n = 0;
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+            n += std::atof(line.c_str() + line.find(':') + 1);
+    return n;
+}
+
 std::string fmtMb(double mb)
 {
     char text[32];
@@ -333,6 +346,12 @@ int main(int argc, char** argv)
                 sum += cpuSeconds(std::to_string(pid));
             return sum;
         };
+        const auto backendSwitches = [&] {
+            double sum = contextSwitches(std::to_string(copyBackend));
+            for (const int pid : backends)
+                sum += contextSwitches(std::to_string(pid));
+            return sum;
+        };
         // What the server writes to temporary files for an export (the
         // database's temp_bytes, which a backend reports when it goes idle).
         const auto tempBytes = [&] {
@@ -371,21 +390,30 @@ int main(int argc, char** argv)
                 double tempMb = 0;
                 // CPU seconds per run: [0] client, [1] server; COPY, export.
                 std::array<std::vector<double>, 2> copyCpu, exportCpu;
+                // Context switches per run, the same way.
+                std::array<std::vector<double>, 2> copySwitches, exportSwitches;
                 for (int run = 0; run < kExportRuns; ++run) {
                     double client = cpuSeconds("self"), server = backendCpu();
+                    double clientSw = contextSwitches("self"), serverSw = backendSwitches();
                     auto begin = Clock::now();
                     copied = copyRows(filtered);
                     copyMs.push_back(ms(Clock::now() - begin));
                     copyCpu[0].push_back(cpuSeconds("self") - client);
                     copyCpu[1].push_back(backendCpu() - server);
+                    copySwitches[0].push_back(contextSwitches("self") - clientSw);
+                    copySwitches[1].push_back(backendSwitches() - serverSw);
                     const double tempBefore = tempBytes();
                     client = cpuSeconds("self");
                     server = backendCpu();
+                    clientSw = contextSwitches("self");
+                    serverSw = backendSwitches();
                     begin = Clock::now();
                     rows = exportAuditFile(q, options, path);
                     exportMs.push_back(ms(Clock::now() - begin));
                     exportCpu[0].push_back(cpuSeconds("self") - client);
                     exportCpu[1].push_back(backendCpu() - server);
+                    exportSwitches[0].push_back(contextSwitches("self") - clientSw);
+                    exportSwitches[1].push_back(backendSwitches() - serverSw);
                     tempMb = std::max(tempMb, (tempBytes() - tempBefore) / 1e6);
                     ratios.push_back(copyMs.back() / exportMs.back() * double(rows) / double(copied));
                 }
@@ -419,6 +447,10 @@ int main(int argc, char** argv)
                 };
                 std::printf("  CPU s (p50): export client %.2f, server %.2f; COPY client %.2f, server %.2f\n",
                             p50(exportCpu[0]), p50(exportCpu[1]), p50(copyCpu[0]), p50(copyCpu[1]));
+                std::printf("  context switches (p50): export client %.0f, server %.0f; COPY client %.0f, "
+                            "server %.0f\n",
+                            p50(exportSwitches[0]), p50(exportSwitches[1]), p50(copySwitches[0]),
+                            p50(copySwitches[1]));
                 goals.push_back(relctl::bench::ratioAtLeast("audit export " + what, rate, reference, "rows/s",
                                                             kExportTargetRatio));
                 goals.push_back(relctl::bench::below("audit export " + what + " client memory", clientPeak,
