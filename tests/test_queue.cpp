@@ -22,13 +22,17 @@ struct Waiter
     std::unique_ptr<QProcess> process;
 };
 
+// What every waiter here sends: `lease acquire --wait` under the op id <job>-acquire.
+Args waitArgs(const std::string& env, const std::string& job, int generation, const std::string& patience = "60s")
+{
+    return {"--json", "lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
+            "--generation", std::to_string(generation), "--wait", patience, "--op-id", job + "-acquire"};
+}
+
 Waiter wait(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
             const std::string& patience = "60s")
 {
-    return {job,
-            startRelctl(db, {"--json", "lease", "acquire", "--env", env, "--job", job, "--release",
-                             "r" + std::to_string(generation), "--generation", std::to_string(generation),
-                             "--wait", patience, "--op-id", job + "-acquire"})};
+    return {job, startRelctl(db, waitArgs(env, job, generation, patience))};
 }
 
 // Polls until the environment shows `count` live queued candidates.
@@ -51,10 +55,7 @@ void awaitQueueLength(const TestDatabase& db, const std::string& env, std::size_
 Waiter stoppedJobWaiter(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
                         std::size_t queueLength)
 {
-    Waiter w{job, startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", env, "--job", job,
-                                                   "--release", "r" + std::to_string(generation), "--generation",
-                                                   std::to_string(generation), "--wait", "60s", "--op-id",
-                                                   job + "-acquire"})};
+    Waiter w{job, startRelctlWithDsn(db.jobDsn(), waitArgs(env, job, generation))};
     awaitQueueLength(db, env, queueLength);
     if (::kill(static_cast<pid_t>(w.process->processId()), SIGSTOP) != 0)
         qFatal("cannot stop the waiter %s", job.c_str());
@@ -78,10 +79,15 @@ std::string holder(const TestDatabase& db, const std::string& env)
     return lease.is_null() ? std::string("-") : lease["job"].get<std::string>();
 }
 
-std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation)
+// ttl: the lease's, when not the environment's default.
+std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+                    const std::string& ttl = {})
 {
-    RunResult r = relctl(db, {"lease", "acquire", "--env", env, "--job", job, "--release",
-                              "r" + std::to_string(generation), "--generation", std::to_string(generation)});
+    Args args{"lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
+              "--generation", std::to_string(generation)};
+    if (!ttl.empty())
+        args.insert(args.end(), {"--ttl", ttl});
+    RunResult r = relctl(db, args);
     if (r.exitCode != 0)
         qFatal("acquire %s failed (%d): %s", job.c_str(), r.exitCode, r.err.c_str());
     return r.line();
@@ -435,14 +441,8 @@ private slots:
     {
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
-        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "holder", "--release", "r1",
-                             "--generation", "1", "--ttl", "2s"})
-                     .exitCode,
-                 0);
-        Waiter first{"first", startRelctlWithDsn(db.dsn(),
-                                                 {"--json", "lease", "acquire", "--env", "prod", "--job", "first",
-                                                  "--release", "r2", "--generation", "2", "--wait", "60s",
-                                                  "--op-id", "first-acquire"},
+        acquire(db, "prod", "holder", 1, "2s");
+        Waiter first{"first", startRelctlWithDsn(db.dsn(), waitArgs("prod", "first", 2),
                                                  {{"PGOPTIONS", "-c lock_timeout=300"}})};
         awaitQueueLength(db, "prod", 1);
         Waiter second = wait(db, "prod", "second", 3);
@@ -482,10 +482,7 @@ private slots:
     {
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
-        QCOMPARE(relctl(db, {"lease", "acquire", "--env", "prod", "--job", "holder", "--release", "r1",
-                             "--generation", "1", "--ttl", "1s"})
-                     .exitCode,
-                 0);
+        acquire(db, "prod", "holder", 1, "1s");
         pqxx::connection waiter(db.jobDsn());
         const std::string secret = "own-ask-request-secret-0123";
         const auto call = [&](const std::string& sql) {
@@ -531,10 +528,7 @@ private slots:
         Waiter second = wait(db, "prod", "second", 3);
         awaitQueueLength(db, "prod", 2);
 
-        Waiter back{"first", startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod",
-                                                               "--job", "first", "--release", "r2",
-                                                               "--generation", "2", "--wait", "60s", "--op-id",
-                                                               "first-acquire"})};
+        Waiter back{"first", startRelctlWithDsn(db.jobDsn(), waitArgs("prod", "first", 2))};
         // It asks, and is told to wait for the old session, for a while.
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.candidates"), 2LL);
