@@ -12,7 +12,7 @@
 #
 # Core stays a static library: relctl and release-console are single binaries
 # that need no library path. A static library's PRIVATE dependencies (libpqxx,
-# libpq, spdlog) are still needed when a consumer links it, so relctlConfig.cmake
+# libpq) are still needed when a consumer links it, so relctlConfig.cmake
 # finds them again (find_dependency and pkg-config) before it loads the targets.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

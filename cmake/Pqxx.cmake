@@ -11,5 +11,17 @@ pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 add_library(relctl_pqxx INTERFACE)
 add_library(relctl::pqxx ALIAS relctl_pqxx)
 set_target_properties(relctl_pqxx PROPERTIES EXPORT_NAME pqxx)
-target_link_libraries(relctl_pqxx INTERFACE PkgConfig::PQXX)
+# A target whose RELCTL_STATIC_CXX_RUNTIME property is on (the relctl
+# executable, app/CMakeLists.txt) links libpqxx's archive instead of
+# libpqxx.so, so that it loads no C++ library at start-up. The property is
+# read on the target being linked, through core.
+find_library(RELCTL_PQXX_ARCHIVE NAMES libpqxx.a)
+mark_as_advanced(RELCTL_PQXX_ARCHIVE)
+if(RELCTL_PQXX_ARCHIVE)
+    target_link_libraries(relctl_pqxx INTERFACE
+        "$<BUILD_INTERFACE:$<IF:$<BOOL:$<TARGET_PROPERTY:RELCTL_STATIC_CXX_RUNTIME>>,${RELCTL_PQXX_ARCHIVE},PkgConfig::PQXX>>"
+        "$<INSTALL_INTERFACE:PkgConfig::PQXX>")
+else()
+    target_link_libraries(relctl_pqxx INTERFACE PkgConfig::PQXX)
+endif()
 target_compile_definitions(relctl_pqxx INTERFACE PQXX_HAVE_OPTIONAL)
