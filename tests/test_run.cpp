@@ -319,6 +319,53 @@ private slots:
                  1LL);
     }
 
+    // The command failed and the wrapper's release waits for the environment's
+    // row (another session holds it): a SIGTERM or SIGINT then ends the
+    // wrapper at once. (Its release statement may still finish on the server;
+    // else the lease's expiry stands in for it.)
+    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce_data()
+    {
+        QTest::addColumn<int>("sig");
+        QTest::addColumn<QString>("name");
+        QTest::addRow("SIGTERM") << int(SIGTERM) << QStringLiteral("SIGTERM");
+        QTest::addRow("SIGINT") << int(SIGINT) << QStringLiteral("SIGINT");
+    }
+
+    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce()
+    {
+        QFETCH(int, sig);
+        QFETCH(QString, name);
+        TestDatabase db;
+        relctl(db, {"env", "add", "prod"});
+        const std::string pidFile = file("release-wait.pid");
+        const std::string go = file("release-wait.go");
+        QFile::remove(qstr(pidFile));
+        QFile::remove(qstr(go));
+        auto wrapper = startRelctl(
+            db, runArgs("r1", "1", {"--ttl", "60s"},
+                        {"sh", "-c", "echo $$ > '" + pidFile + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 1"}));
+        QVERIFY(waitForPid(pidFile) > 0);
+        pqxx::connection blocker(db.adminDsn());
+        pqxx::work tx(blocker);
+        tx.exec("SELECT 1 FROM relctl.environments WHERE name = 'prod' FOR UPDATE");
+        QVERIFY(QFile(qstr(go)).open(QIODevice::WriteOnly)); // the command fails
+        // Its release waits for the row: no release event before the commit.
+        std::this_thread::sleep_for(700ms);
+        if (wrapper->state() != QProcess::Running)
+            QFAIL(failure(finish(*wrapper)));
+        const auto sent = std::chrono::steady_clock::now();
+        QCOMPARE(kill(static_cast<pid_t>(wrapper->processId()), sig), 0);
+        const RunResult r = finish(*wrapper, 5000);
+        const auto took = std::chrono::steady_clock::now() - sent;
+        tx.commit();
+        QVERIFY2(r.exitCode == 128 + sig, failure(r));
+        QVERIFY2(took < 1500ms, failure(r)); // not after lock_timeout (10 s)
+        QVERIFY2(r.err.find("received " + name.toStdString() +
+                            " while releasing; could not release the lease, the lease runs out at its expiry") !=
+                     std::string::npos,
+                 failure(r));
+    }
+
     // The CI job is cancelled: the signal reaches the command's whole process
     // group, the wrapper releases its lease and exits 128 + signal.
     void cancellationStopsCommandAndReleases_data()

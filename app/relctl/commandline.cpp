@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <bitset>
 #include <functional>
 #include <set>
 
@@ -118,13 +119,6 @@ void leaseHandle(CLI::App* command)
           "the lease handle itself (visible in the process list: prefer --lease-file)");
 }
 
-CLI::App* group(CLI::App* parent, const std::string& name, const std::string& help)
-{
-    CLI::App* g = parent->add_subcommand(name, help);
-    g->require_subcommand(1);
-    return g;
-}
-
 std::string rehearsalFooter()
 {
     std::string text = "Scenarios:\n";
@@ -136,7 +130,8 @@ std::string rehearsalFooter()
                   "Exit 0 when every invariant held, 10 when one broke, 2 for invalid input.";
 }
 
-void buildGrammar(CLI::App& app)
+// The global options, before the command.
+void buildGlobals(CLI::App& app)
 {
     // Options given twice are reported by parse() (as before CLI11): keep them all.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -147,13 +142,16 @@ void buildGrammar(CLI::App& app)
     flag(&app, "json", "print one JSON object on stdout");
     value(&app, "job-url", "URL", "recorded with the job's events")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
 
-    CLI::App* c =
-        app.add_subcommand("migrate", "apply the bundled migrations and function modules (as a superuser)");
+void buildMigrate(CLI::App* c)
+{
     flag(c, "status", "list them with checksums and state instead");
+}
 
-    CLI::App* env = group(&app, "env", "environments");
-    c = env->add_subcommand("add", "declare an environment");
+void buildEnv(CLI::App* env)
+{
+    CLI::App* c = env->add_subcommand("add", "declare an environment");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
     duration(c, "default-ttl", true, "a lease's time to live when acquire gives none (default 60 s)");
     duration(c, "max-ttl", true, "the longest time to live (default 10 min)");
@@ -186,9 +184,11 @@ void buildGrammar(CLI::App& app)
     env->add_subcommand("list", "environments with current manifest and live lease");
     c = env->add_subcommand("show", "one environment with its current manifest and live lease");
     positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
+}
 
-    CLI::App* lease = group(&app, "lease", "the environment's lease");
-    c = lease->add_subcommand("acquire", "take the lease; prints the handle ENV:TOKEN:LEASE_ID");
+void buildLease(CLI::App* lease)
+{
+    CLI::App* c = lease->add_subcommand("acquire", "take the lease; prints the handle ENV:TOKEN:LEASE_ID");
     candidate(c);
     c = lease->add_subcommand("renew", "extend the lease from the server's now");
     leaseHandle(c);
@@ -201,8 +201,10 @@ void buildGrammar(CLI::App& app)
     environment(c, "the environment")->required();
     text(c, "by", "NAME", "who revokes it")->required();
     text(c, "reason", "TEXT", "why")->required();
+}
 
-    c = app.add_subcommand("publish", "mark the lease's release current");
+void buildPublish(CLI::App* c)
+{
     c->footer("Without a lease: publish --env E --job J --release R --generation N [--manifest FILE|-]\n"
               "is accepted only while the environment's serialization is off.");
     leaseHandle(c);
@@ -212,38 +214,55 @@ void buildGrammar(CLI::App& app)
     text(c, "job", "J", "with --env: the CI job");
     text(c, "release", "R", "with --env: the release label");
     positiveInt(c, "generation", "N", "with --env: the release order");
+}
 
-    c = app.add_subcommand("run", "the whole lease life cycle around a command");
+void buildRun(CLI::App* c)
+{
     c->footer(std::string(kRunUsage) +
               "\nEverything after -- is the command's own, untouched (a --dsn there is the command's).");
     candidate(c);
     value(c, "manifest", "FILE", "publish this manifest when the command succeeds");
     duration(c, "grace", false, "time between SIGTERM and SIGKILL when the lease is lost (default 10 s)");
+}
 
-    c = app.add_subcommand("freeze", "refuse acquisitions and publishes on the environment");
+void buildFreeze(CLI::App* c)
+{
     environment(c, "the environment")->required();
     text(c, "by", "NAME", "who freezes it")->required();
     text(c, "reason", "TEXT", "why")->required();
-    c = app.add_subcommand("unfreeze", "end a dispatch freeze");
+}
+
+void buildUnfreeze(CLI::App* c)
+{
     environment(c, "the environment")->required();
     text(c, "by", "NAME", "who unfreezes it")->required();
     text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
+}
 
-    CLI::App* approvals = group(&app, "approvals", "supersession requests");
-    c = approvals->add_subcommand("list", "the pending supersession requests");
+void buildApprovals(CLI::App* approvals)
+{
+    CLI::App* c = approvals->add_subcommand("list", "the pending supersession requests");
     environment(c, "only this environment's");
     flag(c, "all", "decided ones too");
-    c = app.add_subcommand("approve", "approve a supersession request");
+}
+
+void buildApprove(CLI::App* c)
+{
     positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
     text(c, "by", "NAME", "who approves it")->required();
     value(c, "reason", "TEXT", "why");
-    c = app.add_subcommand("deny", "deny a supersession request");
+}
+
+void buildDeny(CLI::App* c)
+{
     positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
     text(c, "by", "NAME", "who denies it")->required();
     text(c, "reason", "TEXT", "why")->required();
+}
 
-    CLI::App* promote = group(&app, "promote", "promotion requests (env set --promote-from, --approvals)");
-    c = promote->add_subcommand("request", "open the promotion request of a release before its job asks");
+void buildPromote(CLI::App* promote)
+{
+    CLI::App* c = promote->add_subcommand("request", "open the promotion request of a release before its job asks");
     environment(c, "the environment it is promoted to")->required();
     text(c, "release", "R", "the release label")->required();
     positiveInt(c, "generation", "N", "the release's generation")->required();
@@ -260,8 +279,10 @@ void buildGrammar(CLI::App& app)
     positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
     text(c, "by", "NAME", "who denies it")->required();
     text(c, "reason", "TEXT", "why")->required();
+}
 
-    c = app.add_subcommand("rollback", "make an earlier accepted manifest current again");
+void buildRollback(CLI::App* c)
+{
     c->footer("Name one target. The freshness bar stays: the highest generation ever accepted still\n"
               "refuses older jobs (exit 4), and the next newer candidate adopts as usual. Allowed while\n"
               "frozen; busy (exit 3) while a job holds the lease, unless --wait.");
@@ -273,8 +294,10 @@ void buildGrammar(CLI::App& app)
     text(c, "reason", "TEXT", "why")->required();
     duration(c, "wait", false, "wait up to D while a job holds the lease");
     text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
+}
 
-    CLI::App* db = group(&app, "db", "the embedded default database");
+void buildDb(CLI::App* db)
+{
     // --demo: release-console --demo's own cluster instead, which only the
     // console starts (it writes the demo's week first).
     const auto demoFlag = [](CLI::App* sub) {
@@ -284,10 +307,12 @@ void buildGrammar(CLI::App& app)
     db->add_subcommand("start", "start it (created on first use)");
     demoFlag(db->add_subcommand("stop", "stop its server"));
     demoFlag(db->add_subcommand("path", "print its directory"));
+}
 
-    CLI::App* state = group(&app, "state", "the request secrets kept on this machine ($RELCTL_STATE_DIR)");
+void buildState(CLI::App* state)
+{
     state->add_subcommand("show", "where they are, how many, and the retention");
-    c = state->add_subcommand("prune", "remove the secrets no retry will need any more");
+    CLI::App* c = state->add_subcommand("prune", "remove the secrets no retry will need any more");
     duration(c, "older-than", true,
              "unused for longer than D (default: $RELCTL_STATE_RETENTION; at least 1h)");
     positiveInt(c, "max-files", "N",
@@ -295,26 +320,32 @@ void buildGrammar(CLI::App& app)
     flag(c, "dry-run", "only say what would be removed");
     c->footer("Nothing used within the last hour is removed. Every use of an op id's secret refreshes it;\n"
               "relctl also prunes on use, at most once an hour.");
+}
 
-    CLI::App* manifest = group(&app, "manifest", "published manifests");
-    c = manifest->add_subcommand("show", "the current manifest");
+void buildManifest(CLI::App* manifest)
+{
+    CLI::App* c = manifest->add_subcommand("show", "the current manifest");
     environment(c, "the environment")->required();
     flag(c, "history", "every manifest and rollback, oldest first");
+}
 
-    c = app.add_subcommand("audit", "the newest matching events, oldest first");
+void buildAudit(CLI::App* c)
+{
     environment(c, "only this environment's");
     value(c, "job", "J", "only this job's");
     value(c, "reason", "CODE", "only this refusal reason");
     value(c, "operation", "OP", "only this operation");
     value(c, "since", "TIME", "a time, or an age such as 2h");
     positiveInt(c, "limit", "N", "at most N events (default 1000)");
+}
 
-    c = app.add_subcommand(
-        "trace", "every refusal of a job with its lease, the lease that beat it and the manifest then");
+void buildTrace(CLI::App* c)
+{
     text(c, "job", "J", "the CI job")->required();
+}
 
-    c = app.add_subcommand("verify",
-                           "check the recorded history against the protocol's invariants (read-only)");
+void buildVerify(CLI::App* c)
+{
     environment(c, "only this environment's history");
     value(c, "since", "TIME", "only what was recorded since TIME: a time, or an age such as 2h");
     std::string checks = "Checks (exit 0 when all pass, 10 when one fails):";
@@ -322,17 +353,21 @@ void buildGrammar(CLI::App& app)
         if (check.name != "expected-current-manifest") // rehearsals only: verify expects no release
             checks += "\n  " + check.name + ": " + check.meaning + ".";
     c->footer(checks);
+}
 
-    CLI::App* op = group(&app, "op", "operation ids");
-    c = op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
+void buildOp(CLI::App* op)
+{
+    CLI::App* c = op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
     positional(c, "ID", "an operation id");
+}
 
-    c = app.add_subcommand("status", "what became of a job: unknown, queued, rejected, accepted-running, "
-                                     "completed or ended-unpublished, and what to do next");
+void buildStatus(CLI::App* c)
+{
     text(c, "job", "J", "the CI job")->required();
+}
 
-    c = app.add_subcommand("rehearse",
-                           "play failure scenarios on a scratch database and check the invariants");
+void buildRehearse(CLI::App* c)
+{
     c->add_option("SCENARIO", "scenarios to play (default: all)")->expected(0, -1)->allow_extra_args();
     flag(c, "list", "name and explain the scenarios");
     value(c, "like", "ENV", "copy this environment's queue policy, supersede mode and serialization")
@@ -343,10 +378,49 @@ void buildGrammar(CLI::App& app)
     value(c, "report", "FILE", "write a self-contained HTML report");
     value(c, "relctl", "PATH", "the relctl executable the jobs run (default: this one)");
     c->footer(rehearsalFooter());
-
-    // Last: a subcommand takes its parent's footer when it is added.
-    app.footer(kNotes);
 }
+
+// A command of the top level: its name and help, whether it only groups
+// subcommands, and what adds its options and subcommands. parse() builds only
+// the commands its words name: the whole grammar (some 300 options) took a
+// relctl process more than a millisecond to build, every CI step paying it.
+struct TopLevel
+{
+    const char* name;
+    const char* help;
+    bool group;
+    void (*build)(CLI::App*);
+};
+
+// In --help's order.
+constexpr TopLevel kTopLevel[] = {
+    {"migrate", "apply the bundled migrations and function modules (as a superuser)", false, buildMigrate},
+    {"env", "environments", true, buildEnv},
+    {"lease", "the environment's lease", true, buildLease},
+    {"publish", "mark the lease's release current", false, buildPublish},
+    {"run", "the whole lease life cycle around a command", false, buildRun},
+    {"freeze", "refuse acquisitions and publishes on the environment", false, buildFreeze},
+    {"unfreeze", "end a dispatch freeze", false, buildUnfreeze},
+    {"approvals", "supersession requests", true, buildApprovals},
+    {"approve", "approve a supersession request", false, buildApprove},
+    {"deny", "deny a supersession request", false, buildDeny},
+    {"promote", "promotion requests (env set --promote-from, --approvals)", true, buildPromote},
+    {"rollback", "make an earlier accepted manifest current again", false, buildRollback},
+    {"db", "the embedded default database", true, buildDb},
+    {"state", "the request secrets kept on this machine ($RELCTL_STATE_DIR)", true, buildState},
+    {"manifest", "published manifests", true, buildManifest},
+    {"audit", "the newest matching events, oldest first", false, buildAudit},
+    {"trace", "every refusal of a job with its lease, the lease that beat it and the manifest then", false,
+     buildTrace},
+    {"verify", "check the recorded history against the protocol's invariants (read-only)", false, buildVerify},
+    {"op", "operation ids", true, buildOp},
+    {"status",
+     "what became of a job: unknown, queued, rejected, accepted-running, completed or ended-unpublished, "
+     "and what to do next",
+     false, buildStatus},
+    {"rehearse", "play failure scenarios on a scratch database and check the invariants", false,
+     buildRehearse},
+};
 
 // The commands chosen so far: the root, then each parsed subcommand.
 std::vector<const CLI::App*> chainOf(const CLI::App& root)
@@ -445,7 +519,7 @@ CommandLine::CommandLine()
     : m_app(std::make_unique<CLI::App>(
           "Release control: leases with fencing tokens and write-time freshness checks.", "relctl"))
 {
-    buildGrammar(*m_app);
+    buildGlobals(*m_app);
 }
 
 CommandLine::~CommandLine() = default;
@@ -463,6 +537,31 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
     const auto separator = std::find(words.begin(), words.end(), "--");
     if (separator != words.end())
         invocation.childCommand.emplace(separator + 1, words.end());
+
+    // CLI11 enters a command only at a word that names it, so the commands
+    // these words name, built whole, are all of the grammar this parse can
+    // meet. With none named, or help asked for, every command is listed (by
+    // name: --help, "unknown command").
+    std::bitset<std::size(kTopLevel)> named;
+    bool listAll = false;
+    for (auto word = words.begin(); word != separator; ++word) {
+        listAll = listAll || *word == "--help" || *word == "-h";
+        for (std::size_t i = 0; i < std::size(kTopLevel); ++i)
+            if (*word == kTopLevel[i].name)
+                named.set(i);
+    }
+    listAll = listAll || named.none();
+    for (std::size_t i = 0; i < std::size(kTopLevel); ++i) {
+        if (!named.test(i) && !listAll)
+            continue;
+        CLI::App* command = m_app->add_subcommand(kTopLevel[i].name, kTopLevel[i].help);
+        if (kTopLevel[i].group)
+            command->require_subcommand(1);
+        if (named.test(i))
+            kTopLevel[i].build(command);
+    }
+    // Last: a subcommand takes its parent's footer when it is added.
+    m_app->footer(kNotes);
 
     std::set<std::string> flags;
     collectFlags(*m_app, flags);

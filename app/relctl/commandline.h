@@ -45,7 +45,8 @@ public:
     CommandLine& operator=(const CommandLine&) = delete;
 
     // words: argv without the program name. Bad usage throws Error(Usage)
-    // with one line in relctl's wording.
+    // with one line in relctl's wording. Once per CommandLine: it adds the
+    // commands the words name to the grammar.
     Invocation parse(const std::vector<std::string>& words);
 
     // Whether --json was among the global options, also after parse() threw:

@@ -141,12 +141,16 @@ Ending supervise(ChildGroup& child, Heartbeat& heartbeat, SignalWatch& signals, 
             child.signal(SIGKILL);
             killed = true;
         }
-        // Wake at the lease deadline while it matters, else at the end of the
-        // grace. (Once the command is being stopped, the heartbeat's eventfd
-        // is left out: it stays readable once the lease is lost.)
+        // Wake at the lease deadline while it matters (and first when the
+        // renewal thread is due to start), else at the end of the grace. (Once
+        // the command is being stopped, the heartbeat's eventfd is left out:
+        // it stays readable once the lease is lost.)
         const bool watching = !end.lost && !end.cancelledBy;
+        if (watching && !heartbeat.started() && now >= heartbeat.startBy())
+            heartbeat.start();
         if (watching)
-            timer.arm(heartbeat.deadline());
+            timer.arm(heartbeat.started() ? heartbeat.deadline()
+                                          : std::min(heartbeat.deadline(), heartbeat.startBy()));
         else if (!killed)
             timer.arm(*killAt);
         pollfd fds[] = {
@@ -182,7 +186,6 @@ public:
         // Before the lease exists and before any thread: from here on SIGINT
         // and SIGTERM are seen (and answered by releasing the lease), never fatal.
         SignalWatch signals;
-        m_signals = &signals;
         m_db.emplace(connectWithin(m_context.connect, m_spec.acquire.wait));
         const auto sent = BootClock::now();
         const Outcome acquired = acquire(signals);
@@ -257,7 +260,6 @@ private:
             return lost(heartbeat, "before the command started", nullptr);
         diagnostic("holding lease " + std::to_string(m_handle.token) + " on " + m_handle.env + " (ttl " +
                    formatDuration(m_ttl) + "); running " + m_spec.command.front());
-        heartbeat.start();
         ChildGroup child(m_spec.command, childEnvironment());
         Ending end = supervise(child, heartbeat, signals, m_spec.grace);
         heartbeat.stop();
@@ -369,25 +371,15 @@ private:
     // Releases the wrapper's own lease (idempotent on the server) and returns
     // its state. Never throws and never blocks for long: a lease that cannot be
     // released runs out by itself at its expiry, and the run's outcome is
-    // already decided. The release runs on a helper thread (libpq cannot be
-    // interrupted) while this one watches for another SIGINT or SIGTERM, which
-    // ends the wrapper at once: a job being cancelled is not kept waiting.
+    // already decided. Another SIGINT or SIGTERM meanwhile ends the wrapper at
+    // once (ExitOnCancel): a job being cancelled is not kept waiting.
     std::string release(const std::string& note, const std::optional<StopReport>& stopped = std::nullopt)
     {
-        std::packaged_task<std::string()> task(
-            [this, note, stopped] { return releaseBounded(note, stopped); });
-        std::future<std::string> result = task.get_future();
-        std::thread worker(std::move(task));
-        while (result.wait_for(20ms) != std::future_status::ready) {
-            if (int sig = m_signals ? pendingCancel(*m_signals) : 0) {
-                diagnostic("received " + signalName(sig) + " while releasing; could not release the lease, " +
-                           expiryNote());
-                std::cout.flush();
-                std::_Exit(128 + sig);
-            }
-        }
-        worker.join();
-        return result.get();
+        const ExitOnCancel cancel([this](int sig) {
+            return "received " + signalName(sig) + " while releasing; could not release the lease, " +
+                   expiryNote();
+        });
+        return releaseBounded(note, stopped);
     }
 
     // Both attempts together wait at most one call bound (plus connecting):
@@ -426,7 +418,6 @@ private:
     const Output& m_out;
     RunSpec m_spec;
     std::optional<Database> m_db; // the main thread's connection
-    SignalWatch* m_signals = nullptr;
     Handle m_handle;
     milliseconds m_ttl{};
 };

@@ -5,6 +5,7 @@
 #include "relctl/parse.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -99,6 +100,58 @@ int openSignalFd()
 } // namespace
 
 SignalWatch::SignalWatch() : m_fd(openSignalFd()) {}
+
+namespace {
+
+// What exitOnCancel prints, set before the handler is installed: a handler
+// may only write and exit.
+std::array<char, 512> g_cancelText[2]; // SIGINT's, SIGTERM's
+std::size_t g_cancelLength[2] = {0, 0};
+
+extern "C" void exitOnCancel(int sig)
+{
+    const int i = sig == SIGINT ? 0 : 1;
+    [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, g_cancelText[i].data(), g_cancelLength[i]);
+    _exit(128 + sig);
+}
+
+sigset_t cancelSignals()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    return set;
+}
+
+} // namespace
+
+ExitOnCancel::ExitOnCancel(const std::function<std::string(int sig)>& diagnosticFor)
+{
+    const int signals[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; ++i) {
+        const std::string text = "relctl: " + escapeControl(diagnosticFor(signals[i])) + "\n";
+        g_cancelLength[i] = std::min(text.size(), g_cancelText[i].size());
+        std::memcpy(g_cancelText[i].data(), text.data(), g_cancelLength[i]);
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    struct sigaction action {};
+    action.sa_handler = exitOnCancel;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &m_int);
+    sigaction(SIGTERM, &action, &m_term);
+    const sigset_t set = cancelSignals();
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+ExitOnCancel::~ExitOnCancel()
+{
+    const sigset_t set = cancelSignals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    sigaction(SIGINT, &m_int, nullptr);
+    sigaction(SIGTERM, &m_term, nullptr);
+}
 
 std::vector<int> SignalWatch::take()
 {
@@ -223,6 +276,15 @@ struct Heartbeat::State
         [[maybe_unused]] ssize_t n = write(wake.get(), &one, sizeof one);
     }
 
+    // When the thread connects, shortly before the first renewal is due (a
+    // renewal after one third of the TTL): not at once, so that a command that
+    // ends sooner (every short step of a pipeline) never costs the server a
+    // second connection, nor the wrapper a thread.
+    BootClock::time_point firstConnect() const
+    {
+        return lastSend + ttl / 3 - std::min<std::chrono::milliseconds>(ttl / 6, 2s);
+    }
+
     bool check(BootClock::time_point now)
     {
         if (!lost && now >= deadline)
@@ -257,7 +319,21 @@ Heartbeat::~Heartbeat()
 
 void Heartbeat::start()
 {
+    if (m_started)
+        return;
+    m_started = true;
     m_thread = std::thread(&Heartbeat::loop, m_state);
+}
+
+bool Heartbeat::started() const
+{
+    return m_started;
+}
+
+BootClock::time_point Heartbeat::startBy() const
+{
+    std::lock_guard lock(m_state->mutex);
+    return m_state->firstConnect();
 }
 
 void Heartbeat::stop()
@@ -321,13 +397,10 @@ void Heartbeat::loop(const std::shared_ptr<State>& s)
 {
     std::optional<Database> db; // dropped after any failure
     const auto retryDelay = std::clamp<std::chrono::milliseconds>(s->ttl / 10, 50ms, 1s);
-    auto due = s->lastSend + s->ttl / 3; // the next renewal
-    // The heartbeat's connection is opened shortly before the first renewal
-    // is due, not at once: a command that ends sooner (and every short step
-    // of a pipeline) never costs the server a second connection.
-    BootClock::time_point connectAt = due - std::min<std::chrono::milliseconds>(s->ttl / 6, 2s);
-    bool failing = false;
     std::unique_lock lock(s->mutex);
+    auto due = s->lastSend + s->ttl / 3; // the next renewal
+    BootClock::time_point connectAt = s->firstConnect();
+    bool failing = false;
     for (;;) {
         const auto now = BootClock::now();
         if (s->stopping || !s->check(now))

@@ -61,6 +61,24 @@ private:
     Fd m_fd;
 };
 
+// While one lives, SIGINT and SIGTERM (blocked by SignalWatch) reach this
+// thread's handler instead, which prints the diagnostic given for the signal
+// and exits 128 + the signal at once: for a blocking database call that a job
+// being cancelled must not wait for (libpq cannot be interrupted). A signal
+// pending when it starts is handled so too. One at a time, on one thread.
+class ExitOnCancel
+{
+public:
+    explicit ExitOnCancel(const std::function<std::string(int sig)>& diagnosticFor);
+    ~ExitOnCancel();
+    ExitOnCancel(const ExitOnCancel&) = delete;
+    ExitOnCancel& operator=(const ExitOnCancel&) = delete;
+
+private:
+    struct sigaction m_int {};
+    struct sigaction m_term {};
+};
+
 // A timerfd on CLOCK_BOOTTIME: poll() on it wakes at an absolute boot-clock
 // time even across a suspend or a SIGSTOP, unlike poll's own timeout.
 class WakeTimer
@@ -120,7 +138,11 @@ public:
     Heartbeat(const Heartbeat&) = delete;
     Heartbeat& operator=(const Heartbeat&) = delete;
 
+    // Starts the renewal thread, once; supervise() calls it when startBy()
+    // comes, so a command that ends sooner runs without it.
     void start();
+    bool started() const;
+    BootClock::time_point startBy() const;
     // After stop() no renewal is in flight and none will be sent. It waits
     // only for a call under way (at most 5 s); the idle thread is joined by
     // the destructor.
@@ -144,6 +166,7 @@ private:
 
     std::shared_ptr<State> m_state;
     std::thread m_thread;
+    bool m_started = false;
 };
 
 } // namespace relctl::cli
