@@ -188,11 +188,13 @@ const std::pair<AuditSort::Column, const char*> sortColumns[] = {
     {AuditSort::Column::Actor, "actor"},
 };
 
-template <typename F> ExitCode errorOf(F f)
+template <typename F> ExitCode errorOf(F f, std::string* message = nullptr)
 {
     try {
         f();
     } catch (const Error& e) {
+        if (message)
+            *message = e.what();
         return e.code();
     }
     return ExitCode::Ok;
@@ -1256,6 +1258,26 @@ private slots:
                      exportAuditFile(q, {}, dir.filePath(QStringLiteral("missing/audit.csv")).toStdString());
                  }),
                  ExitCode::Internal);
+    }
+
+    // The export's chunks are written on a thread of their own: a write that
+    // fails (a full disk) still ends the export with the error, at once.
+    void aWriteThatFailsEndsTheExport()
+    {
+        TestDatabase db;
+        seedEvents(db, 30'000); // several chunks of 1 MiB
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        for (const auto format : {AuditExportFormat::Csv, AuditExportFormat::Json}) {
+            std::ofstream full("/dev/full", std::ios::binary);
+            QVERIFY(full.is_open());
+            int pages = 0;
+            const AuditExportOptions options{.format = format, .progress = [&](std::int64_t) { ++pages; }};
+            std::string message;
+            QCOMPARE(errorOf([&] { writeAuditExport(q, options, full); }, &message), ExitCode::Internal);
+            QVERIFY2(message.find("could not write the export") != std::string::npos, message.c_str());
+            QVERIFY(pages < 6); // ended by the failure, not after the last of 30,000 events
+        }
     }
 
     // The export reads the rows the browser's pages show and writes them as
