@@ -323,18 +323,12 @@ private slots:
     // row (another session holds it): a SIGTERM or SIGINT then ends the
     // wrapper at once. (Its release statement may still finish on the server;
     // else the lease's expiry stands in for it.)
-    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce_data()
-    {
-        QTest::addColumn<int>("sig");
-        QTest::addColumn<QString>("name");
-        QTest::addRow("SIGTERM") << int(SIGTERM) << QStringLiteral("SIGTERM");
-        QTest::addRow("SIGINT") << int(SIGINT) << QStringLiteral("SIGINT");
-    }
+    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce_data() { cancellationStopsCommandAndReleases_data(); }
 
     void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce()
     {
         QFETCH(int, sig);
-        QFETCH(QString, name);
+        const std::string name = QTest::currentDataTag(); // "SIGTERM", "SIGINT"
         TestDatabase db;
         relctl(db, {"env", "add", "prod"});
         const std::string pidFile = file("release-wait.pid");
@@ -360,7 +354,7 @@ private slots:
         tx.commit();
         QVERIFY2(r.exitCode == 128 + sig, failure(r));
         QVERIFY2(took < 1500ms, failure(r)); // not after lock_timeout (10 s)
-        QVERIFY2(r.err.find("received " + name.toStdString() +
+        QVERIFY2(r.err.find("received " + name +
                             " while releasing; could not release the lease, the lease runs out at its expiry") !=
                      std::string::npos,
                  failure(r));
