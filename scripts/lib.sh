@@ -23,7 +23,7 @@ relctl_as_root() {
 # Debian 12 packages the build, the tests and the throwaway database need.
 RELCTL_PACKAGES=(
     build-essential cmake pkg-config
-    libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
+    libpqxx-dev libpq-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libssl-dev
     qt6-base-dev libgl-dev
     libqt6svg6
     postgresql postgresql-client

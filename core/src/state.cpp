@@ -391,7 +391,10 @@ std::string requestSecret(const std::string& opId)
         const std::string k = key;
         if (k.size() < 16 || k.size() > 512)
             throwUsage("RELCTL_OP_KEY must have 16 to 512 characters");
-        return k + ":" + opId;
+        // A keyed digest, not the key: the secret travels as a statement's
+        // parameter, which a statement log shows, and from one op id's secret
+        // no other op id's can be derived.
+        return hmacSha256Hex(k, opId);
     }
     // Checked before anything is written: a bad setting is invalid input.
     const state::Policy policy = state::Policy::fromEnvironment();

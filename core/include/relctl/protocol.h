@@ -172,13 +172,18 @@ std::string newOperationId();
 
 // The secret of the request an op id names. A retry of an acquire presents it
 // to be given the acquired lease's id again: an op id alone is no credential
-// (migrations/functions/operations.sql). With $RELCTL_OP_KEY (at least 16
-// characters, e.g. a CI secret variable) it is derived from that key and the
-// op id, so a re-run on another machine with the same key proves itself.
+// (migrations/functions/operations.sql). With $RELCTL_OP_KEY (16 to 512
+// characters, e.g. a CI secret variable) it is hmacSha256Hex(key, opId), so a
+// re-run on another machine with the same key proves itself, and the key
+// itself never leaves the process (the secret is a statement parameter, which
+// a server's statement log may show).
 // Otherwise it is random, created on the first use of the op id and kept in
 // $RELCTL_STATE_DIR (default $XDG_STATE_HOME/relctl or ~/.local/state/relctl)
 // as a file of mode 0600, where a retry on the same machine finds it.
 std::string requestSecret(const std::string& opId);
+
+// HMAC-SHA256 (RFC 2104) of message under key, as 64 lower-case hex digits.
+std::string hmacSha256Hex(std::string_view key, std::string_view message);
 
 // Reads and validates a manifest (a JSON object of at most 64 KiB and 64
 // levels of nesting) from a file, or standard input for "-". Throws
