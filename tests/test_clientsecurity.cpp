@@ -1,11 +1,12 @@
 // The client's side of relctl's security, as an attacker review found it
-// wanting: what relctl sends to the server must hand no secret to another job
-// or to whoever reads the server's log. relctl runs as a separate process
-// against the test cluster; the HMAC is also checked in-process against
-// known answers.
+// wanting: what relctl sends to the server and what it trusts on the machine
+// must hand no secret to another job or user. relctl runs as a separate
+// process against the test cluster; the HMAC is also checked in-process
+// against known answers.
 
 #define RELCTL_TEST_NO_SHORT_NAME
 #include "relctl/protocol.h"
+#include "relctl/state.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -13,6 +14,10 @@
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -38,10 +43,54 @@ std::string readAll(const fs::path& path, std::uintmax_t from = 0)
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+void writeFile(const fs::path& path, const std::string& text, mode_t mode)
+{
+    std::ofstream(path, std::ios::binary) << text;
+    if (chmod(path.c_str(), mode) != 0)
+        qFatal("cannot chmod %s", path.c_str());
+}
+
+mode_t modeOf(const fs::path& path)
+{
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0)
+        qFatal("cannot stat %s", path.c_str());
+    return st.st_mode & 07777;
+}
+
+// An account that is not the test's (nobody): the refusals of someone
+// else's files.
+constexpr uid_t kOtherUser = 65534;
+
+void giveAway(const fs::path& path)
+{
+    if (chown(path.c_str(), kOtherUser, kOtherUser) != 0)
+        qFatal("cannot chown %s", path.c_str());
+}
+
 Args acquireArgs(const std::string& env, const std::string& opId)
 {
     return {"--json", "lease",        "acquire", "--env", env,   "--job",   opId, "--release",
             "r1",     "--generation", "1",       "--ttl", "10m", "--op-id", opId};
+}
+
+// A state directory as an attacker left it for one op id's acquire; returns
+// the path relctl must refuse. Runs as the test's user: "another user" is
+// made with chown, so those cases need root.
+using Planting = std::function<fs::path(const fs::path& state, const std::string& secretFile)>;
+
+fs::path plantSecret(const fs::path& requests, const std::string& secretFile)
+{
+    writeFile(requests / secretFile, "planted-secret-that-the-attacker-knows\n", 0600);
+    return requests;
+}
+
+fs::path privateRequests(const fs::path& state)
+{
+    fs::create_directories(state / "requests");
+    chmod(state.c_str(), 0700);
+    chmod((state / "requests").c_str(), 0700);
+    return state / "requests";
 }
 
 } // namespace
@@ -50,7 +99,29 @@ class TestClientSecurity final : public QObject
 {
     Q_OBJECT
 
+private:
+    std::unique_ptr<TestDatabase> m_db;
+    QTemporaryDir m_dir;
+
+    // The rows an acquire of opId on env would write: its op, its lease, its
+    // events (one statement: these tests stay quick).
+    long long traces(const std::string& env, const std::string& opId) const
+    {
+        return m_db->count(
+            "SELECT (SELECT count(*) FROM relctl.operations WHERE op_id = " + sqlLiteral(opId) +
+            ") + (SELECT count(*) FROM relctl.leases WHERE env = " + sqlLiteral(env) +
+            ") + (SELECT count(*) FROM relctl.events WHERE env = " + sqlLiteral(env) + ")");
+    }
+
 private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_db = std::make_unique<TestDatabase>();
+    }
+
+    void cleanupTestCase() { m_db.reset(); }
+
     // RFC 4231's test cases 1, 2 (the key shorter than the hash) and 6 (a key
     // longer than SHA-256's block, hashed first).
     void hmacSha256_data()
@@ -118,6 +189,151 @@ private slots:
         // Not vacuous: the log does show the parameters, the secret among them.
         QVERIFY2(contains(written, relctl::hmacSha256Hex(key, opId)), "the log shows no request secret");
         QCOMPARE(relctl::hmacSha256Hex(key, opId).size(), std::size_t{64});
+    }
+
+    // A state directory anyone else could have written to is not trusted: the
+    // acquire is refused as invalid input (exit 2, one line naming the path
+    // and why), before any request is sent, and a secret planted there is
+    // neither used nor touched.
+    void untrustedStateIsRefused_data()
+    {
+        QTest::addColumn<QString>("planting");
+        QTest::addColumn<QString>("why");
+        QTest::addColumn<bool>("needsRoot");
+        QTest::addRow("requests/ writable by all")
+            << QStringLiteral("requests 0777")
+            << QStringLiteral("group or others may write to it (mode 0777)") << false;
+        QTest::addRow("requests/ writable by the group")
+            << QStringLiteral("requests 0770") << QStringLiteral("group or others may write to it") << false;
+        QTest::addRow("the state directory writable by all")
+            << QStringLiteral("state 0777") << QStringLiteral("group or others may write to it") << false;
+        QTest::addRow("requests/ a symbolic link")
+            << QStringLiteral("requests link") << QStringLiteral("it is a symbolic link") << false;
+        QTest::addRow("the secret a symbolic link")
+            << QStringLiteral("secret link") << QStringLiteral("it is a symbolic link") << false;
+        QTest::addRow("the secret readable by others")
+            << QStringLiteral("secret 0644") << QStringLiteral("group or others may read or write it")
+            << false;
+        QTest::addRow("requests/ of another user")
+            << QStringLiteral("requests other") << QStringLiteral("it belongs to uid 65534") << true;
+        QTest::addRow("the secret of another user")
+            << QStringLiteral("secret other") << QStringLiteral("it belongs to uid 65534") << true;
+    }
+
+    void untrustedStateIsRefused()
+    {
+        QFETCH(QString, planting);
+        QFETCH(QString, why);
+        QFETCH(bool, needsRoot);
+        if (needsRoot && geteuid() != 0)
+            QSKIP("another user's files are made with chown, which needs root");
+        static int n = 0;
+        const std::string opId = "planted-" + std::to_string(++n);
+        const std::string secretFile = relctl::state::requestFileName(opId);
+        const fs::path state = m_dir.filePath(QStringLiteral("untrusted-%1").arg(n)).toStdString();
+        const fs::path elsewhere = m_dir.filePath(QStringLiteral("elsewhere-%1").arg(n)).toStdString();
+        fs::create_directories(elsewhere);
+        const std::map<QString, Planting> plantings{
+            {QStringLiteral("requests 0777"),
+             [&](const fs::path& s, const std::string& f) {
+                 const fs::path r = privateRequests(s);
+                 chmod(r.c_str(), 0777);
+                 return plantSecret(r, f);
+             }},
+            {QStringLiteral("requests 0770"),
+             [&](const fs::path& s, const std::string& f) {
+                 const fs::path r = privateRequests(s);
+                 chmod(r.c_str(), 0770);
+                 return plantSecret(r, f);
+             }},
+            {QStringLiteral("state 0777"),
+             [&](const fs::path& s, const std::string& f) {
+                 plantSecret(privateRequests(s), f);
+                 chmod(s.c_str(), 0777);
+                 return s;
+             }},
+            {QStringLiteral("requests link"),
+             [&](const fs::path& s, const std::string& f) {
+                 fs::create_directories(s);
+                 chmod(s.c_str(), 0700);
+                 chmod(elsewhere.c_str(), 0700);
+                 plantSecret(elsewhere, f);
+                 fs::create_directory_symlink(elsewhere, s / "requests");
+                 return s / "requests";
+             }},
+            {QStringLiteral("secret link"),
+             [&](const fs::path& s, const std::string& f) {
+                 plantSecret(elsewhere, "target");
+                 fs::create_symlink(elsewhere / "target", privateRequests(s) / f);
+                 return s / "requests" / f;
+             }},
+            {QStringLiteral("secret 0644"),
+             [&](const fs::path& s, const std::string& f) {
+                 plantSecret(privateRequests(s), f);
+                 chmod((s / "requests" / f).c_str(), 0644);
+                 return s / "requests" / f;
+             }},
+            {QStringLiteral("requests other"),
+             [&](const fs::path& s, const std::string& f) {
+                 const fs::path r = plantSecret(privateRequests(s), f);
+                 giveAway(r);
+                 return r;
+             }},
+            {QStringLiteral("secret other"),
+             [&](const fs::path& s, const std::string& f) {
+                 plantSecret(privateRequests(s), f);
+                 giveAway(s / "requests" / f);
+                 return s / "requests" / f;
+             }},
+        };
+        const fs::path refused = plantings.at(planting)(state, secretFile);
+        const std::string env = "untrusted-" + std::to_string(n); // each case its own: a defect shows in each
+        QCOMPARE(runRelctl(*m_db, {"env", "add", env}).exitCode, 0);
+        const fs::path planted = fs::is_regular_file(state / "requests" / secretFile)
+                                     ? state / "requests" / secretFile
+                                     : elsewhere / (fs::exists(elsewhere / "target") ? "target" : secretFile);
+        const std::string before = readAll(planted);
+        const long long written = traces(env, opId);
+
+        const RunResult r =
+            runRelctl(*m_db, acquireArgs(env, opId), {}, {{"RELCTL_STATE_DIR", state.string()}});
+        QVERIFY2(r.exitCode == 2, failure(r));
+        QCOMPARE(r.json()["error"], json("usage"));
+        QVERIFY2(
+            contains(r.err, "refusing " + refused.string() + " for request secrets: " + why.toStdString()),
+            failure(r));
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+        QCOMPARE(traces(env, opId), written); // nothing was sent
+        QCOMPARE(qstr(readAll(planted)), qstr(before));
+    }
+
+    // Directories relctl creates for its state are the user's alone (0700),
+    // and so are its secrets, whatever the umask of the job.
+    void createdStateIsPrivate_data()
+    {
+        QTest::addColumn<int>("mask");
+        QTest::addRow("umask 000") << 0;
+        QTest::addRow("umask 002") << 02;
+        QTest::addRow("umask 022") << 022;
+    }
+
+    void createdStateIsPrivate()
+    {
+        QFETCH(int, mask);
+        static int n = 0;
+        const std::string opId = "private-" + std::to_string(++n);
+        const fs::path top = m_dir.filePath(QStringLiteral("made-%1").arg(n)).toStdString();
+        const fs::path state = top / "a" / "state";
+        const std::string env = "made-" + std::to_string(n);
+        QCOMPARE(runRelctl(*m_db, {"env", "add", env}).exitCode, 0);
+        const mode_t previous = umask(static_cast<mode_t>(mask)); // relctl inherits it
+        const RunResult r =
+            runRelctl(*m_db, acquireArgs(env, opId), {}, {{"RELCTL_STATE_DIR", state.string()}});
+        umask(previous);
+        QVERIFY2(r.exitCode == 0, failure(r));
+        for (const fs::path& dir : {top, top / "a", state, state / "requests"})
+            QCOMPARE(modeOf(dir), mode_t{0700});
+        QCOMPARE(modeOf(state / "requests" / relctl::state::requestFileName(opId)), mode_t{0600});
     }
 
 };

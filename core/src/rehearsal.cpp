@@ -1,5 +1,6 @@
 #include "relctl/rehearsal.h"
 
+#include "privatefiles.h"
 #include "relctl/console.h"
 #include "relctl/error.h"
 #include "relctl/process.h"
@@ -301,7 +302,9 @@ Stage::Stage(const Scenario& scenario, const std::string& conninfo, const fs::pa
       m_ttl(ttl), m_observer(observer), m_cancel(cancel), m_started(std::chrono::steady_clock::now()),
       m_db(std::make_unique<Database>(conninfo))
 {
-    fs::create_directories(m_directory / "state");
+    // The jobs' state directory is refused unless it is theirs alone
+    // (requestSecret): 0700, whatever the umask.
+    detail::createPrivateDirectories(m_directory / "state");
 }
 
 Stage::~Stage() = default;

@@ -1,6 +1,7 @@
 #include "relctl/state.h"
 
 #include "fnv.h"
+#include "privatefiles.h"
 #include "relctl/error.h"
 #include "relctl/parse.h"
 #include "relctl/process.h"
@@ -291,7 +292,7 @@ void pruneIfDue(const fs::path& requests, const Policy& policy, const std::strin
             return;
         // Claimed first, so that concurrent uses do not all make the pass;
         // two that do anyway are safe (removeIfOlder).
-        const Fd fd(open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        const Fd fd(open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
         if (fd.get() < 0 || futimens(fd.get(), nullptr) != 0)
             systemFailure(stamp, "write");
         PruneOptions options;
@@ -322,17 +323,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The secret kept in path, its use recorded as the file's modification time
-// (the retention counts from the last use); nothing when there is no such
-// file, or a prune removed it before this use could take its lock.
-std::optional<std::string> useSecret(const fs::path& path)
+// The secret kept in the file `name` of the requests directory open on
+// dirFd (path: its name in messages), its use recorded as the file's
+// modification time (the retention counts from the last use); nothing when
+// there is no such file, or a prune removed it before this use could take its
+// lock. A file that is not the user's alone is refused (detail::checkPrivateFile).
+std::optional<std::string> useSecret(int dirFd, const std::string& name, const fs::path& path)
 {
-    const Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NOFOLLOW: a link in its place would read (and refresh) a file chosen
+    // by whoever made the link. O_NONBLOCK: a FIFO cannot hang the open.
+    const Fd fd(openat(dirFd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (fd.get() < 0) {
         if (errno == ENOENT)
             return std::nullopt;
+        if (errno == ELOOP)
+            detail::refusePrivatePath(path, "it is a symbolic link");
         state::systemFailure(path, "read");
     }
+    detail::checkPrivateFile(fd.get(), path);
     // Shared: uses do not wait for each other, only for a prune (which holds
     // the exclusive lock while it checks the age again and unlinks).
     while (flock(fd.get(), LOCK_SH) != 0)
@@ -354,28 +362,34 @@ std::optional<std::string> useSecret(const fs::path& path)
     return secret;
 }
 
-// A new secret in path; nothing when another process created it first.
-std::optional<std::string> createSecret(const fs::path& path)
+// A new secret in the file `name` of the requests directory open on dirFd;
+// nothing when another process created it first.
+std::optional<std::string> createSecret(int dirFd, const std::string& name, const fs::path& path)
 {
     // Written whole under a temporary name, then linked into place: a
     // concurrent first use of the same op id finds either no file or a whole
-    // one, and the loser of the race adopts the winner's secret.
+    // one, and the loser of the race adopts the winner's secret. The
+    // temporary name is this use's alone (the pid and a random part), and
+    // O_EXCL|O_NOFOLLOW write only a file this call created.
     std::string secret = newOperationId() + newOperationId();
-    const fs::path temporary = path.string() + ".tmp." + std::to_string(getpid());
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const std::string temporary =
+        name + ".tmp." + std::to_string(getpid()) + "." + newOperationId().substr(0, 8);
+    const fs::path shown = path.parent_path() / temporary;
+    const int fd =
+        ::openat(dirFd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        state::systemFailure(temporary, "create");
+        state::systemFailure(shown, "create");
     const std::string line = secret + "\n";
     const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
     ::close(fd);
     if (!written) {
         const int error = errno;
-        ::unlink(temporary.c_str());
-        state::systemFailure(temporary, "write", error);
+        ::unlinkat(dirFd, temporary.c_str(), 0);
+        state::systemFailure(shown, "write", error);
     }
-    const int linked = ::link(temporary.c_str(), path.c_str());
+    const int linked = ::linkat(dirFd, temporary.c_str(), dirFd, name.c_str(), 0);
     const int linkErrno = errno;
-    ::unlink(temporary.c_str());
+    ::unlinkat(dirFd, temporary.c_str(), 0);
     if (linked == 0)
         return secret;
     if (linkErrno == EEXIST)
@@ -398,19 +412,21 @@ std::string requestSecret(const std::string& opId)
     }
     // Checked before anything is written: a bad setting is invalid input.
     const state::Policy policy = state::Policy::fromEnvironment();
+    const fs::path stateDir = state::directory();
     const fs::path dir = state::requestsDirectory();
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec)
-        throw Error(ExitCode::Internal, "cannot create " + dir.string() + ": " + ec.message());
+    detail::createPrivateDirectories(dir);
+    // Both levels: whoever may write to the state directory can replace
+    // requests/ with a directory of their own.
+    const Fd stateFd = detail::openPrivateDirectory(AT_FDCWD, stateDir.string(), stateDir, true);
+    const Fd dirFd = detail::openPrivateDirectory(stateFd.get(), dir.filename().string(), dir, false);
     const std::string name = state::requestFileName(opId);
     const fs::path path = dir / name;
     // Each round either uses the file or creates it; a prune or a concurrent
     // creator in between only sends it round again.
     for (int round = 0; round < 8; ++round) {
-        std::optional<std::string> secret = useSecret(path);
+        std::optional<std::string> secret = useSecret(dirFd.get(), name, path);
         if (!secret)
-            secret = createSecret(path);
+            secret = createSecret(dirFd.get(), name, path);
         if (secret) {
             state::pruneIfDue(dir, policy, name);
             return *secret;

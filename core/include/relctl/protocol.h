@@ -178,8 +178,11 @@ std::string newOperationId();
 // itself never leaves the process (the secret is a statement parameter, which
 // a server's statement log may show).
 // Otherwise it is random, created on the first use of the op id and kept in
-// $RELCTL_STATE_DIR (default $XDG_STATE_HOME/relctl or ~/.local/state/relctl)
-// as a file of mode 0600, where a retry on the same machine finds it.
+// $RELCTL_STATE_DIR/requests (default $XDG_STATE_HOME/relctl or
+// ~/.local/state/relctl) as a file of mode 0600. Directories it creates have
+// mode 0700; a state directory, requests directory or secret file that
+// another user owns or may write to (a secret file: read) is refused with
+// Error(Usage), as is a symbolic link in place of requests/ or of a secret.
 std::string requestSecret(const std::string& opId);
 
 // HMAC-SHA256 (RFC 2104) of message under key, as 64 lower-case hex digits.
