@@ -1,10 +1,11 @@
 // The client's side of relctl's security, as an attacker review found it
-// wanting: what relctl sends to the server and what it trusts on the machine
-// must hand no secret to another job or user. relctl runs as a separate
-// process against the test cluster; the HMAC is also checked in-process
-// against known answers.
+// wanting: what relctl sends to the server, what it trusts on the machine and
+// what it prints must hand no secret to another job or user. relctl runs as a
+// separate process against the test cluster; the HMAC and the password
+// masking are also checked in-process against known answers.
 
 #define RELCTL_TEST_NO_SHORT_NAME
+#include "relctl/database.h"
 #include "relctl/protocol.h"
 #include "relctl/state.h"
 #include "relctlprocess.h"
@@ -334,6 +335,91 @@ private slots:
         for (const fs::path& dir : {top, top / "a", state, state / "requests"})
             QCOMPARE(modeOf(dir), mode_t{0700});
         QCOMPARE(modeOf(state / "requests" / relctl::state::requestFileName(opId)), mode_t{0600});
+    }
+
+    // Masking on its own: every form a password takes in a connection string,
+    // as written and as decoded, and in a message that quotes one.
+    void redactPasswords_data()
+    {
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<QString>("conninfo");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("percent-encoding in the password")
+            << QStringLiteral("invalid percent-encoded token: \"Sw0rd%zzfish\"")
+            << QStringLiteral("postgresql://u:Sw0rd%zzfish@h/db")
+            << QStringLiteral("invalid percent-encoded token: \"***\"");
+        QTest::addRow("a decoded password")
+            << QStringLiteral("password Sw0rd fish rejected")
+            << QStringLiteral("postgresql://u:Sw0rd%20fish@h/db") << QStringLiteral("password *** rejected");
+        QTest::addRow("a query parameter")
+            << QStringLiteral("invalid percent-encoded token: \"Sw0rd%zz\"")
+            << QStringLiteral("postgresql://u@h/db?sslmode=disable&password=Sw0rd%zz")
+            << QStringLiteral("invalid percent-encoded token: \"***\"");
+        QTest::addRow("a URI quoted whole")
+            << QStringLiteral("bad URI: \"postgresql://u:Sw0rdfish@[::1/db\"") << QString()
+            << QStringLiteral("bad URI: \"postgresql://u:***@[::1/db\"");
+        QTest::addRow("keyword form, quoted")
+            << QStringLiteral("conninfo: host=h password='Sw0 rd\\'fish' dbname=d")
+            << QStringLiteral("host=h password='Sw0 rd\\'fish' dbname=d")
+            << QStringLiteral("conninfo: host=h password=*** dbname=d");
+        QTest::addRow("keyword form, its value elsewhere")
+            << QStringLiteral("failed for \"Sw0rdfish\"") << QStringLiteral("host=h password = Sw0rdfish")
+            << QStringLiteral("failed for \"***\"");
+        QTest::addRow("a short password only as a word")
+            << QStringLiteral("database d: pw \"ab\" wrong") << QStringLiteral("host=h password=ab dbname=d")
+            << QStringLiteral("database d: pw \"***\" wrong");
+        QTest::addRow("nothing to mask") << QStringLiteral("server closed the connection unexpectedly")
+                                         << QStringLiteral("host=h dbname=d")
+                                         << QStringLiteral("server closed the connection unexpectedly");
+    }
+
+    void redactPasswords()
+    {
+        QFETCH(QString, message);
+        QFETCH(QString, conninfo);
+        QFETCH(QString, expected);
+        QCOMPARE(qstr(relctl::redactPasswords(message.toStdString(), conninfo.toStdString())), expected);
+    }
+
+    // A connection string relctl cannot use is reported with its documented
+    // exit code, on stderr and in --json, and the password in it is never
+    // shown: libpq quotes what it could not parse.
+    void aBadConnectionStringKeepsItsPassword_data()
+    {
+        QTest::addColumn<QString>("dsn");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("says");
+        QTest::addRow("the password's percent-encoding")
+            << QStringLiteral("postgresql://u:Sw0rdfish%zz@localhost/db") << 2
+            << QStringLiteral("invalid connection string: invalid percent-encoded token");
+        QTest::addRow("a password parameter's percent-encoding")
+            << QStringLiteral("postgresql://u@localhost/db?password=Sw0rdfish%zz") << 2
+            << QStringLiteral("invalid connection string: invalid percent-encoded token");
+        QTest::addRow("another parameter's percent-encoding")
+            << QStringLiteral("postgresql://u:Sw0rdfish@localhost/db?x=%zz") << 2
+            << QStringLiteral("invalid connection string: invalid percent-encoded token");
+        QTest::addRow("an unterminated IPv6 host")
+            << QStringLiteral("postgresql://u:Sw0rdfish@[::1/db") << 2
+            << QStringLiteral("invalid connection string: end of string reached");
+        QTest::addRow("keyword form, no server")
+            << QStringLiteral("host=/nonexistent-relctl-socket user=u password=Sw0rdfish dbname=d") << 9
+            << QStringLiteral("database unavailable");
+    }
+
+    void aBadConnectionStringKeepsItsPassword()
+    {
+        QFETCH(QString, dsn);
+        QFETCH(int, exitCode);
+        QFETCH(QString, says);
+        for (const bool option : {true, false}) {
+            const RunResult r = option
+                                    ? relctlWithDsn("", {"--json", "--dsn", dsn.toStdString(), "env", "list"})
+                                    : relctlWithDsn(dsn.toStdString(), {"--json", "env", "list"});
+            QVERIFY2(r.exitCode == exitCode, failure(r));
+            QVERIFY2(contains(r.err, says.toStdString()), failure(r));
+            QVERIFY2(!contains(r.err, "Sw0rdfish") && !contains(r.out, "Sw0rdfish"), failure(r));
+            QVERIFY2(r.json()["message"].is_string(), failure(r));
+        }
     }
 
 };

@@ -102,6 +102,13 @@ public:
 
     const Output& output() const { return m_out; }
 
+    // A message with the passwords of the connection string masked (core
+    // masks where it quotes one; this is the last line of defence).
+    std::string withoutPasswords(const std::string& message) const
+    {
+        return redactPasswords(message, namedDsn().value_or(std::string()));
+    }
+
 private:
     // The i-th word of the command, e.g. "acquire" of "lease acquire" ("" past the end).
     std::string word(std::size_t i) const
@@ -486,6 +493,14 @@ private:
     std::optional<Database> m_db;
 };
 
+// $RELCTL_DSN, or "": for masking its password where the command line was
+// not understood.
+std::string environmentDsn()
+{
+    const char* env = std::getenv("RELCTL_DSN");
+    return env ? env : "";
+}
+
 } // namespace
 
 int run(int argc, char** argv)
@@ -508,12 +523,13 @@ int run(int argc, char** argv)
         try {
             return cli.dispatch();
         } catch (const Error& e) {
-            return cli.output().failure(e.code(), e.reason(), e.what(), e.detail());
+            return cli.output().failure(e.code(), e.reason(), cli.withoutPasswords(e.what()), e.detail());
         }
     } catch (const Error& e) {
-        return early().failure(e.code(), e.reason(), e.what(), e.detail());
+        return early().failure(e.code(), e.reason(), redactPasswords(e.what(), environmentDsn()), e.detail());
     } catch (const std::exception& e) {
-        return early().failure(ExitCode::Internal, "internal", std::string("internal error: ") + e.what());
+        return early().failure(ExitCode::Internal, "internal",
+                               redactPasswords(std::string("internal error: ") + e.what(), environmentDsn()));
     }
 }
 

@@ -90,7 +90,7 @@ Outcome Database::Impl::settled(std::unique_ptr<Impl>& d, const std::string& opI
             d = std::make_unique<Impl>(d->conninfo, d->client, d->callTimeout);
             break;
         } catch (const pqxx::broken_connection& e) {
-            why = firstLine(e.what());
+            why = redactPasswords(firstLine(e.what()), d->conninfo);
         } catch (...) {
             translateCurrentException();
         }
@@ -185,9 +185,14 @@ Database::Database(const std::string& conninfo, ClientContext client)
     const auto callTimeout = session::callTimeout();
     session::reconnectWindow(); // checked now: a bad value is refused before anything is sent
     try {
-        d = std::make_unique<Impl>(bounded, std::move(client), callTimeout);
-    } catch (...) {
-        Impl::translateCurrentException();
+        try {
+            d = std::make_unique<Impl>(bounded, std::move(client), callTimeout);
+        } catch (...) {
+            Impl::translateCurrentException();
+        }
+    } catch (const Error& e) {
+        // libpq's connection errors quote what they could not use.
+        throw Error(e.code(), redactPasswords(e.what(), conninfo), e.reason(), e.detail());
     }
 }
 

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include "relctl/database.h"
 #include "relctl/error.h"
 #include "relctl/parse.h"
 
@@ -53,7 +54,9 @@ std::vector<std::pair<std::string, std::string>> settingsOf(const std::string& c
         PQfreemem(message);
         while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
             text.pop_back();
-        throwUsage("invalid connection string: " + text);
+        // libpq quotes the piece it could not parse, which may be the
+        // password (an invalid percent-encoding in it) or the whole URI.
+        throwUsage("invalid connection string: " + redactPasswords(text, conninfo));
     }
     std::vector<std::pair<std::string, std::string>> out;
     for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o)

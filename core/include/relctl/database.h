@@ -13,6 +13,13 @@ namespace history {
 class Reader;
 }
 
+// text with the passwords masked ("***"): those conninfo carries (password=
+// of the keyword/value form; a URI's user:password@ and ?password=), as
+// written and as decoded, and anything in text of either form. For every
+// message that may echo a connection string or a piece of one: libpq's own
+// quote what they could not parse (an invalid percent-encoding, a whole URI).
+std::string redactPasswords(const std::string& text, const std::string& conninfo = {});
+
 // The typed client of a relctl database. Every protocol operation is one call
 // of a SQL function (see migrations/): one statement in one round trip, one
 // transaction, all decisions on the server. One Database belongs to one thread.
