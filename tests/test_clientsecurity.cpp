@@ -1,10 +1,13 @@
 // The client's side of relctl's security, as an attacker review found it
 // wanting: what relctl sends to the server, what it trusts on the machine and
-// what it prints must hand no secret to another job or user. relctl runs as a
-// separate process against the test cluster; the HMAC and the password
-// masking are also checked in-process against known answers.
+// what it prints must hand no secret to another job or user, and a connection
+// that drops under a call is "unavailable, try again" (exit 9) on every path.
+// relctl runs as a separate process against the test cluster (through a
+// fault-injecting proxy where a connection is cut); the HMAC and the
+// password masking are also checked in-process against known answers.
 
 #define RELCTL_TEST_NO_SHORT_NAME
+#include "faultproxy.h"
 #include "relctl/database.h"
 #include "relctl/protocol.h"
 #include "relctl/state.h"
@@ -102,6 +105,7 @@ class TestClientSecurity final : public QObject
 
 private:
     std::unique_ptr<TestDatabase> m_db;
+    std::string m_handle; // a live lease on "cut", for the publish that is cut
     QTemporaryDir m_dir;
 
     // The rows an acquire of opId on env would write: its op, its lease, its
@@ -119,6 +123,17 @@ private slots:
     {
         QVERIFY(m_dir.isValid());
         m_db = std::make_unique<TestDatabase>();
+        for (const char* env : {"prod", "cut"})
+            QCOMPARE(runRelctl(*m_db, {"env", "add", env}).exitCode, 0);
+        const Env state{{"RELCTL_STATE_DIR", m_dir.filePath(QStringLiteral("setup")).toStdString()}};
+        const RunResult prod = runRelctl(*m_db, acquireArgs("prod", "setup-prod"), {}, state);
+        QVERIFY2(prod.exitCode == 0, failure(prod));
+        const RunResult published = runRelctl(*m_db, {"publish", "--op-id", "setup-publish"}, {},
+                                              {{"RELCTL_LEASE", prod.json()["handle"].get<std::string>()}});
+        QVERIFY2(published.exitCode == 0, failure(published));
+        const RunResult cut = runRelctl(*m_db, acquireArgs("cut", "setup-cut"), {}, state);
+        QVERIFY2(cut.exitCode == 0, failure(cut));
+        m_handle = cut.json()["handle"].get<std::string>();
     }
 
     void cleanupTestCase() { m_db.reset(); }
@@ -422,6 +437,79 @@ private slots:
         }
     }
 
+    // The server goes away under a call: the proxy closes both ends when the
+    // call's statement arrives, as a crashing server does, or answers it with
+    // libpq's words for that and no SQLSTATE. A read reports the database
+    // unavailable, exit 9, in either form. A write's outcome is unknown: with
+    // the reconnect window off, exit 9 naming the op id that settles it; with
+    // it, relctl connects again and settles it (tests/test_indoubt.cpp).
+    void aLostServerIsUnavailable_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("pattern");
+        QTest::addColumn<bool>("cut"); // else answered without a SQLSTATE
+        QTest::addColumn<QString>("window");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("says");
+        const QStringList manifest{QStringLiteral("manifest"), QStringLiteral("show"),
+                                   QStringLiteral("--env"), QStringLiteral("prod")};
+        const QStringList env{QStringLiteral("env"), QStringLiteral("show"), QStringLiteral("prod")};
+        const auto publish = [](const char* opId) {
+            return QStringList{QStringLiteral("publish"), QStringLiteral("--op-id"), QString::fromUtf8(opId)};
+        };
+        // A read transaction's BEGIN is its first statement.
+        const QString begin = QStringLiteral("SET TRANSACTION READ ONLY");
+        const QString published = QStringLiteral("relctl.publish(");
+        const QString unavailable =
+            QStringLiteral("database unavailable: server closed the connection unexpectedly");
+        QTest::addRow("manifest show, cut")
+            << manifest << begin << true << "0" << 9 << QStringLiteral("database unavailable");
+        QTest::addRow("env show, cut")
+            << env << begin << true << "0" << 9 << QStringLiteral("database unavailable");
+        QTest::addRow("publish, cut") << publish("cut-1") << published << true << "0" << 9
+                                      << QStringLiteral("`relctl op show cut-1` says what became of it");
+        QTest::addRow("manifest show, no SQLSTATE") << manifest << begin << false << "0" << 9 << unavailable;
+        QTest::addRow("env show, no SQLSTATE") << env << begin << false << "0" << 9 << unavailable;
+        QTest::addRow("publish, no SQLSTATE")
+            << publish("cut-2") << published << false << "0" << 9
+            << QStringLiteral("`relctl op show cut-2` says what became of it");
+        QTest::addRow("publish, no SQLSTATE, settled")
+            << publish("cut-3") << published << false << "5s" << 0
+            << QStringLiteral(
+                   "the database had no record of op id cut-3: the first attempt never took effect, "
+                   "and it was sent again");
+    }
+
+    void aLostServerIsUnavailable()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, pattern);
+        QFETCH(bool, cut);
+        QFETCH(QString, window);
+        QFETCH(int, exitCode);
+        QFETCH(QString, says);
+        FaultProxy proxy(TestDatabase::clusterDsn());
+        if (cut)
+            proxy.loseRequest(pattern.toStdString());
+        else
+            proxy.answerServerGone(pattern.toStdString());
+        Args words{"--json"};
+        for (const QString& a : args)
+            words.push_back(a.toStdString());
+        const long long manifests = m_db->count("SELECT count(*) FROM relctl.manifests");
+        const RunResult r =
+            relctlWithDsn(proxy.dsn(m_db->name()), words,
+                          {{"RELCTL_LEASE", m_handle}, {"RELCTL_RECONNECT_TIMEOUT", window.toStdString()}});
+        QCOMPARE(proxy.struck(), 1);
+        QVERIFY2(r.exitCode == exitCode, failure(r));
+        QVERIFY2(contains(r.err, says.toStdString()), failure(r));
+        // Nothing reached the server but the settling write, once.
+        QCOMPARE(m_db->count("SELECT count(*) FROM relctl.manifests"), manifests + (exitCode == 0 ? 1 : 0));
+        if (exitCode != 0)
+            QCOMPARE(r.json()["error"], json("unavailable"));
+        else
+            QCOMPARE(r.json()["reply_lost"]["confirmed_from_record"], json(false));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestClientSecurity)

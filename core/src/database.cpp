@@ -36,6 +36,36 @@ std::string firstLine(const std::string& what)
     return text.substr(0, text.find('\n'));
 }
 
+// libpq's words for a connection that ended under a call: a server that
+// crashed or shut down, a network that dropped it. Some of these reach
+// libpqxx as a failed statement without a SQLSTATE rather than as a broken
+// connection, and then only the words tell.
+bool saysConnectionLost(std::string_view what)
+{
+    for (const char* words :
+         {"server closed the connection unexpectedly", "terminating connection",
+          "no connection to the server", "connection to server was lost",
+          "could not receive data from server", "could not send data to server", "SSL SYSCALL error",
+          "SSL connection has been closed unexpectedly", "lost synchronization with server"})
+        if (what.find(words) != std::string_view::npos)
+            return true;
+    return false;
+}
+
+// A statement's failure that ended the session: the server's own words
+// (08xxx, and 57P01..57P03, a server shutting down or crashing), or none.
+bool endedSession(const pqxx::failure& e)
+{
+    if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
+        const std::string& state = sql->sqlstate();
+        if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P02" || state == "57P03")
+            return true;
+        if (!state.empty())
+            return false;
+    }
+    return saysConnectionLost(e.what());
+}
+
 std::optional<std::int64_t> toMillis(const std::optional<std::chrono::milliseconds>& d)
 {
     if (!d)
@@ -146,6 +176,10 @@ void Database::Impl::translateCurrentException()
     } catch (const pqxx::sql_error& e) {
         const std::string& state = e.sqlstate();
         const std::string message = primaryMessage(e.what());
+        // A dropped connection is "unavailable, try again" however libpqxx
+        // classed it (a server crash can come without a SQLSTATE).
+        if (endedSession(e))
+            throw Error(ExitCode::Unavailable, "database unavailable: " + firstLine(e.what()));
         if (state == "RC002" || state.rfind("22", 0) == 0)
             throw Error(ExitCode::Usage, message);
         if (state == "RC008")
@@ -172,10 +206,17 @@ void Database::Impl::translateCurrentException()
             throw Error(ExitCode::Unavailable, "database unavailable: " + message);
         throw Error(ExitCode::Internal, "database error " + state + ": " + message);
     } catch (const pqxx::failure& e) {
+        if (endedSession(e))
+            throw Error(ExitCode::Unavailable, "database unavailable: " + firstLine(e.what()));
         throw Error(ExitCode::Internal, std::string("database error: ") + e.what());
     } catch (const nlohmann::json::exception& e) {
         throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
     }
+}
+
+bool Database::Impl::connectionEnded(const pqxx::failure& e) const
+{
+    return !conn.is_open() || endedSession(e);
 }
 
 Database::Database(const std::string& conninfo, ClientContext client)

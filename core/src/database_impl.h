@@ -94,6 +94,10 @@ struct Database::Impl
             if (armed.disarm())
                 throw pqxx::broken_connection("no reply from the database within " + formatDuration(callTimeout));
             throw;
+        } catch (const pqxx::failure& e) {
+            if (!connectionEnded(e))
+                throw;
+            throw pqxx::broken_connection(e.what());
         }
     }
 
@@ -152,6 +156,16 @@ struct Database::Impl
                 connectionLost(write, armed.disarm(), e.what());
             } catch (const pqxx::in_doubt_error& e) {
                 connectionLost(write, armed.disarm(), e.what());
+            } catch (const pqxx::failure& e) {
+                // A server that crashed or shut down under the call may end
+                // it with a statement error (57P01, or no SQLSTATE at all)
+                // rather than a broken connection: for a write it is just as
+                // unknown whether it committed.
+                const bool ended = connectionEnded(e);
+                const bool stalled = armed.disarm();
+                if (!ended)
+                    translateCurrentException();
+                connectionLost(write, stalled, e.what());
             } catch (...) {
                 armed.disarm();
                 translateCurrentException();
@@ -238,6 +252,9 @@ struct Database::Impl
 
     // Rethrows the exception in flight as a relctl::Error.
     [[noreturn]] static void translateCurrentException();
+    // Whether the failure of a statement on this connection ended the session
+    // (the connection is gone, or the server said it ended it).
+    bool connectionEnded(const pqxx::failure& e) const;
 
     // The server's reply as its type (relctl/replies.h). A reply without a key
     // the type needs is a client/schema mismatch: reported like any unreadable

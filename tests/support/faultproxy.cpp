@@ -2,6 +2,7 @@
 
 #include <QtGlobal>
 #include <arpa/inet.h>
+#include <cstdint>
 #include <cstdio>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -22,6 +23,26 @@ std::string dsnValue(const std::string& dsn, const std::string& key)
         return {};
     const auto start = at + key.size() + 1;
     return dsn.substr(start, dsn.find(' ', start) - start);
+}
+
+// A protocol message: its type, its length (itself included), its body.
+std::string message(char type, const std::string& body)
+{
+    const auto len = static_cast<std::uint32_t>(body.size() + 4);
+    std::string out(1, type);
+    for (int shift = 24; shift >= 0; shift -= 8)
+        out += static_cast<char>((len >> shift) & 0xff);
+    return out + body;
+}
+
+// ErrorResponse with a severity and a message only (no SQLSTATE field), and
+// ReadyForQuery outside a transaction: the whole answer to a simple query or
+// to an extended query's messages up to its Sync.
+std::string serverGoneReply()
+{
+    using namespace std::string_literals;
+    return message('E', "SERROR\0"s + "Mserver closed the connection unexpectedly\0"s + "\0"s) +
+           message('Z', "I");
 }
 
 } // namespace
@@ -170,6 +191,12 @@ void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
         if (fault == Fault::LoseRequest) {
             ++m_struck;
             closePair(fd);
+            return;
+        }
+        if (fault == Fault::AnswerServerGone) {
+            ++m_struck;
+            const std::string reply = serverGoneReply();
+            [[maybe_unused]] auto w = write(fd, reply.data(), reply.size());
             return;
         }
         if (fault == Fault::LoseReply) {

@@ -50,6 +50,13 @@ public:
     // The next request containing `pattern` never reaches the server: both
     // ends are closed instead. The client cannot tell this from a lost reply.
     void loseRequest(const std::string& pattern) { arm(pattern, Fault::LoseRequest, false); }
+    // The next request containing `pattern` never reaches the server: the
+    // proxy answers it with an error in libpq's words for a server that went
+    // away ("server closed the connection unexpectedly") and no SQLSTATE,
+    // then ReadyForQuery, and the connection stays open. The loss reaches
+    // libpqxx as a failed statement rather than a broken connection (the
+    // form in which relctl once reported a server crash as an internal error).
+    void answerServerGone(const std::string& pattern) { arm(pattern, Fault::AnswerServerGone, false); }
     // New connections are accepted and closed at once (a server down or
     // restarting); connections already made are left alone.
     void refuseConnections(bool refuse) { m_refusing = refuse; }
@@ -66,7 +73,7 @@ public:
     int connections() const { return m_connections; }
 
 private:
-    enum class Fault { None, LoseReply, LoseRequest };
+    enum class Fault { None, LoseReply, LoseRequest, AnswerServerGone };
     struct Stream
     {
         bool ready = false;       // the setup's last ReadyForQuery went through
