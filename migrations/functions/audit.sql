@@ -107,10 +107,9 @@ DECLARE
     v_payload text;
 BEGIN
     -- One read of the lock table, however long the queue.
-    SELECT x.id INTO v_next FROM relctl.candidates x
-        WHERE x.env = p_env AND x.state = 'waiting'
-          AND x.lock_key::oid IN (SELECT objid FROM relctl.held_candidate_locks())
-        ORDER BY x.generation, x.id LIMIT 1;
+    IF EXISTS (SELECT 1 FROM relctl.candidates WHERE env = p_env AND state = 'waiting') THEN
+        SELECT x.id INTO v_next FROM relctl.live_candidates(p_env) x ORDER BY x.generation, x.id LIMIT 1;
+    END IF;
     v_payload := json_build_object('env', p_env, 'event', p_event, 'operation', p_operation,
                                    'candidate', p_candidate, 'next', v_next)::text;
     PERFORM pg_notify('relctl', v_payload);

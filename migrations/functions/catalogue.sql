@@ -8,12 +8,13 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT ARRAY['STALE_GENERATION', 'SUPERSEDED', 'LEASE_EXPIRED', 'LEASE_SUPERSEDED', 'LEASE_RELEASED',
                  'LEASE_REVOKED', 'BAD_LEASE_ID', 'UNKNOWN_LEASE', 'REQUEST_SECRET_MISMATCH',
                  'DISPATCH_FROZEN', 'NO_LEASE', 'NOT_PROMOTED', 'APPROVAL_REQUIRED', 'APPROVAL_DENIED',
-                 'SELF_APPROVAL', 'NOT_APPROVER', 'DUPLICATE_APPROVAL']
+                 'SELF_APPROVAL', 'NOT_APPROVER', 'DUPLICATE_APPROVAL', 'QUEUE_FULL', 'NOT_OWN_CANDIDATE',
+                 'CANDIDATE_DROPPED', 'OP_ID_CONFLICT']
 $$;
 
 CREATE FUNCTION relctl.audited_operations() RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT ARRAY['acquire', 'renew', 'release', 'publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny',
                  'env-add', 'env-set', 'supersession-requested', 'promotion-requested', 'promotion-approve',
-                 'promotion-deny', 'rollback']
+                 'promotion-deny', 'rollback', 'queue-drop', 'session-ended']
 $$;

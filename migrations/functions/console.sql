@@ -85,8 +85,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET T
                             ORDER BY s.id DESC LIMIT 1))
                    ORDER BY c.position) AS queue
         FROM (SELECT x.*, row_number() OVER (ORDER BY x.generation, x.id) AS position
-              FROM relctl.candidates x
-              WHERE x.env = e.name AND x.state = 'waiting' AND relctl.candidate_alive(x)) c
+              FROM relctl.live_candidates(e.name) x
+              WHERE EXISTS (SELECT 1 FROM relctl.candidates w WHERE w.env = e.name AND w.state = 'waiting')) c
     ) q ON e.name IS NOT NULL
     GROUP BY n.now
 $$;

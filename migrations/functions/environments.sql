@@ -1,20 +1,24 @@
 -- Environments: adding, configuring, freezing and reading them.
 
 -- Locks the environment row for the rest of the transaction: this is what
--- serialises acquire, renew, release and publish on one environment. The
--- transaction is the caller's one statement (relctl never holds it open
--- across the network), and lock_timeout bounds the wait for a session that
--- does.
+-- serialises acquire, renew, release and publish on one environment. First
+-- without waiting, which is all it takes when nobody holds the row; then
+-- through relctl.wait_for (bounds.sql), which bounds the wait whatever the
+-- caller's lock_timeout, and ends a session that has held the row past the
+-- protocol's bounds, whatever that session's own settings.
 CREATE FUNCTION relctl.lock_environment(p_env text) RETURNS relctl.environments
 LANGUAGE plpgsql AS $$
 DECLARE
     e relctl.environments;
 BEGIN
-    SELECT * INTO e FROM relctl.environments WHERE name = p_env FOR UPDATE;
-    IF NOT FOUND THEN
+    SELECT * INTO e FROM relctl.environments WHERE name = p_env FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        RETURN e;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM relctl.environments WHERE name = p_env) THEN
         PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
     END IF;
-    RETURN e;
+    RETURN relctl.wait_for(p_env, NULL, format('environment %s', p_env));
 END
 $$;
 
@@ -40,9 +44,10 @@ BEGIN
         'lease', relctl.lease_json(relctl.live_lease(e, v_now), v_now),
         -- Queued candidates whose session is gone are not shown, even before
         -- the next write marks them as having left.
-        'queue', (SELECT coalesce(jsonb_agg(relctl.candidate_json(c) ORDER BY c.generation, c.id), '[]')
-                  FROM relctl.candidates c
-                  WHERE c.env = e.name AND c.state = 'waiting' AND relctl.candidate_alive(c)),
+        'queue', CASE WHEN EXISTS (SELECT 1 FROM relctl.candidates c WHERE c.env = e.name AND c.state = 'waiting')
+                      THEN (SELECT coalesce(jsonb_agg(relctl.candidate_json(c) ORDER BY c.generation, c.id), '[]')
+                            FROM relctl.live_candidates(e.name) c)
+                      ELSE '[]' END,
         'pending_supersessions', (SELECT count(*) FROM relctl.supersessions s
                                   WHERE s.env = e.name AND s.state = 'pending'),
         'promote_from', e.promote_from, 'soak_ms', e.soak_ms, 'approvals_required', e.approvals_required,
@@ -67,6 +72,7 @@ DECLARE
     v_max bigint := coalesce(p_max_ttl_ms, greatest(600000, v_default));
     e relctl.environments;
 BEGIN
+    PERFORM relctl.require_read_committed();
     IF p_name IS NULL OR p_name !~ '^[a-z0-9][a-z0-9._-]{0,62}$' THEN
         PERFORM relctl.invalid(format('invalid environment name "%s": expected ^[a-z0-9][a-z0-9._-]{0,62}$', p_name));
     END IF;
@@ -116,6 +122,7 @@ DECLARE
     v_up text;
     v_path text[];
 BEGIN
+    PERFORM relctl.require_read_committed();
     IF p_policy IS NOT NULL AND p_policy NOT IN ('ordered', 'newest') THEN
         PERFORM relctl.invalid(format('invalid policy "%s": expected ordered or newest', p_policy));
     END IF;
@@ -144,7 +151,7 @@ BEGIN
     -- Promotion paths change under one global lock, so that two concurrent
     -- changes cannot close a cycle that neither sees.
     IF p_promote_from IS NOT NULL THEN
-        PERFORM pg_advisory_xact_lock(hashtextextended('relctl.promotion-paths', 0));
+        PERFORM relctl.lock_key(hashtextextended('relctl.promotion-paths', 0), 'the promotion paths');
     END IF;
     e := relctl.lock_environment(p_env);
     IF v_from IS NOT NULL THEN
@@ -194,6 +201,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET Time
 DECLARE
     e relctl.environments;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, true);
     e := relctl.lock_environment(p_env);
     IF e.frozen_at IS NULL THEN
@@ -214,6 +222,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET Time
 DECLARE
     e relctl.environments;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, false);
     e := relctl.lock_environment(p_env);
     IF e.frozen_at IS NOT NULL THEN
@@ -224,6 +233,8 @@ BEGIN
                               jsonb_strip_nulls(jsonb_build_object(
                                   'reason', p_reason, 'frozen_at', e.frozen_at, 'frozen_by', e.frozen_by,
                                   'frozen_reason', e.frozen_reason)), p_by);
+        -- The queue's head goes now, whether or not its waiter is awake to ask.
+        PERFORM relctl.hand_over((SELECT x FROM relctl.environments x WHERE x.name = p_env), 'unfreeze');
     END IF;
     RETURN relctl.environment_json(p_env) || jsonb_build_object('status', 'ok', 'changed', e.frozen_at IS NOT NULL);
 END

@@ -157,7 +157,7 @@ BEGIN
     PERFORM relctl.record(e.name, 'acquire', NULL, p_job, p_release, p_generation, l.token,
                           p_op_id, p_client, jsonb_build_object('ttl_ms', p_ttl_ms) || p_detail, NULL, p_for);
     PERFORM relctl.remember(p_op_id, 'acquire', relctl.acquire_request(e.name, p_job, p_release, p_generation, p_ttl_ms),
-                            v_reply, p_secret_sha256);
+                            v_reply, p_secret_sha256, p_for.id IS NOT NULL);
     RETURN v_reply;
 END
 $$;
@@ -187,6 +187,7 @@ DECLARE
     v_gate jsonb;
     v_session integer;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     IF coalesce(p_queue, false) AND (p_op_id IS NULL OR v_secret IS NULL) THEN
         PERFORM relctl.invalid('waiting in the queue needs an operation id and a request secret');
@@ -198,6 +199,19 @@ BEGIN
     v_reply := relctl.replay(p_op_id, v_request, p_secret, p_client);
     IF v_reply IS NOT NULL THEN
         RETURN v_reply;
+    END IF;
+    -- A candidate of this request (op id and secret) decided on its behalf
+    -- whose outcome the op id does not hold (relctl.remember says when):
+    -- its decision is the answer, not a second lease.
+    IF v_secret IS NOT NULL THEN
+        SELECT * INTO c FROM relctl.candidates x
+            WHERE x.op_id = p_op_id AND x.env = p_env AND x.secret_sha256 = v_secret
+              AND x.state IN ('granted', 'superseded', 'stale', 'refused', 'dropped')
+              AND relctl.acquire_request(x.env, x.job, x.release, x.generation, x.ttl_ms) = v_request
+            ORDER BY x.id DESC LIMIT 1;
+        IF c.id IS NOT NULL THEN
+            RETURN relctl.candidate_outcome(c) || jsonb_build_object('replayed', true);
+        END IF;
     END IF;
 
     IF e.frozen_at IS NOT NULL THEN
@@ -261,18 +275,26 @@ BEGIN
             END IF;
             c := NULL; -- left, and its lock is another session's: a new place
         END IF;
+        IF c.id IS NULL THEN
+            v_reply := relctl.queue_full(e, p_job, p_release, p_generation, p_op_id, p_client);
+            IF v_reply IS NOT NULL THEN
+                RETURN v_reply;
+            END IF;
+        END IF;
         IF c.id IS NOT NULL THEN
             UPDATE relctl.candidates
                 SET state = 'waiting', ended_at = NULL, ttl_ms = v_ttl, host = v_client ->> 'host',
                     pid = (v_client ->> 'pid')::integer, job_url = v_client ->> 'job_url',
-                    db_user = session_user, client_addr = inet_client_addr()
+                    db_user = session_user, client_addr = inet_client_addr(),
+                    backend_pid = pg_backend_pid(), backend_start = relctl.backend_start()
                 WHERE id = c.id
                 RETURNING * INTO c;
         ELSE
             INSERT INTO relctl.candidates (env, job, release, generation, ttl_ms, op_id, host, pid, job_url,
-                                           secret_sha256)
+                                           secret_sha256, backend_pid, backend_start)
                 VALUES (p_env, p_job, p_release, p_generation, v_ttl, p_op_id,
-                        v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url', v_secret)
+                        v_client ->> 'host', (v_client ->> 'pid')::integer, v_client ->> 'job_url', v_secret,
+                        pg_backend_pid(), relctl.backend_start())
                 RETURNING * INTO c;
         END IF;
         -- Session-level: held by the waiter's connection until granted or gone.
@@ -303,7 +325,14 @@ BEGIN
     -- Only a queue with someone in it needs bringing up to date (and a new
     -- session calling acquire need not compile the queue's code for nothing).
     IF EXISTS (SELECT 1 FROM relctl.candidates WHERE env = p_env AND state = 'waiting') THEN
-        PERFORM relctl.refresh_queue(e);
+        -- A free environment whose head has not claimed it (its lease
+        -- expired, nobody released it, and the head's waiter is asleep or
+        -- stopped): the head is granted now, on its behalf, as a release
+        -- would have done; the queue never waits for a waiter to wake.
+        IF relctl.hand_over(e, 'acquire') IS NULL THEN
+            PERFORM relctl.refresh_queue(e);
+        END IF;
+        SELECT * INTO e FROM relctl.environments WHERE name = p_env;
         head := relctl.queue_head(p_env);
     END IF;
     holder := relctl.live_lease(e, v_now);
@@ -337,6 +366,7 @@ DECLARE
     v_before timestamptz;
     v_event bigint;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_credentials(p_token, p_lease_id);
     e := relctl.lock_environment(p_env);
     SELECT * INTO l FROM relctl.leases WHERE env = p_env AND token = p_token;
@@ -447,6 +477,7 @@ DECLARE
     v_stopped jsonb := relctl.stop_report(p_stopped);
     v_detail jsonb;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_credentials(p_token, p_lease_id);
     IF length(p_note) > 2000 THEN
         PERFORM relctl.invalid('a release note has at most 2000 characters');
@@ -505,6 +536,7 @@ DECLARE
     l relctl.leases;
     v_now timestamptz;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, true);
     e := relctl.lock_environment(p_env);
     v_now := clock_timestamp();

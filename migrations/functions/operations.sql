@@ -10,9 +10,29 @@
 -- made it. The client generates that secret and keeps it with the op id; the
 -- server keeps its SHA-256 only.
 
+-- Takes an advisory lock on a key for the rest of the transaction: at once
+-- when it is free, else through relctl.wait_for (bounds.sql). Keys are
+-- computable by anyone and advisory locks are open to every login, so a
+-- session may hold one by hand, outside any transaction: wait_for ends such
+-- a session, and one that holds the key in a transaction past the bounds,
+-- instead of waiting for it.
+CREATE FUNCTION relctl.lock_key(p_key bigint, p_what text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(p_key) THEN
+        PERFORM relctl.wait_for(NULL, p_key, p_what);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION relctl.operation_key(p_op_id text) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT hashtextextended('relctl.op:' || p_op_id, 0) $$;
+
 -- Serialises concurrent uses of one operation id (possibly on different
 -- environments). Always taken before the environment lock, so the two lock
--- kinds are acquired in one global order and cannot deadlock.
+-- kinds are acquired in one global order and cannot deadlock; what is done
+-- on a queued candidate's behalf, under the environment lock, only tries it
+-- (relctl.remember).
 CREATE FUNCTION relctl.lock_operation(p_op_id text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -22,7 +42,7 @@ BEGIN
     IF length(p_op_id) NOT BETWEEN 1 AND 200 THEN
         PERFORM relctl.invalid('an operation id has 1 to 200 characters');
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('relctl.op:' || p_op_id, 0));
+    PERFORM relctl.lock_key(relctl.operation_key(p_op_id), format('operation id "%s"', p_op_id));
 END
 $$;
 
@@ -75,9 +95,19 @@ BEGIN
         RETURN NULL;
     END IF;
     IF o.request <> p_request THEN
-        RAISE EXCEPTION USING ERRCODE = 'RC008',
-            MESSAGE = format('operation id "%s" was already used for a different request', p_op_id),
-            DETAIL = (o.request - 'lease_id')::text;
+        -- Refused and recorded, not raised: a raise would roll the record
+        -- back. The reply names neither the stored request nor its job: an
+        -- op id is predictable, and what another job asked is not the
+        -- caller's to read.
+        PERFORM relctl.record(p_request ->> 'env', p_request ->> 'operation', 'OP_ID_CONFLICT', NULL, NULL, NULL,
+                              NULL, p_op_id, p_client,
+                              jsonb_build_object('recorded_operation', o.operation, 'recorded_at', o.recorded_at));
+        RETURN jsonb_build_object(
+            'status', 'refused', 'reason', 'OP_ID_CONFLICT', 'operation', p_request ->> 'operation',
+            'env', p_request ->> 'env', 'op_id', p_op_id, 'replayed', false,
+            'message', format('OP_ID_CONFLICT: operation id "%s" was already used for a different request '
+                              '(a %s at %s); use a new op id for a new request', p_op_id, o.operation,
+                              to_char(o.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')));
     END IF;
     v_reply := relctl.without_credentials(o.outcome) || jsonb_build_object('replayed', true);
     IF o.operation <> 'acquire' OR o.outcome ->> 'status' IS DISTINCT FROM 'ok' THEN
@@ -103,16 +133,30 @@ BEGIN
 END
 $$;
 
+-- Stores the first outcome of an op id. A request of the caller's own has
+-- its op id locked and checked (relctl.replay) already. One decided on a
+-- queued candidate's behalf (p_for_candidate: its grant or refusal, in
+-- whatever session brings the queue up to date) takes the op id's lock
+-- only if it is free, and stores nothing when it is not or when the op id
+-- has an outcome already: op ids are predictable, another request may have
+-- used the candidate's since it queued, and waiting here (with the
+-- environment locked) or failing would let that request stall the queue.
+-- Its waiter reads the candidate's own row instead (relctl.candidate_outcome).
 CREATE FUNCTION relctl.remember(p_op_id text, p_operation text, p_request jsonb, p_outcome jsonb,
-                                p_secret_sha256 bytea DEFAULT NULL)
+                                p_secret_sha256 bytea DEFAULT NULL, p_for_candidate boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     -- PL/pgSQL so that the INSERT's plan is kept for the session (see live_lease).
-    IF p_op_id IS NOT NULL THEN
-        INSERT INTO relctl.operations (op_id, operation, request, outcome, secret_sha256)
-            VALUES (p_op_id, p_operation, p_request, relctl.without_credentials(p_outcome), p_secret_sha256);
+    IF p_op_id IS NULL THEN
+        RETURN;
     END IF;
+    IF p_for_candidate AND NOT pg_try_advisory_xact_lock(relctl.operation_key(p_op_id)) THEN
+        RETURN;
+    END IF;
+    INSERT INTO relctl.operations (op_id, operation, request, outcome, secret_sha256)
+        VALUES (p_op_id, p_operation, p_request, relctl.without_credentials(p_outcome), p_secret_sha256)
+        ON CONFLICT (op_id) DO NOTHING;
 END
 $$;
 

@@ -270,6 +270,7 @@ DECLARE
     e relctl.environments;
     p relctl.promotions;
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, false);
     PERFORM relctl.require_text('release', p_release);
     IF p_generation IS NULL OR p_generation <= 0 THEN
@@ -330,6 +331,7 @@ DECLARE
     v_login text := session_user;
     v_given integer;
 BEGIN
+    PERFORM relctl.require_read_committed();
     IF p_approve IS NULL THEN
         PERFORM relctl.invalid('a decision is an approval or a denial');
     END IF;

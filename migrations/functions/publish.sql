@@ -89,6 +89,7 @@ DECLARE
     v_gate jsonb;
     v_manifest jsonb := relctl.parse_manifest(p_manifest_text);
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_credentials(p_token, p_lease_id);
     PERFORM relctl.lock_operation(p_op_id);
     e := relctl.lock_environment(p_env);
@@ -96,7 +97,7 @@ BEGIN
     v_request := jsonb_build_object('operation', 'publish', 'env', p_env, 'token', p_token,
                                     'lease_id_sha256', relctl.lease_id_digest(p_lease_id),
                                     'manifest_md5', md5(coalesce(v_manifest::text, '')));
-    v_reply := relctl.replay(p_op_id, v_request);
+    v_reply := relctl.replay(p_op_id, v_request, NULL, p_client);
     IF v_reply IS NOT NULL THEN
         RETURN v_reply;
     END IF;
@@ -183,12 +184,13 @@ DECLARE
     v_gate jsonb;
     v_manifest jsonb := relctl.parse_manifest(p_manifest_text);
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_candidate(p_job, p_release, p_generation);
     PERFORM relctl.lock_operation(p_op_id);
     e := relctl.lock_environment(p_env);
     v_request := jsonb_build_object('operation', 'publish', 'env', p_env, 'job', p_job, 'release', p_release,
                                     'generation', p_generation, 'manifest_md5', md5(coalesce(v_manifest::text, '')));
-    v_reply := relctl.replay(p_op_id, v_request);
+    v_reply := relctl.replay(p_op_id, v_request, NULL, p_client);
     IF v_reply IS NOT NULL THEN
         RETURN v_reply;
     END IF;

@@ -11,15 +11,30 @@
 CREATE FUNCTION relctl.candidate_lock_class() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 1380273219 $$;
 
--- The backend that holds the candidate's lock: the session that queued it,
--- while it is connected; NULL once it is gone.
+-- This session's backend start: with its pid, what identifies it among
+-- every session the server ever ran.
+CREATE FUNCTION relctl.backend_start() RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT backend_start FROM pg_catalog.pg_stat_activity WHERE pid = pg_backend_pid()
+$$;
+
+-- The backend that holds the candidate's lock and is the session that
+-- queued it (its pid and start time, which no other login can take over),
+-- while it is connected; NULL once it is gone. The lock's key is visible in
+-- pg_locks to every login, and once the waiter is gone anyone may take it:
+-- the lock alone proves nothing. (Candidates queued before the session was
+-- kept are judged by their lock, as they were.)
 CREATE FUNCTION relctl.candidate_session(c relctl.candidates) RETURNS integer
 LANGUAGE sql STABLE AS $$
-    SELECT pid FROM pg_catalog.pg_locks
-    WHERE locktype = 'advisory' AND granted AND objsubid = 2
-      AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
-      AND classid = relctl.candidate_lock_class()::oid
-      AND objid = c.lock_key::oid
+    SELECT l.pid FROM pg_catalog.pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+      AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+      AND l.classid = relctl.candidate_lock_class()::oid
+      AND l.objid = c.lock_key::oid
+      AND (c.backend_pid IS NULL
+           OR (l.pid = c.backend_pid
+               AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                           WHERE a.pid = l.pid AND a.backend_start = c.backend_start)))
     LIMIT 1
 $$;
 
@@ -30,13 +45,71 @@ $$;
 CREATE FUNCTION relctl.requeue_grace_ms() RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT 60000::bigint $$;
 
--- The lock keys of every candidate whose session is connected.
-CREATE FUNCTION relctl.held_candidate_locks() RETURNS TABLE (objid oid)
+-- The candidate locks held in this database, with the session holding
+-- each: one read of the lock table for a whole queue.
+CREATE FUNCTION relctl.held_candidate_locks() RETURNS TABLE (objid oid, pid integer)
 LANGUAGE sql STABLE AS $$
-    SELECT l.objid FROM pg_catalog.pg_locks l
+    SELECT l.objid, l.pid FROM pg_catalog.pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
       AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
       AND l.classid = relctl.candidate_lock_class()::oid
+$$;
+
+-- The waiting candidates of an environment whose lock is held by the
+-- session that queued them (by pid: the backend start is checked where one
+-- candidate is decided, relctl.candidate_session), in one join with the
+-- lock table however long the queue: reads stay linear.
+CREATE FUNCTION relctl.live_candidates(p_env text) RETURNS SETOF relctl.candidates
+LANGUAGE sql STABLE AS $$
+    -- IN, not a join: each subquery is run once and hashed, whatever the
+    -- planner guesses of the lock table's size (a nested loop re-read the
+    -- lock table for every candidate).
+    SELECT c.* FROM relctl.candidates c
+    WHERE c.env = p_env AND c.state = 'waiting'
+      AND ((c.lock_key::oid, c.backend_pid) IN (SELECT h.objid, h.pid FROM relctl.held_candidate_locks() h)
+           OR (c.backend_pid IS NULL
+               AND c.lock_key::oid IN (SELECT h.objid FROM relctl.held_candidate_locks() h)))
+$$;
+
+-- How many candidates may wait: on one environment, and for one login
+-- across all. A job session that queued thousands made every read of the
+-- queue slow and filled the trail; the cap refuses the next one, recorded.
+CREATE FUNCTION relctl.max_waiting_per_env() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1000::bigint $$;
+
+CREATE FUNCTION relctl.max_waiting_per_login() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 2000::bigint $$;
+
+-- The refusal of a new candidate over a cap, or NULL. Busy, not an outcome:
+-- recorded, never remembered under the op id, so the same request may queue
+-- once there is room.
+CREATE FUNCTION relctl.queue_full(e relctl.environments, p_job text, p_release text, p_generation bigint,
+                                  p_op_id text, p_client jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_env bigint := (SELECT count(*) FROM relctl.candidates WHERE env = e.name AND state = 'waiting');
+    v_login bigint;
+    v_message text;
+BEGIN
+    IF v_env >= relctl.max_waiting_per_env() THEN
+        v_message := format('QUEUE_FULL: %s candidates wait on %s already, the most one environment takes', v_env, e.name);
+    ELSE
+        v_login := (SELECT count(*) FROM relctl.candidates WHERE db_user = session_user AND state = 'waiting');
+        IF v_login >= relctl.max_waiting_per_login() THEN
+            v_message := format('QUEUE_FULL: login %s has %s candidates waiting already, the most one login may have',
+                                session_user, v_login);
+        END IF;
+    END IF;
+    IF v_message IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM relctl.record(e.name, 'acquire', 'QUEUE_FULL', p_job, p_release, p_generation, NULL, p_op_id, p_client,
+                          jsonb_build_object('waiting_env', v_env, 'waiting_login', v_login));
+    RETURN jsonb_build_object('status', 'refused', 'reason', 'QUEUE_FULL', 'operation', 'acquire', 'env', e.name,
+                              'job', p_job, 'release', p_release, 'generation', p_generation, 'op_id', p_op_id,
+                              'message', v_message, 'replayed', false);
+END
 $$;
 
 -- The channel a queued candidate's session LISTENs on (core/src/queue.cpp
@@ -115,7 +188,7 @@ BEGIN
                           NULL, c);
     PERFORM relctl.remember(c.op_id, 'acquire',
                             relctl.acquire_request(c.env, c.job, c.release, c.generation, c.ttl_ms), v_reply,
-                            c.secret_sha256);
+                            c.secret_sha256, true);
 END
 $$;
 
@@ -145,7 +218,7 @@ BEGIN
     -- every waiter's poll runs this.
     UPDATE relctl.candidates x SET state = 'left', ended_at = clock_timestamp()
         WHERE x.env = e.name AND x.state = 'waiting'
-          AND x.lock_key::oid NOT IN (SELECT objid FROM relctl.held_candidate_locks());
+          AND x.id NOT IN (SELECT id FROM relctl.live_candidates(e.name));
 
     SELECT * INTO m FROM relctl.manifests WHERE id = e.current_manifest_id;
     FOR c IN SELECT * FROM relctl.candidates
@@ -227,23 +300,62 @@ LANGUAGE sql STABLE AS $$
     SELECT * FROM relctl.candidates WHERE env = p_env AND state = 'waiting' ORDER BY generation, id LIMIT 1
 $$;
 
--- The outcome of a decided candidate, as its waiter receives it: its op
--- id's stored outcome, with the lease's credentials (the waiter presented
--- the request's secret).
+-- The outcome of a decided candidate, as its waiter receives it (the waiter
+-- presented the request's secret). The op id's stored outcome is the
+-- candidate's only when it was made with the candidate's own secret and is
+-- about this candidate: op ids are predictable, and another request may
+-- have used this one since the candidate queued (an acquire under the same
+-- op id after it left the queue), whose lease must never reach this waiter.
+-- Otherwise the answer comes from the candidate's own row.
 CREATE FUNCTION relctl.candidate_outcome(c relctl.candidates) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
     l relctl.leases;
+    o relctl.operations;
     v_reply jsonb;
 BEGIN
-    SELECT outcome || jsonb_build_object('replayed', false) INTO v_reply
-        FROM relctl.operations WHERE op_id = c.op_id;
-    IF v_reply ->> 'status' = 'ok' THEN
-        SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = (v_reply ->> 'token')::bigint;
+    SELECT * INTO o FROM relctl.operations WHERE op_id = c.op_id;
+    IF o.op_id IS NOT NULL AND c.secret_sha256 IS NOT NULL AND o.secret_sha256 = c.secret_sha256
+       AND o.outcome ->> 'env' = c.env
+       AND ((c.state = 'granted' AND o.outcome ->> 'status' = 'ok' AND (o.outcome ->> 'token')::bigint = c.token)
+            OR (c.state <> 'granted' AND o.outcome ->> 'status' = 'refused'
+                AND o.outcome ->> 'candidate' = c.id::text)) THEN
+        v_reply := o.outcome || jsonb_build_object('replayed', false);
+    ELSIF c.state = 'granted' THEN
+        SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = c.token;
+        v_reply := jsonb_build_object(
+            'status', 'ok', 'env', c.env, 'token', l.token, 'job', l.job, 'release', l.release,
+            'generation', l.generation, 'acquired_at', l.acquired_at, 'expires_at', l.expires_at,
+            'ttl_ms', l.ttl_ms, 'op_id', c.op_id, 'candidate', c.id, 'replayed', false);
+    ELSIF c.state = 'dropped' THEN
+        v_reply := jsonb_build_object(
+            'status', 'refused', 'reason', 'CANDIDATE_DROPPED', 'operation', 'acquire', 'env', c.env,
+            'job', c.job, 'release', c.release, 'generation', c.generation, 'candidate', c.id, 'op_id', c.op_id,
+            'dropped_by', c.dropped_by, 'drop_reason', c.drop_reason, 'replayed', false,
+            'message', format('CANDIDATE_DROPPED: candidate %s was taken out of the queue of %s by %s: %s',
+                              c.id, c.env, c.dropped_by, c.drop_reason));
+    ELSIF c.state IN ('stale', 'superseded', 'refused') THEN
+        -- Refused on its behalf without the op id keeping it: as the trail has it.
+        SELECT jsonb_build_object(
+                   'status', 'refused', 'reason', v.reason, 'operation', 'acquire', 'env', c.env, 'job', c.job,
+                   'release', c.release, 'generation', c.generation, 'candidate', c.id, 'op_id', c.op_id,
+                   'replayed', false,
+                   'message', coalesce(relctl.refusal_cause(v) ->> 'summary', v.reason))
+            INTO v_reply
+            FROM relctl.events v
+            WHERE v.op_id = c.op_id AND v.env = c.env AND v.operation = 'acquire' AND v.outcome = 'rejected'
+              AND v.detail ->> 'candidate' = c.id::text
+            ORDER BY v.id DESC LIMIT 1;
+    END IF;
+    IF v_reply IS NULL THEN
+        RETURN jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
+                                  'message', format('candidate %s left the queue (%s)', c.id, c.state));
+    END IF;
+    IF c.state = 'granted' THEN
+        SELECT * INTO l FROM relctl.leases WHERE env = c.env AND token = c.token;
         v_reply := v_reply || relctl.credentials(l);
     END IF;
-    RETURN coalesce(v_reply, jsonb_build_object('status', 'busy', 'env', c.env, 'candidate', c.id,
-                                                'message', format('candidate %s left the queue (%s)', c.id, c.state)));
+    RETURN v_reply;
 END
 $$;
 
@@ -281,6 +393,16 @@ BEGIN
     v_now := clock_timestamp();
     holder := relctl.live_lease(e, v_now);
     head := relctl.queue_head(e.name);
+    -- Free, and the head is another candidate that has not claimed it (its
+    -- waiter asleep, stopped, or slow): granted now on its behalf, so a
+    -- head that never asks cannot hold up the queue behind it.
+    IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id IS DISTINCT FROM c.id
+       AND relctl.hand_over(e, 'acquire') IS NOT NULL THEN
+        SELECT * INTO e FROM relctl.environments WHERE name = e.name;
+        v_now := clock_timestamp();
+        holder := relctl.live_lease(e, v_now);
+        head := relctl.queue_head(e.name);
+    END IF;
     IF e.frozen_at IS NULL AND holder.token IS NULL AND head.id = c.id THEN
         v_gate := relctl.promotion_refusal(e, c.job, c.release, c.generation, v_now, true, p_client);
         IF v_gate ->> 'reason' IN ('NOT_PROMOTED', 'APPROVAL_DENIED') THEN
@@ -381,20 +503,38 @@ $$;
 
 -- The candidate a waiter names, which must be one this session queued with
 -- this secret: a candidate id is visible to every reader of the queue, and
--- re-evaluating someone else's candidate would hand out its lease.
-CREATE FUNCTION relctl.own_candidate(p_candidate bigint, p_secret text) RETURNS relctl.candidates
+-- re-evaluating someone else's candidate would hand out its lease. Anyone
+-- else is refused, and the refusal recorded (NOT_OWN_CANDIDATE, with the
+-- login and address that tried): the candidate comes back without an id.
+CREATE FUNCTION relctl.own_candidate(p_candidate bigint, p_secret text, p_call text, p_client jsonb)
+RETURNS relctl.candidates
 LANGUAGE plpgsql AS $$
 DECLARE
     c relctl.candidates;
+    v_secret bytea := relctl.secret_digest(p_secret);
 BEGIN
-    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
-    IF NOT FOUND OR c.secret_sha256 IS NULL OR c.secret_sha256 IS DISTINCT FROM relctl.secret_digest(p_secret)
-       OR (c.state = 'waiting' AND relctl.candidate_session(c) IS DISTINCT FROM pg_backend_pid()) THEN
-        PERFORM relctl.invalid(format('candidate %s was not queued by this session with this request secret',
-                                      p_candidate));
+    IF p_candidate IS NULL THEN
+        PERFORM relctl.invalid('a candidate id is required');
     END IF;
-    RETURN c;
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF FOUND AND c.secret_sha256 IS NOT NULL AND c.secret_sha256 = v_secret
+       AND NOT (c.state = 'waiting' AND relctl.candidate_session(c) IS DISTINCT FROM pg_backend_pid()) THEN
+        RETURN c;
+    END IF;
+    PERFORM relctl.record(c.env, 'acquire', 'NOT_OWN_CANDIDATE', NULL, NULL, NULL, NULL, NULL, p_client,
+                          jsonb_build_object('candidate', p_candidate, 'call', p_call,
+                                             'secret_given', p_secret IS NOT NULL,
+                                             'secret_matches', c.secret_sha256 IS NOT NULL AND c.secret_sha256 = v_secret));
+    RETURN NULL;
 END
+$$;
+
+CREATE FUNCTION relctl.not_own_candidate(p_candidate bigint) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'status', 'refused', 'reason', 'NOT_OWN_CANDIDATE', 'operation', 'acquire', 'candidate', p_candidate,
+        'message', format('NOT_OWN_CANDIDATE: candidate %s was not queued by this session with this request '
+                          'secret', p_candidate))
 $$;
 
 -- A waiter's re-evaluation, called on every wake-up (a notification or its
@@ -403,9 +543,14 @@ CREATE FUNCTION relctl.acquire_candidate(p_candidate bigint, p_client jsonb, p_s
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
-    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
+    c relctl.candidates;
     e relctl.environments;
 BEGIN
+    PERFORM relctl.require_read_committed();
+    c := relctl.own_candidate(p_candidate, p_secret, 'acquire_candidate', p_client);
+    IF c.id IS NULL THEN
+        RETURN relctl.not_own_candidate(p_candidate);
+    END IF;
     PERFORM relctl.lock_operation(c.op_id);
     e := relctl.lock_environment(c.env);
     -- As it is now, under the lock. Its session was checked above, and a
@@ -423,9 +568,14 @@ $$;
 CREATE FUNCTION relctl.leave_queue(p_candidate bigint, p_secret text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
-    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
+    c relctl.candidates;
     e relctl.environments;
 BEGIN
+    PERFORM relctl.require_read_committed();
+    c := relctl.own_candidate(p_candidate, p_secret, 'leave_queue', NULL);
+    IF c.id IS NULL THEN
+        RETURN relctl.not_own_candidate(p_candidate);
+    END IF;
     e := relctl.lock_environment(c.env);
     SELECT * INTO c FROM relctl.candidates WHERE id = c.id;
     IF c.state = 'granted' THEN
@@ -445,17 +595,57 @@ $$;
 -- committed: relctl.end_wait): its session stops waiting. True when the
 -- session held the candidate's lock. A candidate still waiting keeps it
 -- (leaving is relctl.leave_queue); a session drops only its own locks.
+-- Another session's call is refused, recorded, and answered false.
 CREATE FUNCTION relctl.stop_waiting(p_candidate bigint, p_secret text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    c relctl.candidates := relctl.own_candidate(p_candidate, p_secret);
-    v_held boolean := relctl.candidate_session(c) IS NOT DISTINCT FROM pg_backend_pid();
+    c relctl.candidates;
+    v_held boolean;
 BEGIN
+    PERFORM relctl.require_read_committed();
+    c := relctl.own_candidate(p_candidate, p_secret, 'stop_waiting', NULL);
+    IF c.id IS NULL THEN
+        RETURN false;
+    END IF;
+    v_held := relctl.candidate_session(c) IS NOT DISTINCT FROM pg_backend_pid();
     IF c.state = 'waiting' THEN
         RETURN false;
     END IF;
     PERFORM relctl.end_wait(c);
     RETURN v_held;
+END
+$$;
+
+-- A release manager takes a waiting candidate out of the queue (a job that
+-- queued and sits on its connection, a release that must not go): refused
+-- CANDIDATE_DROPPED to its waiter, recorded with who and why, and the next
+-- candidate moves up at once.
+CREATE FUNCTION relctl.queue_drop(p_candidate bigint, p_by text, p_reason text, p_client jsonb) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+DECLARE
+    c relctl.candidates;
+    e relctl.environments;
+BEGIN
+    PERFORM relctl.require_read_committed();
+    PERFORM relctl.require_actor(p_by, p_reason, true);
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF NOT FOUND THEN
+        PERFORM relctl.invalid(format('unknown candidate %s', p_candidate));
+    END IF;
+    e := relctl.lock_environment(c.env);
+    SELECT * INTO c FROM relctl.candidates WHERE id = p_candidate;
+    IF c.state <> 'waiting' THEN
+        PERFORM relctl.invalid(format('candidate %s is %s, not waiting', p_candidate, c.state));
+    END IF;
+    UPDATE relctl.candidates SET state = 'dropped', ended_at = clock_timestamp(), dropped_by = p_by,
+                                 drop_reason = p_reason
+        WHERE id = c.id
+        RETURNING * INTO c;
+    PERFORM relctl.record(c.env, 'queue-drop', NULL, c.job, c.release, c.generation, NULL, c.op_id, p_client,
+                          jsonb_build_object('candidate', c.id, 'reason', p_reason, 'queued_at', c.queued_at,
+                                             'login', c.db_user), p_by);
+    PERFORM relctl.hand_over(e, 'queue-drop');
+    RETURN relctl.candidate_json(c) || jsonb_build_object('status', 'ok', 'dropped_by', p_by, 'reason', p_reason);
 END
 $$;
 
@@ -493,6 +683,7 @@ DECLARE
     s relctl.supersessions;
     w relctl.candidates;
 BEGIN
+    PERFORM relctl.require_read_committed();
     IF p_approve IS NULL THEN
         PERFORM relctl.invalid('a decision is an approval or a denial');
     END IF;
@@ -507,6 +698,17 @@ BEGIN
         PERFORM relctl.invalid(format('supersession request %s is %s, not pending', p_id, s.state));
     END IF;
     SELECT * INTO w FROM relctl.candidates WHERE id = s.winner;
+    -- As for promotions: the login that queued the winner may not approve
+    -- skipping the others for it.
+    IF p_approve AND w.db_user = session_user THEN
+        RETURN relctl.decision_refused(
+            s.env, 'approve', 'SELF_APPROVAL', w.job, w.release, w.generation, p_by, p_client,
+            jsonb_build_object('request', s.id, 'winner_login', w.db_user),
+            format('SELF_APPROVAL: login %s queued the winning candidate (%s, generation %s) of supersession '
+                   'request %s, and may not approve skipping the others for it', session_user, w.release,
+                   w.generation, s.id),
+            jsonb_build_object('supersession', relctl.supersession_json(s)));
+    END IF;
     IF NOT relctl.may_decide(e) THEN
         RETURN relctl.decision_refused(
             s.env, CASE WHEN p_approve THEN 'approve' ELSE 'deny' END, 'NOT_APPROVER', w.job, w.release,
@@ -531,4 +733,4 @@ $$;
 
 GRANT EXECUTE ON FUNCTION relctl.acquire_candidate, relctl.leave_queue, relctl.stop_waiting TO relctl_job;
 GRANT EXECUTE ON FUNCTION relctl.approvals TO relctl_reviewer;
-GRANT EXECUTE ON FUNCTION relctl.decide TO relctl_manager;
+GRANT EXECUTE ON FUNCTION relctl.decide, relctl.queue_drop TO relctl_manager;

@@ -38,6 +38,7 @@ DECLARE
     v_reply jsonb;
     v_client jsonb := relctl.client_info(p_client);
 BEGIN
+    PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, true);
     IF num_nonnulls(p_to_release, p_to_generation, p_to_manifest) <> 1 THEN
         PERFORM relctl.invalid('name exactly one target: --to-release, --to-generation or --to-manifest');
@@ -45,7 +46,7 @@ BEGIN
     PERFORM relctl.lock_operation(p_op_id);
     e := relctl.lock_environment(p_env);
     v_request := relctl.rollback_request(p_env, p_to_release, p_to_generation, p_to_manifest, p_by, p_reason);
-    v_reply := relctl.replay(p_op_id, v_request);
+    v_reply := relctl.replay(p_op_id, v_request, NULL, p_client);
     IF v_reply IS NOT NULL THEN
         RETURN v_reply;
     END IF;

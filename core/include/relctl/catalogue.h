@@ -51,6 +51,12 @@ inline constexpr std::array kReasons{
            "the login is not a member of the environment's approver role"},
     Reason{"DUPLICATE_APPROVAL", ExitCode::NotPromoted,
            "the login already decided the request (one login counts once), or the name was another login's"},
+    Reason{"QUEUE_FULL", ExitCode::Busy,
+           "the environment's queue, or the login's waiting candidates, reached their cap; try later"},
+    Reason{"NOT_OWN_CANDIDATE", ExitCode::BadCredentials,
+           "a call on a queued candidate from a session or secret other than the one that queued it"},
+    Reason{"CANDIDATE_DROPPED", ExitCode::Stale, "a release manager took the candidate out of the queue"},
+    Reason{"OP_ID_CONFLICT", ExitCode::OpConflict, "the operation id was already used for a different request"},
 };
 
 // The reason with this code, if it is one.
@@ -63,7 +69,7 @@ constexpr std::optional<Reason> reason(std::string_view code)
 }
 
 // Every operation the audit trail records, in the console's filter order.
-inline constexpr std::array<std::string_view, 16> kOperations{
+inline constexpr std::array<std::string_view, 18> kOperations{
     "acquire",
     "renew",
     "release",
@@ -80,6 +86,8 @@ inline constexpr std::array<std::string_view, 16> kOperations{
     "promotion-approve",
     "promotion-deny",
     "rollback",
+    "queue-drop",
+    "session-ended",
 };
 
 // The sort keys relctl.console_audit accepts, in AuditSort::Column order.
