@@ -66,16 +66,23 @@ History fromJson(const json& j)
             {value<std::int64_t>(r, "id"), value<std::string>(r, "env"), value<std::int64_t>(r, "token"),
              value<std::int64_t>(r, "restored_manifest_id"), value<std::int64_t>(r, "replaced_manifest_id"),
              value<EpochMs>(r, "at"), optional<std::string>(r, "op_id")});
-    for (const json& v : j.at("events"))
-        h.events.push_back(
-            {value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
-             value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
-             optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
-             optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
-             optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
-             optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
-             optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false),
-             optional<std::int64_t>(v, "high_water_generation"), optional<std::int64_t>(v, "manifest_id")});
+    for (const json& v : j.at("events")) {
+        EventRow e{value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
+                   value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
+                   optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
+                   optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
+                   optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
+                   optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
+                   optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false),
+                   optional<std::int64_t>(v, "high_water_generation"), optional<std::int64_t>(v, "manifest_id"),
+                   optional<std::string>(v, "login"), std::nullopt, std::nullopt};
+        // What an env-set changed of the promotion path.
+        if (const auto settings = v.find("settings"); settings != v.end() && settings->is_object()) {
+            e.promoteFrom = optional<std::string>(*settings, "promote_from");
+            e.soakMs = optional<std::int64_t>(*settings, "soak_ms");
+        }
+        h.events.push_back(std::move(e));
+    }
     for (const json& o : j.at("operations"))
         h.operations.push_back({value<std::string>(o, "op_id"), value<std::string>(o, "operation"),
                                 value<std::string>(o, "status"), optional<std::string>(o, "reason"),

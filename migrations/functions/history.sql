@@ -15,9 +15,16 @@
 -- judged): per environment the last manifest before it, its current
 -- manifest, the leases still live at it and the newest lease granted before
 -- it, the newest rollback before it and the manifests every rollback
--- returned names; and the events of the operations recorded from it on (an
+-- returned names; the events of the operations recorded from it on (an
 -- event is written a moment before its operation's record, in the same
--- transaction).
+-- transaction), the accepted acquire of every lease returned, and every
+-- env-set (the promotion path and soak in force when a publish was judged).
+--
+-- With p_env or p_since, promotion-path-kept also needs what an upstream
+-- recorded, whenever it did: the manifests by which an environment the
+-- selected ones were ever promoted from accepted what they published in the
+-- window, and every rollback that replaced or restored one of those
+-- (context; judged only with their own environment).
 CREATE FUNCTION relctl.history(p_env text, p_since timestamptz) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 BEGIN
@@ -47,6 +54,36 @@ BEGIN
                OR l.acquired_at >= p_since
                OR (l.expires_at > p_since AND (l.ended_at IS NULL OR l.ended_at > p_since))
                OR (l.env, l.token) IN (SELECT b.env, b.token FROM last_lease_before b)),
+        -- NOT MATERIALIZED: read twice below, and copying every event
+        -- would cost more than a second read of the few env-sets (by
+        -- events_operation). The acquires of the leases are a join of their
+        -- own, not one more OR: a subplan over the leases too big to hash
+        -- would be scanned again for every event.
+        event AS NOT MATERIALIZED (
+            SELECT v.*
+            FROM relctl.events v
+            WHERE (p_env IS NULL OR v.env = p_env)
+              AND (p_since IS NULL OR v.at >= p_since
+                   OR v.op_id IN (SELECT op.op_id FROM op)
+                   OR v.operation = 'env-set')
+            UNION ALL
+            SELECT v.*
+            FROM lease l JOIN relctl.events v ON v.env = l.env AND v.token = l.token
+            WHERE p_since IS NOT NULL AND v.at < p_since
+              AND v.operation = 'acquire' AND v.outcome = 'accepted'
+              AND NOT EXISTS (SELECT 1 FROM op WHERE op.op_id = v.op_id)),
+        -- Everything is read already when nothing is selected.
+        upstream AS (
+            SELECT DISTINCT v.detail ->> 'promote_from' AS name
+            FROM event v
+            WHERE (p_env IS NOT NULL OR p_since IS NOT NULL)
+              AND v.operation = 'env-set' AND nullif(v.detail ->> 'promote_from', '') IS NOT NULL),
+        upstream_manifest AS (
+            SELECT u.id
+            FROM relctl.manifests w JOIN env ON env.name = w.env
+            JOIN relctl.manifests u ON u.release = w.release AND u.generation = w.generation
+            WHERE (p_since IS NULL OR w.published_at >= p_since)
+              AND u.env IN (SELECT upstream.name FROM upstream)),
         last_rollback_before AS (
             SELECT DISTINCT ON (r.env) r.id
             FROM relctl.rollbacks r JOIN env ON env.name = r.env
@@ -57,7 +94,12 @@ BEGIN
             FROM relctl.rollbacks r JOIN env ON env.name = r.env
             WHERE p_since IS NULL
                OR r.rolled_back_at >= p_since
-               OR r.id IN (SELECT b.id FROM last_rollback_before b)),
+               OR r.id IN (SELECT b.id FROM last_rollback_before b)
+            UNION
+            SELECT r.id, r.env, r.token, r.restored_manifest_id, r.replaced_manifest_id, r.rolled_back_at, r.op_id
+            FROM relctl.rollbacks r
+            WHERE r.replaced_manifest_id IN (SELECT u.id FROM upstream_manifest u)
+               OR r.restored_manifest_id IN (SELECT u.id FROM upstream_manifest u)),
         last_manifest_before AS (
             SELECT DISTINCT ON (m.env) m.id
             FROM relctl.manifests m JOIN env ON env.name = m.env
@@ -71,13 +113,11 @@ BEGIN
                OR m.id = env.current_manifest_id
                OR m.id IN (SELECT b.id FROM last_manifest_before b)
                OR m.id IN (SELECT r.restored_manifest_id FROM rollback r)
-               OR m.id IN (SELECT r.replaced_manifest_id FROM rollback r)),
-        event AS (
-            SELECT v.*
-            FROM relctl.events v
-            WHERE (p_env IS NULL OR v.env = p_env)
-              AND (p_since IS NULL OR v.at >= p_since
-                   OR v.op_id IN (SELECT op.op_id FROM op)))
+               OR m.id IN (SELECT r.replaced_manifest_id FROM rollback r)
+            UNION
+            SELECT m.id, m.env, m.release, m.generation, m.job, m.token, m.published_at, m.op_id
+            FROM relctl.manifests m
+            WHERE m.id IN (SELECT u.id FROM upstream_manifest u))
         SELECT jsonb_build_object(
             'env', p_env,
             'since', relctl.epoch_ms(p_since),
@@ -113,6 +153,13 @@ BEGIN
             -- 'manifest_id': the manifest an accepted publish wrote, so that a
             -- window's context manifests are told apart from its own publishes.
             -- 'high_water_generation': NULL on events recorded before 0006.
+            -- 'login': whose request an accepted acquire or publish was: the
+            -- session's, or for a queued candidate granted on its behalf the
+            -- login it queued with (relctl.record), unknown (NULL) for one
+            -- queued before 0011 and handed over by another session, which
+            -- recorded its own login instead. 'settings': what an env-set
+            -- changed of the promotion path (promote_from, '' when cleared)
+            -- and soak; null when it did not.
             'events', (
                 SELECT coalesce(jsonb_agg(jsonb_build_object(
                     'id', v.id, 'at', relctl.epoch_ms(v.at), 'env', v.env, 'operation', v.operation,
@@ -122,7 +169,16 @@ BEGIN
                     'high_water_generation', v.high_water_generation, 'op_id', v.op_id,
                     'manifest_id', CASE WHEN v.operation = 'publish' AND v.outcome = 'accepted'
                                         THEN v.detail -> 'manifest_id' END,
-                    'unserialized', coalesce(v.detail -> 'unserialized' = 'true'::jsonb, false)) ORDER BY v.id), '[]')
+                    'unserialized', coalesce(v.detail -> 'unserialized' = 'true'::jsonb, false),
+                    'login', CASE WHEN v.outcome = 'accepted' AND v.operation IN ('acquire', 'publish')
+                                   AND NOT (v.operation = 'acquire' AND v.detail ? 'handed_over_by'
+                                            AND EXISTS (SELECT 1 FROM relctl.candidates c
+                                                        WHERE c.op_id = v.op_id AND c.env = v.env
+                                                          AND c.token = v.token AND c.db_user IS NULL))
+                                  THEN v.db_user END,
+                    'settings', CASE WHEN v.operation = 'env-set'
+                                     THEN jsonb_build_object('promote_from', v.detail -> 'promote_from',
+                                                             'soak_ms', v.detail -> 'soak_ms') END) ORDER BY v.id), '[]')
                 FROM event v),
             'operations', (
                 SELECT coalesce(jsonb_agg(jsonb_build_object(

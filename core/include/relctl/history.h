@@ -38,8 +38,10 @@ struct LeaseRow
     std::string release;
     std::int64_t generation = 0;
     EpochMs acquiredAt = 0;
-    // Renewals only ever move it later, and a lease cannot be renewed once
-    // expired, so a lease was live exactly on [acquiredAt, min(expiresAt, endedAt)).
+    // A renewal moves it only while the lease is live and newest (one that
+    // has expired, ended or been superseded is refused), so a lease was live
+    // exactly on [acquiredAt, min(expiresAt, endedAt)), and once a newer token
+    // is granted neither moves again.
     EpochMs expiresAt = 0;
     std::optional<EpochMs> endedAt;
     std::optional<std::string> endReason; // released | revoked
@@ -98,6 +100,16 @@ struct EventRow
     std::optional<std::int64_t> highWaterGeneration;
     // The manifest an accepted publish wrote.
     std::optional<std::int64_t> manifestId;
+    // Whose request an accepted acquire or publish was: the session's login,
+    // or for a queued candidate granted on its behalf the login it queued
+    // with. Empty on other events, and on a grant that recorded another
+    // session's login (a candidate queued before migration 0011, handed
+    // over by the session that freed the lease).
+    std::optional<std::string> login;
+    // What an env-set changed of the promotion path: the environment it is
+    // promoted from ("" when cleared), and the soak. Empty: unchanged.
+    std::optional<std::string> promoteFrom;
+    std::optional<std::int64_t> soakMs;
 };
 
 // The first recorded outcome of an operation id.
@@ -128,10 +140,13 @@ struct History
 // to relctl_reviewer): one read-only transaction, so the tables are seen at
 // one instant. With `since`, rows before it are left out except what the
 // checks need to judge the rows after it (each environment's last manifest
-// and last rollback before it, the manifests a rollback names, and the leases
-// live at it). `since` is what `relctl audit
-// --since` takes: a duration ("2h") is an age on the server's clock, anything
-// else a time PostgreSQL reads as timestamptz. Throws Error(Usage) for an
+// and last rollback before it, the manifests a rollback names, the leases
+// live at it with their acquire events, and every env-set). With `env` or
+// `since`, the history also holds, as context, the manifests by which an
+// environment the judged ones were ever promoted from accepted what they
+// published, and the rollbacks that replaced or restored those. `since` is
+// what `relctl audit --since` takes: a duration ("2h") is an age on the
+// server's clock, anything else a time PostgreSQL reads as timestamptz. Throws Error(Usage) for an
 // unknown environment or an unreadable time, Error(Unavailable) when the
 // database cannot be reached.
 History load(Database& db, const std::optional<std::string>& env = {},
