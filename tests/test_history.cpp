@@ -260,10 +260,10 @@ class TestHistory final : public QObject
 private slots:
     void theChecksAreNamedAndExplainedInOrder()
     {
-        const std::vector<std::string> names{"fencing-tokens-increase",  "generations-advance",
-                                             "freshness-bar-kept",       "publish-under-live-lease",
-                                             "refusals-explained",       "operations-applied-once",
-                                             "expected-current-manifest"};
+        const std::vector<std::string> names{"fencing-tokens-increase",    "generations-advance",
+                                             "freshness-bar-kept",         "publish-under-live-lease",
+                                             "refusals-explained",         "operations-applied-once",
+                                             "leases-never-overlap",       "expected-current-manifest"};
         QCOMPARE(checks().size(), names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             QCOMPARE(checks()[i].name, names[i]);
@@ -300,7 +300,9 @@ private slots:
         History h = validHistory();
         leaseOf(h, "prod", 3).expiresAt = 20000; // still unexpired: only token 4 makes it stale
         publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 12500, std::nullopt});
-        expectOnly(check(h), "publish-under-live-lease", {"#3", "superseded", "prod:4"});
+        // Token 4 was then granted while token 3 was live, too.
+        expectOnly(check(h), "publish-under-live-lease", {"#3", "superseded", "prod:4"},
+                   {"leases-never-overlap"});
     }
 
     void aPublishAfterExpiryFails()
@@ -608,6 +610,28 @@ private slots:
         h.events.back().generation = 2;
         // Applied again, it also accepted generation 2 once more.
         expectOnly(check(h), "operations-applied-once", {"j2-publish", "#8", "#18"}, {"freshness-bar-kept"});
+    }
+
+    // Only the newest token can be live: a grant needs the lease of the
+    // token before it ended or expired (at the same millisecond counts).
+    void aLeaseGrantedWhileTheOneBeforeWasLiveFails()
+    {
+        History h = validHistory();
+        leaseOf(h, "prod", 3).expiresAt = 12600; // token 4 came at 12000
+        expectOnly(check(h), "leases-never-overlap",
+                   {"prod:4", "event #13", "prod:3", "event #11", "600 ms before it expired", "never ended"});
+
+        h = validHistory();
+        leaseOf(h, "prod", 2).endedAt = 10500; // token 3 came at 10000
+        expectOnly(check(h), "leases-never-overlap",
+                   {"prod:3", "prod:2 (job j2)", "500 ms before it was released"});
+
+        h = validHistory();
+        leaseOf(h, "prod", 3).expiresAt = 12000;
+        leaseOf(h, "prod", 2).endedAt = 10000;
+        const auto verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[6].detail.rfind("5 leases", 0) == 0, verdicts[6].detail.c_str());
     }
 
     void theWrongCurrentManifestFails()

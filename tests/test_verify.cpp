@@ -3,8 +3,8 @@
 // queue, a revoke, a freeze) verifies clean, for a reviewer login too; bad
 // input exits 2; relctl.history() is the reviewer's and not a job's; and a
 // superuser who writes around the protocol (a manifest under a superseded
-// token, the append-only guard disabled to lower a generation) is caught
-// with exit 10, naming the check.
+// token, the append-only guard disabled to lower a generation, a lease
+// granted while another was live) is caught with exit 10, naming the check.
 
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -122,6 +122,30 @@ std::map<std::string, json> checksOf(const json& report)
     return out;
 }
 
+// Empty when `relctl --json verify ARGS` failed with exit 10 on `name` and
+// on no other check (its violations are then in `violations`); else why not.
+std::string failedOnlyOn(const TestDatabase& db, const std::string& name, const Args& args, json& violations)
+{
+    Args all{"--json", "verify"};
+    all.insert(all.end(), args.begin(), args.end());
+    const RunResult r = relctl(db, all);
+    if (r.exitCode != 10)
+        return "verify did not fail: " + failure(r);
+    const auto checks = checksOf(r.json());
+    for (const auto& [other, c] : checks)
+        if (c["passed"].get<bool>() == (other == name))
+            return other + (other == name ? " passed: " : " failed too: ") + r.out;
+    violations = checks.at(name)["violations"];
+    return {};
+}
+
+// Every word of `words` in `text`.
+void mentions(const std::string& text, const std::vector<std::string>& words)
+{
+    for (const std::string& word : words)
+        QVERIFY2(text.find(word) != std::string::npos, ("\"" + word + "\" not in: " + text).c_str());
+}
+
 } // namespace
 
 class TestVerify final : public QObject
@@ -146,7 +170,7 @@ private slots:
         QCOMPARE(report["passed"], json(true));
         QVERIFY(report["env"].is_null() && report["since"].is_null());
         const auto checks = checksOf(report);
-        QCOMPARE(checks.size(), std::size_t{6});
+        QCOMPARE(checks.size(), std::size_t{7});
         for (const auto& [name, c] : checks) {
             QVERIFY2(c["passed"].get<bool>(), c.dump().c_str());
             QVERIFY(c["violations"].empty());
@@ -159,11 +183,13 @@ private slots:
         const std::string refusals = checks.at("refusals-explained")["detail"];
         QVERIFY2(refusals.rfind("4 rejected events", 0) == 0, refusals.c_str());
         QVERIFY2(refusals.find("1 refused operations") != std::string::npos, refusals.c_str());
+        const std::string overlap = checks.at("leases-never-overlap")["detail"];
+        QVERIFY2(overlap.rfind("6 leases", 0) == 0, overlap.c_str());
 
         // Plain output: one PASS line per check.
         const RunResult plain = relctl(*m_db, {"verify"});
         QCOMPARE(plain.exitCode, 0);
-        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 6);
+        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 7);
         QVERIFY2(plain.out.rfind("PASS fencing-tokens-increase: ", 0) == 0, plain.out.c_str());
     }
 
@@ -245,7 +271,7 @@ private slots:
         RunResult r = relctl(*m_db, {"--json", "verify", "--env", "canary"});
         QVERIFY2(r.exitCode == 0, failure(r).c_str());
         auto checks = checksOf(r.json());
-        QCOMPARE(checks.size(), std::size_t{6});
+        QCOMPARE(checks.size(), std::size_t{7});
         const std::string advance = checks.at("generations-advance")["detail"];
         QVERIFY2(advance.rfind("2 manifests", 0) == 0 && advance.find("1 rollbacks") != std::string::npos,
                  advance.c_str());
@@ -275,6 +301,36 @@ private slots:
                  checks.at("refusals-explained").dump().c_str());
     }
 
+    // A lease granted around the protocol while j1's was live: a lease row
+    // with the next token, its acquire event and the environment's last
+    // token, all consistent with each other, so only the overlap shows.
+    void aLeaseGrantedWhileAnotherWasLiveIsCaught()
+    {
+        TestDatabase db;
+        ok(db, {"env", "add", "prod"});
+        acquire(db, "prod", "j1", 1);
+        QCOMPARE(relctl(db, {"verify"}).exitCode, 0);
+
+        db.exec("INSERT INTO relctl.leases (env, token, job, release, generation, ttl_ms, acquired_at, "
+                "expires_at) "
+                "VALUES ('prod', 2, 'intruder', 'r2', 2, 60000, clock_timestamp(), "
+                "clock_timestamp() + interval '60 seconds')");
+        db.exec("INSERT INTO relctl.events (env, operation, outcome, job, release, generation, token, "
+                "current_token) VALUES ('prod', 'acquire', 'accepted', 'intruder', 'r2', 2, 2, 2)");
+        db.exec("UPDATE relctl.environments SET last_token = 2 WHERE name = 'prod'");
+        const std::string grant = db.scalar("SELECT max(id) FROM relctl.events WHERE job = 'intruder'");
+        const std::string first = db.scalar("SELECT min(id) FROM relctl.events WHERE job = 'j1'");
+        for (const Args& args : {Args{}, Args{"--env", "prod"}}) {
+            json violations;
+            const std::string why = failedOnlyOn(db, "leases-never-overlap", args, violations);
+            QVERIFY2(why.empty(), why.c_str());
+            QCOMPARE(violations.size(), std::size_t{1});
+            mentions(violations[0], {"lease prod:2 (job intruder) (granted by event #" + grant,
+                                     "lease prod:1 (job j1) (granted by event #" + first, " to login ",
+                                     "ms before it expired, and it never ended"});
+        }
+    }
+
     // Last: it writes around the protocol.
     void aTamperingSuperuserIsCaught()
     {
@@ -293,7 +349,7 @@ private slots:
         const std::string first = checks.at("publish-under-live-lease")["violations"][0];
         QVERIFY2(first.find("prod:") != std::string::npos, first.c_str());
         for (const char* other : {"fencing-tokens-increase", "generations-advance", "freshness-bar-kept",
-                                  "refusals-explained", "operations-applied-once"})
+                                  "refusals-explained", "operations-applied-once", "leases-never-overlap"})
             QVERIFY2(checks.at(other)["passed"].get<bool>(), checks.at(other).dump().c_str());
 
         // The append-only guard disabled to move the newest generation back.

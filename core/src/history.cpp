@@ -681,6 +681,68 @@ Verdict operationsAppliedOnce(const History& h)
                      " each name at most one lease, one manifest and one accepted acquire or publish");
 }
 
+// The event that granted each lease: an accepted acquire, or a rollback (the
+// first, should there be more: fencing-tokens-increase judges that).
+std::map<EnvToken, const EventRow*> grantEvents(const History& h)
+{
+    std::map<EnvToken, const EventRow*> out;
+    for (const EventRow& e : h.events)
+        if ((e.operation == "acquire" || e.operation == "rollback") && e.outcome == "accepted" && e.env &&
+            e.token)
+            out.emplace(EnvToken{*e.env, *e.token}, &e);
+    return out;
+}
+
+std::string grantNote(const std::map<EnvToken, const EventRow*>& grants, const LeaseRow& l)
+{
+    const auto it = grants.find({l.env, l.token});
+    if (it == grants.end())
+        return " (no granting event)";
+    const EventRow& e = *it->second;
+    return " (granted by event #" + str(e.id) + (e.login ? " to login " + *e.login : std::string()) + ")";
+}
+
+// Only the newest token can be live: a grant (relctl.live_lease) requires the
+// lease of the token before it to have ended or expired, and once a newer
+// token exists that lease can neither be renewed nor end later. So it is
+// enough to compare each lease with the one before it; an older lease ended
+// or expired before that one was granted. A repeated token, or a lease
+// acquired before a lower token, is fencing-tokens-increase's finding.
+Verdict leasesNeverOverlap(const History& h)
+{
+    const Scope scope{h};
+    Finding f("leases-never-overlap");
+    const auto grants = grantEvents(h);
+    std::size_t judged = 0;
+    for (auto& [env, rows] : byEnv(h.leases)) {
+        if (!scope.env(env))
+            continue;
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->token < b->token; });
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const LeaseRow& l = *rows[i];
+            if (!scope.at(l.acquiredAt))
+                continue;
+            ++judged;
+            if (i == 0)
+                continue;
+            const LeaseRow& prev = *rows[i - 1];
+            if (prev.token == l.token || l.acquiredAt < prev.acquiredAt)
+                continue;
+            // Equal milliseconds count as ended first (the protocol's order).
+            const bool ended = prev.endedAt && *prev.endedAt < prev.expiresAt;
+            const EpochMs liveUntil = ended ? *prev.endedAt : prev.expiresAt;
+            if (l.acquiredAt < liveUntil)
+                f.violation(lease(l) + grantNote(grants, l) + " was granted while " + lease(prev) +
+                            grantNote(grants, prev) + " was live: " + str(liveUntil - l.acquiredAt) +
+                            " ms before " +
+                            (ended ? "it was " + str(prev.endReason) : std::string("it expired")) +
+                            (prev.endedAt ? "" : ", and it never ended"));
+        }
+    }
+    return f.verdict(count(judged, "leases") +
+                     " each granted only once the lease of the token before it had ended or expired");
+}
+
 Verdict expectedCurrentManifest(const History& h, const Expectations& expected)
 {
     Finding f("expected-current-manifest");
@@ -748,6 +810,9 @@ const std::vector<CheckInfo>& checks()
         {"operations-applied-once",
          "no operation id names two leases, two manifests or two accepted acquires or publishes: a retry was "
          "answered from the record"},
+        {"leases-never-overlap",
+         "per environment, no lease was granted while the lease of the token before it was live (neither ended "
+         "nor expired)"},
         {"expected-current-manifest",
          "the environment's current manifest is the expected release (only when an expectation names one)"},
     };
@@ -758,7 +823,8 @@ std::vector<Verdict> check(const History& history, const Expectations& expected)
 {
     std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
                                   freshnessBarKept(history),      publishUnderLiveLease(history),
-                                  refusalsExplained(history),     operationsAppliedOnce(history)};
+                                  refusalsExplained(history),     operationsAppliedOnce(history),
+                                  leasesNeverOverlap(history)};
     if (expected.currentRelease)
         verdicts.push_back(expectedCurrentManifest(history, expected));
     return verdicts;
