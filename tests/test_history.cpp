@@ -211,6 +211,36 @@ void publishAsCurrent(History& h, const ManifestRow& m)
             e.currentManifestId = m.id;
 }
 
+// rolledBackHistory(newerPublish), and canary, promoted from prod (env-set
+// #20 at 9100, with a soak of `soakMs`): job c1 acquires token 1 at 9200,
+// publishes (release, generation) as manifest #10 at 9500 and releases at
+// 9600. Prod rolled r9 (manifest #2) back at 7000, restoring r8 (manifest #1).
+History promotedHistory(const std::string& release, std::int64_t generation, std::int64_t soakMs = 1000,
+                        bool newerPublish = false)
+{
+    History h = rolledBackHistory(newerPublish);
+    h.environments.push_back({"canary", 1, 10});
+    h.leases.push_back({"canary", 1, "c1", release, generation, 9200, 69200, 9600, "released", "c1-acquire"});
+    h.manifests.push_back({10, "canary", release, generation, "c1", 1, 9500, "c1-publish"});
+    EventRow set = eventRow(20, 9100, "canary", "env-set", {}, std::nullopt, 0);
+    set.promoteFrom = "prod";
+    set.soakMs = soakMs;
+    h.events.push_back(set);
+    for (EventRow e : {eventRow(21, 9200, "canary", "acquire", {}, 1, 1, "c1-acquire"),
+                       eventRow(22, 9500, "canary", "publish", {}, 1, 1, "c1-publish"),
+                       eventRow(23, 9600, "canary", "release", {}, 1, 1)}) {
+        e.job = "c1";
+        e.release = release;
+        e.generation = generation;
+        if (e.operation == "publish")
+            e.manifestId = 10;
+        h.events.push_back(e);
+    }
+    h.operations.push_back({"c1-acquire", "acquire", "ok", std::nullopt, "canary", 9200});
+    h.operations.push_back({"c1-publish", "publish", "ok", std::nullopt, "canary", 9500});
+    return h;
+}
+
 std::string describe(const std::vector<Verdict>& verdicts)
 {
     std::string out;
@@ -263,7 +293,8 @@ private slots:
         const std::vector<std::string> names{"fencing-tokens-increase",    "generations-advance",
                                              "freshness-bar-kept",         "publish-under-live-lease",
                                              "refusals-explained",         "operations-applied-once",
-                                             "leases-never-overlap",       "expected-current-manifest"};
+                                             "leases-never-overlap",       "promotion-path-kept",
+                                             "expected-current-manifest"};
         QCOMPARE(checks().size(), names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             QCOMPARE(checks()[i].name, names[i]);
@@ -632,6 +663,69 @@ private slots:
         const auto verdicts = check(h);
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
         QVERIFY2(verdicts[6].detail.rfind("5 leases", 0) == 0, verdicts[6].detail.c_str());
+    }
+
+    void aPromotedPublishOfWhatUpstreamKeptPasses()
+    {
+        const auto verdicts = check(promotedHistory("r8", 8));
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[7].detail.rfind("1 publishes on promoted environments", 0) == 0,
+                 verdicts[7].detail.c_str());
+        QVERIFY2(verdicts[7].detail.find("2 publishes on environments promoted from none") != std::string::npos,
+                 verdicts[7].detail.c_str());
+    }
+
+    // The write-time gate's rule (relctl.promotion_refusal), after the fact.
+    void aPromotedPublishOfWhatUpstreamRolledBackFails()
+    {
+        expectOnly(check(promotedHistory("r9", 9)), "promotion-path-kept",
+                   {"event #22", "job c1", "manifest #10", "r9 generation 9 on canary", "promoted from prod",
+                    "2500 ms after rollback #1 on prod", "replaced manifest #2", "rb-1"});
+
+        // A later rollback that restored it upstream makes it promotable again.
+        History h = promotedHistory("r9", 9);
+        rollBackAgain(h, 4, 2, 1, 9300);
+        auto verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        // ... unless that came after the publish.
+        h = promotedHistory("r9", 9);
+        rollBackAgain(h, 4, 2, 1, 9800);
+        verdicts = check(h);
+        QVERIFY2(!verdicts[7].passed && verdicts[7].detail.find("rollback #1") != std::string::npos,
+                 describe(verdicts).c_str());
+    }
+
+    void aPromotedPublishUpstreamNeverAcceptedOrNotSoakedFails()
+    {
+        expectOnly(check(promotedHistory("r7", 7)), "promotion-path-kept",
+                   {"#22", "r7 generation 7 on canary", "no manifest of it was ever accepted"});
+        expectOnly(check(promotedHistory("r8", 8, 8000)), "promotion-path-kept",
+                   {"#22", "7500 ms after manifest #1 on prod", "soak of 8000 ms"});
+        // Prod accepts r10 at 11000, after canary took it.
+        expectOnly(check(promotedHistory("r10", 10, 0, true)), "promotion-path-kept",
+                   {"#22", "1500 ms before manifest #3 on prod"});
+    }
+
+    // The path in force when the publish passed the gate, from the trail.
+    void aClearedPromotionPathIsNotJudged()
+    {
+        History h = promotedHistory("r9", 9);
+        const auto set = std::find_if(h.events.begin(), h.events.end(), [](auto& e) { return e.id == 20; });
+        EventRow cleared = *set;
+        cleared.promoteFrom = "";
+        set->id = 19;
+        h.events.insert(set + 1, cleared);
+        auto verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[7].detail.rfind("0 publishes on promoted environments", 0) == 0,
+                 verdicts[7].detail.c_str());
+        // Judged with the window's environment only, from the path set before it.
+        h = promotedHistory("r9", 9);
+        h.env = "canary";
+        h.since = 9400;
+        QVERIFY(!check(h)[7].passed);
+        h.env = "prod";
+        QVERIFY(check(h)[7].passed);
     }
 
     void theWrongCurrentManifestFails()

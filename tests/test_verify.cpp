@@ -4,7 +4,8 @@
 // input exits 2; relctl.history() is the reviewer's and not a job's; and a
 // superuser who writes around the protocol (a manifest under a superseded
 // token, the append-only guard disabled to lower a generation, a lease
-// granted while another was live) is caught with exit 10, naming the check.
+// granted while another was live, a promotion gate switched off to publish
+// what the upstream rolled back) is caught with exit 10, naming the check.
 
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -113,6 +114,14 @@ void makeHistory(const TestDatabase& db)
     ok(db, {"lease", "release"}, {}, lease(s1));
 }
 
+// job acquires (release r<generation>), publishes and releases.
+void publishThrough(const TestDatabase& db, const std::string& env, const std::string& job, int generation)
+{
+    const std::string handle = acquire(db, env, job, generation);
+    ok(db, {"publish", "--op-id", job + "-publish"}, {}, lease(handle));
+    ok(db, {"lease", "release"}, {}, lease(handle));
+}
+
 // The verdicts of `relctl --json verify`, by name.
 std::map<std::string, json> checksOf(const json& report)
 {
@@ -170,7 +179,7 @@ private slots:
         QCOMPARE(report["passed"], json(true));
         QVERIFY(report["env"].is_null() && report["since"].is_null());
         const auto checks = checksOf(report);
-        QCOMPARE(checks.size(), std::size_t{7});
+        QCOMPARE(checks.size(), std::size_t{8});
         for (const auto& [name, c] : checks) {
             QVERIFY2(c["passed"].get<bool>(), c.dump().c_str());
             QVERIFY(c["violations"].empty());
@@ -189,7 +198,7 @@ private slots:
         // Plain output: one PASS line per check.
         const RunResult plain = relctl(*m_db, {"verify"});
         QCOMPARE(plain.exitCode, 0);
-        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 7);
+        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 8);
         QVERIFY2(plain.out.rfind("PASS fencing-tokens-increase: ", 0) == 0, plain.out.c_str());
     }
 
@@ -271,7 +280,7 @@ private slots:
         RunResult r = relctl(*m_db, {"--json", "verify", "--env", "canary"});
         QVERIFY2(r.exitCode == 0, failure(r).c_str());
         auto checks = checksOf(r.json());
-        QCOMPARE(checks.size(), std::size_t{7});
+        QCOMPARE(checks.size(), std::size_t{8});
         const std::string advance = checks.at("generations-advance")["detail"];
         QVERIFY2(advance.rfind("2 manifests", 0) == 0 && advance.find("1 rollbacks") != std::string::npos,
                  advance.c_str());
@@ -331,6 +340,55 @@ private slots:
         }
     }
 
+    // prod takes only what staging accepted and did not roll back. A
+    // superuser switches the gate off (prod's promote_from, set back after,
+    // with no env-set), and prod publishes r2, which staging rolled back.
+    void aPublishOfAReleaseRolledBackUpstreamIsCaught()
+    {
+        TestDatabase db;
+        ok(db, {"env", "add", "staging"});
+        ok(db, {"env", "add", "prod"});
+        ok(db, {"env", "set", "prod", "--promote-from", "staging"});
+        publishThrough(db, "staging", "s1", 1);
+        publishThrough(db, "staging", "s2", 2);
+        publishThrough(db, "prod", "p1", 1);
+        RunResult r = relctlWithDsn(db.adminDsn(), {"rollback", "--env", "staging", "--to-release", "r1",
+                                                    "--by", "alice", "--reason", "r2 is broken"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        r = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "p2", "--release", "r2", "--generation",
+                        "2", "--op-id", "p2-refused"});
+        QVERIFY2(r.exitCode != 0 && r.err.find("NOT_PROMOTED") != std::string::npos, failure(r).c_str());
+        r = relctl(db, {"--json", "verify"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        const std::string kept = checksOf(r.json()).at("promotion-path-kept")["detail"];
+        QVERIFY2(kept.rfind("1 publishes on promoted environments", 0) == 0, kept.c_str());
+
+        db.exec("UPDATE relctl.environments SET promote_from = NULL WHERE name = 'prod'");
+        publishThrough(db, "prod", "p2", 2);
+        db.exec("UPDATE relctl.environments SET promote_from = 'staging' WHERE name = 'prod'");
+
+        const std::string publish =
+            db.scalar("SELECT id FROM relctl.events WHERE operation = 'publish' AND job = 'p2'");
+        const std::string rollback = db.scalar("SELECT id FROM relctl.rollbacks");
+        const std::string withdrawn =
+            db.scalar("SELECT id FROM relctl.manifests WHERE env = 'staging' AND release = 'r2'");
+        const std::string since = db.scalar(
+            "SELECT published_at::text FROM relctl.manifests WHERE env = 'prod' AND release = 'r2'");
+        // Judged with prod alone, and in a window after the rollback: the
+        // upstream's rows come along as context.
+        for (const Args& args : {Args{}, Args{"--env", "prod"}, Args{"--env", "prod", "--since", since}}) {
+            json violations;
+            const std::string why = failedOnlyOn(db, "promotion-path-kept", args, violations);
+            QVERIFY2(why.empty(), why.c_str());
+            QCOMPARE(violations.size(), std::size_t{1});
+            mentions(violations[0], {"event #" + publish + " (publish on prod, accepted) by job p2, login ",
+                                     "r2 generation 2 on prod, which is promoted from staging",
+                                     "ms after rollback #" + rollback + " on staging",
+                                     "it replaced manifest #" + withdrawn + " on staging"});
+        }
+        QCOMPARE(relctl(db, {"verify", "--env", "staging"}).exitCode, 0);
+    }
+
     // Last: it writes around the protocol.
     void aTamperingSuperuserIsCaught()
     {
@@ -349,7 +407,8 @@ private slots:
         const std::string first = checks.at("publish-under-live-lease")["violations"][0];
         QVERIFY2(first.find("prod:") != std::string::npos, first.c_str());
         for (const char* other : {"fencing-tokens-increase", "generations-advance", "freshness-bar-kept",
-                                  "refusals-explained", "operations-applied-once", "leases-never-overlap"})
+                                  "refusals-explained", "operations-applied-once", "leases-never-overlap",
+                                  "promotion-path-kept"})
             QVERIFY2(checks.at(other)["passed"].get<bool>(), checks.at(other).dump().c_str());
 
         // The append-only guard disabled to move the newest generation back.

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace relctl::history {
@@ -743,6 +744,112 @@ Verdict leasesNeverOverlap(const History& h)
                      " each granted only once the lease of the token before it had ended or expired");
 }
 
+// The promotion gate (relctl.promotion_refusal), judged again from what was
+// recorded: a publish on an environment promoted from another takes only a
+// (release, generation) that the other accepted at least the soak before
+// and had not withdrawn (relctl.withdrawn: a rollback there replaced its
+// manifest, and no later rollback restored it). The path and soak in force
+// are the ones the environment's env-set events had set by then (ordered
+// with its publishes by event id: both take the environment's row lock);
+// one never set through env-set is not known and not judged. The publish's
+// instant is its manifest's, when the gate was passed. The gate reads the
+// upstream's rows without locking them, so a rollback that had not
+// committed when it read would show here as a publish after it.
+Verdict promotionPathKept(const History& h)
+{
+    const Scope scope{h};
+    Finding f("promotion-path-kept");
+    std::map<std::int64_t, const ManifestRow*> byId;
+    std::map<std::tuple<std::string, std::string, std::int64_t>, const ManifestRow*> accepted;
+    for (const ManifestRow& m : h.manifests) {
+        byId[m.id] = &m;
+        accepted.emplace(std::make_tuple(m.env, m.release, m.generation), &m);
+    }
+    // The rollbacks that replaced or restored each manifest, in the order
+    // they happened (ids are taken under the environment's row lock).
+    std::map<std::int64_t, std::vector<const RollbackRow*>> rollbacks;
+    for (const RollbackRow& r : h.rollbacks) {
+        rollbacks[r.replacedManifestId].push_back(&r);
+        if (r.restoredManifestId != r.replacedManifestId)
+            rollbacks[r.restoredManifestId].push_back(&r);
+    }
+    for (auto& [id, rows] : rollbacks)
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->id < b->id; });
+    struct Path
+    {
+        std::optional<std::string> from;
+        std::int64_t soakMs = 0;
+    };
+    std::map<std::string, Path> paths;
+    std::size_t promoted = 0;
+    std::size_t others = 0;
+    for (const EventRow& e : h.events) {
+        if (!e.env || e.outcome != "accepted")
+            continue;
+        if (e.operation == "env-set") {
+            Path& p = paths[*e.env];
+            if (e.promoteFrom)
+                p.from = e.promoteFrom->empty() ? std::nullopt : e.promoteFrom;
+            if (e.soakMs)
+                p.soakMs = *e.soakMs;
+            continue;
+        }
+        if (e.operation != "publish" || !scope.env(e.env))
+            continue;
+        const auto written = e.manifestId ? byId.find(*e.manifestId) : byId.end();
+        const ManifestRow* m = written == byId.end() ? nullptr : written->second;
+        const EpochMs at = m ? m->publishedAt : e.at;
+        const std::optional<std::string> release = m ? std::optional(m->release) : e.release;
+        const std::optional<std::int64_t> generation = m ? std::optional(m->generation) : e.generation;
+        if (!scope.at(at))
+            continue;
+        const Path& path = paths[*e.env];
+        if (!path.from) {
+            ++others;
+            continue;
+        }
+        ++promoted;
+        const std::string what = event(e) + " by job " + str(e.job) + ", login " + str(e.login) +
+                                 (m ? ", manifest #" + str(m->id) : std::string()) + ", published ";
+        if (!release || !generation) {
+            f.violation(what + "no release and generation on " + *e.env + ", which is promoted from " +
+                        *path.from);
+            continue;
+        }
+        const std::string candidate = *release + " generation " + str(*generation) + " on " + *e.env +
+                                      ", which is promoted from " + *path.from;
+        const auto up = accepted.find({*path.from, *release, *generation});
+        if (up == accepted.end()) {
+            f.violation(what + candidate + ", where no manifest of it was ever accepted");
+            continue;
+        }
+        const ManifestRow& u = *up->second;
+        if (u.publishedAt > at)
+            f.violation(what + candidate + ", " + str(u.publishedAt - at) + " ms before " + manifest(u) +
+                        " accepted it there");
+        else if (u.publishedAt > at - path.soakMs)
+            f.violation(what + candidate + ", " + str(at - u.publishedAt) + " ms after " + manifest(u) +
+                        " accepted it there, short of the soak of " + str(path.soakMs) + " ms");
+        // Withdrawn when the gate looked: in the publish's millisecond, a
+        // replacement counts as after it and a restoration as before it.
+        const RollbackRow* withdrawnBy = nullptr;
+        if (const auto touched = rollbacks.find(u.id); touched != rollbacks.end())
+            for (const RollbackRow* r : touched->second) {
+                if (r->replacedManifestId == u.id && r->at < at)
+                    withdrawnBy = r;
+                else if (r->restoredManifestId == u.id && r->at <= at)
+                    withdrawnBy = nullptr;
+            }
+        if (withdrawnBy)
+            f.violation(what + candidate + ", " + str(at - withdrawnBy->at) + " ms after " +
+                        rollback(*withdrawnBy) + " withdrew it there: it replaced " + manifest(u) +
+                        " (op id " + str(withdrawnBy->opId) + "), and no rollback restored it since");
+    }
+    return f.verdict(count(promoted, "publishes on promoted environments") +
+                     " each accepted upstream at least the soak before and not rolled back there since; " +
+                     count(others, "publishes") + " on environments promoted from none then");
+}
+
 Verdict expectedCurrentManifest(const History& h, const Expectations& expected)
 {
     Finding f("expected-current-manifest");
@@ -813,6 +920,9 @@ const std::vector<CheckInfo>& checks()
         {"leases-never-overlap",
          "per environment, no lease was granted while the lease of the token before it was live (neither ended "
          "nor expired)"},
+        {"promotion-path-kept",
+         "every publish on an environment promoted from another took a release and generation that the other "
+         "accepted at least the soak before and had not rolled back, by the path and soak then set"},
         {"expected-current-manifest",
          "the environment's current manifest is the expected release (only when an expectation names one)"},
     };
@@ -824,7 +934,7 @@ std::vector<Verdict> check(const History& history, const Expectations& expected)
     std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
                                   freshnessBarKept(history),      publishUnderLiveLease(history),
                                   refusalsExplained(history),     operationsAppliedOnce(history),
-                                  leasesNeverOverlap(history)};
+                                  leasesNeverOverlap(history),    promotionPathKept(history)};
     if (expected.currentRelease)
         verdicts.push_back(expectedCurrentManifest(history, expected));
     return verdicts;
