@@ -241,6 +241,16 @@ History promotedHistory(const std::string& release, std::int64_t generation, std
     return h;
 }
 
+// validHistory() with the login of every accepted acquire and publish.
+History loggedHistory()
+{
+    History h = validHistory();
+    for (EventRow& e : h.events)
+        if (e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish"))
+            e.login = e.env == "test" ? "ci-test" : "ci-prod";
+    return h;
+}
+
 std::string describe(const std::vector<Verdict>& verdicts)
 {
     std::string out;
@@ -294,7 +304,7 @@ private slots:
                                              "freshness-bar-kept",         "publish-under-live-lease",
                                              "refusals-explained",         "operations-applied-once",
                                              "leases-never-overlap",       "promotion-path-kept",
-                                             "expected-current-manifest"};
+                                             "publish-by-acquiring-login", "expected-current-manifest"};
         QCOMPARE(checks().size(), names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             QCOMPARE(checks()[i].name, names[i]);
@@ -726,6 +736,25 @@ private slots:
         QVERIFY(!check(h)[7].passed);
         h.env = "prod";
         QVERIFY(check(h)[7].passed);
+    }
+
+    void aPublishByAnotherLoginThanTheAcquirersFails()
+    {
+        auto verdicts = check(loggedHistory());
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[8].detail.rfind("2 accepted publishes", 0) == 0, verdicts[8].detail.c_str());
+
+        History h = loggedHistory();
+        eventOf(h, 8).login = "mallory";
+        expectOnly(check(h), "publish-by-acquiring-login",
+                   {"event #8", "login mallory", "prod:2", "event #7", "login ci-prod", "j2-publish"});
+
+        // A grant whose requester's login was not kept is not judged.
+        eventOf(h, 7).login.reset();
+        verdicts = check(h);
+        QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
+        QVERIFY2(verdicts[8].detail.find("1 with an acquirer's login not kept") != std::string::npos,
+                 verdicts[8].detail.c_str());
     }
 
     void theWrongCurrentManifestFails()

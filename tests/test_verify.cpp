@@ -5,7 +5,8 @@
 // superuser who writes around the protocol (a manifest under a superseded
 // token, the append-only guard disabled to lower a generation, a lease
 // granted while another was live, a promotion gate switched off to publish
-// what the upstream rolled back) is caught with exit 10, naming the check.
+// what the upstream rolled back, a publish recorded under another login than
+// its lease's acquirer) is caught with exit 10, naming the check.
 
 #include "relctlprocess.h"
 #include "testdatabase.h"
@@ -179,7 +180,7 @@ private slots:
         QCOMPARE(report["passed"], json(true));
         QVERIFY(report["env"].is_null() && report["since"].is_null());
         const auto checks = checksOf(report);
-        QCOMPARE(checks.size(), std::size_t{8});
+        QCOMPARE(checks.size(), std::size_t{9});
         for (const auto& [name, c] : checks) {
             QVERIFY2(c["passed"].get<bool>(), c.dump().c_str());
             QVERIFY(c["violations"].empty());
@@ -194,11 +195,14 @@ private slots:
         QVERIFY2(refusals.find("1 refused operations") != std::string::npos, refusals.c_str());
         const std::string overlap = checks.at("leases-never-overlap")["detail"];
         QVERIFY2(overlap.rfind("6 leases", 0) == 0, overlap.c_str());
+        // j5's lease was handed over by j4's release: its grant names j5's login.
+        const std::string logins = checks.at("publish-by-acquiring-login")["detail"];
+        QVERIFY2(logins.rfind("4 accepted publishes", 0) == 0, logins.c_str());
 
         // Plain output: one PASS line per check.
         const RunResult plain = relctl(*m_db, {"verify"});
         QCOMPARE(plain.exitCode, 0);
-        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 8);
+        QCOMPARE(static_cast<int>(std::count(plain.out.begin(), plain.out.end(), '\n')), 9);
         QVERIFY2(plain.out.rfind("PASS fencing-tokens-increase: ", 0) == 0, plain.out.c_str());
     }
 
@@ -280,7 +284,7 @@ private slots:
         RunResult r = relctl(*m_db, {"--json", "verify", "--env", "canary"});
         QVERIFY2(r.exitCode == 0, failure(r).c_str());
         auto checks = checksOf(r.json());
-        QCOMPARE(checks.size(), std::size_t{8});
+        QCOMPARE(checks.size(), std::size_t{9});
         const std::string advance = checks.at("generations-advance")["detail"];
         QVERIFY2(advance.rfind("2 manifests", 0) == 0 && advance.find("1 rollbacks") != std::string::npos,
                  advance.c_str());
@@ -389,6 +393,71 @@ private slots:
         QCOMPARE(relctl(db, {"verify", "--env", "staging"}).exitCode, 0);
     }
 
+    // A lease handed over on a queued candidate's behalf is its waiter's:
+    // the grant names the waiter's login, not the releasing session's. A
+    // publish recorded under another login than the acquirer's is caught.
+    void aPublishByAnotherLoginThanTheAcquirersIsCaught()
+    {
+        TestDatabase db;
+        ok(db, {"env", "add", "prod"});
+        const std::string holder = acquire(db, "prod", "j1", 1);
+        auto waiter = startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job",
+                                                       "j2", "--release", "r2", "--generation", "2", "--ttl",
+                                                       "60s", "--wait", "30s", "--op-id", "j2-acquire"});
+        awaitQueueLength(db, "prod", 1);
+        ok(db, {"lease", "release"}, {}, lease(holder));
+        const RunResult granted = finish(*waiter, 30000);
+        QVERIFY2(granted.exitCode == 0, failure(granted).c_str());
+        const RunResult published = relctlWithDsn(db.jobDsn(), {"publish", "--op-id", "j2-publish"},
+                                                  lease(granted.json()["handle"].get<std::string>()));
+        QVERIFY2(published.exitCode == 0, failure(published).c_str());
+        QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'acquire' AND job = 'j2'"),
+                 std::string("relctl_test_job"));
+        QVERIFY(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'acquire' AND job = 'j2' "
+                         "AND detail ? 'handed_over_by'") == 1);
+        RunResult r = relctl(db, {"--json", "verify"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        const std::string logins = checksOf(r.json()).at("publish-by-acquiring-login")["detail"];
+        QVERIFY2(logins.rfind("1 accepted publishes", 0) == 0, logins.c_str());
+
+        // A candidate queued before its login was kept (migration 0011) and
+        // handed over by another session: that grant recorded the releasing
+        // session's login, which says nothing about the requester.
+        const std::string releaser =
+            db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'release' AND job = 'j1'");
+        QVERIFY(releaser != "relctl_test_job");
+        db.exec("ALTER TABLE relctl.events DISABLE TRIGGER USER");
+        db.exec("UPDATE relctl.candidates SET db_user = NULL WHERE job = 'j2'");
+        db.exec("UPDATE relctl.events SET db_user = " + sqlLiteral(releaser) +
+                " WHERE operation = 'acquire' AND job = 'j2'");
+        r = relctl(db, {"--json", "verify"});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        const std::string unknown = checksOf(r.json()).at("publish-by-acquiring-login")["detail"];
+        QVERIFY2(unknown.rfind("0 accepted publishes", 0) == 0 &&
+                     unknown.find("1 with an acquirer's login not kept") != std::string::npos,
+                 unknown.c_str());
+        db.exec("UPDATE relctl.candidates SET db_user = 'relctl_test_job' WHERE job = 'j2'");
+        db.exec("UPDATE relctl.events SET db_user = 'relctl_test_job' WHERE operation = 'acquire' AND job = "
+                "'j2'");
+
+        db.exec("UPDATE relctl.events SET db_user = 'mallory' WHERE operation = 'publish' AND job = 'j2'");
+        db.exec("ALTER TABLE relctl.events ENABLE TRIGGER USER");
+        const std::string publish = db.scalar("SELECT id FROM relctl.events WHERE operation = 'publish'");
+        const std::string grant =
+            db.scalar("SELECT id FROM relctl.events WHERE operation = 'acquire' AND job = 'j2'");
+        // In a window that starts at the publish, the acquire is context.
+        const std::string since = db.scalar("SELECT at::text FROM relctl.events WHERE operation = 'publish'");
+        for (const Args& args : {Args{}, Args{"--env", "prod", "--since", since}}) {
+            json violations;
+            const std::string why = failedOnlyOn(db, "publish-by-acquiring-login", args, violations);
+            QVERIFY2(why.empty(), why.c_str());
+            QCOMPARE(violations.size(), std::size_t{1});
+            mentions(violations[0], {"event #" + publish + " (publish on prod, accepted) by login mallory",
+                                     "under lease prod:2 (job j2)", "event #" + grant,
+                                     "granted to login relctl_test_job", "publish op id j2-publish"});
+        }
+    }
+
     // Last: it writes around the protocol.
     void aTamperingSuperuserIsCaught()
     {
@@ -408,7 +477,7 @@ private slots:
         QVERIFY2(first.find("prod:") != std::string::npos, first.c_str());
         for (const char* other : {"fencing-tokens-increase", "generations-advance", "freshness-bar-kept",
                                   "refusals-explained", "operations-applied-once", "leases-never-overlap",
-                                  "promotion-path-kept"})
+                                  "promotion-path-kept", "publish-by-acquiring-login"})
             QVERIFY2(checks.at(other)["passed"].get<bool>(), checks.at(other).dump().c_str());
 
         // The append-only guard disabled to move the newest generation back.

@@ -850,6 +850,45 @@ Verdict promotionPathKept(const History& h)
                      count(others, "publishes") + " on environments promoted from none then");
 }
 
+// A lease's credentials are its acquirer's: a publish under it by another
+// login used credentials that login was never given. The acquirer is the
+// login its accepted acquire recorded, which for a queued candidate granted
+// on its behalf is the login it queued with (relctl.record).
+Verdict publishByAcquiringLogin(const History& h)
+{
+    const Scope scope{h};
+    Finding f("publish-by-acquiring-login");
+    std::map<EnvToken, const EventRow*> acquires;
+    for (const EventRow& e : h.events)
+        if (e.operation == "acquire" && e.outcome == "accepted" && e.env && e.token)
+            acquires.emplace(EnvToken{*e.env, *e.token}, &e);
+    std::size_t compared = 0;
+    std::size_t unknown = 0;
+    for (const EventRow& e : h.events) {
+        if (e.operation != "publish" || e.outcome != "accepted" || !e.env || !e.token || !scope.env(e.env) ||
+            !scope.at(e.at))
+            continue;
+        // A lease without its acquire (a rollback's, or none) is judged by
+        // fencing-tokens-increase and publish-under-live-lease.
+        const auto acquire = acquires.find({*e.env, *e.token});
+        if (acquire == acquires.end())
+            continue;
+        const EventRow& a = *acquire->second;
+        if (!a.login || !e.login) {
+            ++unknown;
+            continue;
+        }
+        ++compared;
+        if (*a.login != *e.login)
+            f.violation(event(e) + " by login " + *e.login + " published under lease " + *e.env + ":" +
+                        str(*e.token) + " (job " + str(e.job ? e.job : a.job) + "), which " + event(a) +
+                        " granted to login " + *a.login +
+                        (e.opId ? " (publish op id " + *e.opId + ")" : std::string()));
+    }
+    return f.verdict(count(compared, "accepted publishes") + " by the login that acquired their lease; " +
+                     count(unknown, "with an acquirer's login not kept") + " not judged");
+}
+
 Verdict expectedCurrentManifest(const History& h, const Expectations& expected)
 {
     Finding f("expected-current-manifest");
@@ -923,6 +962,9 @@ const std::vector<CheckInfo>& checks()
         {"promotion-path-kept",
          "every publish on an environment promoted from another took a release and generation that the other "
          "accepted at least the soak before and had not rolled back, by the path and soak then set"},
+        {"publish-by-acquiring-login",
+         "every publish under a lease came from the login that acquired it (for a queued candidate granted on its "
+         "behalf, the login it queued with)"},
         {"expected-current-manifest",
          "the environment's current manifest is the expected release (only when an expectation names one)"},
     };
@@ -934,7 +976,8 @@ std::vector<Verdict> check(const History& history, const Expectations& expected)
     std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
                                   freshnessBarKept(history),      publishUnderLiveLease(history),
                                   refusalsExplained(history),     operationsAppliedOnce(history),
-                                  leasesNeverOverlap(history),    promotionPathKept(history)};
+                                  leasesNeverOverlap(history),    promotionPathKept(history),
+                                  publishByAcquiringLogin(history)};
     if (expected.currentRelease)
         verdicts.push_back(expectedCurrentManifest(history, expected));
     return verdicts;
