@@ -458,6 +458,43 @@ private slots:
         }
     }
 
+    // The checker judges whole milliseconds: a window that starts inside
+    // one starts at its beginning, on the server too, or a manifest of that
+    // millisecond before the start is context to the server and in the
+    // window to the checker (whose bar then missed it). j1's publish, its
+    // event and its op record are moved inside the millisecond of the start.
+    void aWindowThatStartsInsideAMillisecondVerifiesClean()
+    {
+        TestDatabase db;
+        ok(db, {"env", "add", "prod"});
+        publishThrough(db, "prod", "j1", 1);
+        acquire(db, "prod", "j2", 2);
+        const std::string ms = "(SELECT date_trunc('milliseconds', published_at) FROM relctl.manifests)";
+        for (const char* table : {"manifests", "events", "operations"})
+            db.exec(std::string("ALTER TABLE relctl.") + table + " DISABLE TRIGGER USER");
+        db.exec("UPDATE relctl.events SET at = " + ms +
+                " + interval '995 microseconds' "
+                "WHERE operation = 'publish'");
+        db.exec("UPDATE relctl.operations SET recorded_at = " + ms +
+                " + interval '996 microseconds' "
+                "WHERE op_id = 'j1-publish'");
+        db.exec(
+            "UPDATE relctl.manifests SET published_at = "
+            "least(published_at, date_trunc('milliseconds', published_at) + interval '990 microseconds')");
+        for (const char* table : {"manifests", "events", "operations"})
+            db.exec(std::string("ALTER TABLE relctl.") + table + " ENABLE TRIGGER USER");
+        const std::string since = db.scalar("SELECT (" + ms + " + interval '999 microseconds')::text");
+        QVERIFY(db.count("SELECT count(*) FROM relctl.events WHERE at >= '" + since + "'") >= 2);
+
+        const RunResult r = relctl(db, {"--json", "verify", "--since", since});
+        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        const auto checks = checksOf(r.json());
+        const std::string bar = checks.at("freshness-bar-kept")["detail"];
+        QVERIFY2(bar.find("3 recorded high-water marks") != std::string::npos, bar.c_str());
+        const std::string manifests = checks.at("publish-under-live-lease")["detail"];
+        QVERIFY2(manifests.rfind("1 serialized manifests", 0) == 0, manifests.c_str());
+    }
+
     // Last: it writes around the protocol.
     void aTamperingSuperuserIsCaught()
     {

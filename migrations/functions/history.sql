@@ -31,6 +31,10 @@ BEGIN
     IF p_env IS NOT NULL AND NOT EXISTS (SELECT 1 FROM relctl.environments WHERE name = p_env) THEN
         PERFORM relctl.invalid(format('unknown environment "%s"', p_env));
     END IF;
+    -- The checker judges whole milliseconds (what leaves as epoch_ms is
+    -- floored): the window starts at the first one, here too, or a row of
+    -- that millisecond before p_since would be context here and judged there.
+    p_since := date_trunc('milliseconds', p_since);
     RETURN (
         WITH env AS (
             SELECT e.name, e.last_token, e.current_manifest_id

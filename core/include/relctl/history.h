@@ -138,7 +138,8 @@ struct History
 
 // Reads the history from a relctl database through relctl.history() (granted
 // to relctl_reviewer): one read-only transaction, so the tables are seen at
-// one instant. With `since`, rows before it are left out except what the
+// one instant. With `since` (from the start of its millisecond: the checks
+// judge whole milliseconds), rows before it are left out except what the
 // checks need to judge the rows after it (each environment's last manifest
 // and last rollback before it, the manifests a rollback names, the leases
 // live at it with their acquire events, and every env-set). With `env` or
