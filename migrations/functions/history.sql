@@ -60,9 +60,10 @@ BEGIN
                OR (l.env, l.token) IN (SELECT b.env, b.token FROM last_lease_before b)),
         -- NOT MATERIALIZED: read twice below, and copying every event
         -- would cost more than a second read of the few env-sets (by
-        -- events_operation). The acquires of the leases are a join of their
-        -- own, not one more OR: a subplan over the leases too big to hash
-        -- would be scanned again for every event.
+        -- events_operation). The acquires of the leases before the window
+        -- are a lookup of their own (events_env_token), not one more OR: a
+        -- subplan over the leases too big to hash would be scanned again for
+        -- every event, and a join hashes every acquire ever recorded.
         event AS NOT MATERIALIZED (
             SELECT v.*
             FROM relctl.events v
@@ -72,9 +73,12 @@ BEGIN
                    OR v.operation = 'env-set')
             UNION ALL
             SELECT v.*
-            FROM lease l JOIN relctl.events v ON v.env = l.env AND v.token = l.token
-            WHERE p_since IS NOT NULL AND v.at < p_since
-              AND v.operation = 'acquire' AND v.outcome = 'accepted'
+            FROM lease l
+            CROSS JOIN LATERAL (
+                SELECT x.* FROM relctl.events x
+                WHERE x.env = l.env AND x.token = l.token AND x.operation = 'acquire' AND x.outcome = 'accepted'
+                ORDER BY x.id LIMIT 1) v
+            WHERE p_since IS NOT NULL AND l.acquired_at < p_since AND v.at < p_since
               AND NOT EXISTS (SELECT 1 FROM op WHERE op.op_id = v.op_id)),
         -- Everything is read already when nothing is selected.
         upstream AS (
