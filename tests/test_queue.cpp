@@ -194,7 +194,8 @@ private slots:
         const std::string id = std::to_string(pending[0]["id"].get<long long>());
 
         RunResult approved =
-            relctl(db, {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
+            // A manager's own login: the one that queued the winner may not approve it.
+            relctlWithDsn(db.loginDsn("alice"), {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
         QCOMPARE(approved.exitCode, 0);
         QCOMPARE(approved.json()["state"].get<std::string>(), std::string("approved"));
         RunResult r3 = finish(*w3.process, 10000);
@@ -509,10 +510,19 @@ private slots:
         QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(true));
         QCOMPARE(locksHeld(), 0LL);
         QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(false));
-        for (const std::string& bad : {std::string("SELECT relctl.stop_waiting(NULL, NULL)"),
-                                       "SELECT relctl.stop_waiting(" + candidate + ", NULL)",
-                                       "SELECT relctl.stop_waiting(" + candidate + ", 'a-guess-of-sixteen-or-more')"})
-            QCOMPARE(sqlState(db.jobDsn(), bad), std::string("RC002"));
+        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.stop_waiting(NULL, NULL)"), std::string("RC002"));
+        // Another session's or a guessed secret leaves nothing and is recorded.
+        const auto refusalsBefore =
+            db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_OWN_CANDIDATE'");
+        for (const std::string& bad : {"SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", NULL))",
+                                       "SELECT to_jsonb(relctl.stop_waiting(" + candidate +
+                                           ", 'a-guess-of-sixteen-or-more'))"}) {
+            pqxx::connection other(db.jobDsn());
+            pqxx::nontransaction otx(other);
+            QCOMPARE(json::parse(otx.exec1(bad)[0].c_str()), json(false));
+        }
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_OWN_CANDIDATE'"),
+                 refusalsBefore + 2);
     }
 
     // A waiter that comes back (the same op id and secret: a retry, or its
@@ -640,7 +650,9 @@ private slots:
             QCOMPARE(pending.size(), std::size_t(1));
             requests.push_back(std::to_string(pending[0]["id"].get<long long>()));
         }
-        QCOMPARE(relctl(db, {"approve", requests[0], "--by", "alice", "--reason", "hotfix first"}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.loginDsn("alice"), {"approve", requests[0], "--by", "alice", "--reason", "hotfix first"})
+                     .exitCode,
+                 0);
         QCOMPARE(relctl(db, {"deny", requests[1], "--by", "bob", "--reason", "run every migration"}).exitCode, 0);
         QCOMPARE(relctl(db, {"freeze", "--env", "web", "--by", "dave", "--reason", "incident 42"}).exitCode, 0);
         QCOMPARE(relctl(db, {"unfreeze", "--env", "web", "--by", "erin", "--reason", "incident 42 closed"}).exitCode,

@@ -167,7 +167,7 @@ BEGIN
         EXCEPTION WHEN lock_not_available THEN
             IF clock_timestamp() >= v_deadline THEN
                 RAISE EXCEPTION USING ERRCODE = '55P03',
-                    MESSAGE = format('%s is held by another session (backend %s); nothing was applied, try again',
+                    MESSAGE = format('%s is locked by another session (backend %s); nothing was applied, try again',
                                      p_what, array_to_string(CASE WHEN p_key IS NULL
                                          THEN relctl.environment_holders(p_env)
                                          ELSE relctl.advisory_holders(p_key) END, ', '));

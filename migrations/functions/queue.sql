@@ -344,7 +344,12 @@ BEGIN
             INTO v_reply
             FROM relctl.events v
             WHERE v.op_id = c.op_id AND v.env = c.env AND v.operation = 'acquire' AND v.outcome = 'rejected'
-              AND v.detail ->> 'candidate' = c.id::text
+              AND v.job = c.job AND v.generation = c.generation
+              -- A SUPERSEDED event's detail names the winner as its
+              -- candidate; the skipped one is known by when it queued.
+              AND (v.detail ->> 'candidate' = c.id::text
+                   OR (v.reason = 'SUPERSEDED'
+                       AND v.detail ->> 'queued_at' = jsonb_build_object('at', c.queued_at) ->> 'at'))
             ORDER BY v.id DESC LIMIT 1;
     END IF;
     IF v_reply IS NULL THEN

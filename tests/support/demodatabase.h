@@ -39,6 +39,8 @@ public:
     DemoDatabase& operator=(const DemoDatabase&) = delete;
 
     TestDatabase& db() { return *m_db; }
+    // The demo's CI jobs' login (peer-mapped to the OS user like the others).
+    std::string jobDsn() const { return m_db->dsn() + " user=" + relctl::ui::demoJobLogin(); }
     relctl::EmbeddedCluster& cluster() { return m_cluster; }
 
     std::chrono::system_clock::time_point end; // where the story was told to end

@@ -346,6 +346,11 @@ QString demoRefusal(const ConnectionTarget& target, bool named)
         .arg(where.describe());
 }
 
+const std::string& demoJobLogin()
+{
+    return kJobs;
+}
+
 void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::time_point end)
 {
     std::vector<std::pair<std::string, std::string>> logins;

@@ -26,6 +26,10 @@ namespace relctl::ui {
 // seconds beside restarting the server twice.
 void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::time_point end);
 
+// The login the demo's pipelines run their jobs as (relctl_job), beside the
+// people's own: a supersession queued by a job is approved from another login.
+const std::string& demoJobLogin();
+
 // The demo's database, seeded first when it has no environments or its newest
 // event is more than 12 hours old; returns its conninfo (the OS user's login).
 // Takes seconds when it seeds: run it off the GUI thread.
