@@ -316,9 +316,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
                                   10000);
         const std::string id = db.scalar("SELECT id FROM relctl.candidates");
-        QCOMPARE(db.write("SELECT relctl.queue_drop(" + id + ", 'ops', 'wrong artifact', '{}')")
-                     ["status"].get<std::string>(),
-                 std::string("ok"));
+        RunResult drop = relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "wrong artifact"});
+        QVERIFY2(drop.exitCode == 0, drop.err.c_str());
+        QVERIFY2(drop.out.find("dropped candidate " + id + " (job unwanted") != std::string::npos, drop.out.c_str());
+        QCOMPARE(relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "again"}).exitCode, 2);
         RunResult dropped = finish(*waiter, 30000);
         QCOMPARE(dropped.exitCode, 4);
         QVERIFY2(dropped.out.find("CANDIDATE_DROPPED") != std::string::npos, dropped.out.c_str());

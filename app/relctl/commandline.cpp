@@ -239,6 +239,14 @@ void buildUnfreeze(CLI::App* c)
     text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
 }
 
+void buildQueue(CLI::App* queue)
+{
+    CLI::App* c = queue->add_subcommand("drop", "take a waiting candidate out of its queue (release managers)");
+    positional(c, "CANDIDATE", "a candidate id (env show lists the queue)")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who drops it")->required();
+    text(c, "reason", "TEXT", "why (kept in the audit trail and told to its job)")->required();
+}
+
 void buildApprovals(CLI::App* approvals)
 {
     CLI::App* c = approvals->add_subcommand("list", "the pending supersession requests");
@@ -401,6 +409,7 @@ constexpr TopLevel kTopLevel[] = {
     {"run", "the whole lease life cycle around a command", false, buildRun},
     {"freeze", "refuse acquisitions and publishes on the environment", false, buildFreeze},
     {"unfreeze", "end a dispatch freeze", false, buildUnfreeze},
+    {"queue", "the environments' waiting candidates", true, buildQueue},
     {"approvals", "supersession requests", true, buildApprovals},
     {"approve", "approve a supersession request", false, buildApprove},
     {"deny", "deny a supersession request", false, buildDeny},

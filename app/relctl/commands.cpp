@@ -70,6 +70,8 @@ public:
             return freeze(command == "freeze");
         if (command == "approvals" || command == "approve" || command == "deny")
             return approvals();
+        if (command == "queue")
+            return queue();
         if (command == "promote")
             return promote();
         if (command == "rollback")
@@ -373,6 +375,21 @@ private:
         const FreezeChange reply = frozen ? database().freeze(env, o.required("by"), o.required("reason"))
                                           : database().unfreeze(env, o.required("by"), o.get("reason"));
         return m_out.success(toJson(reply), render::environment(reply.environment));
+    }
+
+    int queue()
+    {
+        const Arguments& o = m_args;
+        const std::string idText = o.positional(0, "a candidate id");
+        const auto id = parsePositiveInt(idText);
+        if (!id)
+            throwUsage("invalid candidate id \"" + idText + "\": expected a positive integer");
+        const Outcome outcome = database().dropCandidate(*id, o.required("by"), o.required("reason"));
+        return m_out.outcome(outcome, [&] {
+            return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") + ", generation " +
+                   render::text(outcome.body, "generation") + ") from the queue of " +
+                   render::text(outcome.body, "env") + "\n";
+        });
     }
 
     int approvals()

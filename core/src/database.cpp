@@ -446,6 +446,12 @@ FreezeChange Database::unfreeze(const std::string& env, const std::string& by,
                                               d->client.toJson().dump(), reason));
 }
 
+Outcome Database::dropCandidate(std::int64_t candidate, const std::string& by, const std::string& reason)
+{
+    return Outcome::fromReply(d->call(true, "SELECT relctl.queue_drop($1, $2, $3, $4::jsonb)", candidate, by,
+                                      reason, d->client.toJson().dump()));
+}
+
 Approvals Database::approvals(const std::optional<std::string>& env, bool all)
 {
     return Impl::parsed<Approvals>(d->call(false, "SELECT relctl.approvals($1, $2)", env, all));
