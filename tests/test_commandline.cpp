@@ -8,6 +8,7 @@
 #define RELCTL_TEST_NO_SHORT_NAME // namespace relctl is used here too
 #include "commandline.h"
 #include "relctl/error.h"
+#include "relctl/version.h"
 #include "relctlprocess.h"
 
 #include <QtTest>
@@ -119,6 +120,48 @@ private slots:
         for (const QString& name : names)
             QVERIFY2(r.out.find(name.toStdString()) != std::string::npos,
                      ("help does not name " + name.toStdString() + "\n" + r.out).c_str());
+    }
+
+    // --version: exit 0, one line naming the version project() declares and
+    // the source revision this binary was built from, whatever follows it.
+    void version()
+    {
+        const std::string expected =
+            "relctl " + std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")\n";
+        QVERIFY(std::string(relctl::version()).find('.') != std::string::npos);
+        QVERIFY(!relctl::revision().empty());
+        for (const Args& args : {Args{"--version"}, Args{"--dsn", "x", "--version"}, Args{"--version", "env", "list"}}) {
+            const RunResult r = relctlWithDsn(kDeadDsn, args);
+            QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r).c_str());
+            QCOMPARE(r.out, expected);
+        }
+    }
+
+    // The console answers --version and --help on a machine without a
+    // display (a CI runner, an ssh session), where a QApplication cannot start.
+    void consoleDescribesItselfWithoutADisplay()
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(QString::fromLatin1(name));
+        const auto run = [&](const QString& word) {
+            QProcess console;
+            console.setProcessEnvironment(env);
+            console.start(QStringLiteral(RELEASE_CONSOLE_BIN), {word});
+            if (!console.waitForFinished(30000))
+                console.kill();
+            return std::make_tuple(console.exitCode(), QString::fromLocal8Bit(console.readAllStandardOutput()),
+                                   QString::fromLocal8Bit(console.readAllStandardError()));
+        };
+        const auto [versionCode, versionOut, versionErr] = run(QStringLiteral("--version"));
+        QVERIFY2(versionCode == 0, qPrintable(versionErr));
+        QCOMPARE(versionOut, QStringLiteral("release-console %1 (%2)\n")
+                                 .arg(QString::fromStdString(std::string(relctl::version())),
+                                      QString::fromStdString(std::string(relctl::revision()))));
+        const auto [helpCode, helpOut, helpErr] = run(QStringLiteral("--help"));
+        QVERIFY2(helpCode == 0, qPrintable(helpErr));
+        for (const char* word : {"Usage: ", "--dsn", "--demo", "--screenshot", "--version"})
+            QVERIFY2(helpOut.contains(QString::fromLatin1(word)), qPrintable(helpOut));
     }
 
     // Each kind of bad usage: exit 2, one "relctl: " line on stderr holding the

@@ -3,6 +3,7 @@
 #include "relctl/error.h"
 #include "relctl/history.h"
 #include "relctl/rehearsal.h"
+#include "relctl/version.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -130,6 +131,12 @@ std::string rehearsalFooter()
                   "Exit 0 when every invariant held, 10 when one broke, 2 for invalid input.";
 }
 
+// What --version prints: a line a bug report can quote.
+std::string versionText()
+{
+    return "relctl " + std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")";
+}
+
 // The global options, before the command.
 void buildGlobals(CLI::App& app)
 {
@@ -142,6 +149,7 @@ void buildGlobals(CLI::App& app)
     flag(&app, "json", "print one JSON object on stdout");
     value(&app, "job-url", "URL", "recorded with the job's events")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.set_version_flag("--version", versionText(), "print relctl's version and source revision, then exit");
 }
 
 void buildMigrate(CLI::App* c)
@@ -596,6 +604,9 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
     std::reverse(own.begin(), own.end()); // CLI11 takes its words last first
     try {
         m_app->parse(std::move(own));
+    } catch (const CLI::CallForVersion&) {
+        invocation.help = versionText() + "\n"; // printed as --help is, exit 0
+        return invocation;
     } catch (const CLI::CallForHelp&) {
         invocation.help = m_app->help(); // the help of the deepest command given
         return invocation;

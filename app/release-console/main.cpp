@@ -9,40 +9,79 @@
 #include "startupreport.h"
 #include "timelinewidget.h"
 
+#include "relctl/version.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+
+namespace {
+
+struct Options
+{
+    QCommandLineOption dsn{QStringLiteral("dsn"),
+                           QStringLiteral("libpq connection string or URI (default: the settings, "
+                                          "$RELCTL_DSN, else the embedded database)"),
+                           QStringLiteral("conninfo")};
+    QCommandLineOption demo{
+        QStringLiteral("demo"),
+        QStringLiteral("Open the demo: a week's history in a database of its own beside the embedded one "
+                       "(seeded on first use, and again once a day old); refused when another database is "
+                       "named")};
+    QCommandLineOption screenshot{QStringLiteral("screenshot"),
+                                  QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
+                                  QStringLiteral("file")};
+};
+
+void describe(QCommandLineParser& parser, const Options& o)
+{
+    QCoreApplication::setOrganizationName(QStringLiteral("relctl"));
+    QCoreApplication::setApplicationName(QStringLiteral("release-console"));
+    QCoreApplication::setApplicationVersion(QString::fromStdString(
+        std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")"));
+    parser.setApplicationDescription(QStringLiteral("relctl release console"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions({o.dsn, o.demo, o.screenshot});
+}
+
+// --help and --version print and exit: they need no display, so they are
+// answered before the QApplication, which cannot start without one.
+bool onlyDescribes(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i)
+        for (const char* word : {"-h", "--help", "--help-all", "-v", "--version"})
+            if (std::strcmp(argv[i], word) == 0)
+                return true;
+    return false;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     // Connection attempts and calls are bounded by core (connect_timeout
     // 5 s unless PGCONNECT_TIMEOUT or the connection string says otherwise).
     setenv("PGAPPNAME", "release-console", 0);
+    const Options options;
+    const QCommandLineOption& dsn = options.dsn;
+    const QCommandLineOption& demo = options.demo;
+    const QCommandLineOption& screenshot = options.screenshot;
+    if (onlyDescribes(argc, argv)) {
+        QCoreApplication headless(argc, argv);
+        QCommandLineParser parser;
+        describe(parser, options);
+        parser.process(headless); // prints, and exits (2 for a bad option beside them)
+        return 0;
+    }
     QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("relctl"));
-    QApplication::setApplicationName(QStringLiteral("release-console"));
-
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("relctl release console"));
-    parser.addHelpOption();
-    const QCommandLineOption dsn(QStringLiteral("dsn"),
-                                 QStringLiteral("libpq connection string or URI (default: the settings, "
-                                                "$RELCTL_DSN, else the embedded database)"),
-                                 QStringLiteral("conninfo"));
-    const QCommandLineOption demo(
-        QStringLiteral("demo"),
-        QStringLiteral("Open the demo: a week's history in a database of its own beside the embedded one "
-                       "(seeded on first use, and again once a day old); refused when another database is "
-                       "named"));
-    const QCommandLineOption screenshot(
-        QStringLiteral("screenshot"),
-        QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
-        QStringLiteral("file"));
-    parser.addOptions({dsn, demo, screenshot});
+    describe(parser, options);
     parser.process(app);
 
     using relctl::ui::ConnectionTarget;
