@@ -134,7 +134,7 @@ std::string rehearsalFooter()
 // What --version prints: a line a bug report can quote.
 std::string versionText()
 {
-    return "relctl " + std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")";
+    return "relctl " + relctl::describedVersion();
 }
 
 // The global options, before the command.

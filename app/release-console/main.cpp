@@ -42,8 +42,7 @@ void describe(QCommandLineParser& parser, const Options& o)
 {
     QCoreApplication::setOrganizationName(QStringLiteral("relctl"));
     QCoreApplication::setApplicationName(QStringLiteral("release-console"));
-    QCoreApplication::setApplicationVersion(QString::fromStdString(
-        std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")"));
+    QCoreApplication::setApplicationVersion(QString::fromStdString(relctl::describedVersion()));
     parser.setApplicationDescription(QStringLiteral("relctl release console"));
     parser.addHelpOption();
     parser.addVersionOption();
