@@ -213,6 +213,42 @@ private slots:
                  std::string("environment prod"));
     }
 
+    // Attack 3's cure must not end a session that holds the environment
+    // legitimately. A caller's transaction that read pg_stat_activity before
+    // it waits (as the queue's liveness check does) keeps that read as a
+    // snapshot: the session that took the row since was still 'idle' in it,
+    // and was ended at once although it held the row for a moment. A holder
+    // is judged by its state as it is now.
+    void aSessionThatJustTookTheEnvironmentIsNotEnded()
+    {
+        TestDatabase db;
+        relctlWithDsn(db.dsn(), {"env", "add", "prod"});
+        pqxx::connection holder(db.jobDsn());
+        pqxx::nontransaction h(holder);
+        pqxx::connection caller(db.jobDsn());
+        pqxx::nontransaction c(caller);
+        c.exec("BEGIN");
+        QVERIFY(c.exec1("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle'")[0].as<long long>() >= 1);
+        h.exec("BEGIN");
+        h.exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
+        std::string status;
+        std::thread waiter([&] {
+            status = json::parse(c.exec1("SELECT relctl.acquire('prod', 'j', 'r1', 1, NULL, NULL, '{}', false, "
+                                         "NULL)")[0]
+                                     .c_str())
+                         .value("status", std::string());
+            c.exec("COMMIT");
+        });
+        QTest::qWait(1500);
+        const bool holderAlive = !connectionEnded(h);
+        if (holderAlive)
+            h.exec("COMMIT");
+        waiter.join();
+        QVERIFY(holderAlive);
+        QCOMPARE(status, std::string("ok"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'session-ended'"), 0LL);
+    }
+
     // Attack 3, running: the same lock held by a statement that never ends
     // is ended once its transaction is older than the bound (15 s), and a
     // caller waits at most its own 10 s meanwhile (then: try again).

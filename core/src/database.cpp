@@ -33,6 +33,10 @@ std::string primaryMessage(const std::string& what)
 std::string firstLine(const std::string& what)
 {
     const std::string text = primaryMessage(what);
+    // libpqxx 6.4's words when a statement is started on a connection the
+    // server already ended (it tries the dead handle again): say that.
+    if (text == "Connection to database failed")
+        return "the server ended this session's connection";
     return text.substr(0, text.find('\n'));
 }
 

@@ -57,25 +57,49 @@ LANGUAGE sql STABLE AS $$
     SELECT setting::bigint FROM pg_catalog.pg_settings WHERE name = 'lock_timeout'
 $$;
 
--- Ends the sessions among p_pids that hold p_what (an environment's row, an
--- operation id's lock) past the bounds, each recorded on p_env's trail.
--- Returns the moment the next of the others becomes overdue, NULL when none
--- of them can (gone, or a superuser's).
-CREATE FUNCTION relctl.end_overdue(p_pids integer[], p_env text, p_what text) RETURNS timestamptz
+-- Ends the sessions that hold p_what (p_env's row when p_key is NULL, else
+-- the advisory lock on p_key) past the bounds, each recorded on p_env's
+-- trail. Returns the moment the next of the others becomes overdue, NULL
+-- when none of them can (gone, or a superuser's).
+--
+-- A session is judged only by a state that covers the moment it was seen
+-- holding: pg_locks is read live, but pg_stat_activity is a snapshot a
+-- backend takes on first use and keeps until its transaction ends, so a
+-- waiter looping in one transaction would otherwise judge a session by
+-- what it was doing seconds ago (idle, say, before it took the row a
+-- moment ago, and end it at once). So the snapshot is dropped first, the
+-- holders are read after v_seen, and their state after that: an idle
+-- session counts as holding outside a transaction only when it has been
+-- idle since before v_seen; a transaction counts only when it began before
+-- v_seen (it is then the one that was seen holding). Anything else ended
+-- its hold meanwhile, and the caller simply asks for the lock again.
+CREATE FUNCTION relctl.end_overdue(p_env text, p_key bigint, p_what text) RETURNS timestamptz
 LANGUAGE plpgsql AS $$
 DECLARE
     a record;
-    v_now timestamptz := clock_timestamp();
+    v_seen timestamptz;
+    v_pids integer[];
+    v_now timestamptz;
     v_due timestamptz;
     v_next timestamptz;
 BEGIN
+    PERFORM pg_catalog.pg_stat_clear_snapshot();
+    v_seen := clock_timestamp();
+    v_pids := CASE WHEN p_key IS NULL THEN relctl.environment_holders(p_env)
+                   ELSE relctl.advisory_holders(p_key) END;
+    IF cardinality(v_pids) = 0 THEN
+        RETURN NULL;
+    END IF;
+    v_now := clock_timestamp();
     FOR a IN SELECT s.pid, s.usename, s.state, s.xact_start, s.state_change, s.backend_start,
                     s.application_name, host(s.client_addr) AS client_addr, coalesce(r.rolsuper, true) AS super
              FROM pg_catalog.pg_stat_activity s
              LEFT JOIN pg_catalog.pg_roles r ON r.oid = s.usesysid
-             WHERE s.pid = ANY (p_pids) AND s.pid <> pg_backend_pid() LOOP
+             WHERE s.pid = ANY (v_pids) AND s.pid <> pg_backend_pid() LOOP
         v_due := CASE
-            WHEN a.state = 'idle' THEN v_now
+            WHEN a.state = 'idle' THEN
+                CASE WHEN a.state_change < v_seen THEN v_now END
+            WHEN a.xact_start IS NULL OR a.xact_start >= v_seen THEN NULL
             WHEN a.state LIKE 'idle in transaction%' THEN
                 least(a.state_change + relctl.idle_hold_bound_ms() * interval '1 ms',
                       a.xact_start + relctl.hold_bound_ms() * interval '1 ms')
@@ -151,8 +175,7 @@ DECLARE
     v_wait bigint;
 BEGIN
     LOOP
-        v_next := relctl.end_overdue(CASE WHEN p_key IS NULL THEN relctl.environment_holders(p_env)
-                                          ELSE relctl.advisory_holders(p_key) END, p_env, p_what);
+        v_next := relctl.end_overdue(p_env, p_key, p_what);
         v_wait := greatest(10, relctl.ms_between(clock_timestamp(),
                                                  least(v_deadline, v_next + interval '50 ms')));
         BEGIN
