@@ -460,6 +460,62 @@ private slots:
         QCOMPARE(shown.json()["queue"].size(), std::size_t(1000));
         QVERIFY2(shown.elapsedMs < 3000, std::to_string(shown.elapsedMs).c_str());
     }
+
+    // Floods: a job login opened 2,001 promotion requests in 1.7 s. Open
+    // requests are capped per environment (100) and per login (1,000); the
+    // next is refused PROMOTIONS_FULL (busy, exit 3) and recorded, whether it
+    // comes from `promote request` or from an acquire on a gated
+    // environment; a request the environment's bar has passed stops counting.
+    void openPromotionRequestsAreCapped()
+    {
+        TestDatabase db;
+        for (int e = 0; e <= 10; ++e) {
+            const std::string env = "e" + std::to_string(e);
+            relctlWithDsn(db.dsn(), {"env", "add", env});
+            QCOMPARE(relctlWithDsn(db.dsn(), {"env", "set", env, "--approvals", "1"}).exitCode, 0);
+        }
+        pqxx::connection flood(db.jobDsn());
+        pqxx::nontransaction f(flood);
+        f.exec("SELECT relctl.promote_request('e0', 'r' || g, g, 'ci', NULL, '{}') FROM generate_series(1, 100) g");
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.promotions WHERE state = 'open'"), 100LL);
+        const json full =
+            json::parse(f.exec1("SELECT relctl.promote_request('e0', 'r', 500, 'ci', NULL, '{}')")[0].c_str());
+        QCOMPARE(full["reason"].get<std::string>(), std::string("PROMOTIONS_FULL"));
+        QVERIFY2(full["message"].get<std::string>().find("100 promotion requests are open on e0") != std::string::npos,
+                 full.dump().c_str());
+        // An acquire of a new release asks for a request too: refused the same way, as busy.
+        RunResult acquired = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "e0", "--job", "j",
+                                                         "--release", "r501", "--generation", "501"});
+        QCOMPARE(acquired.exitCode, 3);
+        QVERIFY2(acquired.err.find("PROMOTIONS_FULL") != std::string::npos, acquired.err.c_str());
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'PROMOTIONS_FULL'"), 2LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.promotions"), 100LL);
+
+        // Per login: nine more environments take it to 1,000; the eleventh is refused.
+        f.exec("SELECT relctl.promote_request('e' || e, 'r' || g, g, 'ci', NULL, '{}') "
+               "FROM generate_series(1, 9) e, generate_series(1, 100) g");
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.promotions WHERE state = 'open'"), 1000LL);
+        const json login =
+            json::parse(f.exec1("SELECT relctl.promote_request('e10', 'r', 1, 'ci', NULL, '{}')")[0].c_str());
+        QCOMPARE(login["reason"].get<std::string>(), std::string("PROMOTIONS_FULL"));
+        QVERIFY2(login["message"].get<std::string>().find("has 1000 promotion requests open") != std::string::npos,
+                 login.dump().c_str());
+        // Another login still may.
+        QCOMPARE(relctlWithDsn(db.dsn(), {"promote", "request", "--env", "e10", "--release", "r", "--generation",
+                                         "1", "--by", "ops"})
+                     .exitCode,
+                 0);
+
+        // Once e0's bar passes its requests, they no longer count.
+        QCOMPARE(relctlWithDsn(db.dsn(), {"env", "set", "e0", "--approvals", "0"}).exitCode, 0);
+        RunResult high = relctlWithDsn(db.jobDsn(), {"run", "--env", "e0", "--job", "m", "--release", "r1000",
+                                                     "--generation", "1000", "--", "true"});
+        QVERIFY2(high.exitCode == 0, high.err.c_str());
+        QCOMPARE(relctlWithDsn(db.dsn(), {"env", "set", "e0", "--approvals", "1"}).exitCode, 0);
+        RunResult again = relctlWithDsn(db.jobDsn(), {"promote", "request", "--env", "e0", "--release", "r1001",
+                                                      "--generation", "1001", "--by", "ci"});
+        QVERIFY2(again.exitCode == 0, again.err.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAttacks)

@@ -131,6 +131,42 @@ BEGIN
 END
 $$;
 
+-- How many promotion requests may be open and still usable (a generation
+-- above the environment's bar): on one environment, and opened by one login
+-- across all. A job login opened 2,001 in 1.7 s (each acquire of a new
+-- release on a gated environment opens one); the cap refuses the next,
+-- recorded, and a request the bar has passed stops counting.
+CREATE FUNCTION relctl.max_open_promotions_per_env() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 100::bigint $$;
+
+CREATE FUNCTION relctl.max_open_promotions_per_login() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1000::bigint $$;
+
+-- Why a new request may not be opened on e now (PROMOTIONS_FULL's
+-- message), or NULL. Caller holds the environment's row lock and records
+-- the refusal.
+CREATE FUNCTION relctl.promotions_full(e relctl.environments) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_env bigint := (SELECT count(*) FROM relctl.promotions
+                     WHERE env = e.name AND state = 'open' AND generation > e.high_water_generation);
+    v_login bigint;
+BEGIN
+    IF v_env >= relctl.max_open_promotions_per_env() THEN
+        RETURN format('PROMOTIONS_FULL: %s promotion requests are open on %s already, the most one environment takes; '
+                      'decide some first (relctl promote list --env %s)', v_env, e.name, e.name);
+    END IF;
+    v_login := (SELECT count(*) FROM relctl.promotions p JOIN relctl.environments x ON x.name = p.env
+                WHERE p.requested_login = session_user AND p.state = 'open'
+                  AND p.generation > x.high_water_generation);
+    IF v_login >= relctl.max_open_promotions_per_login() THEN
+        RETURN format('PROMOTIONS_FULL: login %s has %s promotion requests open already, the most one login may have',
+                      session_user, v_login);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 -- Opens the request for a candidate, or returns the one that exists. Caller
 -- holds the environment's row lock.
 CREATE FUNCTION relctl.open_promotion(e relctl.environments, p_release text, p_generation bigint,
@@ -182,6 +218,7 @@ DECLARE
     p relctl.promotions;
     v_upstream jsonb;
     v_given integer;
+    v_full text;
 BEGIN
     IF e.promote_from IS NOT NULL THEN
         up := relctl.upstream_manifest(e, p_release, p_generation);
@@ -206,6 +243,10 @@ BEGIN
         SELECT * INTO p FROM relctl.promotions
             WHERE env = e.name AND release = p_release AND generation = p_generation;
         IF p.id IS NULL AND coalesce(p_open, false) THEN
+            v_full := relctl.promotions_full(e);
+            IF v_full IS NOT NULL THEN
+                RETURN jsonb_build_object('reason', 'PROMOTIONS_FULL', 'message', v_full);
+            END IF;
             p := relctl.open_promotion(e, p_release, p_generation, p_job, p_job, NULL, p_client);
         END IF;
         IF p.state = 'denied' THEN
@@ -269,6 +310,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET Time
 DECLARE
     e relctl.environments;
     p relctl.promotions;
+    v_full text;
 BEGIN
     PERFORM relctl.require_read_committed();
     PERFORM relctl.require_actor(p_by, p_reason, false);
@@ -291,6 +333,14 @@ BEGIN
         WHERE env = p_env AND release = p_release AND generation = p_generation;
     IF FOUND THEN
         RETURN relctl.promotion_json(p) || jsonb_build_object('status', 'ok', 'created', false);
+    END IF;
+    v_full := relctl.promotions_full(e);
+    IF v_full IS NOT NULL THEN
+        PERFORM relctl.record(e.name, 'promotion-requested', 'PROMOTIONS_FULL', NULL, p_release, p_generation, NULL,
+                              NULL, p_client, jsonb_build_object('reason', p_reason), p_by);
+        RETURN jsonb_build_object('status', 'refused', 'reason', 'PROMOTIONS_FULL', 'operation', 'promotion-requested',
+                                  'env', e.name, 'release', p_release, 'generation', p_generation,
+                                  'message', v_full, 'replayed', false);
     END IF;
     p := relctl.open_promotion(e, p_release, p_generation, p_by, NULL, p_reason, p_client);
     RETURN relctl.promotion_json(p) || jsonb_build_object('status', 'ok', 'created', true);

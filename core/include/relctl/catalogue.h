@@ -57,6 +57,8 @@ inline constexpr std::array kReasons{
            "a call on a queued candidate from a session or secret other than the one that queued it"},
     Reason{"CANDIDATE_DROPPED", ExitCode::Stale, "a release manager took the candidate out of the queue"},
     Reason{"OP_ID_CONFLICT", ExitCode::OpConflict, "the operation id was already used for a different request"},
+    Reason{"PROMOTIONS_FULL", ExitCode::Busy,
+           "the environment's open promotion requests, or the login's, reached their cap; try later"},
 };
 
 // The reason with this code, if it is one.
