@@ -385,6 +385,77 @@ private slots:
                  std::string("relctl_test_squatter"));
     }
 
+    // Notifications: any login may NOTIFY a queued candidate's channel, and
+    // each notification made the waiter ask again, taking the environment's
+    // row (3,000 made 52 extra calls). Asks that follow notifications are
+    // budgeted (3 at once, then 4 a second); the waiter's timers are not.
+    void notificationsFromAnyLoginAreBudgeted()
+    {
+        TestDatabase db;
+        relctlWithDsn(db.dsn(), {"env", "add", "prod"});
+        // Counts the calls of every PL/pgSQL function in sessions that start from now.
+        db.exec("ALTER DATABASE \"" + db.name() + "\" SET track_functions = 'pl'");
+        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        auto waiter = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
+                                                       "--release", "r2", "--generation", "2", "--wait", "6s"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
+                                  10000);
+        const std::string channel = "relctl_c" + db.scalar("SELECT id FROM relctl.candidates");
+        pqxx::connection spammer(db.loginDsn("spammer", {}));
+        QElapsedTimer timer;
+        timer.start();
+        for (int batch = 0; batch < 60; ++batch) {
+            pqxx::nontransaction s(spammer);
+            for (int n = 0; n < 50; ++n)
+                s.exec("NOTIFY " + channel);
+            QTest::qWait(60);
+        }
+        const qint64 spammedMs = timer.elapsed();
+        const RunResult r = finish(*waiter, 20000);
+        QCOMPARE(r.exitCode, 3); // still busy when --wait ran out
+        long long calls = 0;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (calls = db.count("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
+                              "WHERE schemaname = 'relctl' AND funcname = 'acquire_candidate'")) > 0,
+            5000);
+        // 3 at once, then 4 a second, and the safety net's one a second, over the 6 s wait.
+        const long long bound = 3 + 6 * 4 + 7;
+        qInfo("%lld asks after %lld ms of notifications (bound %lld)", calls, spammedMs, bound);
+        QVERIFY2(calls <= bound, (std::to_string(calls) + " calls, bound " + std::to_string(bound) + " over " +
+                                  std::to_string(spammedMs) + " ms of notifications")
+                                     .c_str());
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+    }
+
+    // The watch key: a waiter registers with a shared advisory lock, so that
+    // writers announce what it waits for. Any login could take the key
+    // exclusively by hand and keep every waiter from registering. Such a
+    // holder is ended like an op id's squatter, recorded, and the waiter
+    // registers (one lock_timeout, 2 s, later).
+    void aSquattedWatchKeyIsEnded()
+    {
+        TestDatabase db;
+        relctlWithDsn(db.dsn(), {"env", "add", "prod"});
+        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        pqxx::connection squatter(db.loginDsn("squatter", {}));
+        pqxx::nontransaction s(squatter);
+        s.exec("SELECT pg_advisory_lock(1380273239, hashtext('prod'))");
+        auto waiter = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
+                                                       "--release", "r2", "--generation", "2", "--wait", "30s"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'session-ended'"),
+                                  1LL, 10000);
+        QVERIFY(connectionEnded(s));
+        QCOMPARE(db.scalar("SELECT (detail ->> 'login') || ': ' || (detail ->> 'held') FROM relctl.events "
+                           "WHERE operation = 'session-ended'"),
+                 std::string("relctl_test_squatter: the watch key of prod"));
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
+                                  10000);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        const RunResult r = finish(*waiter, 20000);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY2(r.err.find("cannot watch") == std::string::npos, r.err.c_str());
+    }
+
     // A reused op id is refused and recorded, and the refusal does not show
     // what the op id's first request was (another job's release, say).
     void anOpIdConflictIsRecordedWithoutTheStoredRequest()

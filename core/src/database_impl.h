@@ -40,6 +40,28 @@ private:
     std::string m_env; // empty: the candidate's own channel
 };
 
+// How often notifications may make a waiter ask again. Any login may NOTIFY
+// a waiter's channel, or "relctl" with an environment's name: a notification
+// is only a hint to ask, and each ask takes the environment's row (3,000 of
+// them made a waiter ask 52 extra times). A token bucket: kBurst asks at
+// once, then one per kInterval. The waiter's timers (the holder's expiry,
+// the safety net, the deadline) are not limited by it.
+class WakeBudget final
+{
+public:
+    static constexpr double kBurst = 3;
+    static constexpr std::chrono::milliseconds kInterval{250};
+
+    // Whether an ask may follow a notification now (and then counts it).
+    bool take(std::chrono::steady_clock::time_point now);
+    // When the next one may.
+    std::chrono::steady_clock::time_point nextToken() const;
+
+private:
+    double m_tokens = kBurst;
+    std::chrono::steady_clock::time_point m_at = std::chrono::steady_clock::now();
+};
+
 // The connection was lost after a write may have been sent: its outcome is
 // unknown to this session (exit 9 unless Impl::settled finds it out).
 // lock_timeout ran out while a call waited for an environment's row lock:

@@ -26,6 +26,22 @@ constexpr milliseconds kBackupExpiryMargin{100};
 
 } // namespace
 
+bool WakeBudget::take(Clock::time_point now)
+{
+    const double refilled = std::chrono::duration<double>(now - m_at) / kInterval;
+    m_tokens = std::min(kBurst, m_tokens + refilled);
+    m_at = now;
+    if (m_tokens < 1)
+        return false;
+    m_tokens -= 1;
+    return true;
+}
+
+Clock::time_point WakeBudget::nextToken() const
+{
+    return m_at + std::chrono::duration_cast<Clock::duration>((1 - m_tokens) * kInterval);
+}
+
 QueueListener::QueueListener(pqxx::connection_base& conn, std::string env)
     : pqxx::notification_receiver(conn, "relctl"), m_env(std::move(env))
 {
@@ -77,14 +93,27 @@ Clock::time_point nextAttempt(const nlohmann::json& reply, Clock::time_point dea
     return due;
 }
 
-void awaitWakeUp(pqxx::connection_base& conn, QueueListener& listener, Clock::time_point due)
+// Waits for a notification (within the budget) or until due; true when a
+// notification ended the wait.
+bool awaitWakeUp(pqxx::connection_base& conn, QueueListener& listener, WakeBudget& budget,
+                 Clock::time_point due)
 {
     listener.woken = false;
-    while (!listener.woken && Clock::now() < due) {
-        auto left = std::chrono::duration_cast<std::chrono::microseconds>(due - Clock::now());
+    for (auto now = Clock::now(); now < due; now = Clock::now()) {
+        if (listener.woken) {
+            if (budget.take(now))
+                return true;
+            // Woken more often than the budget allows: ask when it has room.
+            due = std::min(due, budget.nextToken());
+        }
+        auto left = std::chrono::duration_cast<std::chrono::microseconds>(due - now);
         conn.await_notification(static_cast<long>(left.count() / 1'000'000),
                                 static_cast<long>(left.count() % 1'000'000));
     }
+    // A deferred ask counts as well (the budget has room for it by now).
+    if (listener.woken)
+        budget.take(Clock::now());
+    return listener.woken;
 }
 
 } // namespace
@@ -123,8 +152,9 @@ Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::funct
 {
     try {
         nlohmann::json reply = whileLocked(deadline, attempt);
+        WakeBudget budget;
         while (reply.value("status", std::string()) == "busy" && Clock::now() < deadline) {
-            awaitWakeUp(conn, listener, nextAttempt(reply, deadline));
+            awaitWakeUp(conn, listener, budget, nextAttempt(reply, deadline));
             reply = whileLocked(deadline, attempt);
         }
         if (reply.value("status", std::string()) == "busy")
@@ -138,13 +168,14 @@ Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::funct
 Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point deadline, const std::string& secret)
 {
     std::optional<QueueListener> listener;
+    WakeBudget budget;
     try {
         while (reply.value("status", std::string()) == "queued") {
             const std::int64_t candidate = reply.at("candidate").get<std::int64_t>();
             if (!listener)
                 listen(listener, candidate); // the server LISTENs already: this routes its notifications here
-            awaitWakeUp(conn, *listener, nextAttempt(reply, deadline));
-            if (!listener->woken && Clock::now() >= deadline) {
+            const bool woken = awaitWakeUp(conn, *listener, budget, nextAttempt(reply, deadline));
+            if (!woken && Clock::now() >= deadline) {
                 // A release may have handed this candidate the lease just
                 // before it left: the reply is then that acquisition.
                 nlohmann::json left = call(true, "SELECT relctl.leave_queue($1, $2)", candidate, secret);

@@ -64,15 +64,27 @@ LANGUAGE sql VOLATILE AS $$
 $$;
 
 -- A waiter's registration, held by its session until relctl.unwatch or the
--- session's end. False (not watching: the waiter falls back to asking on a
--- timer) when the lock stays unavailable for lock_timeout, which only
--- another session holding the key exclusively for that long can cause.
+-- session's end. Only another session holding the key exclusively keeps it
+-- waiting: a writer's relctl.watched() for the rest of its transaction, or
+-- any login that took the key by hand (pg_advisory_lock, outside a
+-- transaction), which forced every waiter on the environment to ask on a
+-- timer. After lock_timeout, overdue holders are ended as an operation id's
+-- are (relctl.end_overdue, recorded) and the key is asked for once more.
+-- False (not watching: the waiter falls back to asking on a timer) when it
+-- is still unavailable.
 CREATE FUNCTION relctl.watch(p_env text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '2s' AS $$
 BEGIN
     IF p_env IS NULL THEN
         PERFORM relctl.invalid('watch needs an environment');
     END IF;
+    BEGIN
+        PERFORM pg_advisory_lock_shared(relctl.watch_lock_class(), hashtext(p_env));
+        RETURN true;
+    EXCEPTION
+        WHEN lock_not_available THEN
+            PERFORM relctl.end_overdue(p_env, NULL, format('the watch key of %s', p_env), true);
+    END;
     PERFORM pg_advisory_lock_shared(relctl.watch_lock_class(), hashtext(p_env));
     RETURN true;
 EXCEPTION

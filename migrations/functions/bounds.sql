@@ -58,7 +58,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Ends the sessions that hold p_what (p_env's row when p_key is NULL, else
--- the advisory lock on p_key) past the bounds, each recorded on p_env's
+-- the advisory lock on p_key; with p_watch, p_env's watch key exclusively)
+-- past the bounds, each recorded on p_env's
 -- trail. Returns the moment the next of the others becomes overdue, NULL
 -- when none of them can (gone, or a superuser's).
 --
@@ -73,7 +74,8 @@ $$;
 -- idle since before v_seen; a transaction counts only when it began before
 -- v_seen (it is then the one that was seen holding). Anything else ended
 -- its hold meanwhile, and the caller simply asks for the lock again.
-CREATE FUNCTION relctl.end_overdue(p_env text, p_key bigint, p_what text) RETURNS timestamptz
+CREATE FUNCTION relctl.end_overdue(p_env text, p_key bigint, p_what text, p_watch boolean DEFAULT false)
+RETURNS timestamptz
 LANGUAGE plpgsql AS $$
 DECLARE
     a record;
@@ -85,7 +87,8 @@ DECLARE
 BEGIN
     PERFORM pg_catalog.pg_stat_clear_snapshot();
     v_seen := clock_timestamp();
-    v_pids := CASE WHEN p_key IS NULL THEN relctl.environment_holders(p_env)
+    v_pids := CASE WHEN p_watch THEN relctl.watch_holders(p_env)
+                   WHEN p_key IS NULL THEN relctl.environment_holders(p_env)
                    ELSE relctl.advisory_holders(p_key) END;
     IF cardinality(v_pids) = 0 THEN
         RETURN NULL;
@@ -155,6 +158,17 @@ LANGUAGE sql STABLE AS $$
     WHERE locktype = 'advisory' AND granted AND objsubid = 1
       AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
       AND ((classid::bigint << 32) | objid::bigint) = p_key AND pid <> pg_backend_pid()
+$$;
+
+-- The sessions holding p_env's watch key exclusively (relctl.watched() does,
+-- for the rest of a writer's transaction).
+CREATE FUNCTION relctl.watch_holders(p_env text) RETURNS integer[]
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(pid), '{}') FROM pg_catalog.pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND mode = 'ExclusiveLock'
+      AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+      AND classid::bigint = relctl.watch_lock_class() AND objid::bigint = (hashtext(p_env)::bigint & 4294967295)
+      AND pid <> pg_backend_pid()
 $$;
 
 -- Waits for an environment's row (p_key NULL) or an operation id's
