@@ -532,6 +532,52 @@ private slots:
         QVERIFY2(shown.elapsedMs < 3000, std::to_string(shown.elapsedMs).c_str());
     }
 
+    // Floods: a job login's refused calls all went into the append-only
+    // trail, at 10,700 refused renews a second. A login's own refusals are
+    // recorded up to a budget (100 per environment, 1,000 in all, over 10 s);
+    // beyond it each call is answered the same, and counted, and the count
+    // is recorded as one 'refusals-unrecorded' event (by environment and
+    // reason) with the login's next recorded refusal. Refusals of other
+    // logins are not affected.
+    void aLoginsRefusalsCannotFloodTheTrail()
+    {
+        TestDatabase db;
+        for (const char* env : {"prod", "test"})
+            relctlWithDsn(db.dsn(), {"env", "add", env});
+        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        pqxx::connection flood(db.jobDsn());
+        pqxx::nontransaction f(flood);
+        QElapsedTimer timer;
+        timer.start();
+        const long long refused = f.exec1("SELECT count(*) FILTER (WHERE r ->> 'status' = 'refused') FROM "
+                                          "(SELECT relctl.renew('prod', " + holder.token +
+                                          ", gen_random_uuid(), NULL, '{}') AS r "
+                                          "FROM generate_series(1, 5000)) x")[0]
+                                      .as<long long>();
+        qInfo("5,000 refused renews in %lld ms", timer.elapsed());
+        QCOMPARE(refused, 5000LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'BAD_LEASE_ID'"), 100LL);
+        QCOMPARE(db.count("SELECT refusals FROM relctl.unrecorded_refusals WHERE db_user = 'relctl_test_job'"),
+                 4900LL);
+        // Another login's refusal on the same environment is recorded as always.
+        QCOMPARE(relctlWithDsn(db.dsn(), {"lease", "renew"},
+                               {{"RELCTL_LEASE", "prod:" + holder.token + ":3f1c2a6e9b7d4c1e8a2b5d6e7f809a1b"}})
+                     .exitCode,
+                 7);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'BAD_LEASE_ID'"), 101LL);
+        // The job login's next refusal that has room (another environment)
+        // records the count first.
+        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.renew('test', 1, gen_random_uuid(), NULL, '{}')"),
+                 std::string());
+        QCOMPARE(db.scalar("SELECT (detail ->> 'refusals') || ' ' || (detail #>> '{counts,prod,BAD_LEASE_ID}') || ' ' "
+                           "|| db_user FROM relctl.events WHERE operation = 'refusals-unrecorded'"),
+                 std::string("4900 4900 relctl_test_job"));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.unrecorded_refusals"), 0LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND env = 'test'"), 1LL);
+        // The holder's own lease is untouched.
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+    }
+
     // Floods: a job login opened 2,001 promotion requests in 1.7 s. Open
     // requests are capped per environment (100) and per login (1,000); the
     // next is refused PROMOTIONS_FULL (busy, exit 3) and recorded, whether it

@@ -161,6 +161,65 @@ BEGIN
 END
 $$;
 
+-- How many refusals one login's own calls may add to the trail: per
+-- environment, and in all, over the last refusal_window_ms(). A job login
+-- could otherwise grow the append-only trail at its own rate (10,700 refused
+-- renews a second). Legitimate refusals (a stale job's publish, a lost
+-- lease) come a few a minute per environment, far below either.
+CREATE FUNCTION relctl.refusal_window_ms() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 10000::bigint $$;
+
+CREATE FUNCTION relctl.max_refusals_per_env() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 100::bigint $$;
+
+CREATE FUNCTION relctl.max_refusals_per_login() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1000::bigint $$;
+
+-- Whether a refusal of this session's own call may be recorded now. When it
+-- may not, it is counted in relctl.unrecorded_refusals instead (the caller
+-- is answered the same either way); when it may, what was counted is first
+-- recorded as one 'refusals-unrecorded' event of the login, so the trail
+-- still says how many calls were refused, of which reasons, on which
+-- environments and when.
+CREATE FUNCTION relctl.refusal_recordable(p_env text, p_reason text, p_client jsonb) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_now timestamptz := clock_timestamp();
+    v_env bigint;
+    v_login bigint;
+    u relctl.unrecorded_refusals;
+BEGIN
+    SELECT count(*) FILTER (WHERE r.env IS NOT DISTINCT FROM p_env), count(*) INTO v_env, v_login
+    FROM (SELECT env FROM relctl.events
+          WHERE outcome = 'rejected' AND db_user = session_user
+            AND at > v_now - relctl.refusal_window_ms() * interval '1 ms'
+          ORDER BY at DESC LIMIT relctl.max_refusals_per_login()) r;
+    IF v_env >= relctl.max_refusals_per_env() OR v_login >= relctl.max_refusals_per_login() THEN
+        INSERT INTO relctl.unrecorded_refusals AS x (db_user, first_at, last_at, refusals, counts)
+            VALUES (session_user, v_now, v_now, 1,
+                    jsonb_build_object(coalesce(p_env, ''), jsonb_build_object(p_reason, 1)))
+        ON CONFLICT (db_user) DO UPDATE
+            SET last_at = EXCLUDED.last_at, refusals = x.refusals + 1,
+                counts = jsonb_set(x.counts, ARRAY[coalesce(p_env, ''), p_reason],
+                                   to_jsonb(coalesce((x.counts #>> ARRAY[coalesce(p_env, ''), p_reason])::bigint, 0) + 1),
+                                   true);
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM relctl.unrecorded_refusals WHERE db_user = session_user) THEN
+        DELETE FROM relctl.unrecorded_refusals WHERE db_user = session_user RETURNING * INTO u;
+        IF FOUND THEN
+            PERFORM relctl.record(NULL, 'refusals-unrecorded', NULL, NULL, NULL, NULL, NULL, NULL, p_client,
+                                  jsonb_build_object('refusals', u.refusals, 'counts', u.counts,
+                                                     'first_at', u.first_at, 'last_at', u.last_at,
+                                                     'window_ms', relctl.refusal_window_ms(),
+                                                     'max_per_env', relctl.max_refusals_per_env(),
+                                                     'max_per_login', relctl.max_refusals_per_login()));
+        END IF;
+    END IF;
+    RETURN true;
+END
+$$;
+
 -- Appends one event, snapshotting the environment's newest token and current
 -- release/generation so that the row alone explains a refusal. `at` is the
 -- server's clock. `db_user` and `client_addr` are the session's real login
@@ -169,6 +228,8 @@ $$;
 -- address the server saw when that candidate queued (candidates.db_user,
 -- a column default): no caller of relctl's API can supply them. p_actor names
 -- the person behind an operator action (revoke, freeze, approve, ...).
+-- A refusal of the session's own call beyond the login's budget is counted,
+-- not appended (relctl.refusal_recordable): NULL is returned.
 CREATE FUNCTION relctl.record(
     p_env text, p_operation text, p_reason text, p_job text, p_release text,
     p_generation bigint, p_token bigint, p_op_id text, p_client jsonb, p_detail jsonb,
@@ -182,6 +243,9 @@ BEGIN
     IF NOT p_operation = ANY (relctl.audited_operations())
        OR (p_reason IS NOT NULL AND NOT p_reason = ANY (relctl.refusal_reasons())) THEN
         RAISE EXCEPTION 'relctl.record: % % is not in the catalogue (catalogue.sql)', p_operation, p_reason;
+    END IF;
+    IF p_reason IS NOT NULL AND p_for.id IS NULL AND NOT relctl.refusal_recordable(p_env, p_reason, p_client) THEN
+        RETURN NULL;
     END IF;
     INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token,
                                current_token, current_generation, current_release, high_water_generation,

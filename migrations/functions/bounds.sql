@@ -68,8 +68,9 @@ $$;
 -- backend takes on first use and keeps until its transaction ends, so a
 -- waiter looping in one transaction would otherwise judge a session by
 -- what it was doing seconds ago (idle, say, before it took the row a
--- moment ago, and end it at once). So the snapshot is dropped first, the
--- holders are read after v_seen, and their state after that: an idle
+-- moment ago, and end it at once). So the snapshot is dropped, the holders
+-- are read after v_seen, and their state after that (the snapshot dropped
+-- again, since finding the holders may have read it first): an idle
 -- session counts as holding outside a transaction only when it has been
 -- idle since before v_seen; a transaction counts only when it began before
 -- v_seen (it is then the one that was seen holding). Anything else ended
@@ -93,6 +94,9 @@ BEGIN
     IF cardinality(v_pids) = 0 THEN
         RETURN NULL;
     END IF;
+    -- Finding the holders may have read pg_stat_activity (the row's locker
+    -- by its xid) before it read pg_locks: read their state anew, after.
+    PERFORM pg_catalog.pg_stat_clear_snapshot();
     v_now := clock_timestamp();
     FOR a IN SELECT s.pid, s.usename, s.state, s.xact_start, s.state_change, s.backend_start,
                     s.application_name, host(s.client_addr) AS client_addr, coalesce(r.rolsuper, true) AS super

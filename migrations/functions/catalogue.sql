@@ -16,5 +16,5 @@ CREATE FUNCTION relctl.audited_operations() RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT ARRAY['acquire', 'renew', 'release', 'publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny',
                  'env-add', 'env-set', 'supersession-requested', 'promotion-requested', 'promotion-approve',
-                 'promotion-deny', 'rollback', 'queue-drop', 'session-ended']
+                 'promotion-deny', 'rollback', 'queue-drop', 'session-ended', 'refusals-unrecorded']
 $$;

@@ -71,7 +71,7 @@ constexpr std::optional<Reason> reason(std::string_view code)
 }
 
 // Every operation the audit trail records, in the console's filter order.
-inline constexpr std::array<std::string_view, 18> kOperations{
+inline constexpr std::array<std::string_view, 19> kOperations{
     "acquire",
     "renew",
     "release",
@@ -90,6 +90,7 @@ inline constexpr std::array<std::string_view, 18> kOperations{
     "rollback",
     "queue-drop",
     "session-ended",
+    "refusals-unrecorded",
 };
 
 // The sort keys relctl.console_audit accepts, in AuditSort::Column order.
