@@ -9,7 +9,7 @@
 # pooler as well as directly.
 #
 #   bash scripts/bench.sh                 every benchmark
-#   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console, state
+#   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console, state, flood
 #                                         (ARGS go to that part's program)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -43,18 +43,20 @@ case $part in
     audit) run_part audit relctl-audit-bench "$@" ;;
     console) run_part console relctl-console-bench "$@" ;;
     state) run_part state relctl-state-bench "$@" ;;
+    flood) run_part flood relctl-flood-bench "$@" ;;
     all)
         run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part queue relctl-queue-bench
         run_part audit relctl-audit-bench
         run_part console relctl-console-bench
         run_part state relctl-state-bench
+        run_part flood relctl-flood-bench
         ;;
-    *) echo "usage: bash scripts/bench.sh [throughput|queue|audit|console|state [ARGS...]]" >&2; exit 2 ;;
+    *) echo "usage: bash scripts/bench.sh [throughput|queue|audit|console|state|flood [ARGS...]]" >&2; exit 2 ;;
 esac
 
 results=()
-for name in throughput queue audit console state; do
+for name in throughput queue audit console state flood; do
     if [[ $part == all || $part == "$name" ]]; then results+=("$out/$name.json"); fi
 done
 "$bin/relctl-bench-report" --json "$out/results.json" "${results[@]}"
