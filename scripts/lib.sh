@@ -29,6 +29,7 @@ RELCTL_PACKAGES=(
     postgresql postgresql-client
     faketime
     pgbouncer
+    man-db
 )
 
 # Installs what is missing of RELCTL_PACKAGES and of the extra packages given.

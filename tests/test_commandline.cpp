@@ -7,12 +7,15 @@
 
 #define RELCTL_TEST_NO_SHORT_NAME // namespace relctl is used here too
 #include "commandline.h"
+#include "reference.h"
+#include "relctl/catalogue.h"
 #include "relctl/error.h"
 #include "relctl/version.h"
 #include "relctlprocess.h"
 
 #include <QtTest>
 #include <algorithm>
+#include <functional>
 
 namespace {
 
@@ -162,6 +165,92 @@ private slots:
         QVERIFY2(helpCode == 0, qPrintable(helpErr));
         for (const char* word : {"Usage: ", "--dsn", "--demo", "--screenshot", "--version"})
             QVERIFY2(helpOut.contains(QString::fromLatin1(word)), qPrintable(helpOut));
+    }
+
+    // The command reference in docs/ is what the grammar and the catalogue
+    // say: regenerate it (relctl-docgen markdown docs/reference/commands.md)
+    // when a command, an exit status or a variable changes.
+    void theCommandReferenceIsTheGrammar()
+    {
+        QFile file(QStringLiteral(RELCTL_SOURCE_DIR "/docs/reference/commands.md"));
+        QVERIFY2(file.open(QIODevice::ReadOnly), "docs/reference/commands.md is missing");
+        const std::string checkedIn = file.readAll().toStdString();
+        relctl::cli::CommandLine grammar;
+        const std::string generated = relctl::cli::markdownReference(grammar.reference());
+        QVERIFY2(checkedIn == generated,
+                 "docs/reference/commands.md differs from the grammar: run "
+                 "build/release/app/relctl-docgen markdown docs/reference/commands.md");
+    }
+
+    // relctl(1), as the build generates it: every command, exit status and
+    // variable is in it, and man renders it without a warning.
+    void theManualPageNamesEverything()
+    {
+        QFile file(QStringLiteral(RELCTL_MANPAGE));
+        QVERIFY2(file.open(QIODevice::ReadOnly), RELCTL_MANPAGE " was not generated");
+        const std::string page = file.readAll().toStdString();
+        relctl::cli::CommandLine grammar;
+        const relctl::cli::CommandReference root = grammar.reference();
+        std::vector<std::string> paths;
+        std::function<void(const relctl::cli::CommandReference&)> collect = [&](const auto& c) {
+            if (!c.path.empty())
+                paths.push_back(c.path);
+            for (const auto& sub : c.subcommands)
+                collect(sub);
+        };
+        collect(root);
+        QVERIFY(paths.size() > 40);
+        for (const std::string& path : paths)
+            QVERIFY2(page.find(".SS \"relctl " + path) != std::string::npos, path.c_str());
+        for (const auto& s : relctl::catalogue::kExitStatuses)
+            QVERIFY2(page.find(".B " + std::to_string(static_cast<int>(s.code)) + "\n" + std::string(s.name) + ":") !=
+                         std::string::npos,
+                     std::string(s.name).c_str());
+        for (const auto& v : relctl::catalogue::kVariables)
+            QVERIFY2(page.find(".B " + std::string(v.name) + "\n") != std::string::npos, std::string(v.name).c_str());
+        QVERIFY(page.find("QUEUE_FULL") != std::string::npos);
+
+        QProcess man;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("MANWIDTH"), QStringLiteral("80"));
+        man.setProcessEnvironment(env);
+        man.start(QStringLiteral("man"), {QStringLiteral("--warnings"), QStringLiteral("-E"), QStringLiteral("UTF-8"),
+                                          QStringLiteral("-l"), QStringLiteral(RELCTL_MANPAGE)});
+        QVERIFY(man.waitForFinished(30000));
+        const QString rendered = QString::fromUtf8(man.readAllStandardOutput());
+        const QString warnings = QString::fromUtf8(man.readAllStandardError());
+        QCOMPARE(man.exitCode(), 0);
+        QVERIFY2(warnings.isEmpty(), qPrintable(warnings));
+        QVERIFY2(rendered.contains(QStringLiteral("relctl lease acquire --env E --job J")), qPrintable(rendered.left(2000)));
+        QVERIFY(rendered.contains(QStringLiteral("EXIT STATUS")));
+    }
+
+    // The completion script, as the build generates it and as `relctl
+    // completion bash` prints it, completes commands, subcommands and
+    // options in bash.
+    void bashCompletesFromTheGrammar()
+    {
+        const RunResult printed = relctlWithDsn(kDeadDsn, {"completion", "bash"});
+        QVERIFY2(printed.exitCode == 0, failure(printed).c_str());
+        QFile file(QStringLiteral(RELCTL_BASH_COMPLETION));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(printed.out, file.readAll().toStdString());
+        const auto complete = [](const QString& words) {
+            QProcess bash;
+            bash.start(QStringLiteral("bash"),
+                       {QStringLiteral("-c"),
+                        QStringLiteral("source '%1'; COMP_WORDS=(%2); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+                                       "_relctl; echo \"${COMPREPLY[*]}\"")
+                            .arg(QStringLiteral(RELCTL_BASH_COMPLETION), words)});
+            bash.waitForFinished(10000);
+            return QString::fromUtf8(bash.readAllStandardOutput()).trimmed();
+        };
+        QCOMPARE(complete(QStringLiteral("relctl lease a")), QStringLiteral("acquire"));
+        QCOMPARE(complete(QStringLiteral("relctl --json lease acquire --gen")), QStringLiteral("--generation"));
+        QCOMPARE(complete(QStringLiteral("relctl prom")), QStringLiteral("promote"));
+        QCOMPARE(complete(QStringLiteral("relctl --ver")), QStringLiteral("--version"));
+        QCOMPARE(complete(QStringLiteral("relctl lease acquire --env ''")), QString()); // a value: nothing to offer
+        QCOMPARE(relctlWithDsn(kDeadDsn, {"completion", "fish"}).exitCode, 2);
     }
 
     // Each kind of bad usage: exit 2, one "relctl: " line on stderr holding the

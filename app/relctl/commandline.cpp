@@ -1,5 +1,6 @@
 #include "commandline.h"
 
+#include "relctl/catalogue.h"
 #include "relctl/error.h"
 #include "relctl/history.h"
 #include "relctl/rehearsal.h"
@@ -15,8 +16,29 @@ namespace relctl::cli {
 
 namespace {
 
-constexpr const char* kNotes =
-    R"(--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
+// --help's notes; the exit codes from the catalogue (relctl/catalogue.h).
+std::string notes()
+{
+    std::string codes;
+    for (const catalogue::ExitStatus& s : catalogue::kExitStatuses)
+        codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s.code)) + " " + std::string(s.name);
+    std::string wrapped;
+    std::size_t column = 0;
+    for (std::size_t start = 0; start < codes.size();) {
+        const std::size_t end = std::min(codes.find(", ", start), codes.size());
+        const std::string item = codes.substr(start, end - start) + (end < codes.size() ? "," : ".");
+        if (column > 0 && column + 1 + item.size() > 80) {
+            wrapped += "\n";
+            column = 0;
+        } else if (column > 0) {
+            wrapped += " ";
+            ++column;
+        }
+        wrapped += item;
+        column += item.size();
+        start = end + 2;
+    }
+    return R"(--dsn defaults to $RELCTL_DSN, else libpq's PG* variables when PGHOST, PGSERVICE or
 PGDATABASE is set, else the embedded database in $XDG_DATA_HOME/relctl (created
 and started on first use). The lease handle of renew, release and publish comes
 from --lease-file FILE or $RELCTL_LEASE (--lease H also works, but puts the
@@ -26,11 +48,10 @@ statement_timeout 30 s, TCP keepalives; each call waits at most 35 s
 ($RELCTL_CALL_TIMEOUT), then exits 9.
 Durations: an integer with ms, s, m or h (a bare integer means seconds).
 A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
-Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 busy, 4 stale generation,
-5 lease lost, 6 dispatch frozen, 7 bad lease credentials, 8 op-id conflict,
-9 database unavailable, 10 verify found a broken invariant, 11 the promotion gate
-(not accepted upstream, approvals missing, denied, or a self-approval).
+Exit codes (man relctl, EXIT STATUS):
+)" + wrapped + R"(
 Each command has its own --help (relctl lease acquire --help).)";
+}
 
 constexpr const char* kRunUsage =
     "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
@@ -396,6 +417,11 @@ void buildRehearse(CLI::App* c)
     c->footer(rehearsalFooter());
 }
 
+void buildCompletion(CLI::App* c)
+{
+    positional(c, "SHELL", "bash or zsh")->check(oneOf({"bash", "zsh"}));
+}
+
 // A command of the top level: its name and help, whether it only groups
 // subcommands, and what adds its options and subcommands. parse() builds only
 // the commands its words name: the whole grammar (some 300 options) took a
@@ -437,6 +463,8 @@ constexpr TopLevel kTopLevel[] = {
      false, buildStatus},
     {"rehearse", "play failure scenarios on a scratch database and check the invariants", false,
      buildRehearse},
+    {"completion", "print the shell completion script (bash or zsh), generated from this grammar", false,
+     buildCompletion},
 };
 
 // The commands chosen so far: the root, then each parsed subcommand.
@@ -541,6 +569,38 @@ CommandLine::CommandLine()
 
 CommandLine::~CommandLine() = default;
 
+namespace {
+
+CommandReference referenceOf(const CLI::App& app, const std::string& path)
+{
+    CommandReference r{path, app.get_description(), {}, {}};
+    for (const CLI::Option* o : app.get_options()) {
+        if (o == app.get_help_ptr())
+            continue;
+        OptionReference option;
+        option.positional = o->get_positional();
+        option.name = option.positional ? o->get_name() : "--" + o->get_lnames().front();
+        option.value = o->get_expected_max() == 0 || option.positional ? std::string() : o->get_type_name();
+        option.help = o->get_description();
+        option.required = o->get_required();
+        r.options.push_back(std::move(option));
+    }
+    for (const CLI::App* sub : subcommandsOf(app))
+        r.subcommands.push_back(referenceOf(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name()));
+    return r;
+}
+
+} // namespace
+
+CommandReference CommandLine::reference()
+{
+    for (const TopLevel& top : kTopLevel) {
+        CLI::App* command = m_app->add_subcommand(top.name, top.help);
+        top.build(command);
+    }
+    return referenceOf(*m_app, "");
+}
+
 bool CommandLine::jsonRequested() const
 {
     return m_app->get_option("--json")->count() > 0;
@@ -578,7 +638,7 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
             kTopLevel[i].build(command);
     }
     // Last: a subcommand takes its parent's footer when it is added.
-    m_app->footer(kNotes);
+    m_app->footer(notes());
 
     std::set<std::string> flags;
     collectFlags(*m_app, flags);

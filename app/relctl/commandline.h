@@ -33,6 +33,26 @@ struct Invocation
     std::optional<std::string> help;
 };
 
+// The grammar as data: what the manual page, the completion scripts and the
+// command reference are generated from (reference.h), so none of them can
+// drift from what parse() accepts.
+struct OptionReference
+{
+    std::string name;  // "--env"; a positional's value name ("NAME")
+    std::string value; // the value's name ("ENV"); empty for a flag
+    std::string help;
+    bool required = false;
+    bool positional = false;
+};
+
+struct CommandReference
+{
+    std::string path; // "lease acquire"; empty for relctl itself
+    std::string help;
+    std::vector<OptionReference> options;
+    std::vector<CommandReference> subcommands;
+};
+
 // relctl's grammar (CLI11): every command, its options, their validation and
 // the generated --help. Global options come before the command; a command's
 // options after it.
@@ -48,6 +68,10 @@ public:
     // with one line in relctl's wording. Once per CommandLine: it adds the
     // commands the words name to the grammar.
     Invocation parse(const std::vector<std::string>& words);
+
+    // Every command, built whole (parse() builds only those its words name).
+    // Once per CommandLine, instead of parse().
+    CommandReference reference();
 
     // Whether --json was among the global options, also after parse() threw:
     // a usage error is then rendered as a JSON error object too.

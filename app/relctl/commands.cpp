@@ -4,6 +4,7 @@
 #include "commandline.h"
 #include "dbcommand.h"
 #include "output.h"
+#include "reference.h"
 #include "rehearse.h"
 #include "relctl/database.h"
 #include "relctl/embedded.h"
@@ -83,6 +84,11 @@ public:
             return dbCommand(word(1), m_args.has("demo"), m_out);
         if (command == "state")
             return stateCommand(word(1), m_args, m_out);
+        if (command == "completion") {
+            CommandLine grammar;
+            std::cout << completionScript(grammar.reference(), m_args.positional(0, "SHELL"));
+            return 0;
+        }
         if (command == "rehearse")
             return rehearseCommand(RehearseContext{m_args, m_out, namedDsn()});
         if (command == "trace") {

@@ -15,32 +15,9 @@ ExitCode exitCodeForReason(std::string_view reason)
 
 std::string_view errorCodeName(ExitCode code)
 {
-    switch (code) {
-    case ExitCode::Ok:
-        return "ok";
-    case ExitCode::Internal:
-        return "internal";
-    case ExitCode::Usage:
-        return "usage";
-    case ExitCode::Busy:
-        return "busy";
-    case ExitCode::Stale:
-        return "stale";
-    case ExitCode::LeaseLost:
-        return "lease_lost";
-    case ExitCode::Frozen:
-        return "frozen";
-    case ExitCode::BadCredentials:
-        return "bad_credentials";
-    case ExitCode::OpConflict:
-        return "op_id_conflict";
-    case ExitCode::Violations:
-        return "violations";
-    case ExitCode::NotPromoted:
-        return "not_promoted";
-    case ExitCode::Unavailable:
-        return "unavailable";
-    }
+    for (const catalogue::ExitStatus& s : catalogue::kExitStatuses)
+        if (s.code == code)
+            return s.name;
     return "internal";
 }
 

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace relctl::catalogue {
@@ -96,6 +97,78 @@ inline constexpr std::array<std::string_view, 19> kOperations{
 // The sort keys relctl.console_audit accepts, in AuditSort::Column order.
 inline constexpr std::array<std::string_view, 11> kAuditSortKeys{
     "time", "env", "operation", "outcome", "reason", "job", "release", "generation", "token", "host", "actor",
+};
+
+// relctl's exit statuses, each with its machine-readable name (JSON output's
+// "error" when there is no refusal reason) and what it means. The reasons
+// above say which refusals map onto each; --help's notes, the manual page's
+// EXIT STATUS and the command reference are generated from both.
+struct ExitStatus
+{
+    ExitCode code;
+    std::string_view name;
+    std::string_view meaning;
+};
+
+inline constexpr std::array kExitStatuses{
+    ExitStatus{ExitCode::Ok, "ok", "done"},
+    ExitStatus{ExitCode::Internal, "internal", "an internal error, or a login without the relctl role the command needs"},
+    ExitStatus{ExitCode::Usage, "usage",
+               "invalid input (names, numbers, durations, an unknown environment, a bad manifest or handle); "
+               "nothing was written"},
+    ExitStatus{ExitCode::Busy, "busy", "another job holds the live lease, or a cap was reached; try later"},
+    ExitStatus{ExitCode::Stale, "stale", "the generation is not newer than the environment's bar"},
+    ExitStatus{ExitCode::LeaseLost, "lease_lost", "the lease ran out, was superseded, released or revoked"},
+    ExitStatus{ExitCode::Frozen, "frozen", "the environment's dispatch is frozen"},
+    ExitStatus{ExitCode::BadCredentials, "bad_credentials",
+               "the lease id or the request secret does not match, or the call was not the candidate's own"},
+    ExitStatus{ExitCode::OpConflict, "op_id_conflict", "the operation id was already used for a different request"},
+    ExitStatus{ExitCode::Unavailable, "unavailable",
+               "the database cannot be reached, or a write's outcome is unknown (retry with the same op id)"},
+    ExitStatus{ExitCode::Violations, "violations", "verify or rehearse found a broken invariant"},
+    ExitStatus{ExitCode::NotPromoted, "not_promoted",
+               "the promotion gate: not accepted upstream (or not long enough), approvals missing or denied"},
+};
+
+// The reasons that map onto an exit status, comma-separated, in the
+// catalogue's order ("" when none does).
+inline std::string reasonsFor(ExitCode code)
+{
+    std::string list;
+    for (const Reason& r : kReasons)
+        if (r.exit == code)
+            list += (list.empty() ? "" : ", ") + std::string(r.code);
+    return list;
+}
+
+// The environment variables relctl reads, and those `run` sets for its command.
+struct Variable
+{
+    std::string_view name;
+    std::string_view meaning;
+    bool setForCommand = false; // set by `relctl run` for the command it runs
+};
+
+inline constexpr std::array kVariables{
+    Variable{"RELCTL_DSN", "the database (a libpq connection string or URI) when --dsn is not given"},
+    Variable{"RELCTL_LEASE", "the lease handle ENV:TOKEN:LEASE_ID of renew, release and publish"},
+    Variable{"RELCTL_OP_KEY",
+             "a key of 16 to 512 characters: each op id's request secret is its HMAC-SHA256 under it, "
+             "so a retry on another runner proves itself"},
+    Variable{"RELCTL_STATE_DIR", "where request secrets are kept (default $XDG_STATE_HOME/relctl)"},
+    Variable{"RELCTL_STATE_RETENTION", "how long a request secret is kept after its last use (default 7 days)"},
+    Variable{"RELCTL_STATE_MAX_FILES", "how many request secrets are kept at most (default 10000)"},
+    Variable{"RELCTL_CALL_TIMEOUT", "how long one call waits for the server before exit 9 (default 35s)"},
+    Variable{"RELCTL_RECONNECT_TIMEOUT",
+             "how long a lost connection is tried again to settle a write (default 15s; 0 turns it off)"},
+    Variable{"RELCTL_LOG", "the log level on standard error (trace, debug, info, warn, error; default warn)"},
+    Variable{"RELCTL_PG_BINDIR", "where the embedded database's PostgreSQL server programs are"},
+    Variable{"RELCTL_EXECUTABLE", "the relctl executable rehearsals run (default: this one)"},
+    Variable{"RELCTL_LEASE", "the command's lease handle, for relctl lease renew", true},
+    Variable{"RELCTL_FENCING_TOKEN", "the lease's fencing token, to present to the deploy target", true},
+    Variable{"RELCTL_ENV", "the environment", true},
+    Variable{"RELCTL_RELEASE", "the release", true},
+    Variable{"RELCTL_GENERATION", "the generation", true},
 };
 
 } // namespace relctl::catalogue

@@ -8,7 +8,9 @@
 namespace relctl {
 
 // The outcome classes of every operation. The values are relctl's exit codes
-// and part of its contract: CI scripts branch on them.
+// and part of its contract: CI scripts branch on them. Their names and
+// meanings are catalogue::kExitStatuses; the reasons that map onto each are
+// catalogue::kReasons.
 enum class ExitCode : int {
     Ok = 0,
     Internal = 1,
@@ -16,12 +18,12 @@ enum class ExitCode : int {
     Busy = 3,           // another job holds the live lease
     Stale = 4,          // STALE_GENERATION
     LeaseLost = 5,      // LEASE_EXPIRED, LEASE_SUPERSEDED, LEASE_RELEASED, LEASE_REVOKED
-    Frozen = 6,         // reserved: dispatch frozen
-    BadCredentials = 7, // BAD_LEASE_ID, UNKNOWN_LEASE, REQUEST_SECRET_MISMATCH
+    Frozen = 6,         // DISPATCH_FROZEN
+    BadCredentials = 7, // BAD_LEASE_ID, UNKNOWN_LEASE, REQUEST_SECRET_MISMATCH, NOT_OWN_CANDIDATE
     OpConflict = 8,     // an operation id reused for a different request
     Unavailable = 9,    // the database cannot be reached (or the outcome of a write is unknown)
     Violations = 10,    // verify or rehearse found a broken invariant (relctl/history.h)
-    NotPromoted = 11,   // NOT_PROMOTED, APPROVAL_REQUIRED, APPROVAL_DENIED, SELF_APPROVAL: the promotion gate
+    NotPromoted = 11,   // the promotion gate (catalogue::reasonsFor lists its reasons)
 };
 
 // The exit code a refusal reason maps onto (Internal for an unknown reason).
