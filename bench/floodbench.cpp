@@ -156,6 +156,7 @@ private:
     {
         const auto start = Clock::now();
         std::vector<std::thread> threads;
+        threads.reserve(kEnvironments);
         for (int i = 0; i < kEnvironments; ++i)
             threads.emplace_back([this, i, n] {
                 pqxx::nontransaction tx(*m_sessions[static_cast<std::size_t>(i)]);

@@ -291,7 +291,7 @@ private slots:
              }},
             {QStringLiteral("requests other"),
              [&](const fs::path& s, const std::string& f) {
-                 const fs::path r = plantSecret(privateRequests(s), f);
+                 fs::path r = plantSecret(privateRequests(s), f);
                  giveAway(r);
                  return r;
              }},
