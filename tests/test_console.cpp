@@ -91,10 +91,9 @@ template <typename F> EnvironmentRow awaitRow(ConsoleQueries& q, const std::stri
 
 // n events over five environments, 10 ms apart, one in 37 refused with one
 // of four reasons; ids and times increase together.
-void seedEvents(const TestDatabase& db, long long n)
+std::string insertEvents(long long n)
 {
-    db.exec(
-        "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
+    return "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
         "op_id, host, pid, job_url) "
         "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
         "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
@@ -105,7 +104,12 @@ void seedEvents(const TestDatabase& db, long long n)
         "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, 'runner-' || (i % 13), "
         "1000 + i % 50000, 'https://ci.example/jobs/' || (i / 10) "
         "FROM generate_series(1, " +
-        std::to_string(n) + ") AS i");
+        std::to_string(n) + ") AS i";
+}
+
+void seedEvents(const TestDatabase& db, long long n)
+{
+    db.exec(insertEvents(n));
     db.exec("ANALYZE relctl.events");
 }
 
@@ -148,10 +152,9 @@ std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limi
 
 // Events with NULL in every nullable sort column, in some mix, so that sorts
 // meet NULL keys at page boundaries.
-void seedNullKeys(const TestDatabase& db, int n)
+std::string insertNullKeys(int n)
 {
-    db.exec(
-        "INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token, host, "
+    return "INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token, host, "
         "actor) SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE 'prod' END, 'env-set', "
         "CASE WHEN i % 5 = 0 THEN 'rejected' ELSE 'accepted' END, "
         "CASE WHEN i % 5 = 0 THEN 'NO_LEASE' END, CASE WHEN i % 2 = 0 THEN NULL ELSE 'job-x' END, "
@@ -159,7 +162,12 @@ void seedNullKeys(const TestDatabase& db, int n)
         "CASE WHEN i % 2 = 1 THEN NULL ELSE i % 4 END, CASE WHEN i % 6 = 0 THEN NULL ELSE 'h' END, "
         "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 1 THEN 'Bob' END "
         "FROM generate_series(1, " +
-        std::to_string(n) + ") AS i");
+        std::to_string(n) + ") AS i";
+}
+
+void seedNullKeys(const TestDatabase& db, int n)
+{
+    db.exec(insertNullKeys(n));
 }
 
 // The ids a direct query orders the same way: the reference for every sort.
@@ -651,25 +659,17 @@ private slots:
         const std::vector<std::int64_t> before = idsWhere(db, "true");
         Database conn(db.dsn());
         ConsoleQueries q(conn);
-        std::atomic<bool> stop{false};
-        std::atomic<int> batches{0};
-        std::thread writer([&] {
-            while (!stop) {
-                // Keys all over the range, NULLs included, on both sides of the cursor.
-                seedNullKeys(db, 7);
-                seedEvents(db, 11);
-                ++batches;
-            }
-        });
+        // Another session inserts between every two pages: keys all over the
+        // range, NULLs included, on both sides of the cursor. In step with the
+        // walk, so that every page boundary meets new rows, in one statement
+        // without ANALYZE (a free-running writer that analysed every batch
+        // made each sort take 20 s).
+        int batches = 0;
         int walked = 0;
-        const auto got =
-            ids(allPages(q, {.text = ""}, 41, &walked, {AuditSort::Column(column), descending}, [&] {
-                const int seen = batches;
-                while (batches == seen && !stop)
-                    std::this_thread::yield();
-            }));
-        stop = true;
-        writer.join();
+        const auto got = ids(allPages(q, {.text = ""}, 41, &walked, {AuditSort::Column(column), descending}, [&] {
+            db.exec(insertNullKeys(7) + "; " + insertEvents(11));
+            ++batches;
+        }));
         QVERIFY(walked > 50 && batches > 10);
         const std::set<std::int64_t> unique(got.begin(), got.end());
         QCOMPARE(unique.size(), got.size()); // no duplicates
