@@ -45,8 +45,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
@@ -128,7 +128,8 @@ double contextSwitches(const std::string& pid)
     std::ifstream status("/proc/" + pid + "/status");
     double n = 0;
     for (std::string line; std::getline(status, line);)
-        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+            line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
             n += std::atof(line.c_str() + line.find(':') + 1);
     return n;
 }
@@ -461,8 +462,9 @@ int main(int argc, char** argv)
                 std::printf("  CPU s (p50): export client %.2f, server %.2f; COPY client %.2f, server %.2f\n",
                             p50(exportCpu[0]), p50(exportCpu[1]), p50(copyCpu[0]), p50(copyCpu[1]));
                 std::printf("  the same export into /dev/null: %.0f rows/s, ratio %.2f to COPY\n",
-                            double(rows) / (p50(streamMs) / 1000), copyMs[std::size_t(kExportRuns) / 2] / p50(streamMs) *
-                                double(rows) / double(copied));
+                            double(rows) / (p50(streamMs) / 1000),
+                            copyMs[std::size_t(kExportRuns) / 2] / p50(streamMs) * double(rows) /
+                                double(copied));
                 std::printf("  context switches (p50): export client %.0f, server %.0f; COPY client %.0f, "
                             "server %.0f\n",
                             p50(exportSwitches[0]), p50(exportSwitches[1]), p50(copySwitches[0]),

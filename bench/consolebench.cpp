@@ -94,7 +94,7 @@ long long statusKb(pid_t pid, const std::string& field)
 struct Opening
 {
     double shown = 0, connected = 0, environments = 0, audit = 0, usable = 0;
-    double auditPage = 0; // the first audit page: requested to painted
+    double auditPage = 0;   // the first audit page: requested to painted
     double auditAnswer = 0; // of which requested to its rows in the model
     long long hwmUsable = 0, hwmSettled = 0;
     long long auditRows = 0;

@@ -53,7 +53,9 @@ double msSince(Clock::time_point start)
 class Bench
 {
 public:
-    explicit Bench(Options o) : m_o(std::move(o)), m_admin(m_o.dsn), m_prefix("f" + std::to_string(getpid())) {}
+    explicit Bench(Options o) : m_o(std::move(o)), m_admin(m_o.dsn), m_prefix("f" + std::to_string(getpid()))
+    {
+    }
 
     void run()
     {
@@ -66,17 +68,18 @@ public:
         std::printf("queueing the other %d on each\n", m_o.perEnv - m_o.perEnv / 10);
         const double restMs = queue(m_o.perEnv - m_o.perEnv / 10);
         const Reads all = reads();
-        const long long live = count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env LIKE " +
-                                     quote(m_prefix + "-%"));
+        const long long live =
+            count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env LIKE " +
+                  quote(m_prefix + "-%"));
         std::printf("%lld live candidates; queueing them took %.1f s (the first tenth %.1f s)\n", live,
                     (tenthMs + restMs) / 1000, tenthMs / 1000);
         const std::string n = std::to_string(m_o.perEnv);
         const std::string t = std::to_string(m_o.perEnv / 10);
         goals.push_back(ratioAtMost("env show, " + n + " waiting vs " + t, all.show, tenth.show, "ms", 15));
-        goals.push_back(ratioAtMost("env list, " + std::to_string(live) + " live candidates vs a tenth", all.list,
-                                    tenth.list, "ms", 15));
-        goals.push_back(ratioAtMost("busy lease acquire, " + std::to_string(live) + " live vs a tenth", all.busy,
-                                    tenth.busy, "ms", 15));
+        goals.push_back(ratioAtMost("env list, " + std::to_string(live) + " live candidates vs a tenth",
+                                    all.list, tenth.list, "ms", 15));
+        goals.push_back(ratioAtMost("busy lease acquire, " + std::to_string(live) + " live vs a tenth",
+                                    all.busy, tenth.busy, "ms", 15));
         goals.push_back(below("env show with " + n + " waiting", all.show, "ms", 1000));
         for (const Goal& g : goals)
             print(g);
@@ -92,19 +95,21 @@ public:
         }
 
         const double refusalsMs = refusalFlood();
-        const long long appended = count("SELECT count(*) FROM relctl.events WHERE env = " +
-                                         quote(m_prefix + "-renew") + " AND outcome = 'rejected'");
-        std::printf("5,000 refused renews from one job session: %.0f ms, %lld refusals appended\n", refusalsMs,
-                    appended);
-        goals.push_back(below("refusals appended by 5,000 refused renews", static_cast<double>(appended),
-                              "events", 101));
+        const long long appended =
+            count("SELECT count(*) FROM relctl.events WHERE env = " + quote(m_prefix + "-renew") +
+                  " AND outcome = 'rejected'");
+        std::printf("5,000 refused renews from one job session: %.0f ms, %lld refusals appended\n",
+                    refusalsMs, appended);
+        goals.push_back(
+            below("refusals appended by 5,000 refused renews", static_cast<double>(appended), "events", 101));
         print(goals.back());
-        writeJson(m_o.json, goals,
-                  json{{"live_candidates", live},
-                       {"queueing_ms", tenthMs + restMs},
-                       {"refused_renews_ms", refusalsMs},
-                       {"reads_tenth", {{"show_ms", tenth.show}, {"list_ms", tenth.list}, {"busy_ms", tenth.busy}}},
-                       {"reads_all", {{"show_ms", all.show}, {"list_ms", all.list}, {"busy_ms", all.busy}}}});
+        writeJson(
+            m_o.json, goals,
+            json{{"live_candidates", live},
+                 {"queueing_ms", tenthMs + restMs},
+                 {"refused_renews_ms", refusalsMs},
+                 {"reads_tenth", {{"show_ms", tenth.show}, {"list_ms", tenth.list}, {"busy_ms", tenth.busy}}},
+                 {"reads_all", {{"show_ms", all.show}, {"list_ms", all.list}, {"busy_ms", all.busy}}}});
         bool met = true;
         for (const Goal& g : goals)
             met = met && g.met;
@@ -142,7 +147,8 @@ private:
             tx.exec("CREATE ROLE " + tx.quote_name(login(i)) + " LOGIN IN ROLE relctl_job");
         for (int i = 0; i < kEnvironments; ++i) {
             relctl({"env", "add", env(i), "--max-ttl", "2h"});
-            tx.exec("SELECT relctl.acquire(" + tx.quote(env(i)) + ", 'holder', 'r1', 1, 3600000, NULL, '{}', false, "
+            tx.exec("SELECT relctl.acquire(" + tx.quote(env(i)) +
+                    ", 'holder', 'r1', 1, 3600000, NULL, '{}', false, "
                     "NULL)");
         }
         // Two sessions per login, one per environment: each login stays at its cap.
@@ -181,11 +187,12 @@ private:
             list.push_back(timed({RELCTL_BIN, "--dsn", m_o.dsn, "--json", "env", "list"}));
             const auto start = Clock::now();
             const int code =
-                reap(spawn({RELCTL_BIN, "--dsn", m_o.dsn + " user=" + login(0), "lease", "acquire", "--env", env(0),
-                            "--job", "busy", "--release", "rb", "--generation", "9999999"}));
+                reap(spawn({RELCTL_BIN, "--dsn", m_o.dsn + " user=" + login(0), "lease", "acquire", "--env",
+                            env(0), "--job", "busy", "--release", "rb", "--generation", "9999999"}));
             busy.push_back(msSince(start));
             if (code != 3)
-                fail("a lease acquire on a held environment exited " + std::to_string(code) + ", not 3 (busy)");
+                fail("a lease acquire on a held environment exited " + std::to_string(code) +
+                     ", not 3 (busy)");
         }
         return {median(show), median(list), median(busy)};
     }

@@ -58,7 +58,11 @@ struct Goal
 // `most` (at most).
 inline Goal ratioAtLeast(std::string name, double value, double reference, std::string unit, double least)
 {
-    Goal g{std::move(name), value, std::move(unit), reference, "ratio >= " + std::to_string(least).substr(0, 4),
+    Goal g{std::move(name),
+           value,
+           std::move(unit),
+           reference,
+           "ratio >= " + std::to_string(least).substr(0, 4),
            false};
     g.met = reference > 0 && value / reference >= least;
     return g;
@@ -66,7 +70,11 @@ inline Goal ratioAtLeast(std::string name, double value, double reference, std::
 
 inline Goal ratioAtMost(std::string name, double value, double reference, std::string unit, double most)
 {
-    Goal g{std::move(name), value, std::move(unit), reference, "ratio <= " + std::to_string(most).substr(0, 4),
+    Goal g{std::move(name),
+           value,
+           std::move(unit),
+           reference,
+           "ratio <= " + std::to_string(most).substr(0, 4),
            false};
     g.met = reference > 0 && value / reference <= most;
     return g;

@@ -22,13 +22,13 @@
 #include "relctl/error.h"
 #include "support.h"
 
-#include <deque>
-#include <filesystem>
-#include <pqxx/pqxx>
 #include <csignal>
+#include <deque>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <pqxx/pqxx>
 #include <string_view>
 #include <thread>
 #include <unistd.h>
@@ -52,7 +52,10 @@ struct Options
 class Bench
 {
 public:
-    explicit Bench(const Options& o) : m_o(o), m_db(o.dsn), m_sql(o.dsn), m_prefix("q" + std::to_string(getpid())) {}
+    explicit Bench(const Options& o)
+        : m_o(o), m_db(o.dsn), m_sql(o.dsn), m_prefix("q" + std::to_string(getpid()))
+    {
+    }
 
     std::string newEnvironment(const std::string& name)
     {
@@ -84,7 +87,8 @@ public:
 
     long long waiting(const std::string& env)
     {
-        return count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env = " + quoted(env));
+        return count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env = " +
+                     quoted(env));
     }
 
     void awaitWaiting(const std::string& env, long long n)
@@ -109,7 +113,8 @@ public:
                 m_db.release(*relctl::parseHandle(handle));
                 return;
             } catch (const relctl::Error& e) {
-                if (attempt == 5 || std::string_view(e.what()).find("nothing was applied") == std::string_view::npos)
+                if (attempt == 5 ||
+                    std::string_view(e.what()).find("nothing was applied") == std::string_view::npos)
                     throw;
                 std::fprintf(stderr, "relctl-queue-bench: a release was not applied (%s); sending it again\n",
                              e.what());
@@ -141,12 +146,19 @@ public:
     Waiter waiter(const std::string& env, const std::string& ttl)
     {
         const long long g = ++m_generation;
-        Waiter w{0, (std::filesystem::temp_directory_path() / (m_prefix + "-" + std::to_string(g) + ".json")).string()};
+        Waiter w{0, (std::filesystem::temp_directory_path() / (m_prefix + "-" + std::to_string(g) + ".json"))
+                        .string()};
         const relctl::Fd file(open(w.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-        w.pid = spawn({RELCTL_BIN, "--dsn", m_o.dsn, "--json", "lease", "acquire", "--env", env, "--job",
-                       "waiter-" + std::to_string(g), "--release", "r" + std::to_string(g), "--generation",
-                       std::to_string(g), "--ttl", ttl, "--wait", "300s", "--op-id",
-                       m_prefix + "-" + std::to_string(g)},
+        w.pid = spawn({RELCTL_BIN,     "--dsn",
+                       m_o.dsn,        "--json",
+                       "lease",        "acquire",
+                       "--env",        env,
+                       "--job",        "waiter-" + std::to_string(g),
+                       "--release",    "r" + std::to_string(g),
+                       "--generation", std::to_string(g),
+                       "--ttl",        ttl,
+                       "--wait",       "300s",
+                       "--op-id",      m_prefix + "-" + std::to_string(g)},
                       file.get());
         return w;
     }
@@ -240,7 +252,8 @@ public:
     {
         return values("SELECT extract(epoch FROM n.acquired_at - l." + end +
                       ") * 1000 FROM relctl.leases l JOIN relctl.leases n ON n.env = l.env AND n.token = "
-                      "l.token + 1 WHERE l.env = " + quoted(env) + " AND (" + which + ") ORDER BY l.token");
+                      "l.token + 1 WHERE l.env = " +
+                      quoted(env) + " AND (" + which + ") ORDER BY l.token");
     }
 
     // N `relctl run --wait -- true` jobs queued behind a held lease; seconds
@@ -253,15 +266,16 @@ public:
         for (int i = 0; i < jobs; ++i) {
             const long long g = ++m_generation;
             runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env", env, "--job",
-                                  "run-" + std::to_string(g), "--release", "r" + std::to_string(g), "--generation",
-                                  std::to_string(g), "--wait", "300s", "--", "true"}));
+                                  "run-" + std::to_string(g), "--release", "r" + std::to_string(g),
+                                  "--generation", std::to_string(g), "--wait", "300s", "--", "true"}));
         }
         awaitWaiting(env, jobs);
         release(handle);
         for (pid_t p : runs)
             if (reap(p) != 0)
                 fail("a queued relctl run failed");
-        return values("SELECT extract(epoch FROM max(ended_at) - min(ended_at)) FROM relctl.leases WHERE env = " +
+        return values("SELECT extract(epoch FROM max(ended_at) - min(ended_at)) FROM relctl.leases WHERE env "
+                      "= " +
                       quoted(env))
             .at(0);
     }
@@ -293,10 +307,11 @@ public:
         std::vector<pid_t> runs;
         for (int i = 0; i < m_o.spread; ++i) {
             const long long g = ++m_generation;
-            const relctl::Fd output(open((outputs / std::to_string(i)).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                                         0600));
-            runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env", envs[static_cast<std::size_t>(i) % envs.size()],
-                                  "--job", "spread-" + std::to_string(g), "--release", "r" + std::to_string(g),
+            const relctl::Fd output(
+                open((outputs / std::to_string(i)).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+            runs.push_back(spawn({RELCTL_BIN, "--dsn", m_o.dsn, "run", "--env",
+                                  envs[static_cast<std::size_t>(i) % envs.size()], "--job",
+                                  "spread-" + std::to_string(g), "--release", "r" + std::to_string(g),
                                   "--generation", std::to_string(g), "--wait", "300s", "--", "true"},
                                  output.get()));
         }
@@ -307,7 +322,8 @@ public:
             // The most that waited at once: on a slow machine the first
             // leases' holders may expire before the last jobs have started.
             s.waiting =
-                std::max(s.waiting, count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND " + mine));
+                std::max(s.waiting,
+                         count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND " + mine));
             if (s.waiting >= m_o.spread || Clock::now() > until)
                 break;
             std::this_thread::sleep_for(20ms);
@@ -362,7 +378,8 @@ int main(int argc, char** argv)
         else if (a == "--json")
             o.json = next();
         else
-            fail("usage: relctl-queue-bench --dsn CONNINFO [--waiters N] [--rounds N] [--spread N] [--json FILE]");
+            fail("usage: relctl-queue-bench --dsn CONNINFO [--waiters N] [--rounds N] [--spread N] [--json "
+                 "FILE]");
     }
     if (o.dsn.empty())
         fail("no database: give --dsn or set RELCTL_DSN");
@@ -386,22 +403,26 @@ int main(int argc, char** argv)
         // its lease, printed it and exited (for information).
         print("handover after release (the grant, server's clock)", released);
         print("  as the next job's process sees it (sent to exited)", seen);
-        goals.push_back(below("handover after release, p99, " + w + " waiting", percentile(released, 0.99), "ms", 20));
+        goals.push_back(
+            below("handover after release, p99, " + w + " waiting", percentile(released, 0.99), "ms", 20));
         const auto expired = bench.expiryHandovers();
         print("handover after expiry", expired);
-        goals.push_back(below("handover after expiry, p99, " + w + " waiting", percentile(expired, 0.99), "ms", 50));
+        goals.push_back(
+            below("handover after expiry, p99, " + w + " waiting", percentile(expired, 0.99), "ms", 50));
         const int jobs = o.waiters + 10;
         const double drained = bench.drain(jobs);
-        goals.push_back(below("drain " + std::to_string(jobs) + " queued relctl run -- true", drained, "s", 5));
+        goals.push_back(
+            below("drain " + std::to_string(jobs) + " queued relctl run -- true", drained, "s", 5));
         const auto s = bench.spreadOut();
         std::printf("%d waiters across %d environments: %lld queued at once, peak %lld of %lld connections, "
                     "served in %.1f s, %d failed\n",
                     o.spread, o.envs, s.waiting, s.peakConnections, s.maxConnections, s.seconds, s.failed);
         for (const auto& [what, count] : s.failures)
             std::printf("  %d failed with %s\n", count, what.c_str());
-        Goal g = below(std::to_string(o.spread) + " waiters across " + std::to_string(o.envs) +
-                           " envs: peak connections",
-                       static_cast<double>(s.peakConnections), "conns", static_cast<double>(s.maxConnections));
+        Goal g =
+            below(std::to_string(o.spread) + " waiters across " + std::to_string(o.envs) +
+                      " envs: peak connections",
+                  static_cast<double>(s.peakConnections), "conns", static_cast<double>(s.maxConnections));
         g.met = g.met && s.failed == 0 && s.waiting >= o.spread;
         goals.push_back(g);
     } catch (const std::exception& e) {

@@ -39,15 +39,17 @@ int main(int argc, char** argv)
         for (const auto& g : j["goals"])
             goals.push_back(Goal::fromJson(g));
     }
-    std::printf("\n%-58s %11s %-8s %14s  %12s  %-14s %s\n", "goal", "value", "unit", "reference", "ratio", "target",
-                "");
+    std::printf("\n%-58s %11s %-8s %14s  %12s  %-14s %s\n", "goal", "value", "unit", "reference", "ratio",
+                "target", "");
     int unmet = 0;
     for (const Goal& g : goals) {
         print(g);
         if (!g.met)
             ++unmet;
     }
-    std::printf("\n%zu goals, %d not met, on %u cores\n", goals.size(), unmet, std::thread::hardware_concurrency());
-    writeJson(out, goals, {{"cores", std::thread::hardware_concurrency()}, {"sources", sources}, {"unmet", unmet}});
+    std::printf("\n%zu goals, %d not met, on %u cores\n", goals.size(), unmet,
+                std::thread::hardware_concurrency());
+    writeJson(out, goals,
+              {{"cores", std::thread::hardware_concurrency()}, {"sources", sources}, {"unmet", unmet}});
     return unmet == 0 ? 0 : 3;
 }

@@ -66,7 +66,8 @@ inline double percentile(std::vector<double> v, double p)
     if (v.empty())
         return 0;
     std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1))))];
+    return v[std::min(v.size() - 1,
+                      static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1))))];
 }
 
 inline double median(const std::vector<double>& v)
@@ -108,8 +109,8 @@ namespace relctl::bench {
 
 // Runs a program to its end and returns what it printed (stdout and stderr);
 // fails the bench when it does not exit 0.
-inline std::string capture(const std::vector<std::string>& args, const std::vector<std::string>& overrides = {},
-                           const std::string& cwd = {})
+inline std::string capture(const std::vector<std::string>& args,
+                           const std::vector<std::string>& overrides = {}, const std::string& cwd = {})
 {
     char path[] = "/tmp/relctl-bench-XXXXXX";
     const relctl::Fd file(mkstemp(path));

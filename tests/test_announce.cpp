@@ -86,8 +86,8 @@ void awaitQueueLength(const TestDatabase& db, const std::string& env, long long 
 {
     QElapsedTimer timer;
     timer.start();
-    while (db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env = '" + env + "'") !=
-           count) {
+    while (db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND env = '" + env +
+                    "'") != count) {
         if (timer.elapsed() > 20000)
             qFatal("the queue of %s never reached %lld candidates", env.c_str(), count);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -121,7 +121,9 @@ private slots:
         QCOMPARE(relctl(db, {"lease", "renew", "--lease", handle}).exitCode, 0);
         QCOMPARE(relctl(db, {"publish", "--lease", handle}, "{\"artifact\": \"a\"}").exitCode, 0);
         // A refused renewal (wrong lease id) is not announced either.
-        QVERIFY(relctl(db, {"lease", "renew", "--lease", "prod:1:00000000000000000000000000000000"}).exitCode != 0);
+        QVERIFY(
+            relctl(db, {"lease", "renew", "--lease", "prod:1:00000000000000000000000000000000"}).exitCode !=
+            0);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", handle}).exitCode, 0);
         QCOMPARE(listening.operations(), std::vector<std::string>{});
         // Recorded all the same.
@@ -224,8 +226,9 @@ private slots:
         // many evaluations before the release.
         const long long heldPolls = firstQueued.elapsed() / 1000;
         if (heldPolls > 0)
-            qWarning("slow machine: the next waiter's safety net may have polled %lld time(s) before the release",
-                     heldPolls);
+            qWarning(
+                "slow machine: the next waiter's safety net may have polled %lld time(s) before the release",
+                heldPolls);
         const RunResult first = finish(*waiters[0], 30000);
         QCOMPARE(first.exitCode, 0);
         std::this_thread::sleep_for(std::chrono::milliseconds(300)); // let the others react, if they would
@@ -303,8 +306,7 @@ private slots:
         QCOMPARE(next["last"].get<long long>(), last + 1);
         QCOMPARE(next["more"].get<bool>(), false);
         pqxx::read_transaction tx(reviewer);
-        const json capped =
-            json::parse(tx.exec1("SELECT relctl.events_after(0, 1)")[0].c_str());
+        const json capped = json::parse(tx.exec1("SELECT relctl.events_after(0, 1)")[0].c_str());
         QCOMPARE(capped["more"].get<bool>(), true);
     }
 };

@@ -31,8 +31,19 @@ struct Lease
 Lease acquire(const std::string& dsn, const std::string& env, const std::string& job, int generation,
               const std::string& ttl = "60s", const std::string& opId = {})
 {
-    Args args{"--json", "lease",     "acquire", "--env", env,   "--job", job, "--release", "r" + std::to_string(generation),
-              "--generation", std::to_string(generation), "--ttl", ttl};
+    Args args{"--json",
+              "lease",
+              "acquire",
+              "--env",
+              env,
+              "--job",
+              job,
+              "--release",
+              "r" + std::to_string(generation),
+              "--generation",
+              std::to_string(generation),
+              "--ttl",
+              ttl};
     if (!opId.empty()) {
         args.push_back("--op-id");
         args.push_back(opId);
@@ -94,13 +105,14 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         pqxx::connection attacker(db.jobDsn());
-        const json queued =
-            call(attacker, "SELECT relctl.acquire('prod', 'victim', 'r2', 2, NULL, 'ci-42-acquire', '{}', true, " +
-                               sqlLiteral(kAttackerSecret) + ")");
+        const json queued = call(
+            attacker, "SELECT relctl.acquire('prod', 'victim', 'r2', 2, NULL, 'ci-42-acquire', '{}', true, " +
+                          sqlLiteral(kAttackerSecret) + ")");
         QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
         const std::string candidate = std::to_string(queued["candidate"].get<long long>());
         call(attacker, "SELECT relctl.leave_queue(" + candidate + ", " + sqlLiteral(kAttackerSecret) + ")");
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
 
         const Lease victim = acquire(db.jobDsn(), "prod", "victim", 2, "60s", "ci-42-acquire");
         const json stolen = call(attacker, "SELECT relctl.acquire_candidate(" + candidate + ", '{}', " +
@@ -153,9 +165,10 @@ private slots:
         // snapshot was taken.
         tx.exec("BEGIN ISOLATION LEVEL " + level.toStdString());
         tx.exec("SELECT 1");
-        QCOMPARE(relctlWithDsn(db.dsn(), {"lease", "revoke", "--env", "prod", "--by", "ops", "--reason", "bad"})
-                     .exitCode,
-                 0);
+        QCOMPARE(
+            relctlWithDsn(db.dsn(), {"lease", "revoke", "--env", "prod", "--by", "ops", "--reason", "bad"})
+                .exitCode,
+            0);
         const auto [state, message] = failure(tx, "SELECT relctl.publish('prod', " + l.token + ", '" + l.id +
                                                       "', '{\"image\":\"late\"}', NULL, '{}')");
         tx.exec("COMMIT");
@@ -175,16 +188,18 @@ private slots:
         pqxx::nontransaction tx(c);
         tx.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
         tx.exec("SELECT 1");
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew", "--ttl", "60s"}, {{"RELCTL_LEASE", holder.handle}})
-                     .exitCode,
-                 0);
+        QCOMPARE(
+            relctlWithDsn(db.jobDsn(), {"lease", "renew", "--ttl", "60s"}, {{"RELCTL_LEASE", holder.handle}})
+                .exitCode,
+            0);
         QTest::qWait(1800);
         const auto [state, message] =
             failure(tx, "SELECT relctl.acquire('prod', 'thief', 'r2', 2, NULL, NULL, '{}', false, NULL)");
         tx.exec("COMMIT");
         QCOMPARE(state, std::string("RC002"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 1LL);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
     }
 
     // Attack 3. A session that sets its own bounds to zero, locks the
@@ -197,7 +212,8 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         pqxx::connection wedge(db.jobDsn());
         pqxx::nontransaction w(wedge);
-        w.exec("SET idle_in_transaction_session_timeout = 0; SET lock_timeout = 0; SET statement_timeout = 0");
+        w.exec(
+            "SET idle_in_transaction_session_timeout = 0; SET lock_timeout = 0; SET statement_timeout = 0");
         w.exec("BEGIN");
         w.exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
         QElapsedTimer timer;
@@ -228,15 +244,17 @@ private slots:
         pqxx::connection caller(db.jobDsn());
         pqxx::nontransaction c(caller);
         c.exec("BEGIN");
-        QVERIFY(c.exec1("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle'")[0].as<long long>() >= 1);
+        QVERIFY(c.exec1("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle'")[0].as<long long>() >=
+                1);
         h.exec("BEGIN");
         h.exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
         std::string status;
         std::thread waiter([&] {
-            status = json::parse(c.exec1("SELECT relctl.acquire('prod', 'j', 'r1', 1, NULL, NULL, '{}', false, "
-                                         "NULL)")[0]
-                                     .c_str())
-                         .value("status", std::string());
+            status =
+                json::parse(c.exec1("SELECT relctl.acquire('prod', 'j', 'r1', 1, NULL, NULL, '{}', false, "
+                                    "NULL)")[0]
+                                .c_str())
+                    .value("status", std::string());
             c.exec("COMMIT");
         });
         QTest::qWait(1500);
@@ -274,8 +292,8 @@ private slots:
         timer.start();
         RunResult after;
         while (timer.elapsed() < 40000) {
-            after = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "j", "--release",
-                                                "r", "--generation", "1"});
+            after = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "j",
+                                                "--release", "r", "--generation", "1"});
             if (after.exitCode != 9)
                 break;
         }
@@ -299,16 +317,19 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         acquire(db.jobDsn(), "prod", "holder", 1, "1s");
         pqxx::connection sitter(db.jobDsn());
-        const json queued = call(sitter, "SELECT relctl.acquire('prod', 'sitter', 'r2', 2, 1000, 'sitter-acquire', "
-                                         "'{}', true, " + sqlLiteral(kAttackerSecret) + ")");
+        const json queued =
+            call(sitter, "SELECT relctl.acquire('prod', 'sitter', 'r2', 2, 1000, 'sitter-acquire', "
+                         "'{}', true, " +
+                             sqlLiteral(kAttackerSecret) + ")");
         QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
-        RunResult waiter = relctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job",
-                                                       "waiter", "--release", "r3", "--generation", "3", "--ttl",
-                                                       "60s", "--wait", "25s", "--op-id", "waiter-acquire"});
+        RunResult waiter = relctlWithDsn(
+            db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job", "waiter", "--release", "r3",
+                          "--generation", "3", "--ttl", "60s", "--wait", "25s", "--op-id", "waiter-acquire"});
         QVERIFY2(waiter.exitCode == 0, (std::to_string(waiter.exitCode) + " " + waiter.err).c_str());
         QVERIFY2(waiter.elapsedMs < 10000, std::to_string(waiter.elapsedMs).c_str());
         QCOMPARE(waiter.json()["job"].get<std::string>(), std::string("waiter"));
-        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'sitter'"), std::string("granted"));
+        QCOMPARE(db.scalar("SELECT state FROM relctl.candidates WHERE job = 'sitter'"),
+                 std::string("granted"));
     }
 
     // Attack 4, liveness: a waiter's queue lock key is visible in pg_locks;
@@ -320,18 +341,21 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
-        auto waiter = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "dead",
-                                                       "--release", "r2", "--generation", "2", "--wait", "60s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        auto waiter =
+            startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "dead",
+                                             "--release", "r2", "--generation", "2", "--wait", "60s"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         const std::string key = db.scalar("SELECT lock_key FROM relctl.candidates");
         ::kill(static_cast<pid_t>(waiter->processId()), SIGKILL);
         finish(*waiter, 10000);
         pqxx::connection squatter(db.loginDsn("squatter", {}));
-        QTRY_VERIFY_WITH_TIMEOUT(
-            pqxx::nontransaction(squatter).exec1("SELECT pg_try_advisory_lock(1380273219, " + key + ")")[0].as<bool>(),
-            10000);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(pqxx::nontransaction(squatter)
+                                     .exec1("SELECT pg_try_advisory_lock(1380273219, " + key + ")")[0]
+                                     .as<bool>(),
+                                 10000);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
         const json shown = relctlWithDsn(db.jobDsn(), {"--json", "env", "show", "prod"}).json();
         QVERIFY2(shown["queue"].empty(), shown.dump().c_str());
         RunResult next = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "next",
@@ -346,16 +370,19 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         acquire(db.jobDsn(), "prod", "holder", 1);
-        auto waiter = startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "prod", "--job",
-                                                       "unwanted", "--release", "r2", "--generation", "2", "--wait",
-                                                       "60s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        auto waiter = startRelctlWithDsn(db.jobDsn(),
+                                         {"--json", "lease", "acquire", "--env", "prod", "--job", "unwanted",
+                                          "--release", "r2", "--generation", "2", "--wait", "60s"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         const std::string id = db.scalar("SELECT id FROM relctl.candidates");
-        RunResult drop = relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "wrong artifact"});
+        RunResult drop =
+            relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "wrong artifact"});
         QVERIFY2(drop.exitCode == 0, drop.err.c_str());
-        QVERIFY2(drop.out.find("dropped candidate " + id + " (job unwanted") != std::string::npos, drop.out.c_str());
-        QCOMPARE(relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "again"}).exitCode, 2);
+        QVERIFY2(drop.out.find("dropped candidate " + id + " (job unwanted") != std::string::npos,
+                 drop.out.c_str());
+        QCOMPARE(relctlWithDsn(db.dsn(), {"queue", "drop", id, "--by", "ops", "--reason", "again"}).exitCode,
+                 2);
         RunResult dropped = finish(*waiter, 30000);
         QCOMPARE(dropped.exitCode, 4);
         QVERIFY2(dropped.out.find("CANDIDATE_DROPPED") != std::string::npos, dropped.out.c_str());
@@ -363,7 +390,8 @@ private slots:
                            "WHERE operation = 'queue-drop'"),
                  std::string("ops: wrong artifact"));
         // A job may not drop anyone.
-        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.queue_drop(" + id + ", 'x', 'y', '{}')"), std::string("42501"));
+        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.queue_drop(" + id + ", 'x', 'y', '{}')"),
+                 std::string("42501"));
     }
 
     // Attack 5. Any login may take the advisory lock of a predictable op id's
@@ -376,8 +404,9 @@ private slots:
         pqxx::connection squatter(db.loginDsn("squatter", {}));
         pqxx::nontransaction s(squatter);
         s.exec("SELECT pg_advisory_lock(hashtextextended('relctl.op:ci-7-acquire', 0))");
-        RunResult r = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "ci-7", "--release",
-                                                  "r1", "--generation", "1", "--op-id", "ci-7-acquire"});
+        RunResult r =
+            relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "ci-7", "--release",
+                                        "r1", "--generation", "1", "--op-id", "ci-7-acquire"});
         QVERIFY2(r.exitCode == 0, (std::to_string(r.exitCode) + " " + r.err).c_str());
         QVERIFY2(r.elapsedMs < 5000, std::to_string(r.elapsedMs).c_str());
         QVERIFY(connectionEnded(s));
@@ -396,10 +425,11 @@ private slots:
         // Counts the calls of every PL/pgSQL function in sessions that start from now.
         db.exec("ALTER DATABASE \"" + db.name() + "\" SET track_functions = 'pl'");
         const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
-        auto waiter = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
-                                                       "--release", "r2", "--generation", "2", "--wait", "6s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        auto waiter =
+            startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
+                                             "--release", "r2", "--generation", "2", "--wait", "6s"});
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         const std::string channel = "relctl_c" + db.scalar("SELECT id FROM relctl.candidates");
         pqxx::connection spammer(db.loginDsn("spammer", {}));
         QElapsedTimer timer;
@@ -421,10 +451,11 @@ private slots:
         // 3 at once, then 4 a second, and the safety net's one a second, over the 6 s wait.
         const long long bound = 3 + 6 * 4 + 7;
         qInfo("%lld asks after %lld ms of notifications (bound %lld)", calls, spammedMs, bound);
-        QVERIFY2(calls <= bound, (std::to_string(calls) + " calls, bound " + std::to_string(bound) + " over " +
-                                  std::to_string(spammedMs) + " ms of notifications")
+        QVERIFY2(calls <= bound, (std::to_string(calls) + " calls, bound " + std::to_string(bound) +
+                                  " over " + std::to_string(spammedMs) + " ms of notifications")
                                      .c_str());
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
     }
 
     // The watch key: a waiter registers with a shared advisory lock, so that
@@ -440,17 +471,19 @@ private slots:
         pqxx::connection squatter(db.loginDsn("squatter", {}));
         pqxx::nontransaction s(squatter);
         s.exec("SELECT pg_advisory_lock(1380273239, hashtext('prod'))");
-        auto waiter = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
-                                                       "--release", "r2", "--generation", "2", "--wait", "30s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'session-ended'"),
-                                  1LL, 10000);
+        auto waiter =
+            startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
+                                             "--release", "r2", "--generation", "2", "--wait", "30s"});
+        QTRY_COMPARE_WITH_TIMEOUT(
+            db.count("SELECT count(*) FROM relctl.events WHERE operation = 'session-ended'"), 1LL, 10000);
         QVERIFY(connectionEnded(s));
         QCOMPARE(db.scalar("SELECT (detail ->> 'login') || ': ' || (detail ->> 'held') FROM relctl.events "
                            "WHERE operation = 'session-ended'"),
                  std::string("relctl_test_squatter: the watch key of prod"));
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
         const RunResult r = finish(*waiter, 20000);
         QVERIFY2(r.exitCode == 0, r.err.c_str());
         QVERIFY2(r.err.find("cannot watch") == std::string::npos, r.err.c_str());
@@ -464,14 +497,17 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         relctlWithDsn(db.dsn(), {"env", "add", "test"});
         acquire(db.jobDsn(), "prod", "first-job", 1, "60s", "shared-op");
-        RunResult again = relctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "test", "--job", "other",
-                                                      "--release", "x9", "--generation", "9", "--op-id", "shared-op"});
+        RunResult again =
+            relctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "test", "--job", "other",
+                                        "--release", "x9", "--generation", "9", "--op-id", "shared-op"});
         QCOMPARE(again.exitCode, 8);
-        QVERIFY2(again.out.find("first-job") == std::string::npos && again.err.find("first-job") == std::string::npos,
+        QVERIFY2(again.out.find("first-job") == std::string::npos &&
+                     again.err.find("first-job") == std::string::npos,
                  (again.out + again.err).c_str());
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'OP_ID_CONFLICT' AND env = 'test' "
-                          "AND db_user = 'relctl_test_job'"),
-                 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE reason = 'OP_ID_CONFLICT' AND env = 'test' "
+                     "AND db_user = 'relctl_test_job'"),
+            1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE env = 'test'"), 0LL);
     }
 
@@ -485,23 +521,25 @@ private slots:
         acquire(db.dsn(), "prod", "holder", 1);
         auto older = startRelctlWithDsn(db.dsn(), {"lease", "acquire", "--env", "prod", "--job", "older",
                                                    "--release", "r2", "--generation", "2", "--wait", "60s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         auto newer = startRelctlWithDsn(db.dsn(), {"lease", "acquire", "--env", "prod", "--job", "newer",
                                                    "--release", "r3", "--generation", "3", "--wait", "60s"});
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.supersessions WHERE state = 'pending'"), 1LL,
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            db.count("SELECT count(*) FROM relctl.supersessions WHERE state = 'pending'"), 1LL, 10000);
         const std::string request = db.scalar("SELECT id FROM relctl.supersessions");
         pqxx::connection winnerLogin(db.dsn());
-        const json refused = call(winnerLogin, "SELECT relctl.decide(" + request + ", true, 'me', NULL, '{}')");
+        const json refused =
+            call(winnerLogin, "SELECT relctl.decide(" + request + ", true, 'me', NULL, '{}')");
         QCOMPARE(refused["reason"].get<std::string>(), std::string("SELF_APPROVAL"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'SELF_APPROVAL' "
                           "AND db_user = 'relctl_test_manager'"),
                  1LL);
         pqxx::connection other(db.loginDsn("approver"));
-        QCOMPARE(call(other, "SELECT relctl.decide(" + request + ", true, 'someone else', NULL, '{}')")["status"]
-                     .get<std::string>(),
-                 std::string("ok"));
+        QCOMPARE(
+            call(other, "SELECT relctl.decide(" + request + ", true, 'someone else', NULL, '{}')")["status"]
+                .get<std::string>(),
+            std::string("ok"));
         older->kill();
         newer->kill();
         finish(*older, 5000);
@@ -521,9 +559,10 @@ private slots:
         f.exec("SELECT relctl.acquire('prod', 'f' || g, 'r', g + 1, NULL, 'flood-' || g, '{}', true, "
                "'flood-secret-0123456789-' || g) FROM generate_series(1, 1000) g");
         QCOMPARE(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1000LL);
-        const json full = json::parse(f.exec1("SELECT relctl.acquire('prod', 'f', 'r', 5000, NULL, 'flood-x', '{}', "
-                                              "true, 'flood-secret-0123456789-x')")[0]
-                                          .c_str());
+        const json full =
+            json::parse(f.exec1("SELECT relctl.acquire('prod', 'f', 'r', 5000, NULL, 'flood-x', '{}', "
+                                "true, 'flood-secret-0123456789-x')")[0]
+                            .c_str());
         QCOMPARE(full["reason"].get<std::string>(), std::string("QUEUE_FULL"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'QUEUE_FULL'"), 1LL);
         RunResult shown = relctlWithDsn(db.jobDsn(), {"--json", "env", "show", "prod"});
@@ -550,32 +589,39 @@ private slots:
         QElapsedTimer timer;
         timer.start();
         const long long refused = f.exec1("SELECT count(*) FILTER (WHERE r ->> 'status' = 'refused') FROM "
-                                          "(SELECT relctl.renew('prod', " + holder.token +
+                                          "(SELECT relctl.renew('prod', " +
+                                          holder.token +
                                           ", gen_random_uuid(), NULL, '{}') AS r "
                                           "FROM generate_series(1, 5000)) x")[0]
                                       .as<long long>();
         qInfo("5,000 refused renews in %lld ms", timer.elapsed());
         QCOMPARE(refused, 5000LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'BAD_LEASE_ID'"), 100LL);
-        QCOMPARE(db.count("SELECT refusals FROM relctl.unrecorded_refusals WHERE db_user = 'relctl_test_job'"),
-                 4900LL);
+        QCOMPARE(
+            db.count("SELECT refusals FROM relctl.unrecorded_refusals WHERE db_user = 'relctl_test_job'"),
+            4900LL);
         // Another login's refusal on the same environment is recorded as always.
-        QCOMPARE(relctlWithDsn(db.dsn(), {"lease", "renew"},
-                               {{"RELCTL_LEASE", "prod:" + holder.token + ":3f1c2a6e9b7d4c1e8a2b5d6e7f809a1b"}})
-                     .exitCode,
-                 7);
+        QCOMPARE(
+            relctlWithDsn(db.dsn(), {"lease", "renew"},
+                          {{"RELCTL_LEASE", "prod:" + holder.token + ":3f1c2a6e9b7d4c1e8a2b5d6e7f809a1b"}})
+                .exitCode,
+            7);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'BAD_LEASE_ID'"), 101LL);
         // The job login's next refusal that has room (another environment)
         // records the count first.
         QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.renew('test', 1, gen_random_uuid(), NULL, '{}')"),
                  std::string());
-        QCOMPARE(db.scalar("SELECT (detail ->> 'refusals') || ' ' || (detail #>> '{counts,prod,BAD_LEASE_ID}') || ' ' "
-                           "|| db_user FROM relctl.events WHERE operation = 'refusals-unrecorded'"),
-                 std::string("4900 4900 relctl_test_job"));
+        QCOMPARE(
+            db.scalar(
+                "SELECT (detail ->> 'refusals') || ' ' || (detail #>> '{counts,prod,BAD_LEASE_ID}') || ' ' "
+                "|| db_user FROM relctl.events WHERE operation = 'refusals-unrecorded'"),
+            std::string("4900 4900 relctl_test_job"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.unrecorded_refusals"), 0LL);
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND env = 'test'"), 1LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'renew' AND env = 'test'"),
+                 1LL);
         // The holder's own lease is untouched.
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", holder.handle}}).exitCode, 0);
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "renew"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
+                 0);
     }
 
     // Floods: a job login opened 2,001 promotion requests in 1.7 s. Open
@@ -593,12 +639,14 @@ private slots:
         }
         pqxx::connection flood(db.jobDsn());
         pqxx::nontransaction f(flood);
-        f.exec("SELECT relctl.promote_request('e0', 'r' || g, g, 'ci', NULL, '{}') FROM generate_series(1, 100) g");
+        f.exec("SELECT relctl.promote_request('e0', 'r' || g, g, 'ci', NULL, '{}') FROM generate_series(1, "
+               "100) g");
         QCOMPARE(db.count("SELECT count(*) FROM relctl.promotions WHERE state = 'open'"), 100LL);
-        const json full =
-            json::parse(f.exec1("SELECT relctl.promote_request('e0', 'r', 500, 'ci', NULL, '{}')")[0].c_str());
+        const json full = json::parse(
+            f.exec1("SELECT relctl.promote_request('e0', 'r', 500, 'ci', NULL, '{}')")[0].c_str());
         QCOMPARE(full["reason"].get<std::string>(), std::string("PROMOTIONS_FULL"));
-        QVERIFY2(full["message"].get<std::string>().find("100 promotion requests are open on e0") != std::string::npos,
+        QVERIFY2(full["message"].get<std::string>().find("100 promotion requests are open on e0") !=
+                     std::string::npos,
                  full.dump().c_str());
         // An acquire of a new release asks for a request too: refused the same way, as busy.
         RunResult acquired = relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "e0", "--job", "j",
@@ -615,11 +663,12 @@ private slots:
         const json login =
             json::parse(f.exec1("SELECT relctl.promote_request('e10', 'r', 1, 'ci', NULL, '{}')")[0].c_str());
         QCOMPARE(login["reason"].get<std::string>(), std::string("PROMOTIONS_FULL"));
-        QVERIFY2(login["message"].get<std::string>().find("has 1000 promotion requests open") != std::string::npos,
+        QVERIFY2(login["message"].get<std::string>().find("has 1000 promotion requests open") !=
+                     std::string::npos,
                  login.dump().c_str());
         // Another login still may.
-        QCOMPARE(relctlWithDsn(db.dsn(), {"promote", "request", "--env", "e10", "--release", "r", "--generation",
-                                         "1", "--by", "ops"})
+        QCOMPARE(relctlWithDsn(db.dsn(), {"promote", "request", "--env", "e10", "--release", "r",
+                                          "--generation", "1", "--by", "ops"})
                      .exitCode,
                  0);
 
@@ -629,8 +678,8 @@ private slots:
                                                      "--generation", "1000", "--", "true"});
         QVERIFY2(high.exitCode == 0, high.err.c_str());
         QCOMPARE(relctlWithDsn(db.dsn(), {"env", "set", "e0", "--approvals", "1"}).exitCode, 0);
-        RunResult again = relctlWithDsn(db.jobDsn(), {"promote", "request", "--env", "e0", "--release", "r1001",
-                                                      "--generation", "1001", "--by", "ci"});
+        RunResult again = relctlWithDsn(db.jobDsn(), {"promote", "request", "--env", "e0", "--release",
+                                                      "r1001", "--generation", "1001", "--by", "ci"});
         QVERIFY2(again.exitCode == 0, again.err.c_str());
     }
 };

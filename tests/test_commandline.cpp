@@ -133,7 +133,8 @@ private slots:
             "relctl " + std::string(relctl::version()) + " (" + std::string(relctl::revision()) + ")\n";
         QVERIFY(std::string(relctl::version()).find('.') != std::string::npos);
         QVERIFY(!relctl::revision().empty());
-        for (const Args& args : {Args{"--version"}, Args{"--dsn", "x", "--version"}, Args{"--version", "env", "list"}}) {
+        for (const Args& args :
+             {Args{"--version"}, Args{"--dsn", "x", "--version"}, Args{"--version", "env", "list"}}) {
             const RunResult r = relctlWithDsn(kDeadDsn, args);
             QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r).c_str());
             QCOMPARE(r.out, expected);
@@ -153,7 +154,8 @@ private slots:
             console.start(QStringLiteral(RELEASE_CONSOLE_BIN), {word});
             if (!console.waitForFinished(30000))
                 console.kill();
-            return std::make_tuple(console.exitCode(), QString::fromLocal8Bit(console.readAllStandardOutput()),
+            return std::make_tuple(console.exitCode(),
+                                   QString::fromLocal8Bit(console.readAllStandardOutput()),
                                    QString::fromLocal8Bit(console.readAllStandardError()));
         };
         const auto [versionCode, versionOut, versionErr] = run(QStringLiteral("--version"));
@@ -203,25 +205,28 @@ private slots:
         for (const std::string& path : paths)
             QVERIFY2(page.find(".SS \"relctl " + path) != std::string::npos, path.c_str());
         for (const auto& s : relctl::catalogue::kExitStatuses)
-            QVERIFY2(page.find(".B " + std::to_string(static_cast<int>(s.code)) + "\n" + std::string(s.name) + ":") !=
-                         std::string::npos,
+            QVERIFY2(page.find(".B " + std::to_string(static_cast<int>(s.code)) + "\n" + std::string(s.name) +
+                               ":") != std::string::npos,
                      std::string(s.name).c_str());
         for (const auto& v : relctl::catalogue::kVariables)
-            QVERIFY2(page.find(".B " + std::string(v.name) + "\n") != std::string::npos, std::string(v.name).c_str());
+            QVERIFY2(page.find(".B " + std::string(v.name) + "\n") != std::string::npos,
+                     std::string(v.name).c_str());
         QVERIFY(page.find("QUEUE_FULL") != std::string::npos);
 
         QProcess man;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("MANWIDTH"), QStringLiteral("80"));
         man.setProcessEnvironment(env);
-        man.start(QStringLiteral("man"), {QStringLiteral("--warnings"), QStringLiteral("-E"), QStringLiteral("UTF-8"),
-                                          QStringLiteral("-l"), QStringLiteral(RELCTL_MANPAGE)});
+        man.start(QStringLiteral("man"),
+                  {QStringLiteral("--warnings"), QStringLiteral("-E"), QStringLiteral("UTF-8"),
+                   QStringLiteral("-l"), QStringLiteral(RELCTL_MANPAGE)});
         QVERIFY(man.waitForFinished(30000));
         const QString rendered = QString::fromUtf8(man.readAllStandardOutput());
         const QString warnings = QString::fromUtf8(man.readAllStandardError());
         QCOMPARE(man.exitCode(), 0);
         QVERIFY2(warnings.isEmpty(), qPrintable(warnings));
-        QVERIFY2(rendered.contains(QStringLiteral("relctl lease acquire --env E --job J")), qPrintable(rendered.left(2000)));
+        QVERIFY2(rendered.contains(QStringLiteral("relctl lease acquire --env E --job J")),
+                 qPrintable(rendered.left(2000)));
         QVERIFY(rendered.contains(QStringLiteral("EXIT STATUS")));
     }
 
@@ -246,10 +251,12 @@ private slots:
             return QString::fromUtf8(bash.readAllStandardOutput()).trimmed();
         };
         QCOMPARE(complete(QStringLiteral("relctl lease a")), QStringLiteral("acquire"));
-        QCOMPARE(complete(QStringLiteral("relctl --json lease acquire --gen")), QStringLiteral("--generation"));
+        QCOMPARE(complete(QStringLiteral("relctl --json lease acquire --gen")),
+                 QStringLiteral("--generation"));
         QCOMPARE(complete(QStringLiteral("relctl prom")), QStringLiteral("promote"));
         QCOMPARE(complete(QStringLiteral("relctl --ver")), QStringLiteral("--version"));
-        QCOMPARE(complete(QStringLiteral("relctl lease acquire --env ''")), QString()); // a value: nothing to offer
+        QCOMPARE(complete(QStringLiteral("relctl lease acquire --env ''")),
+                 QString()); // a value: nothing to offer
         QCOMPARE(relctlWithDsn(kDeadDsn, {"completion", "fish"}).exitCode, 2);
     }
 

@@ -453,12 +453,17 @@ private slots:
         for (int row = 0; row < list->count(); ++row) {
             QCOMPARE(list->item(row)->checkState(), Qt::Checked);
             QVERIFY(list->item(row)->toolTip().contains(
-                QString::fromStdString(relctl::rehearsal::scenarios()[static_cast<std::size_t>(row)].explanation)
+                QString::fromStdString(
+                    relctl::rehearsal::scenarios()[static_cast<std::size_t>(row)].explanation)
                     .toHtmlEscaped()));
         }
-        QVERIFY(window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalRun"))->isEnabled());
-        QVERIFY(!window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalCancel"))->isEnabled());
-        QVERIFY(!window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalSave"))->isEnabled());
+        QVERIFY(
+            window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalRun"))->isEnabled());
+        QVERIFY(!window.rehearsalsView()
+                     ->findChild<QPushButton*>(QStringLiteral("rehearsalCancel"))
+                     ->isEnabled());
+        QVERIFY(
+            !window.rehearsalsView()->findChild<QPushButton*>(QStringLiteral("rehearsalSave"))->isEnabled());
     }
 
     void focusShortcutsReachEveryView_data()

@@ -94,17 +94,18 @@ template <typename F> EnvironmentRow awaitRow(ConsoleQueries& q, const std::stri
 std::string insertEvents(long long n)
 {
     return "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
-        "op_id, host, pid, job_url) "
-        "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
-        "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
-        "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
-        "CASE WHEN i % 37 = 0 THEN 'rejected' ELSE 'accepted' END, "
-        "CASE WHEN i % 37 = 0 THEN (ARRAY['STALE_GENERATION', 'LEASE_EXPIRED', 'BAD_LEASE_ID', "
-        "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
-        "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, 'runner-' || (i % 13), "
-        "1000 + i % 50000, 'https://ci.example/jobs/' || (i / 10) "
-        "FROM generate_series(1, " +
-        std::to_string(n) + ") AS i";
+           "op_id, host, pid, job_url) "
+           "SELECT timestamptz '2024-01-01 00:00Z' + i * interval '10 milliseconds', "
+           "(ARRAY['test', 'staging', 'prod', 'qa', 'perf'])[1 + i % 5], "
+           "(ARRAY['acquire', 'renew', 'renew', 'renew', 'release', 'publish'])[1 + i % 6], "
+           "CASE WHEN i % 37 = 0 THEN 'rejected' ELSE 'accepted' END, "
+           "CASE WHEN i % 37 = 0 THEN (ARRAY['STALE_GENERATION', 'LEASE_EXPIRED', 'BAD_LEASE_ID', "
+           "'DISPATCH_FROZEN'])[1 + (i / 37) % 4] END, "
+           "'job-' || (i / 10), 'v' || (i / 100), i / 100 + 1, i / 10 + 1, 'op-' || i, 'runner-' || (i % "
+           "13), "
+           "1000 + i % 50000, 'https://ci.example/jobs/' || (i / 10) "
+           "FROM generate_series(1, " +
+           std::to_string(n) + ") AS i";
 }
 
 void seedEvents(const TestDatabase& db, long long n)
@@ -154,15 +155,16 @@ std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limi
 // meet NULL keys at page boundaries.
 std::string insertNullKeys(int n)
 {
-    return "INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token, host, "
-        "actor) SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE 'prod' END, 'env-set', "
-        "CASE WHEN i % 5 = 0 THEN 'rejected' ELSE 'accepted' END, "
-        "CASE WHEN i % 5 = 0 THEN 'NO_LEASE' END, CASE WHEN i % 2 = 0 THEN NULL ELSE 'job-x' END, "
-        "CASE WHEN i % 4 = 0 THEN NULL ELSE 'v-x' END, CASE WHEN i % 3 = 1 THEN NULL ELSE i % 7 END, "
-        "CASE WHEN i % 2 = 1 THEN NULL ELSE i % 4 END, CASE WHEN i % 6 = 0 THEN NULL ELSE 'h' END, "
-        "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 1 THEN 'Bob' END "
-        "FROM generate_series(1, " +
-        std::to_string(n) + ") AS i";
+    return "INSERT INTO relctl.events (env, operation, outcome, reason, job, release, generation, token, "
+           "host, "
+           "actor) SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE 'prod' END, 'env-set', "
+           "CASE WHEN i % 5 = 0 THEN 'rejected' ELSE 'accepted' END, "
+           "CASE WHEN i % 5 = 0 THEN 'NO_LEASE' END, CASE WHEN i % 2 = 0 THEN NULL ELSE 'job-x' END, "
+           "CASE WHEN i % 4 = 0 THEN NULL ELSE 'v-x' END, CASE WHEN i % 3 = 1 THEN NULL ELSE i % 7 END, "
+           "CASE WHEN i % 2 = 1 THEN NULL ELSE i % 4 END, CASE WHEN i % 6 = 0 THEN NULL ELSE 'h' END, "
+           "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 1 THEN 'Bob' END "
+           "FROM generate_series(1, " +
+           std::to_string(n) + ") AS i";
 }
 
 void seedNullKeys(const TestDatabase& db, int n)
@@ -666,10 +668,11 @@ private slots:
         // made each sort take 20 s).
         int batches = 0;
         int walked = 0;
-        const auto got = ids(allPages(q, {.text = ""}, 41, &walked, {AuditSort::Column(column), descending}, [&] {
-            db.exec(insertNullKeys(7) + "; " + insertEvents(11));
-            ++batches;
-        }));
+        const auto got =
+            ids(allPages(q, {.text = ""}, 41, &walked, {AuditSort::Column(column), descending}, [&] {
+                db.exec(insertNullKeys(7) + "; " + insertEvents(11));
+                ++batches;
+            }));
         QVERIFY(walked > 50 && batches > 10);
         const std::set<std::int64_t> unique(got.begin(), got.end());
         QCOMPARE(unique.size(), got.size()); // no duplicates
@@ -1044,9 +1047,10 @@ private slots:
         awaitRow(q, "web", [](const EnvironmentRow& r) { return r.pendingSupersessions == 1; });
         const std::string id = db.scalar("SELECT id FROM relctl.supersessions WHERE state = 'pending'");
         // A manager's own login: the login that queued the winner may not approve it.
-        QCOMPARE(relctlWithDsn(db.loginDsn("alice"), {"approve", id, "--by", "alice", "--reason", "hotfix first"})
-                     .exitCode,
-                 0);
+        QCOMPARE(
+            relctlWithDsn(db.loginDsn("alice"), {"approve", id, "--by", "alice", "--reason", "hotfix first"})
+                .exitCode,
+            0);
         QVERIFY(low->waitForFinished(20000));
         QCOMPARE(low->exitCode(), 4);
 
@@ -1306,34 +1310,42 @@ private slots:
         QFETCH(bool, descending);
         QFETCH(bool, json);
         TestDatabase db;
-        db.exec("INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, token, "
-                "current_release, op_id, host, pid, job_url, actor, client_addr, detail) "
-                "SELECT timestamptz '1969-12-31 23:59:58.5Z' + i * interval '1234.567 milliseconds', "
-                "(ARRAY['prod', NULL, 'staging'])[1 + i % 3], 'renew', "
-                "CASE WHEN i % 7 = 0 THEN 'rejected' ELSE 'accepted' END, "
-                "CASE WHEN i % 7 = 0 THEN E'two\\nlines' END, "
-                "(ARRAY['job-x', NULL, E'tab\\there', E'back\\\\slash', 'gel\u00f6scht', E'ctl\\x01\\x7f', "
-                "'a\"b,c', E'cr\\r\\nlf', ''])[1 + i % 9], "
-                "CASE WHEN i % 3 = 0 THEN NULL ELSE 'v' || (i % 17) END, CASE WHEN i % 4 = 0 THEN NULL ELSE i % 9 - 4 END, "
-                "CASE WHEN i % 5 = 2 THEN 9007199254740993 WHEN i % 5 <> 1 THEN i % 6 END, "
-                "CASE WHEN i % 2 = 1 THEN 'cur-' || i END, CASE WHEN i % 2 = 0 THEN 'op-' || i END, "
-                "CASE WHEN i % 6 = 0 THEN NULL ELSE 'host-' || (i % 4) END, CASE WHEN i % 8 <> 0 THEN 1000 + i END, "
-                "CASE WHEN i % 2 = 0 THEN 'https://ci.example/jobs/' || i || '?a=1&b=\"2\"' END, "
-                "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 2 THEN 'Zo\u00eb' END, "
-                "CASE WHEN i % 3 = 0 THEN inet '10.0.0.7' WHEN i % 3 = 1 THEN inet '::1' END, "
-                "(ARRAY[NULL, '{\"b\": 1, \"a\": [1.5, 2e3, true, null, \"x\\u0001y\"], \"\u00e9\": \"\u00fc\"}', "
-                "'\"a string, with comma\"', '42', '3.14', 'true', 'null', '{\"z\": {\"y\": 1, \"x\": 2}}', '[]', "
-                "'\"tab\\there\"', '{\"ttl_ms\": 60000, \"expires_at\": \"2024-01-01T00:00:00.5+00:00\"}', "
-                "'{\"state\": \"released\"}', '{}', '{\"n\": -12, \"a b\": \"x,y\", \"Z\": 0, \"aa\": \"\"}', "
-                "'{\"q\": \"say \\\"hi\\\"\", \"t\": 1.50, \"u\": \"caf\u00e9\"}', '{\"big\": 123456789012345678901}'])"
-                "[1 + i % 16]::jsonb "
-                "FROM generate_series(1, 300) AS i");
+        db.exec(
+            "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, generation, "
+            "token, "
+            "current_release, op_id, host, pid, job_url, actor, client_addr, detail) "
+            "SELECT timestamptz '1969-12-31 23:59:58.5Z' + i * interval '1234.567 milliseconds', "
+            "(ARRAY['prod', NULL, 'staging'])[1 + i % 3], 'renew', "
+            "CASE WHEN i % 7 = 0 THEN 'rejected' ELSE 'accepted' END, "
+            "CASE WHEN i % 7 = 0 THEN E'two\\nlines' END, "
+            "(ARRAY['job-x', NULL, E'tab\\there', E'back\\\\slash', 'gel\u00f6scht', E'ctl\\x01\\x7f', "
+            "'a\"b,c', E'cr\\r\\nlf', ''])[1 + i % 9], "
+            "CASE WHEN i % 3 = 0 THEN NULL ELSE 'v' || (i % 17) END, CASE WHEN i % 4 = 0 THEN NULL ELSE i % "
+            "9 - 4 END, "
+            "CASE WHEN i % 5 = 2 THEN 9007199254740993 WHEN i % 5 <> 1 THEN i % 6 END, "
+            "CASE WHEN i % 2 = 1 THEN 'cur-' || i END, CASE WHEN i % 2 = 0 THEN 'op-' || i END, "
+            "CASE WHEN i % 6 = 0 THEN NULL ELSE 'host-' || (i % 4) END, CASE WHEN i % 8 <> 0 THEN 1000 + i "
+            "END, "
+            "CASE WHEN i % 2 = 0 THEN 'https://ci.example/jobs/' || i || '?a=1&b=\"2\"' END, "
+            "CASE WHEN i % 4 = 0 THEN 'alice' WHEN i % 4 = 2 THEN 'Zo\u00eb' END, "
+            "CASE WHEN i % 3 = 0 THEN inet '10.0.0.7' WHEN i % 3 = 1 THEN inet '::1' END, "
+            "(ARRAY[NULL, '{\"b\": 1, \"a\": [1.5, 2e3, true, null, \"x\\u0001y\"], \"\u00e9\": "
+            "\"\u00fc\"}', "
+            "'\"a string, with comma\"', '42', '3.14', 'true', 'null', '{\"z\": {\"y\": 1, \"x\": 2}}', "
+            "'[]', "
+            "'\"tab\\there\"', '{\"ttl_ms\": 60000, \"expires_at\": \"2024-01-01T00:00:00.5+00:00\"}', "
+            "'{\"state\": \"released\"}', '{}', '{\"n\": -12, \"a b\": \"x,y\", \"Z\": 0, \"aa\": \"\"}', "
+            "'{\"q\": \"say \\\"hi\\\"\", \"t\": 1.50, \"u\": \"caf\u00e9\"}', '{\"big\": "
+            "123456789012345678901}'])"
+            "[1 + i % 16]::jsonb "
+            "FROM generate_series(1, 300) AS i");
         // Times the export's text form writes otherwise than a four-digit AD
         // year: before 1 AD, a five-digit year, the first and last microsecond
         // of a second.
-        db.exec("INSERT INTO relctl.events (at, env, operation, outcome) SELECT t, 'prod', 'renew', 'accepted' "
-                "FROM unnest(ARRAY[timestamptz '0044-03-15 12:00:00.5Z BC', '0001-12-31 23:59:59.999999Z BC', "
-                "'12021-06-01 00:00:00Z', '0001-01-01 00:00:00.000001Z', '2024-02-29 23:59:59.999999Z']) AS t");
+        db.exec(
+            "INSERT INTO relctl.events (at, env, operation, outcome) SELECT t, 'prod', 'renew', 'accepted' "
+            "FROM unnest(ARRAY[timestamptz '0044-03-15 12:00:00.5Z BC', '0001-12-31 23:59:59.999999Z BC', "
+            "'12021-06-01 00:00:00Z', '0001-01-01 00:00:00.000001Z', '2024-02-29 23:59:59.999999Z']) AS t");
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE job ~ '[\\t\\r\\n\\\\]'"), 101LL);
         constexpr std::size_t kEvents = 305;
         // A login whose own date style and time zone differ from the export's:
@@ -1388,12 +1400,16 @@ private slots:
         };
         const std::string nulls = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL";
         QCOMPARE(state(db.reviewerDsn(), nulls), std::string("RC002")); // no direction
-        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"), std::string());
-        QCOMPARE(state(db.jobDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"), std::string("42501"));
+        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"),
+                 std::string());
+        QCOMPARE(state(db.jobDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true"),
+                 std::string("42501"));
         for (const char* bad : {"'lease_id'", "'id; DROP TABLE relctl.events'", "'detail'", "''"})
-            QCOMPARE(state(db.reviewerDsn(), std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad + ", true"),
+            QCOMPARE(state(db.reviewerDsn(),
+                           std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad + ", true"),
                      std::string("RC002"));
-        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, 2, 1, NULL, 'time', true"), std::string("RC002"));
+        QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, 2, 1, NULL, 'time', true"),
+                 std::string("RC002"));
         QCOMPARE(state(db.reviewerDsn(), "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true, 'maybe'"),
                  std::string("RC002"));
         // Bounds at the ends of bigint: everything, or nothing, never an overflow.
@@ -1405,9 +1421,10 @@ private slots:
                           "9223372036854775807, NULL, NULL, 'time', true)"),
                  0LL);
         // The filter is the pages' filter: the rows of one environment, refused only.
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.console_audit_export('prod', NULL, NULL, NULL, NULL, NULL, "
-                          "NULL, 'host', true, 'rejected')"),
-                 db.count("SELECT count(*) FROM relctl.events WHERE env = 'prod' AND outcome = 'rejected'"));
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.console_audit_export('prod', NULL, NULL, NULL, NULL, NULL, "
+                     "NULL, 'host', true, 'rejected')"),
+            db.count("SELECT count(*) FROM relctl.events WHERE env = 'prod' AND outcome = 'rejected'"));
         // The pages: a bad limit is refused, extreme bounds are clamped.
         const auto page = [](const std::string& bounds, const std::string& limit) {
             return "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, " + bounds +
@@ -1415,7 +1432,8 @@ private slots:
         };
         for (const char* limit : {"NULL", "0", "-1", "5001", "2147483647"})
             QCOMPARE(sqlState(db.reviewerDsn(), page("NULL, NULL", limit)), std::string("RC002"));
-        QCOMPARE(sqlState(db.reviewerDsn(), page("-9223372036854775808, 9223372036854775807", "10")), std::string());
+        QCOMPARE(sqlState(db.reviewerDsn(), page("-9223372036854775808, 9223372036854775807", "10")),
+                 std::string());
         QCOMPARE(sqlState(db.jobDsn(), page("NULL, NULL", "10")), std::string("42501"));
         QCOMPARE(db.footprint(), before);
     }
@@ -1437,13 +1455,15 @@ private slots:
             return "SELECT relctl.console_audit_export_view(" + args + ")";
         };
         const std::string open = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'time', true";
-        QCOMPARE(sqlState(db.reviewerDsn(), viewCall("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL")),
+        QCOMPARE(sqlState(db.reviewerDsn(),
+                          viewCall("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL")),
                  std::string("RC002")); // no direction
         QCOMPARE(sqlState(db.reviewerDsn(), viewCall(open)), std::string());
         QCOMPARE(sqlState(db.jobDsn(), viewCall(open)), std::string("42501"));
         for (const char* bad : {"'lease_id'", "'id; DROP TABLE relctl.events'", "'detail'", "''"})
             QCOMPARE(sqlState(db.reviewerDsn(),
-                              viewCall(std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad + ", true")),
+                              viewCall(std::string("NULL, NULL, NULL, NULL, NULL, NULL, NULL, ") + bad +
+                                       ", true")),
                      std::string("RC002"));
         QCOMPARE(sqlState(db.reviewerDsn(), viewCall("NULL, NULL, NULL, NULL, 2, 1, NULL, 'time', true")),
                  std::string("RC002"));
@@ -1457,8 +1477,11 @@ private slots:
             return out;
         };
         // The same rows in the same order, whatever the values hold.
-        const std::vector<std::string> values{"prod",     "job-1",    "RUNNER", "x' OR true --", "$1",
-                                              "$14",      "p.p1",     "%s %L %I", "\\",         "'';DROP TABLE relctl.events;--",
+        const std::vector<std::string> values{"prod",     "job-1",
+                                              "RUNNER",   "x' OR true --",
+                                              "$1",       "$14",
+                                              "p.p1",     "%s %L %I",
+                                              "\\",       "'';DROP TABLE relctl.events;--",
                                               "e.id > 0", "NULL"};
         int matched = 0;
         for (const std::string& v : values) {
@@ -1471,7 +1494,8 @@ private slots:
                   "NULL, NULL, NULL, NULL, -9223372036854775808, 9223372036854775807, " + literal +
                       ", 'token', true, 'accepted'"}) {
                 pqxx::work tx(reviewer);
-                QCOMPARE(tx.exec1(viewCall(args))[0].as<std::string>(), std::string("pg_temp.relctl_audit_export"));
+                QCOMPARE(tx.exec1(viewCall(args))[0].as<std::string>(),
+                         std::string("pg_temp.relctl_audit_export"));
                 const std::vector<std::int64_t> viaView = ids(tx, "pg_temp.relctl_audit_export");
                 QCOMPARE(viaView, ids(tx, "relctl.console_audit_export(" + args + ")"));
                 matched += viaView.empty() ? 0 : 1;
@@ -1487,14 +1511,18 @@ private slots:
         const std::string schema = [&] {
             pqxx::nontransaction tx(reviewer);
             tx.exec(viewCall(open));
-            return tx.exec1("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                            "WHERE c.oid = 'pg_temp.relctl_audit_export'::regclass")[0]
+            return tx
+                .exec1("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                       "WHERE c.oid = 'pg_temp.relctl_audit_export'::regclass")[0]
                 .as<std::string>();
         }();
-        QCOMPARE(pqxx::nontransaction(reviewer).exec1("SELECT count(*) FROM pg_temp.relctl_audit_export")[0].as<long long>(),
+        QCOMPARE(pqxx::nontransaction(reviewer)
+                     .exec1("SELECT count(*) FROM pg_temp.relctl_audit_export")[0]
+                     .as<long long>(),
                  310LL);
         const std::string elsewhere = "SELECT count(*) FROM " + schema + ".relctl_audit_export";
-        QCOMPARE(sqlState(db.loginDsn("another_reviewer", {"relctl_reviewer"}), elsewhere), std::string("42501"));
+        QCOMPARE(sqlState(db.loginDsn("another_reviewer", {"relctl_reviewer"}), elsewhere),
+                 std::string("42501"));
         QCOMPARE(sqlState(db.jobDsn(), elsewhere), std::string("42501"));
         const auto stateOf = [&](const std::string& sql) {
             try {
@@ -1509,8 +1537,9 @@ private slots:
         // (Refused as not updatable or not granted, whichever is checked first.)
         QVERIFY(!stateOf("DELETE FROM pg_temp.relctl_audit_export").empty());
         QVERIFY(!stateOf("UPDATE pg_temp.relctl_audit_export SET job = 'x'").empty());
-        QCOMPARE(stateOf("CREATE OR REPLACE TEMPORARY VIEW relctl_audit_export AS SELECT * FROM relctl.events"),
-                 std::string("42501"));
+        QCOMPARE(
+            stateOf("CREATE OR REPLACE TEMPORARY VIEW relctl_audit_export AS SELECT * FROM relctl.events"),
+            std::string("42501"));
         QCOMPARE(stateOf("DROP VIEW pg_temp.relctl_audit_export"), std::string("42501"));
         // A caller's own object of that name stops only its own export.
         pqxx::connection squatter(db.reviewerDsn());
@@ -1520,7 +1549,9 @@ private slots:
             QFAIL("the call replaced the caller's own view");
         } catch (const pqxx::sql_error&) {
         }
-        QCOMPARE(pqxx::nontransaction(squatter).exec1("SELECT id FROM pg_temp.relctl_audit_export")[0].as<int>(), 1);
+        QCOMPARE(
+            pqxx::nontransaction(squatter).exec1("SELECT id FROM pg_temp.relctl_audit_export")[0].as<int>(),
+            1);
         QCOMPARE(db.footprint(), before);
     }
 
@@ -1532,18 +1563,18 @@ private slots:
         seedEvents(db, 3'000);
         seedNullKeys(db, 10);
         const std::string readOnly = db.reviewerDsn() + " options='-c default_transaction_read_only=on'";
-        QCOMPARE(sqlState(readOnly, "SELECT relctl.console_audit_export_view(NULL, NULL, NULL, NULL, NULL, NULL, "
-                                    "NULL, 'time', true)"),
+        QCOMPARE(sqlState(readOnly,
+                          "SELECT relctl.console_audit_export_view(NULL, NULL, NULL, NULL, NULL, NULL, "
+                          "NULL, 'time', true)"),
                  std::string("25006"));
         Database writable(db.reviewerDsn());
         Database standby(readOnly);
         ConsoleQueries a(writable);
         ConsoleQueries b(standby);
         for (const AuditExportOptions& options :
-             {AuditExportOptions{},
-              AuditExportOptions{.filter = {.env = "prod", .text = "RUNNER"},
-                                 .sort = {AuditSort::Column::Host, true},
-                                 .format = AuditExportFormat::Json}}) {
+             {AuditExportOptions{}, AuditExportOptions{.filter = {.env = "prod", .text = "RUNNER"},
+                                    .sort = {AuditSort::Column::Host, true},
+                                    .format = AuditExportFormat::Json}}) {
             std::ostringstream viaView;
             std::ostringstream viaFunction;
             const std::int64_t rows = writeAuditExport(a, options, viaView);

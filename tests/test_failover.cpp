@@ -99,17 +99,18 @@ private slots:
 
         QCOMPARE(relctlWithDsn(primary.dsn(), {"migrate"}).exitCode, 0);
         QCOMPARE(relctlWithDsn(primary.dsn(), {"env", "add", "prod"}).exitCode, 0);
-        const std::string dsn = "host=" + primary.socketDir() + "," + standby->socketDir() + " port=" +
-                                std::to_string(primary.port()) + "," + std::to_string(standby->port()) +
-                                " user=" + primary.user() + " dbname=postgres target_session_attrs=read-write";
+        const std::string dsn = "host=" + primary.socketDir() + "," + standby->socketDir() +
+                                " port=" + std::to_string(primary.port()) + "," +
+                                std::to_string(standby->port()) + " user=" + primary.user() +
+                                " dbname=postgres target_session_attrs=read-write";
         const Env env{{"RELCTL_STATE_DIR", m_dir.filePath(QStringLiteral("state")).toStdString() +
                                                (synchronous ? "-sync" : "-async")}};
 
         std::vector<std::unique_ptr<QProcess>> workers;
         workers.reserve(kWorkers);
         for (int w = 0; w < kWorkers; ++w)
-            workers.push_back(startScriptWithDsn(
-                dsn, "failover-worker.sh", {std::to_string(w), std::to_string(kRounds), "prod"}, env));
+            workers.push_back(startScriptWithDsn(dsn, "failover-worker.sh",
+                                                 {std::to_string(w), std::to_string(kRounds), "prod"}, env));
         // Kill the primary once the run is well under way.
         QTRY_VERIFY_WITH_TIMEOUT(number(primary.query("SELECT count(*) FROM relctl.manifests")) >= 4, 60000);
         const long long tokenBeforeKill = number(primary.query("SELECT max(token) FROM relctl.leases"));
@@ -150,7 +151,8 @@ private slots:
             if (now.query("SELECT count(*) FROM relctl.manifests WHERE op_id = '" + op + "'") != "1")
                 ++lost;
         }
-        qInfo("%s: %d publishes acknowledged, %d of them not on the new primary; last token before the kill %lld",
+        qInfo("%s: %d publishes acknowledged, %d of them not on the new primary; last token before the kill "
+              "%lld",
               synchronous ? "synchronous" : "asynchronous", published, lost, tokenBeforeKill);
         QVERIFY(published >= 4);
         if (synchronous)
@@ -158,8 +160,9 @@ private slots:
 
         // Tokens handed out on the new primary are above its timeline's floor,
         // so above every token the old primary handed out, acknowledged or not.
-        const RunResult next = relctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "after",
-                                                   "--release", "r-after", "--generation", "100000", "--wait", "30s"});
+        const RunResult next =
+            relctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "after", "--release",
+                                "r-after", "--generation", "100000", "--wait", "30s"});
         QVERIFY2(next.exitCode == 0, next.err.c_str());
         const long long token = next.json()["token"].get<long long>();
         QVERIFY(token >= kTimelineTwoFloor);

@@ -7,8 +7,8 @@
 // OS processes against the real PostgreSQL; the stalls come from a proxy in
 // this process that forwards to the test cluster until told to go silent.
 
-#include "relctl/database.h"
 #include "faultproxy.h"
+#include "relctl/database.h"
 #include "relctl/error.h"
 #define RELCTL_TEST_NO_SHORT_NAME
 #include "relctlprocess.h"
@@ -29,10 +29,10 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pqxx/pqxx>
+#include <regex>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <thread>
@@ -101,8 +101,8 @@ bool waitForFile(const QString& path, int timeoutMs)
 
 Args acquireArgs(const std::string& env, const std::string& job, const std::string& generation)
 {
-    return {"lease", "acquire", "--env", env, "--job", job, "--release", "r" + generation, "--generation",
-            generation};
+    return {"lease",     "acquire",        "--env",        env,       "--job", job,
+            "--release", "r" + generation, "--generation", generation};
 }
 
 } // namespace
@@ -132,13 +132,15 @@ private:
         const RunResult waited = finish(waiter, 30000);
         QVERIFY2(waited.exitCode == 0, failure(waited));
         QVERIFY2(waited.err.find(said) != std::string::npos, failure(waited));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = '" + job + "' AND ended_at IS NULL"),
-                 1LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.leases WHERE job = '" + job + "' AND ended_at IS NULL"),
+            1LL);
     }
 
     static std::string liveLeaseId(const TestDatabase& db, const std::string& job)
     {
-        return db.scalar("SELECT replace(lease_id::text, '-', '') FROM relctl.leases WHERE job = '" + job + "'");
+        return db.scalar("SELECT replace(lease_id::text, '-', '') FROM relctl.leases WHERE job = '" + job +
+                         "'");
     }
 
 private slots:
@@ -151,7 +153,8 @@ private slots:
     {
         QTcpServer silent; // the kernel completes the handshake; nothing ever answers
         QVERIFY(silent.listen(QHostAddress::LocalHost));
-        const std::string dsn = "host=127.0.0.1 port=" + std::to_string(silent.serverPort()) + " dbname=x user=x";
+        const std::string dsn =
+            "host=127.0.0.1 port=" + std::to_string(silent.serverPort()) + " dbname=x user=x";
 
         QElapsedTimer t;
         t.start();
@@ -198,7 +201,8 @@ private slots:
         QVERIFY2(read.elapsedMs >= 1500 && read.elapsedMs < 6000, failure(read));
         QVERIFY2(read.err.find("no reply from the database within 2s") != std::string::npos, failure(read));
 
-        const RunResult write = relctlWithDsn(dsn, concat({"--json"}, acquireArgs("prod", "job-1", "1")), bound);
+        const RunResult write =
+            relctlWithDsn(dsn, concat({"--json"}, acquireArgs("prod", "job-1", "1")), bound);
         QVERIFY2(write.exitCode == 9, failure(write));
         QVERIFY2(write.elapsedMs < 6000, failure(write));
         QVERIFY2(write.err.find("the outcome is unknown") != std::string::npos, failure(write));
@@ -228,8 +232,9 @@ private slots:
         QVERIFY2(t.elapsed() < 15000, failure(r));
         QVERIFY2(r.err.find("could not release the lease") != std::string::npos, failure(r));
         QVERIFY2(r.err.find("runs out at its expiry") != std::string::npos, failure(r));
-        QCOMPARE(qstr(db.scalar("SELECT coalesce(end_reason, 'live') FROM relctl.leases WHERE job = 'job-r'")),
-                 QStringLiteral("live"));
+        QCOMPARE(
+            qstr(db.scalar("SELECT coalesce(end_reason, 'live') FROM relctl.leases WHERE job = 'job-r'")),
+            QStringLiteral("live"));
     }
 
     // A cancelled run whose release stalls: a second SIGTERM ends the wrapper
@@ -309,11 +314,13 @@ private slots:
         tx->exec("SELECT relctl.renew('prod', 999, gen_random_uuid(), NULL, '{}')");
         const auto before = db.footprint();
 
-        const RunResult shortWait = relctlWithDsn(dsn, concat(acquireArgs("prod", "job-s", "1"), {"--wait", "2s"}));
+        const RunResult shortWait =
+            relctlWithDsn(dsn, concat(acquireArgs("prod", "job-s", "1"), {"--wait", "2s"}));
         QVERIFY2(shortWait.exitCode == 9, failure(shortWait));
         QVERIFY2(shortWait.elapsedMs >= 1900, failure(shortWait));
         QVERIFY2(shortWait.err.find("locked by another session") != std::string::npos, failure(shortWait));
-        QVERIFY2(shortWait.err.find("asking again until --wait runs out") != std::string::npos, failure(shortWait));
+        QVERIFY2(shortWait.err.find("asking again until --wait runs out") != std::string::npos,
+                 failure(shortWait));
         QVERIFY(db.footprint() == before);
 
         // A fresh hold: a session idle in a transaction that holds an
@@ -345,11 +352,13 @@ private slots:
         if (!std::regex_search(cluster, host, std::regex(R"(host=(/\S+))")))
             QSKIP("the test cluster is not on a unix socket");
         const std::string socketName =
-            ".s.PGSQL." + (std::regex_search(cluster, port, std::regex(R"(port=(\d+))")) ? port[1].str() : "5432");
+            ".s.PGSQL." +
+            (std::regex_search(cluster, port, std::regex(R"(port=(\d+))")) ? port[1].str() : "5432");
         const QString socket = qstr(file(socketName));
         QLocalServer silent; // the kernel accepts; nothing ever answers
         QVERIFY(silent.listen(socket));
-        std::string dsn = std::regex_replace(cluster, std::regex(R"(host=\S+)"), "host=" + m_dir.path().toStdString());
+        std::string dsn =
+            std::regex_replace(cluster, std::regex(R"(host=\S+)"), "host=" + m_dir.path().toStdString());
         dsn = std::regex_replace(dsn, std::regex(R"(dbname=\S+)"), "") + " dbname=" + db.name();
         const Env patience{{"PGCONNECT_TIMEOUT", "2"}};
 
@@ -358,7 +367,8 @@ private slots:
         QVERIFY2(once.err.find("timeout expired") != std::string::npos, failure(once));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
 
-        auto waiter = startRelctlWith(dsn, concat(acquireArgs("prod", "job-w", "1"), {"--wait", "60s"}), patience);
+        auto waiter =
+            startRelctlWith(dsn, concat(acquireArgs("prod", "job-w", "1"), {"--wait", "60s"}), patience);
         std::this_thread::sleep_for(4500ms); // two attempts have timed out
         QVERIFY(waiter->state() != QProcess::NotRunning);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases"), 0LL);
@@ -386,11 +396,10 @@ private slots:
         const std::string tooDeepFile = writeFile("65.json", tooDeep);
 
         const auto before = db.footprint();
-        const Args rejected[] = {
-            {"publish", "--manifest", deepFile},
-            {"publish", "--manifest", tooDeepFile},
-            {"run", "--env", "prod", "--job", "job-e", "--release", "r2", "--generation", "2", "--manifest",
-             deepFile, "--", "true"}};
+        const Args rejected[] = {{"publish", "--manifest", deepFile},
+                                 {"publish", "--manifest", tooDeepFile},
+                                 {"run", "--env", "prod", "--job", "job-e", "--release", "r2", "--generation",
+                                  "2", "--manifest", deepFile, "--", "true"}};
         for (const Args& args : rejected) {
             const RunResult r = runRelctl(db, args, {}, lease);
             QVERIFY2(r.exitCode == 2, failure(r));
@@ -402,7 +411,8 @@ private slots:
         QVERIFY(db.footprint() == before);
 
         QByteArray deepest = QByteArray(63, '{').replace("{", "{\"a\":") + "{}" + QByteArray(63, '}');
-        const RunResult ok = runRelctl(db, {"publish", "--manifest", writeFile("64.json", deepest)}, {}, lease);
+        const RunResult ok =
+            runRelctl(db, {"publish", "--manifest", writeFile("64.json", deepest)}, {}, lease);
         QVERIFY2(ok.exitCode == 0, failure(ok));
     }
 
@@ -414,14 +424,16 @@ private slots:
         const RunResult badName = runRelctl(db, {"env", "show", "bad\nname"});
         QCOMPARE(badName.exitCode, 2);
         QVERIFY2(badName.err.find("bad\\nname") != std::string::npos, failure(badName));
-        QVERIFY2(!hasRawControl(badName.err, true) && std::count(badName.err.begin(), badName.err.end(), '\n') == 1,
+        QVERIFY2(!hasRawControl(badName.err, true) &&
+                     std::count(badName.err.begin(), badName.err.end(), '\n') == 1,
                  failure(badName));
 
         const RunResult op = runRelctl(db, {"op", "show", "op\x1b[31mred\rx"});
         QVERIFY2(op.exitCode == 0, failure(op));
         QVERIFY2(op.out.find("op\\x1b[31mred\\rx") != std::string::npos, failure(op));
         // The record's line and the state's three (state, summary, next), the id escaped in each.
-        QVERIFY2(!hasRawControl(op.out, true) && std::count(op.out.begin(), op.out.end(), '\n') == 4, failure(op));
+        QVERIFY2(!hasRawControl(op.out, true) && std::count(op.out.begin(), op.out.end(), '\n') == 4,
+                 failure(op));
 
         // An error message of the server quoting the input.
         const RunResult since = runRelctl(db, {"audit", "--since", "yesterday\nrelctl: forged\x1b"});
@@ -454,24 +466,27 @@ private slots:
 
         const RunResult argv = runRelctl(db, {"lease", "renew", "--lease", handle});
         QVERIFY2(argv.exitCode == 0, failure(argv));
-        QCOMPARE(qstr(argv.err), QStringLiteral("relctl: warning: --lease puts the lease secret in the process "
-                                             "list; use RELCTL_LEASE or --lease-file\n"));
+        QCOMPARE(qstr(argv.err),
+                 QStringLiteral("relctl: warning: --lease puts the lease secret in the process "
+                                "list; use RELCTL_LEASE or --lease-file\n"));
 
         const auto before = db.footprint();
-        const RunResult both = runRelctl(db, {"lease", "release", "--lease", handle, "--lease-file", leaseFile});
+        const RunResult both =
+            runRelctl(db, {"lease", "release", "--lease", handle, "--lease-file", leaseFile});
         QCOMPARE(both.exitCode, 2);
         QVERIFY2(both.err.find("not both") != std::string::npos, failure(both));
         const RunResult missing = runRelctl(db, {"lease", "release", "--lease-file", file("no-such-file")});
         QCOMPARE(missing.exitCode, 2);
-        const RunResult malformed =
-            runRelctl(db, {"lease", "release", "--lease-file", writeFile("bad", "prod:1:" + QByteArray(31, 'a'))});
+        const RunResult malformed = runRelctl(
+            db, {"lease", "release", "--lease-file", writeFile("bad", "prod:1:" + QByteArray(31, 'a'))});
         QCOMPARE(malformed.exitCode, 2);
         QVERIFY2(malformed.err.find(std::string(31, 'a')) == std::string::npos, failure(malformed));
         QVERIFY(db.footprint() == before);
 
         const RunResult release = runRelctl(db, {"lease", "release", "--lease-file", leaseFile});
         QVERIFY2(release.exitCode == 0 && release.err.empty(), failure(release));
-        QCOMPARE(qstr(db.scalar("SELECT end_reason FROM relctl.leases WHERE job = 'job-s'")), QStringLiteral("released"));
+        QCOMPARE(qstr(db.scalar("SELECT end_reason FROM relctl.leases WHERE job = 'job-s'")),
+                 QStringLiteral("released"));
 
         const RunResult help = runRelctl(db, {"--help"});
         QVERIFY(help.out.find("--lease-file FILE") != std::string::npos);
@@ -482,8 +497,8 @@ private slots:
     {
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
-        const RunResult ok = runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j1", "--release", "r1",
-                                         "--generation", "1", "--", "true"});
+        const RunResult ok = runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j1", "--release",
+                                            "r1", "--generation", "1", "--", "true"});
         QVERIFY2(ok.exitCode == 0, failure(ok));
         const std::string id1 = liveLeaseId(db, "job-j1");
         QCOMPARE(id1.size(), std::size_t(32));
@@ -492,8 +507,9 @@ private slots:
         QCOMPARE(ok.json().value("token", 0), 1);
         QVERIFY(!ok.json().contains("handle"));
 
-        const RunResult failed = runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j2", "--release",
-                                             "r2", "--generation", "2", "--", "sh", "-c", "exit 4"});
+        const RunResult failed =
+            runRelctl(db, {"--json", "run", "--env", "prod", "--job", "job-j2", "--release", "r2",
+                           "--generation", "2", "--", "sh", "-c", "exit 4"});
         QVERIFY2(failed.exitCode == 4, failure(failed));
         const std::string id2 = liveLeaseId(db, "job-j2");
         QVERIFY2(failed.out.find(id2) == std::string::npos && failed.err.find(id2) == std::string::npos,

@@ -508,7 +508,8 @@ private slots:
     void aRollbackToALaterOrTheSameManifestFails()
     {
         History h = rolledBackHistory(false);
-        h.manifests.push_back({3, "prod", "r10", 10, "j10", std::nullopt, 12000, std::nullopt}); // unserialized
+        h.manifests.push_back(
+            {3, "prod", "r10", 10, "j10", std::nullopt, 12000, std::nullopt}); // unserialized
         rollBackAgain(h, 4, 3, 1, 10000);
         expectOnly(check(h), "generations-advance", {"rollback #2", "published after it"});
         History same = rolledBackHistory(false);
@@ -681,7 +682,8 @@ private slots:
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
         QVERIFY2(verdicts[7].detail.rfind("1 publishes on promoted environments", 0) == 0,
                  verdicts[7].detail.c_str());
-        QVERIFY2(verdicts[7].detail.find("2 publishes on environments promoted from none") != std::string::npos,
+        QVERIFY2(verdicts[7].detail.find("2 publishes on environments promoted from none") !=
+                     std::string::npos,
                  verdicts[7].detail.c_str());
     }
 

@@ -37,8 +37,8 @@ const Env kQuick{{"RELCTL_RECONNECT_TIMEOUT", "5s"}};
 std::string acquireDirect(const TestDatabase& db, const std::string& job, int generation)
 {
     const RunResult r = relctl(db, {"lease", "acquire", "--env", "prod", "--job", job, "--release",
-                                    "v" + std::to_string(generation), "--generation", std::to_string(generation),
-                                    "--ttl", "60s"});
+                                    "v" + std::to_string(generation), "--generation",
+                                    std::to_string(generation), "--ttl", "60s"});
     if (r.exitCode != 0)
         qFatal("acquire failed (%d): %s", r.exitCode, r.err.c_str());
     return r.line();
@@ -67,8 +67,8 @@ private slots:
         FaultProxy proxy(TestDatabase::clusterDsn());
         proxy.loseReplyTo("relctl.publish(");
 
-        const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
-                                          {"--json", "publish", "--lease", handle, "--op-id", "pub-1"}, kQuick);
+        const RunResult r = relctlWithDsn(
+            proxy.dsn(db.name()), {"--json", "publish", "--lease", handle, "--op-id", "pub-1"}, kQuick);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
         QVERIFY2(says(r, "completed; the reply was lost and has been confirmed from the record (op id pub-1"),
@@ -99,13 +99,14 @@ private slots:
         FaultProxy proxy(TestDatabase::clusterDsn());
         proxy.loseRequest("relctl.publish(");
 
-        const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
-                                          {"--json", "publish", "--lease", handle, "--op-id", "pub-2"}, kQuick);
+        const RunResult r = relctlWithDsn(
+            proxy.dsn(db.name()), {"--json", "publish", "--lease", handle, "--op-id", "pub-2"}, kQuick);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
-        QVERIFY2(says(r, "the database had no record of op id pub-2: the first attempt never took effect, and it "
-                         "was sent again"),
-                 failure(r));
+        QVERIFY2(
+            says(r, "the database had no record of op id pub-2: the first attempt never took effect, and it "
+                    "was sent again"),
+            failure(r));
         QCOMPARE(r.json()["reply_lost"]["confirmed_from_record"], json(false));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.operations WHERE op_id = 'pub-2'"), 1LL);
@@ -124,8 +125,8 @@ private slots:
         env["RELCTL_STATE_DIR"] = m_dir.filePath(QStringLiteral("state-acquire")).toStdString();
 
         const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
-                                          {"lease", "acquire", "--env", "prod", "--job", "job-a", "--release", "v1",
-                                           "--generation", "1", "--op-id", "acq-1"},
+                                          {"lease", "acquire", "--env", "prod", "--job", "job-a", "--release",
+                                           "v1", "--generation", "1", "--op-id", "acq-1"},
                                           env);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
@@ -152,16 +153,17 @@ private slots:
         Env env = kQuick;
         env["RELCTL_STATE_DIR"] = m_dir.filePath(QStringLiteral("state-queue")).toStdString();
         auto waiter = startRelctlWithDsn(proxy.dsn(db.name()),
-                                         {"lease", "acquire", "--env", "prod", "--job", "job-w", "--release", "v2",
-                                          "--generation", "2", "--wait", "30s", "--op-id", "wait-1"},
+                                         {"lease", "acquire", "--env", "prod", "--job", "job-w", "--release",
+                                          "v2", "--generation", "2", "--wait", "30s", "--op-id", "wait-1"},
                                          env);
-        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"), 1LL,
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(db.count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting'"),
+                                  1LL, 10000);
         QCOMPARE(relctl(db, {"lease", "release", "--lease", holder}).exitCode, 0);
         const RunResult r = finish(*waiter, 30000);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
-        QVERIFY2(says(r, "the reply was lost and has been confirmed from the record (op id wait-1"), failure(r));
+        QVERIFY2(says(r, "the reply was lost and has been confirmed from the record (op id wait-1"),
+                 failure(r));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE job = 'job-w'"), 1LL);
         QCOMPARE(qstr(db.scalar("SELECT 'prod:' || token || ':' || replace(lease_id::text, '-', '') "
                                 "FROM relctl.leases WHERE job = 'job-w'")),
@@ -184,13 +186,14 @@ private slots:
         env["RELCTL_STATE_DIR"] = m_dir.filePath(QStringLiteral("state-refusal")).toStdString();
 
         const RunResult r = relctlWithDsn(proxy.dsn(db.name()),
-                                          {"lease", "acquire", "--env", "prod", "--job", "job-old", "--release",
-                                           "v1", "--generation", "1", "--op-id", "stale-1"},
+                                          {"lease", "acquire", "--env", "prod", "--job", "job-old",
+                                           "--release", "v1", "--generation", "1", "--op-id", "stale-1"},
                                           env);
         QVERIFY2(r.exitCode == 4, failure(r));
         QCOMPARE(proxy.struck(), 1);
-        QVERIFY2(says(r, "rejected (STALE_GENERATION); the reply was lost and has been confirmed from the record"),
-                 failure(r));
+        QVERIFY2(
+            says(r, "rejected (STALE_GENERATION); the reply was lost and has been confirmed from the record"),
+            failure(r));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'STALE_GENERATION'"), 1LL);
     }
 
@@ -205,12 +208,14 @@ private slots:
         FaultProxy proxy(TestDatabase::clusterDsn());
         proxy.loseReplyTo("relctl.publish(", true);
 
-        const RunResult r = relctlWithDsn(proxy.dsn(db.name()), {"publish", "--lease", handle, "--op-id", "pub-3"},
-                                          {{"RELCTL_RECONNECT_TIMEOUT", "1s"}});
+        const RunResult r =
+            relctlWithDsn(proxy.dsn(db.name()), {"publish", "--lease", handle, "--op-id", "pub-3"},
+                          {{"RELCTL_RECONNECT_TIMEOUT", "1s"}});
         QVERIFY2(r.exitCode == 9, failure(r));
         QVERIFY2(r.elapsedMs >= 900 && r.elapsedMs < 6000, failure(r));
         QVERIFY2(says(r, "the database stayed unreachable for 1s"), failure(r));
-        QVERIFY2(says(r, "the outcome is unknown; `relctl op show pub-3` says what became of it"), failure(r));
+        QVERIFY2(says(r, "the outcome is unknown; `relctl op show pub-3` says what became of it"),
+                 failure(r));
         QVERIFY2(proxy.connections() >= 3, failure(r)); // it did try to connect again
         const RunResult shown = relctl(db, {"--json", "op", "show", "pub-3"});
         QCOMPARE(shown.json()["state"], json("completed"));
@@ -225,8 +230,9 @@ private slots:
         const std::string handle = acquireDirect(db, "job-1", 1);
         FaultProxy proxy(TestDatabase::clusterDsn());
         proxy.loseReplyTo("relctl.publish(");
-        const RunResult off = relctlWithDsn(proxy.dsn(db.name()), {"publish", "--lease", handle, "--op-id", "pub-4"},
-                                            {{"RELCTL_RECONNECT_TIMEOUT", "0"}});
+        const RunResult off =
+            relctlWithDsn(proxy.dsn(db.name()), {"publish", "--lease", handle, "--op-id", "pub-4"},
+                          {{"RELCTL_RECONNECT_TIMEOUT", "0"}});
         QVERIFY2(off.exitCode == 9, failure(off));
         QVERIFY2(says(off, "`relctl op show pub-4` says what became of it"), failure(off));
         QCOMPARE(proxy.connections(), 1);
@@ -251,14 +257,17 @@ private slots:
         const std::string ran = m_dir.filePath(QStringLiteral("ran")).toStdString();
         Env env = kQuick;
         env["RELCTL_STATE_DIR"] = m_dir.filePath(QStringLiteral("state-run")).toStdString();
-        const Args run{"run", "--env", "prod", "--job", "job-r", "--release", "v1", "--generation", "1",
-                       "--op-id", "run-1", "--", "sh", "-c", "echo ran >> '" + ran + "'"};
+        const Args run{"run",       "--env", "prod",         "--job", "job-r",
+                       "--release", "v1",    "--generation", "1",     "--op-id",
+                       "run-1",     "--",    "sh",           "-c",    "echo ran >> '" + ran + "'"};
 
         const RunResult r = relctlWithDsn(proxy.dsn(db.name()), run, env);
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(proxy.struck(), 1);
-        QVERIFY2(says(r, "completed; the reply was lost and has been confirmed from the record (op id run-1.publish"),
-                 failure(r));
+        QVERIFY2(
+            says(r,
+                 "completed; the reply was lost and has been confirmed from the record (op id run-1.publish"),
+            failure(r));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 1LL);
         QCOMPARE(qstr(db.scalar("SELECT end_reason FROM relctl.leases")), QStringLiteral("released"));
 

@@ -85,8 +85,9 @@ QString describe(const std::vector<long long>& footprint)
 void checkErrorOutput(const RunResult& r, bool json, const std::string& error)
 {
     // --lease in argv is warned about first, on a line of its own, whatever follows.
-    static const std::string warning = "relctl: warning: --lease puts the lease secret in the process list; use "
-                                       "RELCTL_LEASE or --lease-file\n";
+    static const std::string warning =
+        "relctl: warning: --lease puts the lease secret in the process list; use "
+        "RELCTL_LEASE or --lease-file\n";
     const std::string e = r.err.rfind(warning, 0) == 0 ? r.err.substr(warning.size()) : r.err;
     QVERIFY2(e.rfind("relctl: ", 0) == 0 && e.size() > 10 && e.back() == '\n' &&
                  std::count(e.begin(), e.end(), '\n') == 1,
@@ -294,9 +295,11 @@ private slots:
         QTest::newRow("set but empty") << toList({"lease", "release"}) << QString();
         QTest::newRow("unknown environment (server)") << toList({"publish"}) << qstr("nope:1:" + m_id);
         // With a valid RELCTL_LEASE, the command itself must still be checked.
-        QTest::newRow("--lease wins over it") << toList({"lease", "renew", "--lease", "prod"}) << qstr(m_lease);
+        QTest::newRow("--lease wins over it")
+            << toList({"lease", "renew", "--lease", "prod"}) << qstr(m_lease);
         QTest::newRow("ttl 11m (server)") << toList({"lease", "renew", "--ttl", "11m"}) << qstr(m_lease);
-        QTest::newRow("bad manifest") << toList({"publish", "--manifest", file("array.json")}) << qstr(m_lease);
+        QTest::newRow("bad manifest")
+            << toList({"publish", "--manifest", file("array.json")}) << qstr(m_lease);
     }
     void leaseFromEnvironment()
     {

@@ -108,9 +108,10 @@ class TestMainWindow final : public QObject
         for (std::int64_t g : waiting) {
             const std::string job = prefix + "waiter-" + std::to_string(g);
             // The CI jobs' login: the console's own may not approve skipping for them.
-            waiters.push_back(startRelctlWithDsn(m_demo->jobDsn(), {"lease", "acquire", "--env", env, "--job", job, "--release",
-                                                  "v1." + std::to_string(g), "--generation",
-                                                  std::to_string(g), "--wait", "60s"}));
+            waiters.push_back(
+                startRelctlWithDsn(m_demo->jobDsn(), {"lease", "acquire", "--env", env, "--job", job,
+                                                      "--release", "v1." + std::to_string(g), "--generation",
+                                                      std::to_string(g), "--wait", "60s"}));
             [&] {
                 QTRY_COMPARE_WITH_TIMEOUT(
                     m_db->count("SELECT count(*) FROM relctl.candidates WHERE state = 'waiting' AND job = '" +

@@ -319,19 +319,20 @@ private slots:
         release.outcome = "accepted";
         release.job = "pipeline-110";
         release.token = 42;
-        release.detail = nlohmann::json{{"state", "released"},
-                                        {"note", "cancelled by SIGTERM"},
-                                        {"stopped",
-                                         {{"cause", "cancelled"},
-                                          {"signal", "SIGTERM"},
-                                          {"process_group", 4242},
-                                          {"command_started", true},
-                                          {"exit_code", 143},
-                                          {"killed_by", "SIGTERM"},
-                                          {"escalated", false}}},
-                                        {"caveat", "external work started by the command is not known to have "
-                                                   "stopped: check the deploy target before running again"}}
-                             .dump();
+        release.detail =
+            nlohmann::json{{"state", "released"},
+                           {"note", "cancelled by SIGTERM"},
+                           {"stopped",
+                            {{"cause", "cancelled"},
+                             {"signal", "SIGTERM"},
+                             {"process_group", 4242},
+                             {"command_started", true},
+                             {"exit_code", 143},
+                             {"killed_by", "SIGTERM"},
+                             {"escalated", false}}},
+                           {"caveat", "external work started by the command is not known to have "
+                                      "stopped: check the deploy target before running again"}}
+                .dump();
         const std::int64_t id = c.fake->addEvent(release);
         c.fake->announce({QStringLiteral("prod")});
         QTRY_COMPARE_WITH_TIMEOUT(c.session.audit()->rowCount(), 11, 2000);
@@ -340,7 +341,8 @@ private slots:
         c.window.auditView()->table()->selectionModel()->setCurrentIndex(c.session.audit()->index(*row, 0),
                                                                          QItemSelectionModel::ClearAndSelect |
                                                                              QItemSelectionModel::Rows);
-        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("process group 4242")), 1000);
+        QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("process group 4242")),
+                                 1000);
         QVERIFY(c.window.tracePanel()->text().contains(QStringLiteral("is not known to have stopped")));
         QCOMPARE(c.fake->requestCount(RequestKind::Trace), 0);
     }

@@ -201,12 +201,13 @@ private slots:
         // History, written through the old functions.
         db.exec("SELECT relctl.env_add('prod', NULL, NULL, '{}')");
         const json first = db.write("SELECT relctl.acquire('prod', 'job-1', 'v1', 1, 60000, 'job-1-acquire', "
-                                   "'{\"host\": \"ci\"}', false)");
+                                    "'{\"host\": \"ci\"}', false)");
         db.exec("SELECT relctl.publish('prod', 1, '" + first["lease_id"].get<std::string>() +
                 "', '{\"image\": \"v1\"}', 'job-1-publish', '{}')");
-        db.exec("SELECT relctl.release('prod', 1, '" + first["lease_id"].get<std::string>() + "', '{}', NULL)");
+        db.exec("SELECT relctl.release('prod', 1, '" + first["lease_id"].get<std::string>() +
+                "', '{}', NULL)");
         const json live = db.write("SELECT relctl.acquire('prod', 'job-2', 'v2', 2, 600000, 'job-2-acquire', "
-                                  "'{}', false)");
+                                   "'{}', false)");
         QCOMPARE(db.count("SELECT count(*) FROM relctl.operations WHERE outcome ? 'lease_id'"), 2LL);
         const long long events = db.count("SELECT count(*) FROM relctl.events");
 
@@ -254,13 +255,14 @@ private slots:
         RunResult shown = relctlWithDsn(jobDsn, {"--json", "op", "show", "job-2-acquire"});
         QCOMPARE(shown.exitCode, 0);
         QVERIFY2(shown.out.find(live["lease_id"].get<std::string>()) == std::string::npos, shown.out.c_str());
-        RunResult replay = relctlWithDsn(jobDsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-2",
-                                                  "--release", "v2", "--generation", "2", "--ttl", "10m", "--op-id",
-                                                  "job-2-acquire"});
+        RunResult replay = relctlWithDsn(jobDsn, {"--json", "lease", "acquire", "--env", "prod", "--job",
+                                                  "job-2", "--release", "v2", "--generation", "2", "--ttl",
+                                                  "10m", "--op-id", "job-2-acquire"});
         QCOMPARE(replay.exitCode, 7);
         QVERIFY(replay.out.find(live["lease_id"].get<std::string>()) == std::string::npos);
         // Tokens continue from where they were; publishing goes on.
-        QCOMPARE(relctlWithDsn(jobDsn, {"publish", "--op-id", "job-2-publish"}, {{"RELCTL_LEASE", handle}}).exitCode,
+        QCOMPARE(relctlWithDsn(jobDsn, {"publish", "--op-id", "job-2-publish"}, {{"RELCTL_LEASE", handle}})
+                     .exitCode,
                  0);
         QCOMPARE(db.scalar("SELECT string_agg(generation::text, ',' ORDER BY id) FROM relctl.manifests"),
                  std::string("1,2"));
@@ -275,20 +277,24 @@ private slots:
         const auto modules = modulesBefore0006();
         QCOMPARE(modules.size(), std::size_t(10));
         relctl::Database(db.adminDsn()).migrate(migrationsUpTo(5), modules);
-        QCOMPARE(db.count("SELECT count(*) FROM pg_attribute WHERE attrelid = 'relctl.environments'::regclass "
-                          "AND attname = 'high_water_generation'"),
-                 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM pg_attribute WHERE attrelid = 'relctl.environments'::regclass "
+                     "AND attname = 'high_water_generation'"),
+            0LL);
         // History, written through the old functions: v3 and v5 published, v7 holding the lease.
         db.exec("SELECT relctl.env_add('prod', NULL, NULL, '{}')");
         for (int g : {3, 5}) {
-            const json l = db.write("SELECT relctl.acquire('prod', 'job-" + std::to_string(g) + "', 'v" +
-                                    std::to_string(g) + "', " + std::to_string(g) + ", 60000, NULL, '{}', false)");
+            const json l =
+                db.write("SELECT relctl.acquire('prod', 'job-" + std::to_string(g) + "', 'v" +
+                         std::to_string(g) + "', " + std::to_string(g) + ", 60000, NULL, '{}', false)");
             db.exec("SELECT relctl.publish('prod', " + std::to_string(l["token"].get<long long>()) + ", '" +
-                    l["lease_id"].get<std::string>() + "', '{\"image\": \"v" + std::to_string(g) + "\"}', NULL, '{}')");
+                    l["lease_id"].get<std::string>() + "', '{\"image\": \"v" + std::to_string(g) +
+                    "\"}', NULL, '{}')");
             db.exec("SELECT relctl.release('prod', " + std::to_string(l["token"].get<long long>()) + ", '" +
                     l["lease_id"].get<std::string>() + "', '{}', NULL)");
         }
-        const json live = db.write("SELECT relctl.acquire('prod', 'job-7', 'v7', 7, 600000, NULL, '{}', false)");
+        const json live =
+            db.write("SELECT relctl.acquire('prod', 'job-7', 'v7', 7, 600000, NULL, '{}', false)");
         const long long events = db.count("SELECT count(*) FROM relctl.events");
 
         RunResult upgraded = runRelctl(db, {"--json", "migrate"});
@@ -299,17 +305,21 @@ private slots:
         QCOMPARE(db.count("SELECT count(*) FROM relctl.manifests"), 2LL);
 
         db.createLogins();
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"publish"}, {{"RELCTL_LEASE", live["handle"].get<std::string>()}}).exitCode,
-                 0);
+        QCOMPARE(
+            relctlWithDsn(db.jobDsn(), {"publish"}, {{"RELCTL_LEASE", live["handle"].get<std::string>()}})
+                .exitCode,
+            0);
         QCOMPARE(db.count("SELECT high_water_generation FROM relctl.environments WHERE name = 'prod'"), 7LL);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", live["handle"].get<std::string>()}})
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"},
+                               {{"RELCTL_LEASE", live["handle"].get<std::string>()}})
                      .exitCode,
                  0);
-        QCOMPARE(runRelctl(db, {"rollback", "--env", "prod", "--to-release", "v5", "--by", "ops", "--reason", "v7 bad"})
+        QCOMPARE(runRelctl(db, {"rollback", "--env", "prod", "--to-release", "v5", "--by", "ops", "--reason",
+                                "v7 bad"})
                      .exitCode,
                  0);
-        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "job-6", "--release", "v6",
-                                             "--generation", "6"})
+        QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "job-6",
+                                             "--release", "v6", "--generation", "6"})
                      .exitCode,
                  4);
         QCOMPARE(relctlWithDsn(db.jobDsn(), {"run", "--env", "prod", "--job", "job-8", "--release", "v8",
@@ -335,15 +345,19 @@ private slots:
                 "VALUES (1, 'prod', 'v1', 1, 'alice'), (2, 'prod', 'v2', 2, 'pipeline-2'), "
                 "(3, 'staging', 'v3', 3, 'carol')");
         db.exec("INSERT INTO relctl.events (env, operation, outcome, db_user, actor, detail) VALUES "
-                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', '{\"promotion\": 1}'), "
-                "('prod', 'promotion-requested', 'accepted', 'relctl_test_alice', 'alice', '{\"promotion\": 1}'), "
+                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', "
+                "'{\"promotion\": 1}'), "
+                "('prod', 'promotion-requested', 'accepted', 'relctl_test_alice', 'alice', '{\"promotion\": "
+                "1}'), "
                 "('prod', 'promotion-requested', 'accepted', 'relctl_test_job', NULL, '{\"promotion\": 2}'), "
-                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', '{\"promotion\": 3}')");
+                "('staging', 'promotion-requested', 'accepted', 'relctl_test_carol', 'carol', "
+                "'{\"promotion\": 3}')");
         db.exec("INSERT INTO relctl.candidates (id, env, job, release, generation, ttl_ms, op_id) "
                 "VALUES (10, 'prod', 'job-4', 'v4', 4, 60000, 'op-10')");
         db.exec("INSERT INTO relctl.supersessions (id, env, winner, skipped, state, decided_at, decided_by) "
                 "VALUES (5, 'prod', 10, '{}', 'approved', clock_timestamp(), 'bob'), "
-                "(6, 'prod', 10, '{}', 'denied', clock_timestamp(), 'dave'), (7, 'prod', 10, '{}', 'pending', NULL, NULL)");
+                "(6, 'prod', 10, '{}', 'denied', clock_timestamp(), 'dave'), (7, 'prod', 10, '{}', "
+                "'pending', NULL, NULL)");
         db.exec("INSERT INTO relctl.events (env, operation, outcome, db_user, actor, detail) VALUES "
                 "('prod', 'approve', 'accepted', 'relctl_test_bob', 'bob', '{\"request\": 5}'), "
                 "('prod', 'deny', 'accepted', 'relctl_test_dave', 'dave', '{\"request\": 6}')");

@@ -172,9 +172,10 @@ private slots:
         const auto before = db.footprint();
         pqxx::connection taken(bounded);
         pqxx::nontransaction(taken).exec("SELECT 1");
-        const RunResult r = relctlWithDsn(bounded, {"lease", "acquire", "--env", "prod", "--job", "job-1",
-                                                    "--release", "r1", "--generation", "1"},
-                                          {{"RELCTL_CALL_TIMEOUT", "2s"}});
+        const RunResult r = relctlWithDsn(
+            bounded,
+            {"lease", "acquire", "--env", "prod", "--job", "job-1", "--release", "r1", "--generation", "1"},
+            {{"RELCTL_CALL_TIMEOUT", "2s"}});
         QCOMPARE(r.exitCode, 9);
         QVERIFY2(r.elapsedMs < 10000, r.err.c_str());
         QCOMPARE(r.err, std::string("relctl: database unavailable: no reply from the database within 2s\n"));
@@ -197,12 +198,14 @@ private slots:
                            "JOIN relctl.manifests m ON m.id = e.current_manifest_id WHERE e.name = 'prod'"),
                  std::string("r1"));
 
-        const RunResult held = relctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-2",
-                                                   "--release", "r2", "--generation", "2"});
+        const RunResult held = relctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job",
+                                                   "job-2", "--release", "r2", "--generation", "2"});
         QVERIFY2(held.exitCode == 0, held.err.c_str());
-        auto waiter = startRelctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-3",
-                                               "--release", "r3", "--generation", "3", "--wait", "60s"});
-        for (int i = 0; i < 200 && db.count("SELECT count(*) FROM relctl.candidates WHERE job = 'job-3'") == 0; ++i)
+        auto waiter =
+            startRelctlWithDsn(dsn, {"--json", "lease", "acquire", "--env", "prod", "--job", "job-3",
+                                     "--release", "r3", "--generation", "3", "--wait", "60s"});
+        for (int i = 0;
+             i < 200 && db.count("SELECT count(*) FROM relctl.candidates WHERE job = 'job-3'") == 0; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.candidates WHERE job = 'job-3'"), 1LL);
         QCOMPARE(relctlWithDsn(dsn, {"lease", "release", "--lease", held.json()["handle"].get<std::string>()})

@@ -459,10 +459,11 @@ private slots:
         for (auto& p : racers) {
             RunResult r = finish(*p, 120000);
             // A session the protocol ended says who ended it and why.
-            QVERIFY2(r.exitCode == 0 || r.exitCode == 4,
-                     (r.err + db.scalar("SELECT coalesce(string_agg(detail::text, '; '), '') FROM relctl.events "
-                                        "WHERE operation = 'session-ended'"))
-                         .c_str());
+            QVERIFY2(
+                r.exitCode == 0 || r.exitCode == 4,
+                (r.err + db.scalar("SELECT coalesce(string_agg(detail::text, '; '), '') FROM relctl.events "
+                                   "WHERE operation = 'session-ended'"))
+                    .c_str());
             published += r.exitCode == 0 ? 1 : 0;
         }
         QVERIFY(published >= 5);

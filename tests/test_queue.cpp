@@ -23,10 +23,24 @@ struct Waiter
 };
 
 // What every waiter here sends: `lease acquire --wait` under the op id <job>-acquire.
-Args waitArgs(const std::string& env, const std::string& job, int generation, const std::string& patience = "60s")
+Args waitArgs(const std::string& env, const std::string& job, int generation,
+              const std::string& patience = "60s")
 {
-    return {"--json", "lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
-            "--generation", std::to_string(generation), "--wait", patience, "--op-id", job + "-acquire"};
+    return {"--json",
+            "lease",
+            "acquire",
+            "--env",
+            env,
+            "--job",
+            job,
+            "--release",
+            "r" + std::to_string(generation),
+            "--generation",
+            std::to_string(generation),
+            "--wait",
+            patience,
+            "--op-id",
+            job + "-acquire"};
 }
 
 Waiter wait(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
@@ -52,8 +66,8 @@ void awaitQueueLength(const TestDatabase& db, const std::string& env, std::size_
 // A waiter of the CI jobs' login, queued behind the holder and then stopped
 // (SIGSTOP): it cannot ask anything until resumed, so whatever happens to
 // its candidate meanwhile is done by other sessions.
-Waiter stoppedJobWaiter(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
-                        std::size_t queueLength)
+Waiter stoppedJobWaiter(const TestDatabase& db, const std::string& env, const std::string& job,
+                        int generation, std::size_t queueLength)
 {
     Waiter w{job, startRelctlWithDsn(db.jobDsn(), waitArgs(env, job, generation))};
     awaitQueueLength(db, env, queueLength);
@@ -83,7 +97,10 @@ std::string holder(const TestDatabase& db, const std::string& env)
 std::string acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
                     const std::string& ttl = {})
 {
-    Args args{"lease", "acquire", "--env", env, "--job", job, "--release", "r" + std::to_string(generation),
+    Args args{"lease",        "acquire",
+              "--env",        env,
+              "--job",        job,
+              "--release",    "r" + std::to_string(generation),
               "--generation", std::to_string(generation)};
     if (!ttl.empty())
         args.insert(args.end(), {"--ttl", ttl});
@@ -195,7 +212,8 @@ private slots:
 
         RunResult approved =
             // A manager's own login: the one that queued the winner may not approve it.
-            relctlWithDsn(db.loginDsn("alice"), {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
+            relctlWithDsn(db.loginDsn("alice"),
+                          {"--json", "approve", id, "--by", "alice", "--reason", "hotfix first"});
         QCOMPARE(approved.exitCode, 0);
         QCOMPARE(approved.json()["state"].get<std::string>(), std::string("approved"));
         RunResult r3 = finish(*w3.process, 10000);
@@ -341,8 +359,9 @@ private slots:
                                    "FROM relctl.events WHERE operation = 'acquire' AND job = 'next'");
         QCOMPARE(grant.size(), std::size_t{1});
         QCOMPARE(grant[0], (std::vector<std::string>{"relctl_test_job", "next-acquire", "release", "t"}));
-        QVERIFY(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'release' AND job = 'first'") !=
-                "relctl_test_job");
+        QVERIFY(
+            db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'release' AND job = 'first'") !=
+            "relctl_test_job");
 
         resume(next);
         RunResult r = finish(*next.process, 30000);
@@ -350,7 +369,8 @@ private slots:
         QCOMPARE(r.json()["job"].get<std::string>(), std::string("next"));
         QCOMPARE(r.json()["token"].get<long long>(),
                  db.count("SELECT token FROM relctl.leases WHERE job = 'next'"));
-        QCOMPARE(relctl(db, {"lease", "renew", "--lease", r.json()["handle"].get<std::string>()}).exitCode, 0);
+        QCOMPARE(relctl(db, {"lease", "renew", "--lease", r.json()["handle"].get<std::string>()}).exitCode,
+                 0);
     }
 
     // The release brings the queue up to date before it hands over: a waiter
@@ -364,8 +384,9 @@ private slots:
         Waiter old = stoppedJobWaiter(db, "prod", "old", 3, 1);
         QCOMPARE(relctl(db, {"publish", "--lease", h}).exitCode, 0); // generation 5 is now current
         QCOMPARE(relctl(db, {"lease", "release", "--lease", h}).exitCode, 0);
-        QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"),
-                 std::string("relctl_test_job"));
+        QCOMPARE(
+            db.scalar("SELECT db_user FROM relctl.events WHERE job = 'old' AND reason = 'STALE_GENERATION'"),
+            std::string("relctl_test_job"));
         QCOMPARE(holder(db, "prod"), std::string("-"));
         resume(old);
         RunResult r = finish(*old.process, 30000);
@@ -390,16 +411,17 @@ private slots:
             return j;
         };
         const json queued = call("SELECT relctl.acquire('prod', 'late', 'r2', 2, 60000, 'late-acquire', "
-                                 "'{\"host\": \"ci-7\"}', true, '" + secret + "')");
+                                 "'{\"host\": \"ci-7\"}', true, '" +
+                                 secret + "')");
         QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
         QCOMPARE(relctl(db, {"lease", "release", "--lease", first}).exitCode, 0);
 
-        const json left =
-            call("SELECT relctl.leave_queue(" + std::to_string(queued["candidate"].get<long long>()) + ", '" +
-                 secret + "')");
+        const json left = call("SELECT relctl.leave_queue(" +
+                               std::to_string(queued["candidate"].get<long long>()) + ", '" + secret + "')");
         QCOMPARE(left["status"].get<std::string>(), std::string("ok"));
         QCOMPARE(left["job"].get<std::string>(), std::string("late"));
-        QCOMPARE(left["token"].get<long long>(), db.count("SELECT token FROM relctl.leases WHERE job = 'late'"));
+        QCOMPARE(left["token"].get<long long>(),
+                 db.count("SELECT token FROM relctl.leases WHERE job = 'late'"));
         QVERIFY(left.contains("lease_id"));
         QCOMPARE(holder(db, "prod"), std::string("late"));
         // Its queue lock went with the lease: the session holds nothing more.
@@ -421,8 +443,9 @@ private slots:
             }
         } notices(waiter);
         const std::string candidate = std::to_string(queued["candidate"].get<long long>());
-        for (const std::string& again : {"SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')",
-                                         "SELECT relctl.leave_queue(" + candidate + ", '" + secret + "')"}) {
+        for (const std::string& again :
+             {"SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')",
+              "SELECT relctl.leave_queue(" + candidate + ", '" + secret + "')"}) {
             const json j = call(again);
             QCOMPARE(j["status"].get<std::string>(), std::string("ok"));
             QCOMPARE(j["token"], left["token"]);
@@ -470,7 +493,8 @@ private slots:
         QCOMPARE(db.scalar("SELECT string_agg(job || ':' || state, ',' ORDER BY id) FROM relctl.candidates"),
                  std::string("first:granted,second:waiting"));
 
-        QCOMPARE(relctl(db, {"lease", "release", "--lease", r.json()["handle"].get<std::string>()}).exitCode, 0);
+        QCOMPARE(relctl(db, {"lease", "release", "--lease", r.json()["handle"].get<std::string>()}).exitCode,
+                 0);
         granted(second);
         QCOMPARE(holder(db, "prod"), std::string("second"));
     }
@@ -495,28 +519,33 @@ private slots:
                             "relctl.candidate_lock_class()::oid AND pid = " +
                             std::to_string(waiter.backendpid()));
         };
-        const json queued = call("SELECT relctl.acquire('prod', 'own', 'r2', 2, 60000, 'own-acquire', '{}', true, '" +
-                                 secret + "')");
+        const json queued =
+            call("SELECT relctl.acquire('prod', 'own', 'r2', 2, 60000, 'own-acquire', '{}', true, '" +
+                 secret + "')");
         QCOMPARE(queued["status"].get<std::string>(), std::string("queued"));
         const std::string candidate = std::to_string(queued["candidate"].get<long long>());
-        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(false));
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"),
+                 json(false));
         QCOMPARE(locksHeld(), 1LL); // still waiting: stop_waiting is not leaving
 
         std::this_thread::sleep_for(std::chrono::milliseconds(1200)); // the holder's lease expires
-        const json granted = call("SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')");
+        const json granted =
+            call("SELECT relctl.acquire_candidate(" + candidate + ", '{}', '" + secret + "')");
         QCOMPARE(granted["status"].get<std::string>(), std::string("ok"));
         QCOMPARE(holder(db, "prod"), std::string("own"));
         QCOMPARE(locksHeld(), 1LL);
-        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(true));
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"),
+                 json(true));
         QCOMPARE(locksHeld(), 0LL);
-        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"), json(false));
+        QCOMPARE(call("SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", '" + secret + "'))"),
+                 json(false));
         QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.stop_waiting(NULL, NULL)"), std::string("RC002"));
         // Another session's or a guessed secret leaves nothing and is recorded.
         const auto refusalsBefore =
             db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_OWN_CANDIDATE'");
-        for (const std::string& bad : {"SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", NULL))",
-                                       "SELECT to_jsonb(relctl.stop_waiting(" + candidate +
-                                           ", 'a-guess-of-sixteen-or-more'))"}) {
+        for (const std::string& bad :
+             {"SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", NULL))",
+              "SELECT to_jsonb(relctl.stop_waiting(" + candidate + ", 'a-guess-of-sixteen-or-more'))"}) {
             pqxx::connection other(db.jobDsn());
             pqxx::nontransaction otx(other);
             QCOMPARE(json::parse(otx.exec1(bad)[0].c_str()), json(false));
@@ -650,15 +679,20 @@ private slots:
             QCOMPARE(pending.size(), std::size_t(1));
             requests.push_back(std::to_string(pending[0]["id"].get<long long>()));
         }
-        QCOMPARE(relctlWithDsn(db.loginDsn("alice"), {"approve", requests[0], "--by", "alice", "--reason", "hotfix first"})
+        QCOMPARE(relctlWithDsn(db.loginDsn("alice"),
+                               {"approve", requests[0], "--by", "alice", "--reason", "hotfix first"})
                      .exitCode,
                  0);
-        QCOMPARE(relctl(db, {"deny", requests[1], "--by", "bob", "--reason", "run every migration"}).exitCode, 0);
-        QCOMPARE(relctl(db, {"freeze", "--env", "web", "--by", "dave", "--reason", "incident 42"}).exitCode, 0);
-        QCOMPARE(relctl(db, {"unfreeze", "--env", "web", "--by", "erin", "--reason", "incident 42 closed"}).exitCode,
+        QCOMPARE(relctl(db, {"deny", requests[1], "--by", "bob", "--reason", "run every migration"}).exitCode,
                  0);
-        QCOMPARE(
-            relctl(db, {"lease", "revoke", "--env", "web", "--by", "carol", "--reason", "stuck deploy"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"freeze", "--env", "web", "--by", "dave", "--reason", "incident 42"}).exitCode,
+                 0);
+        QCOMPARE(relctl(db, {"unfreeze", "--env", "web", "--by", "erin", "--reason", "incident 42 closed"})
+                     .exitCode,
+                 0);
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "web", "--by", "carol", "--reason", "stuck deploy"})
+                     .exitCode,
+                 0);
 
         const json events = relctl(db, {"--json", "audit", "--limit", "1000"}).json()["events"];
         struct Expected
@@ -667,11 +701,10 @@ private slots:
             const char* actor;
             const char* reason;
         };
-        for (const Expected& x : {Expected{"approve", "alice", "hotfix first"},
-                                  Expected{"deny", "bob", "run every migration"},
-                                  Expected{"freeze", "dave", "incident 42"},
-                                  Expected{"unfreeze", "erin", "incident 42 closed"},
-                                  Expected{"revoke", "carol", "stuck deploy"}}) {
+        for (const Expected& x :
+             {Expected{"approve", "alice", "hotfix first"}, Expected{"deny", "bob", "run every migration"},
+              Expected{"freeze", "dave", "incident 42"}, Expected{"unfreeze", "erin", "incident 42 closed"},
+              Expected{"revoke", "carol", "stuck deploy"}}) {
             auto e = std::find_if(events.begin(), events.end(),
                                   [&](const json& v) { return v["operation"] == x.operation; });
             QVERIFY2(e != events.end(), x.operation);
@@ -692,8 +725,8 @@ private slots:
         QVERIFY((*acquired)["actor"].is_null());
 
         const std::string plain = relctl(db, {"audit", "--env", "web"}).out;
-        for (const char* needle : {" by=alice", " by=dave", " by=erin", " by=carol", "\"reason\":\"stuck deploy\"",
-                                   " login="})
+        for (const char* needle :
+             {" by=alice", " by=dave", " by=erin", " by=carol", "\"reason\":\"stuck deploy\"", " login="})
             QVERIFY2(plain.find(needle) != std::string::npos, needle);
 
         for (Waiter& w : waiters) {

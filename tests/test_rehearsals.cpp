@@ -45,7 +45,8 @@ constexpr int kPassed = Qt::UserRole + 2;
 struct Console
 {
     explicit Console(const std::string& dsn)
-        : session(std::make_unique<PostgresBackend>(ConnectionTarget::fromDsn(QString::fromStdString(dsn)), false)),
+        : session(std::make_unique<PostgresBackend>(ConnectionTarget::fromDsn(QString::fromStdString(dsn)),
+                                                    false)),
           window(&session), view(window.rehearsalsView())
     {
         view->runner()->setRelctl(RELCTL_BIN);
@@ -53,7 +54,10 @@ struct Console
         session.start();
     }
 
-    template <typename T> T* child(const char* name) const { return view->findChild<T*>(QString::fromLatin1(name)); }
+    template <typename T> T* child(const char* name) const
+    {
+        return view->findChild<T*>(QString::fromLatin1(name));
+    }
 
     void check(const QStringList& names) const
     {
@@ -118,7 +122,8 @@ private slots:
         // The cluster's superuser: scratch databases are created and migrated on its server.
         Console c(m_db->adminDsn());
         // "like" offers the session's environments.
-        QTRY_VERIFY_WITH_TIMEOUT(c.child<QComboBox>("rehearsalLike")->findText(QStringLiteral("prod")) > 0, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(c.child<QComboBox>("rehearsalLike")->findText(QStringLiteral("prod")) > 0,
+                                 15000);
         c.check({QStringLiteral("race")});
         QSignalSpy finished(c.view->runner(), &RehearsalRunner::finished);
         QSignalSpy slices(c.view->runner(), &RehearsalRunner::timelineUpdated);
@@ -137,12 +142,14 @@ private slots:
         // the runner refuses.
         QVERIFY(!run->isEnabled());
         QVERIFY(c.child<QPushButton>("rehearsalCancel")->isEnabled());
-        QVERIFY(!c.view->runner()->start(ConnectionTarget::fromDsn(QString::fromStdString(m_db->adminDsn())), {}));
+        QVERIFY(!c.view->runner()->start(ConnectionTarget::fromDsn(QString::fromStdString(m_db->adminDsn())),
+                                         {}));
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
         const qint64 ms = elapsed.elapsed();
         ticker.stop();
-        QVERIFY2(ticks >= 5 && ticks >= ms / 40,
-                 qPrintable(QStringLiteral("%1 ticks in %2 ms: the GUI thread was blocked").arg(ticks).arg(ms)));
+        QVERIFY2(
+            ticks >= 5 && ticks >= ms / 40,
+            qPrintable(QStringLiteral("%1 ticks in %2 ms: the GUI thread was blocked").arg(ticks).arg(ms)));
 
         const auto report = finished.first().at(0).value<rh::Report>();
         QVERIFY2(finished.first().at(1).toString().isEmpty(), qPrintable(finished.first().at(1).toString()));
@@ -156,7 +163,8 @@ private slots:
         QVERIFY(race);
         QVERIFY(race->data(0, kPassed).toBool());
         QVERIFY(race->text(1).startsWith(QStringLiteral("PASSED")));
-        for (const char* name : {"r9-exit-0", "r8-exit-4", "r8-never-deployed", "r8-traced-stale-generation"}) {
+        for (const char* name :
+             {"r9-exit-0", "r8-exit-4", "r8-never-deployed", "r8-traced-stale-generation"}) {
             QTreeWidgetItem* v = childNamed(race, QString::fromLatin1(name));
             QVERIFY2(v, name);
             QVERIFY2(v->data(0, kPassed).toBool(), name);
@@ -270,8 +278,9 @@ private slots:
         rh::ScenarioResult result;
         result.name = "race";
         result.passed = false;
-        result.invariants = {{"r9-exit-0", true, "r9 exited 0", {}},
-                             {"r8-exit-4", false, "r8 exited 0 (expected 4: STALE_GENERATION)", {"r8 exited 0"}}};
+        result.invariants = {
+            {"r9-exit-0", true, "r9 exited 0", {}},
+            {"r8-exit-4", false, "r8 exited 0 (expected 4: STALE_GENERATION)", {"r8 exited 0"}}};
         rh::Report report;
         report.scenarios = {result};
         report.database = "relctl_rehearsal_000000000000";
@@ -289,7 +298,8 @@ private slots:
         QCOMPARE(broken->foreground(1).color(), QColor(0xdc, 0x32, 0x2f));
         QVERIFY(childNamed(race, QStringLiteral("r9-exit-0"))->data(0, kPassed).toBool());
         QVERIFY(c.child<QLabel>("rehearsalStatus")->property("failed").toBool());
-        QVERIFY2(c.status().contains(QStringLiteral("FAILED")) && c.status().contains(QStringLiteral("r8-exit-4")),
+        QVERIFY2(c.status().contains(QStringLiteral("FAILED")) &&
+                     c.status().contains(QStringLiteral("r8-exit-4")),
                  qPrintable(c.status()));
         QVERIFY(c.status().contains(QStringLiteral("#dc322f")));
     }

@@ -24,14 +24,16 @@ long long scratchDatabases()
 {
     pqxx::connection conn(TestDatabase::clusterDsn());
     pqxx::nontransaction tx(conn);
-    return tx.exec1("SELECT count(*) FROM pg_database WHERE datname LIKE 'relctl\\_rehearsal\\_%'")[0].as<long long>();
+    return tx.exec1("SELECT count(*) FROM pg_database WHERE datname LIKE 'relctl\\_rehearsal\\_%'")[0]
+        .as<long long>();
 }
 
 void dropScratchDatabases()
 {
     pqxx::connection conn(TestDatabase::clusterDsn());
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec("SELECT datname FROM pg_database WHERE datname LIKE 'relctl\\_rehearsal\\_%'"))
+    for (const auto& row :
+         tx.exec("SELECT datname FROM pg_database WHERE datname LIKE 'relctl\\_rehearsal\\_%'"))
         tx.exec("DROP DATABASE " + tx.quote_name(row[0].c_str()) + " WITH (FORCE)");
 }
 
@@ -106,14 +108,8 @@ private slots:
     {
         dropScratchDatabases(); // what an aborted earlier run left
     }
-    void init()
-    {
-        QCOMPARE(scratchDatabases(), 0LL);
-    }
-    void cleanup()
-    {
-        dropScratchDatabases();
-    }
+    void init() { QCOMPARE(scratchDatabases(), 0LL); }
+    void cleanup() { dropScratchDatabases(); }
 
     void everyScenarioPassesThroughTheCommandLine()
     {
@@ -276,8 +272,8 @@ private slots:
     void rehearsesInAnEmptyDatabaseAndKeepsIt()
     {
         TestDatabase db(TestDatabase::Schema::Empty);
-        const RunResult r =
-            relctlWithDsn(TestDatabase::clusterDsn(), {"--json", "rehearse", "rollout", "--dsn", db.adminDsn()});
+        const RunResult r = relctlWithDsn(TestDatabase::clusterDsn(),
+                                          {"--json", "rehearse", "rollout", "--dsn", db.adminDsn()});
         QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
         QCOMPARE(r.json()["dropped"].get<bool>(), false);
         QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE name = 'rollout'"), 1LL);
@@ -290,7 +286,9 @@ private slots:
     {
         TestDatabase db;
         QCOMPARE(runRelctl(db, {"env", "add", "prod"}).exitCode, 0);
-        QCOMPARE(runRelctl(db, {"env", "set", "prod", "--policy", "newest", "--supersede", "approval"}).exitCode, 0);
+        QCOMPARE(
+            runRelctl(db, {"env", "set", "prod", "--policy", "newest", "--supersede", "approval"}).exitCode,
+            0);
         const RunResult r = relctlWithDsn(db.dsn(), {"--json", "rehearse", "race", "--like", "prod"});
         // The relctl database's login may not create databases: the scratch
         // database needs CREATEDB, and the message says so.

@@ -143,13 +143,13 @@ private slots:
         // as long as its session), a supersession request for the newer one.
         const relctl::Handle holder =
             handleOf(m.acquire({"staging", "job-h", "r10", 10, 60s, "op-h-acquire", {}, {}}));
-        auto w1 =
-            startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w1", "--release", "r11",
-                             "--generation", "11", "--ttl", "60s", "--wait", "60s", "--op-id", "op-w1"});
+        auto w1 = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w1",
+                                                   "--release", "r11", "--generation", "11", "--ttl", "60s",
+                                                   "--wait", "60s", "--op-id", "op-w1"});
         QTRY_COMPARE_WITH_TIMEOUT(m.showEnvironment("staging").queue.size(), std::size_t(1), 20000);
-        auto w2 =
-            startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w2", "--release", "r12",
-                             "--generation", "12", "--ttl", "60s", "--wait", "60s", "--op-id", "op-w2"});
+        auto w2 = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w2",
+                                                   "--release", "r12", "--generation", "12", "--ttl", "60s",
+                                                   "--wait", "60s", "--op-id", "op-w2"});
         QTRY_COMPARE_WITH_TIMEOUT(m.approvals(std::nullopt, false).approvals.size(), std::size_t(1), 20000);
         const auto staging =
             roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('staging')"));
@@ -169,7 +169,8 @@ private slots:
         QVERIFY(m.revoke("staging", "alice", "hand over").revoked);
         QCOMPARE(finish(*w2).exitCode, 0);
         const RunResult w1Result = finish(*w1);
-        QVERIFY2(w1Result.exitCode == 4, (w1Result.out + w1Result.err).c_str()); // SUPERSEDED: skipped for the newer candidate
+        QVERIFY2(w1Result.exitCode == 4,
+                 (w1Result.out + w1Result.err).c_str()); // SUPERSEDED: skipped for the newer candidate
         Q_UNUSED(holder);
 
         const auto decidedAll = roundTrip<relctl::Approvals>(db.json("SELECT relctl.approvals(NULL, true)"));

@@ -142,7 +142,8 @@ private slots:
         QVERIFY2(r.exitCode == 0, failure(r));
         const auto lease = leaseOf(db, "job-r1");
         QCOMPARE(lease.size(), std::size_t(3));
-        QCOMPARE(qstr(r.out), qstr(lease[0] + " " + lease[1] + " prod r1 1\n")); // only the command wrote to stdout
+        QCOMPARE(qstr(r.out),
+                 qstr(lease[0] + " " + lease[1] + " prod r1 1\n")); // only the command wrote to stdout
         QCOMPARE(qstr(lease[2]), QStringLiteral("released"));
         json current = relctl(db, {"--json", "manifest", "show", "--env", "prod"}).json();
         QCOMPARE(qstr(current["release"].get<std::string>()), QStringLiteral("r1"));
@@ -174,8 +175,8 @@ private slots:
         TestDatabase db;
         QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
         const RunResult r = relctl(db, runArgs("r1", "1", {},
-                                               {"sh", "-c", R"(printf '%s|' "$@")", "sh", "--dsn", "host=/nowhere",
-                                                "--json", "--help", "--", "--env=x", ""}));
+                                               {"sh", "-c", R"(printf '%s|' "$@")", "sh", "--dsn",
+                                                "host=/nowhere", "--json", "--help", "--", "--env=x", ""}));
         QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(qstr(r.out), QStringLiteral("--dsn|host=/nowhere|--json|--help|--|--env=x||"));
         QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("released"));
@@ -299,7 +300,8 @@ private slots:
         auto wrapper = startRelctlWithDsn(
             db.dsn(),
             runArgs("r3", "3", {"--ttl", "30s"},
-                    {"sh", "-c", "echo $$ > '" + pidFile + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done"}),
+                    {"sh", "-c",
+                     "echo $$ > '" + pidFile + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done"}),
             {{"PGOPTIONS", "-c lock_timeout=300"}});
         QVERIFY(waitForPid(pidFile) > 0);
         pqxx::connection blocker(db.adminDsn());
@@ -315,15 +317,20 @@ private slots:
         QVERIFY2(r.exitCode == 0, failure(r));
         QVERIFY2(r.err.find("asking again") != std::string::npos, failure(r)); // it did meet the lock
         QCOMPARE(db.scalar("SELECT job || ':' || generation FROM relctl.manifests"), std::string("job-r3:3"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted'"),
-                 1LL);
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.events WHERE operation = 'publish' AND outcome = 'accepted'"),
+            1LL);
     }
 
     // The command failed and the wrapper's release waits for the environment's
     // row (another session holds it): a SIGTERM or SIGINT then ends the
     // wrapper at once. (Its release statement may still finish on the server;
     // else the lease's expiry stands in for it.)
-    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce_data() { cancellationStopsCommandAndReleases_data(); }
+    void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce_data()
+    {
+        cancellationStopsCommandAndReleases_data();
+    }
 
     void aSignalWhileTheReleaseWaitsEndsTheWrapperAtOnce()
     {
@@ -335,9 +342,10 @@ private slots:
         const std::string go = file("release-wait.go");
         QFile::remove(qstr(pidFile));
         QFile::remove(qstr(go));
-        auto wrapper = startRelctl(
-            db, runArgs("r1", "1", {"--ttl", "60s"},
-                        {"sh", "-c", "echo $$ > '" + pidFile + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 1"}));
+        auto wrapper = startRelctl(db, runArgs("r1", "1", {"--ttl", "60s"},
+                                               {"sh", "-c",
+                                                "echo $$ > '" + pidFile + "'; while [ ! -e '" + go +
+                                                    "' ]; do sleep 0.05; done; exit 1"}));
         QVERIFY(waitForPid(pidFile) > 0);
         pqxx::connection blocker(db.adminDsn());
         pqxx::work tx(blocker);
@@ -354,10 +362,11 @@ private slots:
         tx.commit();
         QVERIFY2(r.exitCode == 128 + sig, failure(r));
         QVERIFY2(took < 1500ms, failure(r)); // not after lock_timeout (10 s)
-        QVERIFY2(r.err.find("received " + name +
-                            " while releasing; could not release the lease, the lease runs out at its expiry") !=
-                     std::string::npos,
-                 failure(r));
+        QVERIFY2(
+            r.err.find("received " + name +
+                       " while releasing; could not release the lease, the lease runs out at its expiry") !=
+                std::string::npos,
+            failure(r));
     }
 
     // The CI job is cancelled: the signal reaches the command's whole process
@@ -437,7 +446,9 @@ private slots:
                 kill(child, SIGKILL);
         });
         QVERIFY(child > 0);
-        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "stuck"}).exitCode, 0);
+        QCOMPARE(
+            relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "stuck"}).exitCode,
+            0);
         const RunResult successor = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-next",
                                                 "--release", "r2", "--generation", "2", "--ttl", "60s"});
         QVERIFY2(successor.exitCode == 0, failure(successor));
@@ -452,7 +463,9 @@ private slots:
         QCOMPARE(qstr(leaseOf(db, "job-r1").at(2)), QStringLiteral("revoked"));
         const json shown = relctl(db, {"--json", "lease", "show", "--env", "prod"}).json();
         QCOMPARE(shown["lease"]["job"], json("job-next"));
-        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-next'"), 0LL);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-next'"),
+            0LL);
         // What the wrapper stopped is on record against its own token.
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'release' AND job = 'job-r1' "
                           "AND token = 1 AND detail ? 'stopped'"),
@@ -494,7 +507,7 @@ private slots:
         QCOMPARE(status["evidence"]["stopped"]["process_group"], json(child));
         QCOMPARE(status["evidence"]["stopped"]["killed_by"], json("SIGTERM"));
         QVERIFY(status["summary"].get<std::string>().find("relctl run stopped the command (process group " +
-                                                           std::to_string(child)) != std::string::npos);
+                                                          std::to_string(child)) != std::string::npos);
     }
 
     // TTL 1s, a command of 3 s: the heartbeat keeps the lease through it.

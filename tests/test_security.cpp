@@ -221,14 +221,30 @@ private slots:
                             sqlLiteral(fn) + " AND has_function_privilege(" + sqlLiteral(role) +
                             ", p.oid, 'EXECUTE')") > 0;
         };
-        for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "stop_waiting", "renew", "release", "publish",
-                               "publish_unserialized", "op_show", "op_state", "job_state", "environment_json",
-                               "lease_show", "manifest_show"})
+        for (const char* fn : {"acquire", "acquire_candidate", "leave_queue", "stop_waiting", "renew",
+                               "release", "publish", "publish_unserialized", "op_show", "op_state",
+                               "job_state", "environment_json", "lease_show", "manifest_show"})
             QVERIFY2(canCall("relctl_job", fn), fn);
-        for (const char* fn :
-             {"env_add", "env_set", "revoke", "freeze", "unfreeze", "decide", "audit", "trace",
-              "console_audit", "console_audit_export", "console_audit_export_view", "record", "grant_lease", "history", "rollback",
-              "decide_promotion", "promotion_refusal", "open_promotion", "may_decide", "decision_refused"})
+        for (const char* fn : {"env_add",
+                               "env_set",
+                               "revoke",
+                               "freeze",
+                               "unfreeze",
+                               "decide",
+                               "audit",
+                               "trace",
+                               "console_audit",
+                               "console_audit_export",
+                               "console_audit_export_view",
+                               "record",
+                               "grant_lease",
+                               "history",
+                               "rollback",
+                               "decide_promotion",
+                               "promotion_refusal",
+                               "open_promotion",
+                               "may_decide",
+                               "decision_refused"})
             QVERIFY2(!canCall("relctl_job", fn), fn);
         // The approver rules' helpers are the owner's alone: a manager reaches
         // them only through the decisions that apply them.
@@ -240,10 +256,10 @@ private slots:
             QVERIFY2(!canCall("relctl_reviewer", fn), fn);
         for (const char* fn : {"rollback", "decide_promotion", "promote_request", "promotions_list"})
             QVERIFY2(canCall("relctl_manager", fn), fn);
-        for (const char* fn : {"audit", "trace", "op_show", "op_state", "job_state", "approvals",
-                               "console_audit", "console_audit_export", "console_audit_export_view",
-                               "console_trace",
-                               "console_environments", "console_timeline", "environment_json", "history"})
+        for (const char* fn :
+             {"audit", "trace", "op_show", "op_state", "job_state", "approvals", "console_audit",
+              "console_audit_export", "console_audit_export_view", "console_trace", "console_environments",
+              "console_timeline", "environment_json", "history"})
             QVERIFY2(canCall("relctl_reviewer", fn), fn);
         for (const char* fn :
              {"acquire", "renew", "release", "publish", "revoke", "freeze", "decide", "env_add"})
@@ -430,9 +446,11 @@ private slots:
         }
         QCOMPARE(db.scalar("SELECT state FROM relctl.candidates"), std::string("waiting"));
         QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE reason = 'NOT_OWN_CANDIDATE' "
-                          "AND db_user = 'relctl_test_job' AND (detail ->> 'candidate')::bigint = " + id),
+                          "AND db_user = 'relctl_test_job' AND (detail ->> 'candidate')::bigint = " +
+                          id),
                  6LL);
-        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.acquire_candidate(NULL, '{}', NULL)"), std::string("RC002"));
+        QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.acquire_candidate(NULL, '{}', NULL)"),
+                 std::string("RC002"));
         // Release: the real waiter gets the lease.
         QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
                  0);

@@ -172,8 +172,9 @@ private slots:
         TestDatabase db;
         QCOMPARE(relctl(db, {"env", "add", "prod"}).exitCode, 0);
         acquire(db, "job-1", 1, "job-1-acquire");
-        const RunResult waited = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-2", "--release", "v2",
-                                             "--generation", "2", "--wait", "1s", "--op-id", "job-2-acquire"});
+        const RunResult waited =
+            relctl(db, {"lease", "acquire", "--env", "prod", "--job", "job-2", "--release", "v2",
+                        "--generation", "2", "--wait", "1s", "--op-id", "job-2-acquire"});
         QCOMPARE(waited.exitCode, 3);
         for (const json& s : {status(db, "job-2"), opShow(db, "job-2-acquire")}) {
             QCOMPARE(s["state"], json("ended-unpublished"));
@@ -182,7 +183,9 @@ private slots:
             QVERIFY(s["next"].get<std::string>().find("queues it again") != std::string::npos);
         }
         // A later lease of the same job is what its status then tells.
-        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "make room"}).exitCode, 0);
+        QCOMPARE(relctl(db, {"lease", "revoke", "--env", "prod", "--by", "alice", "--reason", "make room"})
+                     .exitCode,
+                 0);
         acquire(db, "job-2", 2, "job-2-again");
         QCOMPARE(status(db, "job-2")["state"], json("accepted-running"));
     }
@@ -199,7 +202,8 @@ private slots:
         const std::string token = handle.substr(5, handle.find(':', 5) - 5);
         const std::string leaseId = handle.substr(handle.rfind(':') + 1);
         const auto release = [&](const std::string& lease, const std::string& stopped) {
-            return "SELECT relctl.release('prod', " + token + ", '" + lease + "', '{}', NULL, " + stopped + ")";
+            return "SELECT relctl.release('prod', " + token + ", '" + lease + "', '{}', NULL, " + stopped +
+                   ")";
         };
         const auto before = db.footprint();
         for (const char* bad : {"'[]'", "'{}'", "'{\"cause\": \"bored\"}'", "'{\"cause\": null}'",
@@ -210,7 +214,8 @@ private slots:
                                 "'{\"cause\": \"cancelled\", \"exit_code\": 256}'",
                                 "'{\"cause\": \"cancelled\", \"exit_code\": 1.5}'",
                                 "'{\"cause\": \"lease-lost\", \"escalated\": \"yes\"}'"}) {
-            QCOMPARE(sqlState(db.jobDsn(), release(leaseId, std::string(bad) + "::jsonb")), std::string("RC002"));
+            QCOMPARE(sqlState(db.jobDsn(), release(leaseId, std::string(bad) + "::jsonb")),
+                     std::string("RC002"));
         }
         QVERIFY(db.footprint() == before);
 
@@ -232,7 +237,8 @@ private slots:
         const json s = status(db, "job-1");
         QCOMPARE(s["state"], json("cancelled"));
         QVERIFY(s["summary"].get<std::string>().find(
-                    "relctl run stopped the command (process group 4242, SIGTERM, exit 143)") != std::string::npos);
+                    "relctl run stopped the command (process group 4242, SIGTERM, exit 143)") !=
+                std::string::npos);
     }
 };
 

@@ -20,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-
 std::string failure(const RunResult& r)
 {
     return "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;

@@ -21,7 +21,8 @@ std::string notes()
 {
     std::string codes;
     for (const catalogue::ExitStatus& s : catalogue::kExitStatuses)
-        codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s.code)) + " " + std::string(s.name);
+        codes += (codes.empty() ? "" : ", ") + std::to_string(static_cast<int>(s.code)) + " " +
+                 std::string(s.name);
     std::string wrapped;
     std::size_t column = 0;
     for (std::size_t start = 0; start < codes.size();) {
@@ -49,7 +50,8 @@ statement_timeout 30 s, TCP keepalives; each call waits at most 35 s
 Durations: an integer with ms, s, m or h (a bare integer means seconds).
 A manifest is a JSON object of at most 64 KiB and at most 64 levels of nesting.
 Exit codes (man relctl, EXIT STATUS):
-)" + wrapped + R"(
+)" + wrapped +
+           R"(
 Each command has its own --help (relctl lease acquire --help).)";
 }
 
@@ -270,7 +272,8 @@ void buildUnfreeze(CLI::App* c)
 
 void buildQueue(CLI::App* queue)
 {
-    CLI::App* c = queue->add_subcommand("drop", "take a waiting candidate out of its queue (release managers)");
+    CLI::App* c =
+        queue->add_subcommand("drop", "take a waiting candidate out of its queue (release managers)");
     positional(c, "CANDIDATE", "a candidate id (env show lists the queue)")->check(rule(positiveIntProblem));
     text(c, "by", "NAME", "who drops it")->required();
     text(c, "reason", "TEXT", "why (kept in the audit trail and told to its job)")->required();
@@ -299,7 +302,8 @@ void buildDeny(CLI::App* c)
 
 void buildPromote(CLI::App* promote)
 {
-    CLI::App* c = promote->add_subcommand("request", "open the promotion request of a release before its job asks");
+    CLI::App* c =
+        promote->add_subcommand("request", "open the promotion request of a release before its job asks");
     environment(c, "the environment it is promoted to")->required();
     text(c, "release", "R", "the release label")->required();
     positiveInt(c, "generation", "N", "the release's generation")->required();
@@ -394,7 +398,8 @@ void buildVerify(CLI::App* c)
 
 void buildOp(CLI::App* op)
 {
-    CLI::App* c = op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
+    CLI::App* c =
+        op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
     positional(c, "ID", "an operation id");
 }
 
@@ -455,7 +460,8 @@ constexpr TopLevel kTopLevel[] = {
     {"audit", "the newest matching events, oldest first", false, buildAudit},
     {"trace", "every refusal of a job with its lease, the lease that beat it and the manifest then", false,
      buildTrace},
-    {"verify", "check the recorded history against the protocol's invariants (read-only)", false, buildVerify},
+    {"verify", "check the recorded history against the protocol's invariants (read-only)", false,
+     buildVerify},
     {"op", "operation ids", true, buildOp},
     {"status",
      "what became of a job: unknown, queued, rejected, accepted-running, completed or ended-unpublished, "
@@ -586,7 +592,8 @@ CommandReference referenceOf(const CLI::App& app, const std::string& path)
         r.options.push_back(std::move(option));
     }
     for (const CLI::App* sub : subcommandsOf(app))
-        r.subcommands.push_back(referenceOf(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name()));
+        r.subcommands.push_back(
+            referenceOf(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name()));
     return r;
 }
 

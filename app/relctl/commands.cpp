@@ -392,8 +392,8 @@ private:
             throwUsage("invalid candidate id \"" + idText + "\": expected a positive integer");
         const Outcome outcome = database().dropCandidate(*id, o.required("by"), o.required("reason"));
         return m_out.outcome(outcome, [&] {
-            return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") + ", generation " +
-                   render::text(outcome.body, "generation") + ") from the queue of " +
+            return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") +
+                   ", generation " + render::text(outcome.body, "generation") + ") from the queue of " +
                    render::text(outcome.body, "env") + "\n";
         });
     }

@@ -26,7 +26,8 @@ std::string plainStatus(const json& s)
 
 int dbCommand(const std::string& sub, bool demo, const Output& output)
 {
-    EmbeddedCluster cluster = demo ? EmbeddedCluster::demoForCurrentUser() : EmbeddedCluster::forCurrentUser();
+    EmbeddedCluster cluster =
+        demo ? EmbeddedCluster::demoForCurrentUser() : EmbeddedCluster::forCurrentUser();
     const std::string path = cluster.directory().string();
     if (sub == "path")
         return output.success(json{{"path", path}}, path + "\n");

@@ -12,7 +12,8 @@ namespace relctl::cli {
 
 namespace {
 
-void forEachCommand(const CommandReference& command, const std::function<void(const CommandReference&)>& visit)
+void forEachCommand(const CommandReference& command,
+                    const std::function<void(const CommandReference&)>& visit)
 {
     visit(command);
     for (const CommandReference& sub : command.subcommands)
@@ -87,7 +88,8 @@ std::string bashCompletion(const CommandReference& root)
             commands += (commands.empty() ? "" : "|") + std::string("'") + c.path + "/" + name + "'";
         }
     });
-    out += "        " + commands + ") path=${path:+$path }$w ;;\n"
+    out += "        " + commands +
+           ") path=${path:+$path }$w ;;\n"
            "        esac\n"
            "    done\n"
            "    # An option's value: files where it names one, else nothing to offer.\n"
@@ -140,35 +142,37 @@ std::string markdownCell(std::string_view text)
 
 std::string manPage(const CommandReference& root)
 {
-    std::string out = ".\\\" Generated from relctl's grammar and catalogue by relctl-docgen: do not edit.\n"
-                      ".TH RELCTL 1 \"\" \"relctl " +
-                      std::string(version()) +
-                      "\" \"User Commands\"\n"
-                      // Reason codes and option names are not to be hyphenated.
-                      ".nh\n"
-                      ".SH NAME\n"
-                      "relctl \\- release control: leases with fencing tokens and write-time freshness checks\n"
-                      ".SH SYNOPSIS\n"
-                      ".B relctl\n"
-                      "[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n"
-                      ".br\n"
-                      ".B relctl run\n"
-                      "\\fB\\-\\-env\\fR \\fIE\\fR \\fB\\-\\-job\\fR \\fIJ\\fR \\fB\\-\\-release\\fR \\fIR\\fR "
-                      "\\fB\\-\\-generation\\fR \\fIN\\fR [\\fIOPTIONS\\fR] \\fB\\-\\-\\fR \\fICMD\\fR "
-                      "[\\fIARGS\\fR...]\n"
-                      ".SH DESCRIPTION\n"
-                      "relctl keeps two CI release jobs from overwriting the same environment. Every environment "
-                      "has a bounded, renewable lease held in PostgreSQL with a fencing token that strictly "
-                      "increases, and a state update is accepted only from the current holder and only when its "
-                      "generation is newer than what is current, decided in the database transaction that makes "
-                      "the write. Every accepted and refused operation is recorded in an append-only audit "
-                      "trail.\n"
-                      ".PP\n"
-                      "Global options come before the command, a command's options after it. Each command has its "
-                      "own \\fB\\-\\-help\\fR.\n"
-                      ".SH GLOBAL OPTIONS\n";
+    std::string out =
+        ".\\\" Generated from relctl's grammar and catalogue by relctl-docgen: do not edit.\n"
+        ".TH RELCTL 1 \"\" \"relctl " +
+        std::string(version()) +
+        "\" \"User Commands\"\n"
+        // Reason codes and option names are not to be hyphenated.
+        ".nh\n"
+        ".SH NAME\n"
+        "relctl \\- release control: leases with fencing tokens and write-time freshness checks\n"
+        ".SH SYNOPSIS\n"
+        ".B relctl\n"
+        "[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n"
+        ".br\n"
+        ".B relctl run\n"
+        "\\fB\\-\\-env\\fR \\fIE\\fR \\fB\\-\\-job\\fR \\fIJ\\fR \\fB\\-\\-release\\fR \\fIR\\fR "
+        "\\fB\\-\\-generation\\fR \\fIN\\fR [\\fIOPTIONS\\fR] \\fB\\-\\-\\fR \\fICMD\\fR "
+        "[\\fIARGS\\fR...]\n"
+        ".SH DESCRIPTION\n"
+        "relctl keeps two CI release jobs from overwriting the same environment. Every environment "
+        "has a bounded, renewable lease held in PostgreSQL with a fencing token that strictly "
+        "increases, and a state update is accepted only from the current holder and only when its "
+        "generation is newer than what is current, decided in the database transaction that makes "
+        "the write. Every accepted and refused operation is recorded in an append-only audit "
+        "trail.\n"
+        ".PP\n"
+        "Global options come before the command, a command's options after it. Each command has its "
+        "own \\fB\\-\\-help\\fR.\n"
+        ".SH GLOBAL OPTIONS\n";
     roffOptions(out, root.options);
-    out += ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nprint the help of relctl or of the command given, then exit\n";
+    out += ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nprint the help of relctl or of the command given, then "
+           "exit\n";
     out += ".SH COMMANDS\n";
     forEachCommand(root, [&](const CommandReference& c) {
         if (c.path.empty())
@@ -194,10 +198,11 @@ std::string manPage(const CommandReference& root)
     for (const catalogue::Variable& v : catalogue::kVariables)
         if (!v.setForCommand)
             out += ".TP\n.B " + std::string(v.name) + "\n" + roff(v.meaning) + "\n";
-    out += ".PP\nWithout \\fB\\-\\-dsn\\fR and \\fBRELCTL_DSN\\fR, libpq's \\fBPG*\\fR variables name the "
-           "database when PGHOST, PGSERVICE or PGDATABASE is set; otherwise relctl uses its embedded database "
-           "in $XDG_DATA_HOME/relctl, created and started on first use.\n"
-           ".SS \"Set by relctl run for the command it runs\"\n";
+    out +=
+        ".PP\nWithout \\fB\\-\\-dsn\\fR and \\fBRELCTL_DSN\\fR, libpq's \\fBPG*\\fR variables name the "
+        "database when PGHOST, PGSERVICE or PGDATABASE is set; otherwise relctl uses its embedded database "
+        "in $XDG_DATA_HOME/relctl, created and started on first use.\n"
+        ".SS \"Set by relctl run for the command it runs\"\n";
     for (const catalogue::Variable& v : catalogue::kVariables)
         if (v.setForCommand)
             out += ".TP\n.B " + std::string(v.name) + "\n" + roff(v.meaning) + "\n";
@@ -227,7 +232,8 @@ std::string markdownReference(const CommandReference& root)
         "# relctl command reference\n\n"
         "For CI authors and operators looking up a command, an exit status or a variable. Generated from\n"
         "relctl's grammar and catalogue (`relctl-docgen markdown`): a test fails when this file differs\n"
-        "from what the code accepts, so edit `app/relctl/commandline.cpp` or `core/include/relctl/catalogue.h`\n"
+        "from what the code accepts, so edit `app/relctl/commandline.cpp` or "
+        "`core/include/relctl/catalogue.h`\n"
         "and regenerate (HACKING: the reference). The same text is `man relctl`.\n\n";
     const auto table = [&](const std::vector<OptionReference>& options) {
         if (options.empty())

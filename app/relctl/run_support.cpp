@@ -136,7 +136,9 @@ ExitOnCancel::ExitOnCancel(const std::function<std::string(int sig)>& diagnostic
     }
     std::cout.flush();
     std::cerr.flush();
-    struct sigaction action {};
+    struct sigaction action
+    {
+    };
     action.sa_handler = exitOnCancel;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &m_int);

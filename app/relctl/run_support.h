@@ -75,8 +75,12 @@ public:
     ExitOnCancel& operator=(const ExitOnCancel&) = delete;
 
 private:
-    struct sigaction m_int {};
-    struct sigaction m_term {};
+    struct sigaction m_int
+    {
+    };
+    struct sigaction m_term
+    {
+    };
 };
 
 // A timerfd on CLOCK_BOOTTIME: poll() on it wakes at an absolute boot-clock

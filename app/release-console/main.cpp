@@ -6,10 +6,9 @@
 #include "demoopening.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
+#include "relctl/version.h"
 #include "startupreport.h"
 #include "timelinewidget.h"
-
-#include "relctl/version.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,9 +32,10 @@ struct Options
         QStringLiteral("Open the demo: a week's history in a database of its own beside the embedded one "
                        "(seeded on first use, and again once a day old); refused when another database is "
                        "named")};
-    QCommandLineOption screenshot{QStringLiteral("screenshot"),
-                                  QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
-                                  QStringLiteral("file")};
+    QCommandLineOption screenshot{
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
+        QStringLiteral("file")};
 };
 
 void describe(QCommandLineParser& parser, const Options& o)

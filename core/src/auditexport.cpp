@@ -168,8 +168,8 @@ const std::array<std::string, kFields>& jsonKeys()
 // trail (1.4 s of CPU per million events). False, with `out` unspecified,
 // for anything else: nested values, floats, booleans, null, escapes or
 // non-ASCII text, which the JSON library writes its own way.
-bool compactFlatObject(std::string_view text, std::vector<std::pair<std::string_view, std::string_view>>& members,
-                       std::string& out)
+bool compactFlatObject(std::string_view text,
+                       std::vector<std::pair<std::string_view, std::string_view>>& members, std::string& out)
 {
     members.clear();
     std::size_t i = 0;
@@ -355,7 +355,8 @@ private:
         std::size_t end = p + 15;
         std::size_t fraction = 0;
         if (end < t.size() && t[end] == '.') {
-            while (end + 1 + fraction < t.size() && t[end + 1 + fraction] >= '0' && t[end + 1 + fraction] <= '9')
+            while (end + 1 + fraction < t.size() && t[end + 1 + fraction] >= '0' &&
+                   t[end + 1 + fraction] <= '9')
                 ++fraction;
             if (fraction == 0 || fraction > 6)
                 unreadable("a time of \"" + std::string(t) + "\"");
@@ -388,9 +389,7 @@ private:
         const std::int64_t days = era * 146097 + doe - 719468;
         const std::int64_t seconds =
             days * 86400 + number(p + 7, 2) * 3600 + number(p + 10, 2) * 60 + number(p + 13, 2);
-        epochTime(seconds * 1000 + (millis[0] - '0') * 100 + (millis[1] - '0') * 10 +
-                      (millis[2] - '0'),
-                  out);
+        epochTime(seconds * 1000 + (millis[0] - '0') * 100 + (millis[1] - '0') * 10 + (millis[2] - '0'), out);
     }
 
     void epochTime(EpochMs ms, std::string& out)
@@ -433,8 +432,7 @@ private:
         }
     }
 
-    template <typename Json>
-    void writeDetail(const Json& v, std::string& out)
+    template <typename Json> void writeDetail(const Json& v, std::string& out)
     {
         if (!m_csv)
             out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -590,11 +588,11 @@ private:
     std::ostream& m_out;
     std::mutex m_mutex;
     std::condition_variable m_changed;
-    std::string m_chunk;   // the chunk being written, while m_full
+    std::string m_chunk; // the chunk being written, while m_full
     bool m_full = false;
     bool m_stopping = false;
     std::optional<std::string> m_error;
-    std::thread m_thread;  // last: it starts once the members above exist
+    std::thread m_thread; // last: it starts once the members above exist
 };
 
 } // namespace

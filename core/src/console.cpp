@@ -332,9 +332,9 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
         try {
             std::optional<pqxx::work> viewTx;
             std::optional<pqxx::read_transaction> readTx;
-            pqxx::transaction_base& tx =
-                throughView ? static_cast<pqxx::transaction_base&>(viewTx.emplace(d.conn))
-                            : static_cast<pqxx::transaction_base&>(readTx.emplace(d.conn));
+            pqxx::transaction_base& tx = throughView
+                                             ? static_cast<pqxx::transaction_base&>(viewTx.emplace(d.conn))
+                                             : static_cast<pqxx::transaction_base&>(readTx.emplace(d.conn));
             // A million events take seconds, more than the statement bound made
             // for protocol calls; the watchdog bounds each stretch of rows instead.
             tx.exec("SET LOCAL statement_timeout = 0");
@@ -344,9 +344,10 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
             tx.exec("SET LOCAL DateStyle = 'ISO, MDY'");
             const std::string arguments =
                 literal(tx, f.env) + "::text, " + literal(tx, f.job) + "::text, " + literal(tx, f.operation) +
-                "::text, " + literal(tx, f.reason) + "::text, " + literal(f.from) + "::bigint, " + literal(f.to) +
-                "::bigint, " + literal(tx, f.text) + "::text, " + tx.quote(std::string(auditSortKey(sort.column))) +
-                ", " + (sort.descending ? "true" : "false") + ", " + literal(tx, f.outcome) + "::text";
+                "::text, " + literal(tx, f.reason) + "::text, " + literal(f.from) + "::bigint, " +
+                literal(f.to) + "::bigint, " + literal(tx, f.text) + "::text, " +
+                tx.quote(std::string(auditSortKey(sort.column))) + ", " +
+                (sort.descending ? "true" : "false") + ", " + literal(tx, f.outcome) + "::text";
             std::string source;
             if (throughView) {
                 try {

@@ -114,7 +114,8 @@ struct Database::Impl
             session::applyBounds(conn, conninfo);
         } catch (const pqxx::broken_connection&) {
             if (armed.disarm())
-                throw pqxx::broken_connection("no reply from the database within " + formatDuration(callTimeout));
+                throw pqxx::broken_connection("no reply from the database within " +
+                                              formatDuration(callTimeout));
             throw;
         } catch (const pqxx::failure& e) {
             if (!connectionEnded(e))
@@ -263,8 +264,8 @@ struct Database::Impl
         }
     }
 
-    Outcome waitInQueue(nlohmann::json reply,
-                        std::chrono::steady_clock::time_point deadline, const std::string& secret);
+    Outcome waitInQueue(nlohmann::json reply, std::chrono::steady_clock::time_point deadline,
+                        const std::string& secret);
 
     // Repeats an operation that answers busy (rollback, which does not queue)
     // whenever the environment's notifications, the holder's expiry or the

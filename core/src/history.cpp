@@ -68,15 +68,26 @@ History fromJson(const json& j)
              value<std::int64_t>(r, "restored_manifest_id"), value<std::int64_t>(r, "replaced_manifest_id"),
              value<EpochMs>(r, "at"), optional<std::string>(r, "op_id")});
     for (const json& v : j.at("events")) {
-        EventRow e{value<std::int64_t>(v, "id"), value<EpochMs>(v, "at"), optional<std::string>(v, "env"),
-                   value<std::string>(v, "operation"), value<std::string>(v, "outcome"),
-                   optional<std::string>(v, "reason"), optional<std::string>(v, "job"),
-                   optional<std::string>(v, "release"), optional<std::int64_t>(v, "generation"),
-                   optional<std::int64_t>(v, "token"), optional<std::int64_t>(v, "current_token"),
-                   optional<std::int64_t>(v, "current_generation"), optional<std::string>(v, "current_release"),
-                   optional<std::string>(v, "op_id"), value<bool>(v, "unserialized", false),
-                   optional<std::int64_t>(v, "high_water_generation"), optional<std::int64_t>(v, "manifest_id"),
-                   optional<std::string>(v, "login"), std::nullopt, std::nullopt};
+        EventRow e{value<std::int64_t>(v, "id"),
+                   value<EpochMs>(v, "at"),
+                   optional<std::string>(v, "env"),
+                   value<std::string>(v, "operation"),
+                   value<std::string>(v, "outcome"),
+                   optional<std::string>(v, "reason"),
+                   optional<std::string>(v, "job"),
+                   optional<std::string>(v, "release"),
+                   optional<std::int64_t>(v, "generation"),
+                   optional<std::int64_t>(v, "token"),
+                   optional<std::int64_t>(v, "current_token"),
+                   optional<std::int64_t>(v, "current_generation"),
+                   optional<std::string>(v, "current_release"),
+                   optional<std::string>(v, "op_id"),
+                   value<bool>(v, "unserialized", false),
+                   optional<std::int64_t>(v, "high_water_generation"),
+                   optional<std::int64_t>(v, "manifest_id"),
+                   optional<std::string>(v, "login"),
+                   std::nullopt,
+                   std::nullopt};
         // What an env-set changed of the promotion path.
         if (const auto settings = v.find("settings"); settings != v.end() && settings->is_object()) {
             e.promoteFrom = optional<std::string>(*settings, "promote_from");
@@ -358,7 +369,8 @@ Verdict generationsAdvance(const History& h)
             // also one newer than the current one, after an earlier rollback
             // (undoing it). The freshness bar is judged by freshness-bar-kept.
             if (restored != byId.end() && r.restoredManifestId == r.replacedManifestId)
-                f.violation(rollback(r) + " restores " + manifest(*restored->second) + ", which it also replaced");
+                f.violation(rollback(r) + " restores " + manifest(*restored->second) +
+                            ", which it also replaced");
             else if (restored != byId.end() && restored->second->publishedAt > r.at)
                 f.violation(rollback(r) + " restores " + manifest(*restored->second) +
                             ", which was published after it");
@@ -407,11 +419,12 @@ Verdict generationsAdvance(const History& h)
             f.violation(e.name + "'s current " + what + " is not manifest #" + str(*expected) + ", which " +
                         rollback(*rolled.back()) + " restored after the newest publish");
     }
-    return f.verdict(count(judged, "manifests") + " advance their environment's generation; " +
-                     count(judgedRollbacks, "rollbacks") +
-                     " each restore a manifest their environment accepted before, in place of the current one; " +
-                     count(environments, "environments") +
-                     " point at their newest manifest, or at what a later rollback restored");
+    return f.verdict(
+        count(judged, "manifests") + " advance their environment's generation; " +
+        count(judgedRollbacks, "rollbacks") +
+        " each restore a manifest their environment accepted before, in place of the current one; " +
+        count(environments, "environments") +
+        " point at their newest manifest, or at what a later rollback restored");
 }
 
 // The freshness bar: what an environment accepts must be newer than every
@@ -956,15 +969,15 @@ const std::vector<CheckInfo>& checks()
         {"operations-applied-once",
          "no operation id names two leases, two manifests or two accepted acquires or publishes: a retry was "
          "answered from the record"},
-        {"leases-never-overlap",
-         "per environment, no lease was granted while the lease of the token before it was live (neither ended "
-         "nor expired)"},
+        {"leases-never-overlap", "per environment, no lease was granted while the lease of the token before "
+                                 "it was live (neither ended "
+                                 "nor expired)"},
         {"promotion-path-kept",
          "every publish on an environment promoted from another took a release and generation that the other "
          "accepted at least the soak before and had not rolled back, by the path and soak then set"},
-        {"publish-by-acquiring-login",
-         "every publish under a lease came from the login that acquired it (for a queued candidate granted on its "
-         "behalf, the login it queued with)"},
+        {"publish-by-acquiring-login", "every publish under a lease came from the login that acquired it "
+                                       "(for a queued candidate granted on its "
+                                       "behalf, the login it queued with)"},
         {"expected-current-manifest",
          "the environment's current manifest is the expected release (only when an expectation names one)"},
     };
@@ -973,11 +986,10 @@ const std::vector<CheckInfo>& checks()
 
 std::vector<Verdict> check(const History& history, const Expectations& expected)
 {
-    std::vector<Verdict> verdicts{fencingTokensIncrease(history), generationsAdvance(history),
-                                  freshnessBarKept(history),      publishUnderLiveLease(history),
-                                  refusalsExplained(history),     operationsAppliedOnce(history),
-                                  leasesNeverOverlap(history),    promotionPathKept(history),
-                                  publishByAcquiringLogin(history)};
+    std::vector<Verdict> verdicts{
+        fencingTokensIncrease(history), generationsAdvance(history), freshnessBarKept(history),
+        publishUnderLiveLease(history), refusalsExplained(history),  operationsAppliedOnce(history),
+        leasesNeverOverlap(history),    promotionPathKept(history),  publishByAcquiringLogin(history)};
     if (expected.currentRelease)
         verdicts.push_back(expectedCurrentManifest(history, expected));
     return verdicts;

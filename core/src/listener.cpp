@@ -4,8 +4,8 @@
 #include "session.h"
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
@@ -89,8 +89,8 @@ std::vector<std::string> EventListener::follow()
         nlohmann::json reply;
         {
             pqxx::read_transaction tx(d->conn);
-            reply = nlohmann::json::parse(
-                tx.exec_params1("SELECT relctl.events_after($1)", d->last)[0].c_str());
+            reply =
+                nlohmann::json::parse(tx.exec_params1("SELECT relctl.events_after($1)", d->last)[0].c_str());
         }
         const bool first = !d->last.has_value();
         if (reply.value("last", nlohmann::json()).is_number_integer())

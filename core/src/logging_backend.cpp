@@ -26,6 +26,7 @@ template FMT_API void vformat_to(buffer<char>&, string_view, basic_format_args<F
 } // namespace detail
 FMT_END_NAMESPACE
 
+#include <mutex>
 #include <spdlog/common-inl.h>
 #include <spdlog/details/backtracer-inl.h>
 #include <spdlog/details/log_msg-inl.h>
@@ -41,8 +42,6 @@ FMT_END_NAMESPACE
 #include <spdlog/sinks/sink-inl.h>
 #include <spdlog/sinks/stdout_sinks-inl.h>
 #include <spdlog/spdlog-inl.h>
-
-#include <mutex>
 
 template class SPDLOG_API spdlog::sinks::base_sink<std::mutex>;
 template class SPDLOG_API spdlog::sinks::base_sink<spdlog::details::null_mutex>;

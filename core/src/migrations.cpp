@@ -41,7 +41,8 @@ std::string checksumOf(pqxx::transaction_base& tx, const std::string& sql)
     return tx.exec_params1("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", sql)[0].c_str();
 }
 
-constexpr const char* kAppliedAt = "to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+constexpr const char* kAppliedAt =
+    "to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
 
 std::vector<MigrationState> readStates(pqxx::connection& conn, const std::vector<Migration>& migrations,
                                        const std::vector<SchemaModule>& modules)
@@ -121,9 +122,10 @@ void applyModules(pqxx::connection& conn, const std::vector<SchemaModule>& modul
     tx.exec("SET LOCAL check_function_bodies = off");
     // CASCADE takes the append-only triggers with their function; the audit
     // module creates them again in this transaction.
-    tx.exec("DO $$ DECLARE f regprocedure; BEGIN "
-            "FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace LOOP "
-            "EXECUTE format('DROP FUNCTION %s CASCADE', f); END LOOP; END $$");
+    tx.exec(
+        "DO $$ DECLARE f regprocedure; BEGIN "
+        "FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'relctl'::regnamespace LOOP "
+        "EXECUTE format('DROP FUNCTION %s CASCADE', f); END LOOP; END $$");
     // Everything in the schema belongs to the NOLOGIN owner, whose identity
     // the SECURITY DEFINER functions take; tables made by a migration as the
     // migrating superuser are handed over here (their serial sequences and

@@ -57,8 +57,8 @@ Spawned spawn(const SpawnOptions& options)
     if (options.output >= 0) {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_adddup2(&actions, options.output, 1);
-        posix_spawn_file_actions_adddup2(&actions, options.errorOutput >= 0 ? options.errorOutput : options.output,
-                                         2);
+        posix_spawn_file_actions_adddup2(&actions,
+                                         options.errorOutput >= 0 ? options.errorOutput : options.output, 2);
     }
     if (!options.cwd.empty())
         posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());

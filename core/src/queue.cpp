@@ -70,7 +70,8 @@ namespace {
 // Spreads the queue's polls: a fraction in [0.8, 1.2) of the interval.
 milliseconds spread(milliseconds interval)
 {
-    static thread_local std::uint64_t state = static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    static thread_local std::uint64_t state =
+        static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     const auto permille = 800 + static_cast<std::int64_t>((state >> 33) % 400);
     return milliseconds(interval.count() * permille / 1000);
@@ -147,7 +148,8 @@ void Database::Impl::sendWaitEnd() noexcept
     }
 }
 
-Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::function<nlohmann::json()>& attempt,
+Outcome Database::Impl::retryWhileBusy(QueueListener& listener,
+                                       const std::function<nlohmann::json()>& attempt,
                                        Clock::time_point deadline)
 {
     try {
@@ -165,7 +167,8 @@ Outcome Database::Impl::retryWhileBusy(QueueListener& listener, const std::funct
     }
 }
 
-Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point deadline, const std::string& secret)
+Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point deadline,
+                                    const std::string& secret)
 {
     std::optional<QueueListener> listener;
     WakeBudget budget;
@@ -199,7 +202,8 @@ Outcome Database::Impl::waitInQueue(nlohmann::json reply, Clock::time_point dead
         // candidate's session is gone. Settling the acquire (Impl::settled)
         // asks again with the same op id and secret on a new connection, and
         // the server gives the candidate back its place in the queue.
-        throw InDoubt(std::string("the connection was lost while waiting in the queue: ") + e.what(), e.what());
+        throw InDoubt(std::string("the connection was lost while waiting in the queue: ") + e.what(),
+                      e.what());
     } catch (...) {
         translateCurrentException();
     }

@@ -1,10 +1,10 @@
 #include "relctl/rehearsal.h"
 
 #include "privatefiles.h"
+#include "rehearsal_stage.h"
 #include "relctl/console.h"
 #include "relctl/error.h"
 #include "relctl/process.h"
-#include "rehearsal_stage.h"
 #include "session.h"
 
 #include <algorithm>
@@ -49,7 +49,8 @@ std::optional<EpochMs> epochMs(const std::string& text)
                                         &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
         return std::nullopt;
     if (text.size() > 20 && text[19] == '.')
-        for (std::size_t i = 20; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 3;
+        for (std::size_t i = 20;
+             i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 3;
              ++i, ++digits)
             fraction = fraction * 10 + (text[i] - '0');
     while (digits++ < 3)
@@ -61,7 +62,8 @@ std::optional<EpochMs> epochMs(const std::string& text)
 
 EpochMs wallNowMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -89,8 +91,9 @@ const ScenarioPlay& playNamed(const std::string& name)
 std::vector<const ScenarioPlay*> selected(const Options& options)
 {
     std::vector<const ScenarioPlay*> out;
-    const bool all = options.scenarios.empty() ||
-                     std::find(options.scenarios.begin(), options.scenarios.end(), "all") != options.scenarios.end();
+    const bool all =
+        options.scenarios.empty() ||
+        std::find(options.scenarios.begin(), options.scenarios.end(), "all") != options.scenarios.end();
     if (all) {
         for (const ScenarioPlay& p : plays())
             out.push_back(&p);
@@ -134,8 +137,8 @@ public:
             pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
             tx.exec("CREATE DATABASE " + tx.quote_name(m_name));
         } catch (const pqxx::broken_connection& e) {
-            throw Error(ExitCode::Unavailable, std::string("cannot reach the server for the scratch database: ") +
-                                                   e.what());
+            throw Error(ExitCode::Unavailable,
+                        std::string("cannot reach the server for the scratch database: ") + e.what());
         } catch (const std::exception& e) {
             throwUsage("cannot create a scratch database (the login needs CREATEDB, and superuser to migrate "
                        "it): " +
@@ -187,7 +190,8 @@ public:
     {
         std::string pattern = (fs::temp_directory_path() / "relctl-rehearsal-XXXXXX").string();
         if (mkdtemp(pattern.data()) == nullptr)
-            throw Error(ExitCode::Internal, "cannot create a temporary directory: " + std::string(strerror(errno)));
+            throw Error(ExitCode::Internal,
+                        "cannot create a temporary directory: " + std::string(strerror(errno)));
         m_path = pattern;
     }
     ~TemporaryDirectory()
@@ -290,14 +294,15 @@ nlohmann::json Actor::reply() const
     const auto start = text.rfind("\n{");
     const std::string last = start == std::string::npos ? text : text.substr(start + 1);
     return nlohmann::json::parse(last, nullptr, false).is_object() ? nlohmann::json::parse(last)
-                                                                    : nlohmann::json();
+                                                                   : nlohmann::json();
 }
 
 // ---------------------------------------------------------------------------
 // Stage
 
-Stage::Stage(const Scenario& scenario, const std::string& conninfo, const fs::path& relctl, const fs::path& directory,
-             std::chrono::milliseconds ttl, Observer& observer, const std::atomic<bool>& cancel)
+Stage::Stage(const Scenario& scenario, const std::string& conninfo, const fs::path& relctl,
+             const fs::path& directory, std::chrono::milliseconds ttl, Observer& observer,
+             const std::atomic<bool>& cancel)
     : m_scenario(scenario), m_conninfo(conninfo), m_relctl(relctl), m_directory(directory / scenario.name),
       m_ttl(ttl), m_observer(observer), m_cancel(cancel), m_started(std::chrono::steady_clock::now()),
       m_db(std::make_unique<Database>(conninfo))
@@ -311,7 +316,8 @@ Stage::~Stage() = default;
 
 std::int64_t Stage::elapsed() const
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - m_started).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - m_started)
+        .count();
 }
 
 std::string Stage::ttlText(double factor) const
@@ -344,11 +350,12 @@ Actor& Stage::start(const std::string& name, const std::vector<std::string>& arg
                             [&](const std::string& o) { return o.rfind(prefix, 0) == 0; });
     };
     childEnvironment.erase(std::remove_if(childEnvironment.begin(), childEnvironment.end(),
-                             [&](const std::string& e) {
-                                 return inherited(e, "RELCTL_LEASE=") || inherited(e, "RELCTL_OP_KEY=") ||
-                                        inherited(e, "RELCTL_CALL_TIMEOUT=");
-                             }),
-              childEnvironment.end());
+                                          [&](const std::string& e) {
+                                              return inherited(e, "RELCTL_LEASE=") ||
+                                                     inherited(e, "RELCTL_OP_KEY=") ||
+                                                     inherited(e, "RELCTL_CALL_TIMEOUT=");
+                                          }),
+                           childEnvironment.end());
 
     SpawnOptions spawnOptions;
     spawnOptions.argv = {m_relctl.string(), "--json", "--job-url", "rehearsal://" + env() + "/" + name};
@@ -360,9 +367,8 @@ Actor& Stage::start(const std::string& name, const std::vector<std::string>& arg
     spawnOptions.defaultSignals = {SIGINT, SIGTERM, SIGPIPE, SIGCHLD};
     const Spawned spawned = spawn(spawnOptions);
     if (spawned.pid < 0)
-        throw Error(ExitCode::Internal,
-                    "cannot start " + m_relctl.string() + ": " + strerror(spawned.error) +
-                        " (set RELCTL_EXECUTABLE or --relctl to the relctl executable)");
+        throw Error(ExitCode::Internal, "cannot start " + m_relctl.string() + ": " + strerror(spawned.error) +
+                                            " (set RELCTL_EXECUTABLE or --relctl to the relctl executable)");
     m_actors.push_back(std::make_unique<Actor>(name, spawned.pid, out, err));
     m_actorOfJob[env() + "-" + name] = name;
     return *m_actors.back();
@@ -379,8 +385,8 @@ int Stage::finish(Actor& actor, std::chrono::milliseconds bound)
         if (m_cancel)
             throw Cancelled{};
         if (std::chrono::steady_clock::now() > deadline)
-            throw Error(ExitCode::Internal, actor.name() + " did not finish within " +
-                                                std::to_string(bound.count()) + " ms");
+            throw Error(ExitCode::Internal,
+                        actor.name() + " did not finish within " + std::to_string(bound.count()) + " ms");
         pollEvents();
         std::this_thread::sleep_for(25ms);
     }
@@ -439,8 +445,8 @@ std::string Stage::readFile(const std::string& name) const
 }
 
 void Stage::log(const std::string& actor, const std::string& action, const std::string& outcome,
-                const std::string& reason, std::optional<std::int64_t> token, std::optional<std::int64_t> generation,
-                const std::string& detail)
+                const std::string& reason, std::optional<std::int64_t> token,
+                std::optional<std::int64_t> generation, const std::string& detail)
 {
     Step s;
     s.scenario = m_scenario.name;
@@ -499,7 +505,8 @@ TimelineSlice Stage::timeline()
     TimelineSlice slice = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
     const auto other = [&](const auto& x) { return x.env != env(); };
     slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(), other), slice.leases.end());
-    slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other), slice.markers.end());
+    slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other),
+                        slice.markers.end());
     slice.environments = {env()};
     return slice;
 }
@@ -516,14 +523,16 @@ void Stage::pause(std::chrono::milliseconds duration)
     }
 }
 
-void Stage::waitFor(const std::string& what, std::chrono::milliseconds bound, const std::function<bool()>& condition)
+void Stage::waitFor(const std::string& what, std::chrono::milliseconds bound,
+                    const std::function<bool()>& condition)
 {
     const auto deadline = std::chrono::steady_clock::now() + bound;
     while (!condition()) {
         if (m_cancel)
             throw Cancelled{};
         if (std::chrono::steady_clock::now() > deadline)
-            throw Error(ExitCode::Internal, "gave up waiting " + std::to_string(bound.count()) + " ms for " + what);
+            throw Error(ExitCode::Internal,
+                        "gave up waiting " + std::to_string(bound.count()) + " ms for " + what);
         pollEvents();
         std::this_thread::sleep_for(50ms);
     }
@@ -531,14 +540,15 @@ void Stage::waitFor(const std::string& what, std::chrono::milliseconds bound, co
 
 void Stage::expect(const std::string& name, bool passed, const std::string& detail)
 {
-    m_expectations.push_back(history::Verdict{name, passed, detail, passed ? std::vector<std::string>{}
-                                                                           : std::vector<std::string>{detail}});
+    m_expectations.push_back(history::Verdict{
+        name, passed, detail, passed ? std::vector<std::string>{} : std::vector<std::string>{detail}});
 }
 
 void Stage::expectExit(const std::string& actor, int code, int expected, const std::string& meaning)
 {
     expect(actor + "-exit-" + std::to_string(expected), code == expected,
-           actor + " exited " + std::to_string(code) + " (expected " + std::to_string(expected) + ": " + meaning + ")");
+           actor + " exited " + std::to_string(code) + " (expected " + std::to_string(expected) + ": " +
+               meaning + ")");
 }
 
 void Stage::expectTraced(const std::string& job, const std::string& reason)
@@ -579,7 +589,8 @@ ScenarioResult Stage::conclude(std::string error)
         if (!(pidFile >> pid) || pid <= 1)
             continue;
         std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-        const std::string command((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+        const std::string command((std::istreambuf_iterator<char>(cmdline)),
+                                  std::istreambuf_iterator<char>());
         if (command.find(m_directory.string()) != std::string::npos)
             kill(-static_cast<pid_t>(pid), SIGKILL);
     }
@@ -619,7 +630,8 @@ fs::path defaultRelctl()
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        for (const fs::path& candidate : {self.parent_path() / "relctl", self.parent_path() / "../relctl/relctl"})
+        for (const fs::path& candidate :
+             {self.parent_path() / "relctl", self.parent_path() / "../relctl/relctl"})
             if (fs::exists(candidate))
                 return candidate.lexically_normal();
     }
@@ -693,8 +705,8 @@ Report run(const Options& options, Observer& observer, const std::atomic<bool>& 
             stage->db().setEnvironment(settings);
             stage->pollEvents();
             stage->log("rehearsal", "env add " + spec.name, "ready", {}, {}, {},
-                       "ttl " + stage->ttlText() + ", policy " + settings.policy.value_or("ordered") + ", supersede " +
-                           settings.supersede.value_or("auto") + ", serialization " +
+                       "ttl " + stage->ttlText() + ", policy " + settings.policy.value_or("ordered") +
+                           ", supersede " + settings.supersede.value_or("auto") + ", serialization " +
                            settings.serialization.value_or("enforced") +
                            (options.like ? " (like " + *options.like + ")" : ""));
             play->play(*stage);
@@ -734,13 +746,14 @@ nlohmann::json toJson(const Report& report)
     for (const ScenarioResult& s : report.scenarios) {
         nlohmann::json steps = nlohmann::json::array();
         for (const Step& st : s.steps) {
-            nlohmann::json j{{"at", st.elapsedMs},
-                             {"actor", st.actor},
-                             {"action", st.action},
-                             {"outcome", st.outcome},
-                             {"reason", st.reason.empty() ? nlohmann::json() : nlohmann::json(st.reason)},
-                             {"token", st.token ? nlohmann::json(*st.token) : nlohmann::json()},
-                             {"generation", st.generation ? nlohmann::json(*st.generation) : nlohmann::json()}};
+            nlohmann::json j{
+                {"at", st.elapsedMs},
+                {"actor", st.actor},
+                {"action", st.action},
+                {"outcome", st.outcome},
+                {"reason", st.reason.empty() ? nlohmann::json() : nlohmann::json(st.reason)},
+                {"token", st.token ? nlohmann::json(*st.token) : nlohmann::json()},
+                {"generation", st.generation ? nlohmann::json(*st.generation) : nlohmann::json()}};
             if (st.serverAt)
                 j["server_at"] = *st.serverAt;
             if (!st.detail.empty())

@@ -41,8 +41,8 @@ public:
     // Reaps it if it has exited; its exit code (128 + signal) then.
     std::optional<int> poll();
     bool running() { return !poll().has_value(); }
-    void signal(int sig);      // the wrapper process only
-    void signalGroup(int sig); // the wrapper and everything in its group
+    void signal(int sig);       // the wrapper process only
+    void signalGroup(int sig);  // the wrapper and everything in its group
     std::string output() const; // stdout so far
     std::string errors() const; // stderr so far
     // stdout as the JSON object the actor printed (relctl --json), or null.
@@ -99,7 +99,8 @@ public:
     void pause(std::chrono::milliseconds duration);
     // Polls `condition` every 50 ms until it holds; a failure (thrown) naming
     // `what` after `bound`.
-    void waitFor(const std::string& what, std::chrono::milliseconds bound, const std::function<bool()>& condition);
+    void waitFor(const std::string& what, std::chrono::milliseconds bound,
+                 const std::function<bool()>& condition);
 
     // A verdict of the scenario's own: passed or not, with its detail.
     void expect(const std::string& name, bool passed, const std::string& detail);

@@ -18,12 +18,23 @@ std::string html(const std::string& text)
     out.reserve(text.size());
     for (char c : text) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;
@@ -91,17 +102,17 @@ std::string timelineSvg(const TimelineSlice& slice)
         const int x1 = x(l.acquiredAt);
         const int x2 = std::max(x(l.endsAt), x1 + 2);
         svg << "<text x='4' y='" << y + 14 << "' font-size='11'>token " << l.token << " " << html(l.release)
-            << "</text><rect x='" << x1 << "' y='" << y << "' width='" << x2 - x1 << "' height='" << rowHeight - 6
-            << "' rx='3' fill='" << colourOf(l.ending) << "'><title>" << html(l.job) << ": token " << l.token
-            << ", release " << html(l.release) << " (generation " << l.generation << "), " << html(l.ending)
-            << " after " << seconds(l.endsAt - l.acquiredAt) << "</title></rect>";
+            << "</text><rect x='" << x1 << "' y='" << y << "' width='" << x2 - x1 << "' height='"
+            << rowHeight - 6 << "' rx='3' fill='" << colourOf(l.ending) << "'><title>" << html(l.job)
+            << ": token " << l.token << ", release " << html(l.release) << " (generation " << l.generation
+            << "), " << html(l.ending) << " after " << seconds(l.endsAt - l.acquiredAt) << "</title></rect>";
         ++row;
     }
     const int y = markerRow * rowHeight + 4;
     svg << "<text x='4' y='" << y + 14 << "' font-size='11'>events</text>";
     for (const TimelineMarker& m : slice.markers) {
         const int px = x(m.at);
-        const char* colour = m.kind == "publish"                           ? "#2e7d32"
+        const char* colour = m.kind == "publish"                             ? "#2e7d32"
                              : m.kind == "refusal" || m.kind == "superseded" ? "#c62828"
                                                                              : "#888";
         svg << "<circle cx='" << px << "' cy='" << y + 8 << "' r='5' fill='" << colour << "'><title>"
@@ -126,15 +137,18 @@ std::string toHtml(const Report& report)
         << "padding:2px 6px;text-align:left;vertical-align:top}th{background:#f6f6f6}"
         << "tr.refused td{background:#fff3f3}code{font-size:12px}"
         << "</style></head><body>";
-    out << "<h1>relctl rehearsal: <span class=" << (report.passed() ? "pass>passed" : "fail>FAILED") << "</span></h1>"
-        << "<p>" << report.scenarios.size() << " scenario(s) on the scratch database <code>" << html(report.database)
-        << "</code>" << (report.dropped ? " (dropped afterwards)" : "") << (report.cancelled ? "; cancelled" : "")
+    out << "<h1>relctl rehearsal: <span class=" << (report.passed() ? "pass>passed" : "fail>FAILED")
+        << "</span></h1>"
+        << "<p>" << report.scenarios.size() << " scenario(s) on the scratch database <code>"
+        << html(report.database) << "</code>" << (report.dropped ? " (dropped afterwards)" : "")
+        << (report.cancelled ? "; cancelled" : "")
         << ". Each scenario plays the real protocol through real <code>relctl</code> processes; its verdicts "
         << "come from the history checker on what the database recorded, and from the scenario's own "
         << "expectations.</p><ul>";
     for (const ScenarioResult& s : report.scenarios)
-        out << "<li><a href='#" << html(s.name) << "'>" << html(s.name) << "</a>: <span class="
-            << (s.passed ? "pass>passed" : "fail>FAILED") << "</span> (" << seconds(s.durationMs) << ")</li>";
+        out << "<li><a href='#" << html(s.name) << "'>" << html(s.name)
+            << "</a>: <span class=" << (s.passed ? "pass>passed" : "fail>FAILED") << "</span> ("
+            << seconds(s.durationMs) << ")</li>";
     out << "</ul>";
     for (const ScenarioResult& s : report.scenarios) {
         const auto info = std::find_if(scenarios().begin(), scenarios().end(),
@@ -160,9 +174,9 @@ std::string toHtml(const Report& report)
             << "<th>token</th><th>generation</th><th>detail</th></tr>";
         for (const Step& st : s.steps) {
             const bool refused = !st.reason.empty() || st.outcome == "rejected";
-            out << "<tr" << (refused ? " class=refused" : "") << "><td>+" << seconds(st.elapsedMs) << "</td><td>"
-                << html(st.actor) << "</td><td>" << html(st.action) << "</td><td>" << html(st.outcome)
-                << (st.reason.empty() ? "" : " " + html(st.reason)) << "</td><td>"
+            out << "<tr" << (refused ? " class=refused" : "") << "><td>+" << seconds(st.elapsedMs)
+                << "</td><td>" << html(st.actor) << "</td><td>" << html(st.action) << "</td><td>"
+                << html(st.outcome) << (st.reason.empty() ? "" : " " + html(st.reason)) << "</td><td>"
                 << (st.token ? std::to_string(*st.token) : "") << "</td><td>"
                 << (st.generation ? std::to_string(*st.generation) : "") << "</td><td>" << html(st.detail)
                 << "</td></tr>";

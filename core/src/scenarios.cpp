@@ -38,9 +38,9 @@ std::string quoted(const fs::path& path)
 
 fs::path manifestOf(Stage& stage, const std::string& release)
 {
-    return stage.writeFile("manifest-" + release + ".json",
-                           R"({"image": "registry.example/app:)" + release + R"(", "rehearsal": ")" +
-                               stage.env() + "\"}\n");
+    return stage.writeFile("manifest-" + release + ".json", R"({"image": "registry.example/app:)" + release +
+                                                                R"(", "rehearsal": ")" + stage.env() +
+                                                                "\"}\n");
 }
 
 // A deploy that records its process id and the lease handle it was given,
@@ -68,11 +68,29 @@ bool deployed(Stage& stage, const std::string& actor)
 std::vector<std::string> runArgs(Stage& stage, const std::string& actor, const std::string& release,
                                  std::int64_t generation, const std::string& wait, const std::string& command)
 {
-    return {"run",       "--env",      stage.env(),     "--job",       jobOf(stage, actor),
-            "--release", release,      "--generation",  std::to_string(generation),
-            "--ttl",     stage.ttlText(), "--wait",     wait,          "--grace", "1s",
-            "--op-id",   jobOf(stage, actor),           "--manifest",  manifestOf(stage, release).string(),
-            "--",        "sh",         "-c",            command};
+    return {"run",
+            "--env",
+            stage.env(),
+            "--job",
+            jobOf(stage, actor),
+            "--release",
+            release,
+            "--generation",
+            std::to_string(generation),
+            "--ttl",
+            stage.ttlText(),
+            "--wait",
+            wait,
+            "--grace",
+            "1s",
+            "--op-id",
+            jobOf(stage, actor),
+            "--manifest",
+            manifestOf(stage, release).string(),
+            "--",
+            "sh",
+            "-c",
+            command};
 }
 
 std::optional<Lease> liveLease(Stage& stage)
@@ -129,7 +147,8 @@ void playRace(Stage& stage)
     stage.log("r9", "relctl run (release r9, generation 9)", "started");
     waitHolds(stage, "r9");
     Actor& r8 = stage.start("r8", runArgs(stage, "r8", "r8", 8, "20s", deployCommand(stage, "r8")));
-    stage.log("r8", "relctl run (release r8, generation 8)", "started", {}, {}, {}, "the older pipeline, slower");
+    stage.log("r8", "relctl run (release r8, generation 8)", "started", {}, {}, {},
+              "the older pipeline, slower");
     waitQueued(stage, "r8");
     go(stage, "r9");
     stage.log("r9", "deploy", "finished", {}, {}, {}, "r9 passed validation; its wrapper publishes");
@@ -142,8 +161,9 @@ void playRace(Stage& stage)
     stage.expectExit("r9", c9, 0, "published r9");
     stage.expectExit("r8", c8, 4, "STALE_GENERATION: r8 is older than the published r9");
     stage.expect("r8-never-deployed", !deployed(stage, "r8"),
-                 deployed(stage, "r8") ? "r8's deploy command ran although its generation was stale"
-                                       : "r8's deploy command never ran: the freshness check refused it first");
+                 deployed(stage, "r8")
+                     ? "r8's deploy command ran although its generation was stale"
+                     : "r8's deploy command never ran: the freshness check refused it first");
     stage.expectTraced("r8", "STALE_GENERATION");
     stage.expectCurrent("r9");
 }
@@ -153,8 +173,9 @@ void playExpiry(Stage& stage)
     Actor& r8 = stage.start("r8", runArgs(stage, "r8", "r8", 8, "20s", deployCommand(stage, "r8")));
     stage.log("r8", "relctl run (release r8, generation 8)", "started");
     waitHolds(stage, "r8");
-    stage.waitFor("r8's deploy to start", 10s,
-                  [&] { return !trimmed(stage.readFile("r8.lease")).empty() && !stage.readFile("r8.pid").empty(); });
+    stage.waitFor("r8's deploy to start", 10s, [&] {
+        return !trimmed(stage.readFile("r8.lease")).empty() && !stage.readFile("r8.pid").empty();
+    });
     const std::string handle = trimmed(stage.readFile("r8.lease"));
     const int deployPid = std::stoi(stage.readFile("r8.pid"));
 
@@ -162,7 +183,8 @@ void playExpiry(Stage& stage)
     stage.log("rehearsal", "SIGSTOP r8's relctl run", "paused", {}, {}, {},
               "the wrapper stops renewing; its deploy (pid " + std::to_string(deployPid) + ") runs on");
     stage.pause(stage.ttl() + 300ms);
-    stage.expect("r8-lease-expired", !holds(stage, "r8"), "r8's lease ran out on the server's clock while r8 was paused");
+    stage.expect("r8-lease-expired", !holds(stage, "r8"),
+                 "r8's lease ran out on the server's clock while r8 was paused");
 
     const int c9 = stage.play("r9", "relctl run (release r9, generation 9)",
                               runArgs(stage, "r9", "r9", 9, "20s", "true"));
@@ -172,10 +194,12 @@ void playExpiry(Stage& stage)
     stage.logExit(r8, "relctl run", c8);
     // The wrapper killed its deploy's process group before exiting.
     stage.waitFor("r8's deploy to be gone", 5s, [&] { return kill(deployPid, 0) != 0 && errno == ESRCH; });
-    stage.log("rehearsal", "r8's deploy", "killed", {}, {}, {}, "pid " + std::to_string(deployPid) + " is gone");
+    stage.log("rehearsal", "r8's deploy", "killed", {}, {}, {},
+              "pid " + std::to_string(deployPid) + " is gone");
 
     // What a hand-rolled job would do next with its old handle.
-    const int renew = stage.play("r8", "lease renew (late, old handle)", {"lease", "renew"}, {"RELCTL_LEASE=" + handle});
+    const int renew =
+        stage.play("r8", "lease renew (late, old handle)", {"lease", "renew"}, {"RELCTL_LEASE=" + handle});
     const int publish = stage.play("r8", "publish (late, old handle)",
                                    {"publish", "--manifest", manifestOf(stage, "r8").string(), "--op-id",
                                     jobOf(stage, "r8") + "-late-publish"},
@@ -212,7 +236,8 @@ void playCrash(Stage& stage)
     // The runner dies: the wrapper and its deploy, at once.
     r8.signalGroup(SIGKILL);
     kill(-deployPid, SIGKILL);
-    stage.log("rehearsal", "SIGKILL r8 (wrapper and deploy)", "killed", {}, {}, {}, "mid-deploy, holding the lease");
+    stage.log("rehearsal", "SIGKILL r8 (wrapper and deploy)", "killed", {}, {}, {},
+              "mid-deploy, holding the lease");
     const int c8 = stage.finish(r8, 5s);
     const int c9 = stage.finish(r9, stage.ttl() * 3 + 20s);
     stage.logExit(r9, "relctl run", c9);
@@ -232,8 +257,9 @@ void playCrash(Stage& stage)
         stage.expect("takeover-within-bound", false, "a lease is missing from the timeline");
     }
     const ManifestHistory published = stage.db().manifestHistory(stage.env());
-    const auto fromR8 = std::count_if(published.history.begin(), published.history.end(),
-                                      [&](const ManifestHistoryEntry& e) { return e.manifest.job == jobOf(stage, "r8"); });
+    const auto fromR8 =
+        std::count_if(published.history.begin(), published.history.end(),
+                      [&](const ManifestHistoryEntry& e) { return e.manifest.job == jobOf(stage, "r8"); });
     stage.expect("nothing-from-the-dead-holder", fromR8 == 0,
                  std::to_string(fromR8) + " manifest(s) published by the killed holder");
     stage.expectCurrent("r9");
@@ -248,7 +274,8 @@ void playLostReply(Stage& stage)
     stage.logExit(acquire, "lease acquire (release r9, generation 9)", acquired);
     const nlohmann::json reply = acquire.reply();
     if (acquired != 0 || !reply.contains("handle") || !reply["handle"].is_string())
-        throw Error(ExitCode::Internal, "r9 could not acquire the lease (exit " + std::to_string(acquired) + ")");
+        throw Error(ExitCode::Internal,
+                    "r9 could not acquire the lease (exit " + std::to_string(acquired) + ")");
     const std::string handle = reply["handle"].get<std::string>();
     const auto lease = liveLease(stage);
     const std::string opId = jobOf(stage, "r9") + "-publish";
@@ -271,22 +298,26 @@ void playLostReply(Stage& stage)
         const auto m = stage.db().showManifest(stage.env()).manifest;
         return m && m->release == "r9";
     });
-    stage.log("rehearsal", "manifest show", "r9 is current", {}, lease ? std::optional(lease->token) : std::nullopt, 9,
+    stage.log("rehearsal", "manifest show", "r9 is current", {},
+              lease ? std::optional(lease->token) : std::nullopt, 9,
               "the publish committed; r9's job never heard");
 
     const std::vector<std::string> withHandle{"RELCTL_LEASE=" + handle};
-    Actor& same = stage.start("r9", {"publish", "--manifest", manifest.string(), "--op-id", opId}, withHandle);
+    Actor& same =
+        stage.start("r9", {"publish", "--manifest", manifest.string(), "--op-id", opId}, withHandle);
     const int retried = stage.finish(same, 20s);
     stage.logExit(same, "publish (retry, same op id)", retried);
     const bool replayed = same.reply().value("replayed", false);
-    const int fresh = stage.play("r9", "publish (retry, new op id)",
-                                 {"publish", "--manifest", manifest.string(), "--op-id", opId + "-again"}, withHandle);
+    const int fresh =
+        stage.play("r9", "publish (retry, new op id)",
+                   {"publish", "--manifest", manifest.string(), "--op-id", opId + "-again"}, withHandle);
     stage.play("r9", "lease release", {"lease", "release"}, withHandle);
 
     stage.expectExit("r9-lost-publish", lost, 9, "the outcome is unknown to the client: its reply was lost");
     stage.expectExit("r9-retry", retried, 0, "answered from the record");
-    stage.expect("retry-replayed", replayed, replayed ? "the retry's reply says replayed: the publish was not re-applied"
-                                                      : "the retry was not answered from the record");
+    stage.expect("retry-replayed", replayed,
+                 replayed ? "the retry's reply says replayed: the publish was not re-applied"
+                          : "the retry was not answered from the record");
     stage.expectExit("r9-fresh-op-id", fresh, 4, "a new op id is a new publish of generation 9: stale");
     const OperationRecord record = stage.db().showOperation(opId);
     const bool recordedOk = record.recorded() && record.outcome && record.outcome->accepted();
@@ -304,13 +335,14 @@ void playLostReply(Stage& stage)
 // from a session authorized as relctl_manager itself, and the trail names it.
 // SET SESSION AUTHORIZATION needs the superuser that migrating the scratch
 // database needed already.
-Decision approveAsManager(Stage& stage, std::int64_t request, const std::string& by, const std::string& reason)
+Decision approveAsManager(Stage& stage, std::int64_t request, const std::string& by,
+                          const std::string& reason)
 {
     session::Connection conn(stage.conninfo());
     pqxx::nontransaction tx(conn);
     tx.exec0("SET SESSION AUTHORIZATION relctl_manager");
-    const pqxx::row row = tx.exec_params1("SELECT relctl.decide($1, true, $2, $3, $4::jsonb)", request, by, reason,
-                                          ClientContext::current().toJson().dump());
+    const pqxx::row row = tx.exec_params1("SELECT relctl.decide($1, true, $2, $3, $4::jsonb)", request, by,
+                                          reason, ClientContext::current().toJson().dump());
     const nlohmann::json reply = nlohmann::json::parse(row[0].c_str());
     if (reply.value("status", "") == "refused") {
         const std::string why = reply.value("reason", "");
@@ -340,7 +372,8 @@ void playSupersede(Stage& stage)
     });
     stage.log("rehearsal", "approvals list", "pending", {}, {}, {},
               "request #" + std::to_string(request) + ": r10 would skip r8 and r9");
-    const Decision decision = approveAsManager(stage, request, "alice", "r10 carries the fix; r8 and r9 are obsolete");
+    const Decision decision =
+        approveAsManager(stage, request, "alice", "r10 carries the fix; r8 and r9 are obsolete");
     stage.log("alice", "approve #" + std::to_string(request), decision.supersession.state);
     go(stage, "r7");
     int codes[3] = {0, 0, 0};
@@ -358,12 +391,14 @@ void playSupersede(Stage& stage)
     stage.expectTraced("r8", "SUPERSEDED");
     stage.expectTraced("r9", "SUPERSEDED");
     const Approvals decided = stage.db().approvals(stage.env(), true);
-    const auto named = std::find_if(decided.approvals.begin(), decided.approvals.end(), [&](const Supersession& s) {
-        return s.id == request && s.decidedBy == "alice" && s.reason;
-    });
+    const auto named =
+        std::find_if(decided.approvals.begin(), decided.approvals.end(), [&](const Supersession& s) {
+            return s.id == request && s.decidedBy == "alice" && s.reason;
+        });
     stage.expect("approver-recorded", named != decided.approvals.end(),
                  named != decided.approvals.end()
-                     ? "request #" + std::to_string(request) + " decided by alice: " + named->reason.value_or("")
+                     ? "request #" + std::to_string(request) +
+                           " decided by alice: " + named->reason.value_or("")
                      : "request #" + std::to_string(request) + " does not name its approver");
     stage.expectCurrent("r10");
 }
@@ -386,8 +421,8 @@ void playFreeze(Stage& stage)
     const int c8 = stage.finish(r8, 20s);
     stage.logExit(r8, "relctl run", c8);
     const int c11 = stage.play("r11", "lease acquire (release r11)",
-                               {"lease", "acquire", "--env", stage.env(), "--job", jobOf(stage, "r11"), "--release",
-                                "r11", "--generation", "11", "--op-id", jobOf(stage, "r11")});
+                               {"lease", "acquire", "--env", stage.env(), "--job", jobOf(stage, "r11"),
+                                "--release", "r11", "--generation", "11", "--op-id", jobOf(stage, "r11")});
     stage.pause(stage.ttl());
     const Environment frozen = stage.db().showEnvironment(stage.env());
     stage.expect("nobody-granted-while-frozen", !frozen.lease && frozen.queue.size() == 2,
@@ -410,7 +445,8 @@ void playFreeze(Stage& stage)
     const auto l9 = leaseOf(slice, jobOf(stage, "r9"));
     const auto l10 = leaseOf(slice, jobOf(stage, "r10"));
     stage.expect("policy-order-after-unfreeze", l9 && l10 && l9->token < l10->token,
-                 l9 && l10 ? "r9 got token " + std::to_string(l9->token) + ", r10 token " + std::to_string(l10->token)
+                 l9 && l10 ? "r9 got token " + std::to_string(l9->token) + ", r10 token " +
+                                 std::to_string(l10->token)
                            : "a lease is missing from the timeline");
     stage.expectCurrent("r10");
 }
@@ -418,9 +454,18 @@ void playFreeze(Stage& stage)
 void playRollout(Stage& stage)
 {
     const auto leaseless = [&](const std::string& actor, std::int64_t generation) {
-        return std::vector<std::string>{"publish",   "--env",      stage.env(), "--job", jobOf(stage, actor),
-                                        "--release", actor,        "--generation", std::to_string(generation),
-                                        "--manifest", manifestOf(stage, actor).string(), "--op-id",
+        return std::vector<std::string>{"publish",
+                                        "--env",
+                                        stage.env(),
+                                        "--job",
+                                        jobOf(stage, actor),
+                                        "--release",
+                                        actor,
+                                        "--generation",
+                                        std::to_string(generation),
+                                        "--manifest",
+                                        manifestOf(stage, actor).string(),
+                                        "--op-id",
                                         jobOf(stage, actor) + "-leaseless"};
     };
     const int c8 = stage.play("r8", "publish without a lease (serialization off)", leaseless("r8", 8));

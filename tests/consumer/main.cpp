@@ -1,11 +1,10 @@
 // Uses relctl::core from an installed package: the compiled-in schema, the
 // installed schema source next to it, and the parsing helpers.
-#include <relctl/migrations.h>
-#include <relctl/parse.h>
-
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <relctl/migrations.h>
+#include <relctl/parse.h>
 
 int main()
 {

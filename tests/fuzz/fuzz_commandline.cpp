@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         relctl::cli::CommandLine line;
         const relctl::cli::Invocation invocation = line.parse(words);
-        fuzz::check(invocation.help || !invocation.arguments.command().empty(), "a parsed line names a command");
+        fuzz::check(invocation.help || !invocation.arguments.command().empty(),
+                    "a parsed line names a command");
     } catch (const relctl::Error& e) {
         fuzz::check(e.code() == relctl::ExitCode::Usage, "a bad command line is a usage error");
     }

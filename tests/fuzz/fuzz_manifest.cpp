@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     fuzz::check(manifest.is_object(), "a manifest is a JSON object");
     fuzz::check(size <= relctl::kMaxManifestBytes, "a manifest is at most 64 KiB");
-    fuzz::check(relctl::jsonDepth(manifest) <= relctl::kMaxManifestDepth, "a manifest is at most 64 levels deep");
+    fuzz::check(relctl::jsonDepth(manifest) <= relctl::kMaxManifestDepth,
+                "a manifest is at most 64 levels deep");
     const std::string dumped = manifest.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     fuzz::check(nlohmann::json::parse(dumped, nullptr, false).is_object(), "a manifest dumps as an object");
     return 0;

@@ -181,7 +181,8 @@ void FaultProxy::fromClient(int fd, Pair& p, const char* data, std::size_t n)
         Fault fault = Fault::None;
         {
             std::lock_guard lock(m_faultMutex);
-            if (m_fault != Fault::None && std::string_view(data, n).find(m_pattern) != std::string_view::npos) {
+            if (m_fault != Fault::None &&
+                std::string_view(data, n).find(m_pattern) != std::string_view::npos) {
                 fault = m_fault;
                 m_fault = Fault::None;
                 if (m_refuseAfterFault)
@@ -216,7 +217,8 @@ void FaultProxy::forward(Pair& p, const char* data, std::size_t n)
         [[maybe_unused]] auto w = write(p.peer, data, n);
         return;
     }
-    p.held.emplace_back(std::chrono::steady_clock::now() + std::chrono::milliseconds(delayMs), std::string(data, n));
+    p.held.emplace_back(std::chrono::steady_clock::now() + std::chrono::milliseconds(delayMs),
+                        std::string(data, n));
 }
 
 void FaultProxy::flushHeld()

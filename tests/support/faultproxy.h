@@ -76,9 +76,9 @@ private:
     enum class Fault { None, LoseReply, LoseRequest, AnswerServerGone };
     struct Stream
     {
-        bool ready = false;       // the setup's last ReadyForQuery went through
+        bool ready = false;         // the setup's last ReadyForQuery went through
         bool firstStatement = true; // the client has sent nothing since the startup
-        bool losingReply = false; // the server's bytes are dropped until its next ReadyForQuery
+        bool losingReply = false;   // the server's bytes are dropped until its next ReadyForQuery
     };
     struct Pair
     {

@@ -99,8 +99,8 @@ std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string&
     return startScriptWithDsn(db.dsn(), script, args);
 }
 
-std::unique_ptr<QProcess> startScriptWithDsn(const std::string& dsn, const std::string& script, const Args& args,
-                                              const Env& env)
+std::unique_ptr<QProcess> startScriptWithDsn(const std::string& dsn, const std::string& script,
+                                             const Args& args, const Env& env)
 {
     auto p = std::make_unique<QProcess>();
     QStringList list{qstr(std::string(RELCTL_TEST_SCRIPTS) + "/" + script)};

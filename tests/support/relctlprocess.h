@@ -52,8 +52,8 @@ std::unique_ptr<QProcess> startRelctlWithDsn(const std::string& dsn, const Args&
 
 std::unique_ptr<QProcess> startScript(const TestDatabase& db, const std::string& script, const Args& args);
 // The same against any connection string (a cluster of the test's own).
-std::unique_ptr<QProcess> startScriptWithDsn(const std::string& dsn, const std::string& script, const Args& args,
-                                              const Env& env = {});
+std::unique_ptr<QProcess> startScriptWithDsn(const std::string& dsn, const std::string& script,
+                                             const Args& args, const Env& env = {});
 RunResult finish(QProcess& process, int timeoutMs = 300000);
 
 std::string relctlBinary();

@@ -29,7 +29,8 @@ std::string pgBinDir()
         return dir;
     QDir lib(QStringLiteral("/usr/lib/postgresql"));
     QStringList versions = lib.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
-    std::sort(versions.begin(), versions.end(), [](const QString& a, const QString& b) { return a.toInt() > b.toInt(); });
+    std::sort(versions.begin(), versions.end(),
+              [](const QString& a, const QString& b) { return a.toInt() > b.toInt(); });
     for (const QString& v : versions)
         if (QFile::exists(lib.filePath(v + QStringLiteral("/bin/initdb"))))
             return lib.filePath(v + QStringLiteral("/bin")).toStdString();
@@ -62,8 +63,9 @@ ScratchCluster::ScratchCluster(StandbyTag, const ScratchCluster& primary, const 
     initialise(settings);
     if (run({bin("pg_basebackup"), "-D", m_dir + "/data", "-h", primary.m_dir, "-p",
              std::to_string(primary.m_port), "-U", primary.m_user, "-X", "stream", "-R", "--no-sync", "-c",
-             "fast", "-d", "host=" + primary.m_dir + " port=" + std::to_string(primary.m_port) +
-                               " user=" + primary.m_user + " application_name=" + name}) != 0)
+             "fast", "-d",
+             "host=" + primary.m_dir + " port=" + std::to_string(primary.m_port) + " user=" + primary.m_user +
+                 " application_name=" + name}) != 0)
         qFatal("pg_basebackup failed into %s", m_dir.c_str());
     writeSettings(settings);
     start();

@@ -49,14 +49,16 @@ constexpr int kPassed = Qt::UserRole + 2;       // bool: the item's verdict
 const rh::Scenario* scenarioNamed(const QString& name)
 {
     const auto& all = rh::scenarios();
-    const auto found = std::find_if(all.begin(), all.end(),
-                                    [&](const rh::Scenario& s) { return QString::fromStdString(s.name) == name; });
+    const auto found = std::find_if(all.begin(), all.end(), [&](const rh::Scenario& s) {
+        return QString::fromStdString(s.name) == name;
+    });
     return found == all.end() ? nullptr : &*found;
 }
 
 QString colored(const QString& text, const QColor& color)
 {
-    return QStringLiteral("<span style=\"color:%1\"><b>%2</b></span>").arg(color.name(), text.toHtmlEscaped());
+    return QStringLiteral("<span style=\"color:%1\"><b>%2</b></span>")
+        .arg(color.name(), text.toHtmlEscaped());
 }
 
 // The scenario's leases and markers with a margin either side; empty when it has none.
@@ -101,9 +103,9 @@ private:
 } // namespace
 
 RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
-    : QWidget(parent), m_session(session), m_runner(new RehearsalRunner(this)), m_steps(new RehearsalStepModel(this)),
-      m_timeline(new TimelineWidget(this)), m_tabs(new QTabWidget(this)), m_log(new QTableView(this)),
-      m_verdicts(new QTreeWidget(this))
+    : QWidget(parent), m_session(session), m_runner(new RehearsalRunner(this)),
+      m_steps(new RehearsalStepModel(this)), m_timeline(new TimelineWidget(this)),
+      m_tabs(new QTabWidget(this)), m_log(new QTableView(this)), m_verdicts(new QTreeWidget(this))
 {
     m_timeline->setObjectName(QStringLiteral("rehearsalTimeline"));
 
@@ -140,7 +142,8 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     // Names whole (they are what a failure is called by); the detail wraps in what is left.
     m_verdicts->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     // Row heights follow the detail column's width: the view computes them only on a layout.
-    connect(m_verdicts->header(), &QHeaderView::sectionResized, m_verdicts, [this] { m_verdicts->doItemsLayout(); });
+    connect(m_verdicts->header(), &QHeaderView::sectionResized, m_verdicts,
+            [this] { m_verdicts->doItemsLayout(); });
     connect(m_verdicts, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
         // The finished scenario's lease story next to its verdicts.
         if (!item || m_runner->isRunning())
@@ -258,12 +261,14 @@ QWidget* RehearsalsView::createRunControls()
                          "dropped afterwards."));
     m_cancel = new QPushButton(tr("&Cancel"), controls);
     m_cancel->setObjectName(QStringLiteral("rehearsalCancel"));
-    m_cancel->setToolTip(tr("Stop at the next step: the actors are killed and the scratch database dropped."));
+    m_cancel->setToolTip(
+        tr("Stop at the next step: the actors are killed and the scratch database dropped."));
     m_save = new QPushButton(tr("&Save report…"), controls);
     m_save->setObjectName(QStringLiteral("rehearsalSave"));
     m_open = new QPushButton(tr("&Open report"), controls);
     m_open->setObjectName(QStringLiteral("rehearsalOpen"));
-    m_open->setToolTip(tr("The HTML report (explanations, lease timelines, step logs, verdicts) in the browser."));
+    m_open->setToolTip(
+        tr("The HTML report (explanations, lease timelines, step logs, verdicts) in the browser."));
     connect(m_run, &QPushButton::clicked, this, &RehearsalsView::run);
     connect(m_cancel, &QPushButton::clicked, this, &RehearsalsView::reportCancel);
     connect(m_save, &QPushButton::clicked, this, &RehearsalsView::chooseReportFile);
@@ -301,9 +306,9 @@ void RehearsalsView::explainSelected()
     if (!s)
         return;
     m_explanation->setHtml(QStringLiteral("<p><b>%1</b>: %2</p><p>%3</p>")
-                      .arg(QString::fromStdString(s->name).toHtmlEscaped(),
-                           QString::fromStdString(s->title).toHtmlEscaped(),
-                           QString::fromStdString(s->explanation).toHtmlEscaped()));
+                               .arg(QString::fromStdString(s->name).toHtmlEscaped(),
+                                    QString::fromStdString(s->title).toHtmlEscaped(),
+                                    QString::fromStdString(s->explanation).toHtmlEscaped()));
 }
 
 void RehearsalsView::updateLike()
@@ -458,9 +463,10 @@ void RehearsalsView::finished(const rh::Report& report, const QString& error)
     if (!error.isEmpty()) {
         showStatus(tr("The rehearsal could not start: %1").arg(error), Tone::Failed);
     } else if (report.cancelled) {
-        showStatus(tr("Cancelled after %n scenario(s); %1.", nullptr, static_cast<int>(report.scenarios.size()))
-                       .arg(dropped),
-                   report.dropped ? Tone::Plain : Tone::Failed);
+        showStatus(
+            tr("Cancelled after %n scenario(s); %1.", nullptr, static_cast<int>(report.scenarios.size()))
+                .arg(dropped),
+            report.dropped ? Tone::Plain : Tone::Failed);
     } else if (report.passed()) {
         m_progress->setValue(m_progress->maximum());
         showStatus(tr("PASSED: every invariant held in %n scenario(s); %1.", nullptr,
@@ -503,9 +509,9 @@ bool RehearsalsView::saveReport(const QString& path)
 
 void RehearsalsView::chooseReportFile()
 {
-    auto* dialog = new QFileDialog(this, tr("Save the rehearsal report"),
-                                   QDir::home().filePath(QStringLiteral("rehearsal.html")),
-                                   tr("HTML pages (*.html)"));
+    auto* dialog =
+        new QFileDialog(this, tr("Save the rehearsal report"),
+                        QDir::home().filePath(QStringLiteral("rehearsal.html")), tr("HTML pages (*.html)"));
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setDefaultSuffix(QStringLiteral("html"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);

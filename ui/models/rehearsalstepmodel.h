@@ -16,7 +16,18 @@ class RehearsalStepModel final : public QAbstractTableModel
     Q_OBJECT
 
 public:
-    enum class Column : int { Time, Scenario, Actor, Action, Outcome, Reason, Token, Generation, Detail, Count };
+    enum class Column : int {
+        Time,
+        Scenario,
+        Actor,
+        Action,
+        Outcome,
+        Reason,
+        Token,
+        Generation,
+        Detail,
+        Count
+    };
     // Unscoped so views can pass it straight to data(); qualify it as Roles::X.
     enum Roles : int {
         Refusal = Qt::UserRole + 1, // bool, on every column

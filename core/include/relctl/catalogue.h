@@ -57,7 +57,8 @@ inline constexpr std::array kReasons{
     Reason{"NOT_OWN_CANDIDATE", ExitCode::BadCredentials,
            "a call on a queued candidate from a session or secret other than the one that queued it"},
     Reason{"CANDIDATE_DROPPED", ExitCode::Stale, "a release manager took the candidate out of the queue"},
-    Reason{"OP_ID_CONFLICT", ExitCode::OpConflict, "the operation id was already used for a different request"},
+    Reason{"OP_ID_CONFLICT", ExitCode::OpConflict,
+           "the operation id was already used for a different request"},
     Reason{"PROMOTIONS_FULL", ExitCode::Busy,
            "the environment's open promotion requests, or the login's, reached their cap; try later"},
 };
@@ -112,7 +113,8 @@ struct ExitStatus
 
 inline constexpr std::array kExitStatuses{
     ExitStatus{ExitCode::Ok, "ok", "done"},
-    ExitStatus{ExitCode::Internal, "internal", "an internal error, or a login without the relctl role the command needs"},
+    ExitStatus{ExitCode::Internal, "internal",
+               "an internal error, or a login without the relctl role the command needs"},
     ExitStatus{ExitCode::Usage, "usage",
                "invalid input (names, numbers, durations, an unknown environment, a bad manifest or handle); "
                "nothing was written"},
@@ -122,7 +124,8 @@ inline constexpr std::array kExitStatuses{
     ExitStatus{ExitCode::Frozen, "frozen", "the environment's dispatch is frozen"},
     ExitStatus{ExitCode::BadCredentials, "bad_credentials",
                "the lease id or the request secret does not match, or the call was not the candidate's own"},
-    ExitStatus{ExitCode::OpConflict, "op_id_conflict", "the operation id was already used for a different request"},
+    ExitStatus{ExitCode::OpConflict, "op_id_conflict",
+               "the operation id was already used for a different request"},
     ExitStatus{ExitCode::Unavailable, "unavailable",
                "the database cannot be reached, or a write's outcome is unknown (retry with the same op id)"},
     ExitStatus{ExitCode::Violations, "violations", "verify or rehearse found a broken invariant"},
@@ -156,7 +159,8 @@ inline constexpr std::array kVariables{
              "a key of 16 to 512 characters: each op id's request secret is its HMAC-SHA256 under it, "
              "so a retry on another runner proves itself"},
     Variable{"RELCTL_STATE_DIR", "where request secrets are kept (default $XDG_STATE_HOME/relctl)"},
-    Variable{"RELCTL_STATE_RETENTION", "how long a request secret is kept after its last use (default 7 days)"},
+    Variable{"RELCTL_STATE_RETENTION",
+             "how long a request secret is kept after its last use (default 7 days)"},
     Variable{"RELCTL_STATE_MAX_FILES", "how many request secrets are kept at most (default 10000)"},
     Variable{"RELCTL_CALL_TIMEOUT", "how long one call waits for the server before exit 9 (default 35s)"},
     Variable{"RELCTL_RECONNECT_TIMEOUT",

@@ -39,7 +39,8 @@ std::string_view errorCodeName(ExitCode code);
 class Error : public std::runtime_error
 {
 public:
-    Error(ExitCode code, const std::string& message, std::string reason = {}, nlohmann::json detail = nullptr);
+    Error(ExitCode code, const std::string& message, std::string reason = {},
+          nlohmann::json detail = nullptr);
 
     ExitCode code() const noexcept { return m_code; }
     // The refusal reason or, when there is none, errorCodeName(code()).

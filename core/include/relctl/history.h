@@ -155,9 +155,9 @@ History load(Database& db, const std::optional<std::string>& env = {},
 
 struct Verdict
 {
-    std::string name;   // e.g. "fencing-tokens-increase"
+    std::string name; // e.g. "fencing-tokens-increase"
     bool passed = true;
-    std::string detail; // one line: what was checked, or the first violation
+    std::string detail;                  // one line: what was checked, or the first violation
     std::vector<std::string> violations; // every violation found, one line each
 };
 

@@ -32,7 +32,7 @@ const std::vector<SchemaModule>& bundledModules();
 struct MigrationState
 {
     std::string kind = "migration"; // "migration" (numbered, run once) or "functions" (a module)
-    int version = 0;                 // 0 for a module
+    int version = 0;                // 0 for a module
     std::string name;
     std::string checksum;                 // SHA-256 of the file, hex
     std::optional<std::string> appliedAt; // empty while pending

@@ -93,10 +93,10 @@ struct Options
 struct Report
 {
     std::vector<ScenarioResult> scenarios;
-    std::string database;      // the database the scenarios ran in
-    bool dropped = false;      // the scratch database is gone again
+    std::string database; // the database the scenarios ran in
+    bool dropped = false; // the scratch database is gone again
     bool cancelled = false;
-    bool passed() const;       // every scenario passed and none was cancelled
+    bool passed() const; // every scenario passed and none was cancelled
 };
 
 // Receives the run as it happens, on the thread that called run().
