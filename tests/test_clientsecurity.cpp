@@ -28,13 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 bool contains(const std::string& text, const std::string& part)
 {
     return text.find(part) != std::string::npos;

@@ -37,11 +37,6 @@ Args toArgs(const QStringList& list)
     return out;
 }
 
-std::string failure(const RunResult& r)
-{
-    return "exit " + std::to_string(r.exitCode) + "\nstdout: [" + r.out + "]\nstderr: [" + r.err + "]";
-}
-
 // The usage message parse() throws, or "" when it accepts the words.
 std::string usageError(const Args& words)
 {
@@ -118,8 +113,8 @@ private slots:
         QFETCH(QString, usage);
         QFETCH(QStringList, names);
         const RunResult r = relctlWithDsn(kDeadDsn, toArgs(args));
-        QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r).c_str());
-        QVERIFY2(r.out.find(usage.toStdString()) != std::string::npos, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r));
+        QVERIFY2(r.out.find(usage.toStdString()) != std::string::npos, failure(r));
         for (const QString& name : names)
             QVERIFY2(r.out.find(name.toStdString()) != std::string::npos,
                      ("help does not name " + name.toStdString() + "\n" + r.out).c_str());
@@ -136,7 +131,7 @@ private slots:
         for (const Args& args :
              {Args{"--version"}, Args{"--dsn", "x", "--version"}, Args{"--version", "env", "list"}}) {
             const RunResult r = relctlWithDsn(kDeadDsn, args);
-            QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r).c_str());
+            QVERIFY2(r.exitCode == 0 && r.err.empty(), failure(r));
             QCOMPARE(r.out, expected);
         }
     }
@@ -236,7 +231,7 @@ private slots:
     void bashCompletesFromTheGrammar()
     {
         const RunResult printed = relctlWithDsn(kDeadDsn, {"completion", "bash"});
-        QVERIFY2(printed.exitCode == 0, failure(printed).c_str());
+        QVERIFY2(printed.exitCode == 0, failure(printed));
         QFile file(QStringLiteral(RELCTL_BASH_COMPLETION));
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(printed.out, file.readAll().toStdString());
@@ -338,20 +333,20 @@ private slots:
             if (json)
                 words.insert(words.begin(), "--json");
             const RunResult r = relctlWithDsn(kDeadDsn, words);
-            QVERIFY2(r.exitCode == 2, failure(r).c_str());
+            QVERIFY2(r.exitCode == 2, failure(r));
             QVERIFY2(r.err.rfind("relctl: ", 0) == 0 && r.err.back() == '\n' &&
                          std::count(r.err.begin(), r.err.end(), '\n') == 1,
-                     ("stderr is not one \"relctl: \" line\n" + failure(r)).c_str());
+                     ("stderr is not one \"relctl: \" line\n" + r.describe()).c_str());
             QVERIFY2(r.err.find(message.toStdString()) != std::string::npos,
-                     ("expected \"" + message.toStdString() + "\"\n" + failure(r)).c_str());
+                     ("expected \"" + message.toStdString() + "\"\n" + r.describe()).c_str());
             if (!json) {
-                QVERIFY2(r.out.empty(), failure(r).c_str());
+                QVERIFY2(r.out.empty(), failure(r));
                 continue;
             }
             const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
             QVERIFY2(j.is_object() && j.value("error", "") == "usage" &&
                          "relctl: " + j.value("message", "") + "\n" == r.err,
-                     failure(r).c_str());
+                     failure(r));
         }
     }
 

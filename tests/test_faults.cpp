@@ -28,14 +28,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + " after " + std::to_string(r.elapsedMs) +
-           " ms\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 bool waitForFile(const std::string& path, int timeoutMs)
 {
     QElapsedTimer t;

@@ -43,14 +43,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + " after " + std::to_string(r.elapsedMs) +
-           " ms\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 bool hasRawControl(const std::string& s, bool allowNewlines)
 {
     for (char ch : s) {

@@ -18,14 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + " after " + std::to_string(r.elapsedMs) +
-           " ms\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 bool says(const RunResult& r, const std::string& text)
 {
     return r.err.find(text) != std::string::npos;

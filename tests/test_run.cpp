@@ -76,13 +76,6 @@ json lastJson(const RunResult& r)
     return j.is_object() ? j : json();
 }
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 // A command that records its pid, then sleeps in the same process (exec), so
 // that the pid is the one the wrapper started.
 Args sleeper(const std::string& pidFile, int seconds = 60)

@@ -31,13 +31,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* failure(const RunResult& r)
-{
-    static std::string text;
-    text = "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;
-    return text.c_str();
-}
-
 // The state directory of one test, for this process and the relctl processes it starts.
 class StateDir final
 {

@@ -20,16 +20,11 @@ using nlohmann::json;
 
 namespace {
 
-std::string failure(const RunResult& r)
-{
-    return "exit " + std::to_string(r.exitCode) + "\nstdout: " + r.out + "\nstderr: " + r.err;
-}
-
 RunResult ok(const TestDatabase& db, const Args& args, const std::string& input = {}, const Env& env = {})
 {
     RunResult r = relctl(db, args, input, env);
     if (r.exitCode != 0)
-        qFatal("relctl failed: %s", failure(r).c_str());
+        qFatal("relctl failed: %s", failure(r));
     return r;
 }
 
@@ -80,8 +75,7 @@ void makeHistory(const TestDatabase& db)
     ok(db, {"publish", "--op-id", "j3-publish"}, {}, lease(j3));
     ok(db, {"lease", "release"}, {}, lease(j3));
     const RunResult stale = relctl(db, {"publish", "--op-id", "j2-publish"}, {}, lease(j2));
-    QVERIFY2(stale.exitCode == 4 && stale.err.find("STALE_GENERATION") != std::string::npos,
-             failure(stale).c_str());
+    QVERIFY2(stale.exitCode == 4 && stale.err.find("STALE_GENERATION") != std::string::npos, failure(stale));
     // A renewal of the expired, superseded lease is refused too.
     QCOMPARE(relctl(db, {"lease", "renew"}, {}, lease(j2)).exitCode, 5);
 
@@ -93,7 +87,7 @@ void makeHistory(const TestDatabase& db)
     awaitQueueLength(db, "prod", 1);
     ok(db, {"lease", "release"}, {}, lease(j4));
     const RunResult granted = finish(*waiter, 30000);
-    QVERIFY2(granted.exitCode == 0, failure(granted).c_str());
+    QVERIFY2(granted.exitCode == 0, failure(granted));
     const std::string j5 = granted.json()["handle"].get<std::string>();
     ok(db, {"publish", "--op-id", "j5-publish"}, {}, lease(j5));
 
@@ -139,7 +133,7 @@ std::string failedOnlyOn(const TestDatabase& db, const std::string& name, const 
     all.insert(all.end(), args.begin(), args.end());
     const RunResult r = relctl(db, all);
     if (r.exitCode != 10)
-        return "verify did not fail: " + failure(r);
+        return "verify did not fail: " + r.describe();
     const auto checks = checksOf(r.json());
     for (const auto& [other, c] : checks)
         if (c["passed"].get<bool>() == (other == name))
@@ -174,7 +168,7 @@ private slots:
     void aProtocolHistoryVerifiesClean()
     {
         const RunResult r = relctl(*m_db, {"--json", "verify"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         const json report = r.json();
         QCOMPARE(report["passed"], json(true));
         QVERIFY(report["env"].is_null() && report["since"].is_null());
@@ -208,13 +202,13 @@ private slots:
     void oneEnvironmentAndAWindowVerifyToo()
     {
         RunResult r = relctl(*m_db, {"--json", "verify", "--env", "prod", "--since", "1h"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         QCOMPARE(r.json()["env"], json("prod"));
         QVERIFY(r.json()["since"].is_number_integer());
         const std::string since =
             m_db->scalar("SELECT min(at)::text FROM relctl.events WHERE operation = 'freeze'");
         r = relctl(*m_db, {"--json", "verify", "--env", "prod", "--since", since});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         // Only the window is judged: the lease after the freeze (none) and the
         // rejected acquire of the freeze.
         const std::string refusals = checksOf(r.json()).at("refusals-explained")["detail"];
@@ -226,7 +220,7 @@ private slots:
         for (const Args& args : {Args{"verify", "--env", "nosuch"}, Args{"verify", "--since", "not a time"},
                                  Args{"verify", "--env", "Not-A-Name"}}) {
             const RunResult r = relctl(*m_db, args);
-            QVERIFY2(r.exitCode == 2, failure(r).c_str());
+            QVERIFY2(r.exitCode == 2, failure(r));
             QVERIFY(r.out.empty());
             QCOMPARE(static_cast<int>(std::count(r.err.begin(), r.err.end(), '\n')), 1);
         }
@@ -237,7 +231,7 @@ private slots:
     void aReviewerMayVerifyAndAJobMayNot()
     {
         const RunResult reviewer = relctlWithDsn(m_db->reviewerDsn(), {"verify"});
-        QVERIFY2(reviewer.exitCode == 0, failure(reviewer).c_str());
+        QVERIFY2(reviewer.exitCode == 0, failure(reviewer));
         QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history(NULL, NULL)"), std::string());
         QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('prod', now())"), std::string());
         QCOMPARE(sqlState(m_db->reviewerDsn(), "SELECT relctl.history('nosuch', NULL)"),
@@ -268,11 +262,10 @@ private slots:
         const RunResult back =
             relctlWithDsn(m_db->adminDsn(), {"--json", "rollback", "--env", "canary", "--to-release", "r8",
                                              "--by", "alice", "--reason", "r9 is broken"});
-        QVERIFY2(back.exitCode == 0, failure(back).c_str());
+        QVERIFY2(back.exitCode == 0, failure(back));
         QCOMPARE(back.json()["rolled_back"], json(true));
         const auto stale = [&](const RunResult& r) {
-            QVERIFY2(r.exitCode == 4 && r.err.find("STALE_GENERATION") != std::string::npos,
-                     failure(r).c_str());
+            QVERIFY2(r.exitCode == 4 && r.err.find("STALE_GENERATION") != std::string::npos, failure(r));
         };
         stale(relctl(*m_db, {"lease", "acquire", "--env", "canary", "--job", "c9", "--release", "r9",
                              "--generation", "9", "--op-id", "c9-acquire-again"}));
@@ -281,7 +274,7 @@ private slots:
 
         // Rolled back: r8 is current, 9 is the bar.
         RunResult r = relctl(*m_db, {"--json", "verify", "--env", "canary"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         auto checks = checksOf(r.json());
         QCOMPARE(checks.size(), std::size_t{9});
         const std::string advance = checks.at("generations-advance")["detail"];
@@ -303,7 +296,7 @@ private slots:
         for (const Args& args :
              {Args{"--json", "verify"}, Args{"--json", "verify", "--env", "canary", "--since", since}}) {
             r = relctl(*m_db, args);
-            QVERIFY2(r.exitCode == 0, failure(r).c_str());
+            QVERIFY2(r.exitCode == 0, failure(r));
         }
         checks = checksOf(r.json());
         const std::string window = checks.at("freshness-bar-kept")["detail"];
@@ -357,12 +350,12 @@ private slots:
         publishThrough(db, "prod", "p1", 1);
         RunResult r = relctlWithDsn(db.adminDsn(), {"rollback", "--env", "staging", "--to-release", "r1",
                                                     "--by", "alice", "--reason", "r2 is broken"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         r = relctl(db, {"lease", "acquire", "--env", "prod", "--job", "p2", "--release", "r2", "--generation",
                         "2", "--op-id", "p2-refused"});
-        QVERIFY2(r.exitCode != 0 && r.err.find("NOT_PROMOTED") != std::string::npos, failure(r).c_str());
+        QVERIFY2(r.exitCode != 0 && r.err.find("NOT_PROMOTED") != std::string::npos, failure(r));
         r = relctl(db, {"--json", "verify"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         const std::string kept = checksOf(r.json()).at("promotion-path-kept")["detail"];
         QVERIFY2(kept.rfind("1 publishes on promoted environments", 0) == 0, kept.c_str());
 
@@ -406,16 +399,16 @@ private slots:
         awaitQueueLength(db, "prod", 1);
         ok(db, {"lease", "release"}, {}, lease(holder));
         const RunResult granted = finish(*waiter, 30000);
-        QVERIFY2(granted.exitCode == 0, failure(granted).c_str());
+        QVERIFY2(granted.exitCode == 0, failure(granted));
         const RunResult published = relctlWithDsn(db.jobDsn(), {"publish", "--op-id", "j2-publish"},
                                                   lease(granted.json()["handle"].get<std::string>()));
-        QVERIFY2(published.exitCode == 0, failure(published).c_str());
+        QVERIFY2(published.exitCode == 0, failure(published));
         QCOMPARE(db.scalar("SELECT db_user FROM relctl.events WHERE operation = 'acquire' AND job = 'j2'"),
                  std::string("relctl_test_job"));
         QVERIFY(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'acquire' AND job = 'j2' "
                          "AND detail ? 'handed_over_by'") == 1);
         RunResult r = relctl(db, {"--json", "verify"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         const std::string logins = checksOf(r.json()).at("publish-by-acquiring-login")["detail"];
         QVERIFY2(logins.rfind("1 accepted publishes", 0) == 0, logins.c_str());
 
@@ -430,7 +423,7 @@ private slots:
         db.exec("UPDATE relctl.events SET db_user = " + sqlLiteral(releaser) +
                 " WHERE operation = 'acquire' AND job = 'j2'");
         r = relctl(db, {"--json", "verify"});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         const std::string unknown = checksOf(r.json()).at("publish-by-acquiring-login")["detail"];
         QVERIFY2(unknown.rfind("0 accepted publishes", 0) == 0 &&
                      unknown.find("1 with an acquirer's login not kept") != std::string::npos,
@@ -486,7 +479,7 @@ private slots:
         QVERIFY(db.count("SELECT count(*) FROM relctl.events WHERE at >= '" + since + "'") >= 2);
 
         const RunResult r = relctl(db, {"--json", "verify", "--since", since});
-        QVERIFY2(r.exitCode == 0, failure(r).c_str());
+        QVERIFY2(r.exitCode == 0, failure(r));
         const auto checks = checksOf(r.json());
         const std::string bar = checks.at("freshness-bar-kept")["detail"];
         QVERIFY2(bar.find("3 recorded high-water marks") != std::string::npos, bar.c_str());
@@ -504,7 +497,7 @@ private slots:
         m_db->exec("UPDATE relctl.environments SET current_manifest_id = "
                    "(SELECT max(id) FROM relctl.manifests WHERE env = 'prod') WHERE name = 'prod'");
         RunResult r = relctl(*m_db, {"--json", "verify"});
-        QVERIFY2(r.exitCode == 10, failure(r).c_str());
+        QVERIFY2(r.exitCode == 10, failure(r));
         json report = r.json();
         QCOMPARE(report["passed"], json(false));
         auto checks = checksOf(report);
@@ -521,7 +514,7 @@ private slots:
         m_db->exec("UPDATE relctl.manifests SET generation = 2 WHERE generation = 9 AND env = 'prod'");
         m_db->exec("ALTER TABLE relctl.manifests ENABLE TRIGGER USER");
         r = relctl(*m_db, {"verify"});
-        QVERIFY2(r.exitCode == 10, failure(r).c_str());
+        QVERIFY2(r.exitCode == 10, failure(r));
         QVERIFY2(r.out.find("FAIL generations-advance: manifest #") != std::string::npos, r.out.c_str());
         QVERIFY2(r.out.find("FAIL publish-under-live-lease: ") != std::string::npos, r.out.c_str());
         QVERIFY2(r.out.find("PASS fencing-tokens-increase: ") != std::string::npos, r.out.c_str());

@@ -65,6 +65,19 @@ std::string RunResult::line() const
     return s;
 }
 
+std::string RunResult::describe() const
+{
+    return "exit " + std::to_string(exitCode) + " after " + std::to_string(elapsedMs) + " ms\nstdout: [" +
+           out + "]\nstderr: [" + err + "]";
+}
+
+const char* failure(const RunResult& r)
+{
+    thread_local std::string text;
+    text = r.describe();
+    return text.c_str();
+}
+
 RunResult runRelctl(const TestDatabase& db, const Args& args, const std::string& input, const Env& env)
 {
     return run(relctlBinary(), args, environmentFor(db.dsn(), env), input);

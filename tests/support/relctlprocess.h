@@ -25,7 +25,12 @@ struct RunResult
 
     nlohmann::json json() const; // stdout parsed as one JSON object (a test failure otherwise)
     std::string line() const;    // stdout without the trailing newline
+    // Exit code, time, stdout and stderr: what a failed assertion shows.
+    std::string describe() const;
 };
+
+// describe() for QVERIFY2's message; valid until the thread's next call.
+const char* failure(const RunResult& r);
 
 using Args = std::vector<std::string>;
 using Env = std::map<std::string, std::string>;
