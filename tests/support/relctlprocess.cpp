@@ -73,7 +73,7 @@ std::string RunResult::describe() const
 
 const char* failure(const RunResult& r)
 {
-    thread_local std::string text;
+    static thread_local std::string text;
     text = r.describe();
     return text.c_str();
 }
