@@ -35,6 +35,7 @@
 #include "relctl/catalogue.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
+#include "relctl/scratch.h"
 
 #include <algorithm>
 #include <array>
@@ -180,11 +181,6 @@ std::string eventRows(const std::string& first, const std::string& last)
 const char* kEventColumns = "INSERT INTO relctl.events (at, env, operation, outcome, reason, job, release, "
                             "generation, token, op_id, host, pid, job_url, actor, detail) ";
 
-std::string withDatabase(const std::string& dsn, const std::string& name)
-{
-    return dsn + " dbname=" + name; // a later keyword wins in a conninfo string
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -210,14 +206,10 @@ int main(int argc, char** argv)
             fail("usage: relctl-audit-bench [--dsn CONNINFO] [--events N] [--reps R] [--json FILE] "
                  "[--exports-only]");
     }
-    const std::string name = "relctl_audit_bench_" + std::to_string(getpid());
     bool failed = false;
     try {
-        {
-            pqxx::connection admin(dsn);
-            pqxx::nontransaction(admin).exec("CREATE DATABASE " + name);
-        }
-        const std::string scratch = withDatabase(dsn, name);
+        const relctl::ScratchDatabase database(dsn, "relctl_audit_bench_");
+        const std::string& scratch = database.conninfo();
         Database db(scratch);
         db.migrate();
         pqxx::connection raw(scratch);
@@ -306,7 +298,7 @@ int main(int argc, char** argv)
 
         // Exports, each next to COPY of the same rows in the same order: the
         // reference a client cannot beat, read line by line and dropped.
-        const std::string dir = std::filesystem::temp_directory_path() / name;
+        const std::string dir = std::filesystem::temp_directory_path() / database.name();
         std::filesystem::create_directories(dir);
         const auto copyRows = [&](bool filtered) {
             pqxx::read_transaction tx(raw);
@@ -531,12 +523,6 @@ int main(int argc, char** argv)
     } catch (const std::exception& e) {
         std::fprintf(stderr, "relctl-audit-bench: %s\n", e.what());
         failed = true;
-    }
-    try {
-        pqxx::connection admin(dsn);
-        pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + name);
-    } catch (const std::exception& e) {
-        fail(std::string("could not drop ") + name + ": " + e.what());
     }
     return failed ? 1 : 0;
 }

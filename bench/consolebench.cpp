@@ -31,6 +31,7 @@
 #include "goals.h"
 #include "relctl/console.h"
 #include "relctl/database.h"
+#include "relctl/scratch.h"
 #include "seed.h"
 
 #include <algorithm>
@@ -312,13 +313,15 @@ relctl::bench::Goal goal(const std::string& name, double value, const std::strin
 int main(int argc, char** argv)
 {
     const Options o = parse(argc, argv);
-    using relctl::bench::ScratchDatabase;
+    using relctl::ScratchDatabase;
     try {
+        // Reused as it is when kept: a seeded database serves several runs.
         ScratchDatabase large(o.dsn, o.database,
                               o.keep ? ScratchDatabase::Existing::Reuse : ScratchDatabase::Existing::Drop);
         if (o.keep)
             large.keep();
-        pqxx::connection conn(large.dsn());
+        relctl::Database(large.conninfo()).migrate();
+        pqxx::connection conn(large.conninfo());
         const bool seeded =
             pqxx::read_transaction(conn).exec1("SELECT EXISTS (SELECT 1 FROM relctl.events)")[0].as<bool>();
         if (seeded) {
@@ -341,18 +344,19 @@ int main(int argc, char** argv)
         // written out now, not by a checkpoint while the console opens.
         pqxx::nontransaction(conn).exec("CHECKPOINT");
         if (o.seedOnly) {
-            std::printf("%s: %s\n", o.keep ? "kept" : "dropped", large.dsn().c_str());
+            std::printf("%s: %s\n", o.keep ? "kept" : "dropped", large.conninfo().c_str());
             return 0;
         }
-        ScratchDatabase empty(o.dsn, o.database + "_empty_" + std::to_string(getpid()));
+        const ScratchDatabase empty(o.dsn, o.database + "_empty_");
+        relctl::Database(empty.conninfo()).migrate();
 
         const fs::path dir = fs::temp_directory_path() / ("relctl-console-bench-" + std::to_string(getpid()));
         fs::create_directories(dir / "config");
-        const Opening e = openings(o, empty.dsn(), dir);
-        const Opening l = openings(o, large.dsn(), dir);
+        const Opening e = openings(o, empty.conninfo(), dir);
+        const Opening l = openings(o, large.conninfo(), dir);
         fs::remove_all(dir);
-        const PageQuery pe = pageQuery(empty.dsn());
-        const PageQuery pl = pageQuery(large.dsn());
+        const PageQuery pe = pageQuery(empty.conninfo());
+        const PageQuery pl = pageQuery(large.conninfo());
 
         std::printf("\nrelease-console opening, median of %d; ms from the process's start; %lld candidates "
                     "waiting\n",

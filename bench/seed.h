@@ -1,6 +1,6 @@
-// Shared by the benchmarks: a scratch database next to a given one, migrated
-// by relctl's own migration code, and an audit trail seeded with one
-// set-based INSERT (the trail's triggers forbid changes, not inserts).
+// Shared by the benchmarks: an audit trail seeded with one set-based INSERT
+// (the trail's triggers forbid changes, not inserts). Their scratch databases
+// are core's (relctl/scratch.h), as the rehearsals' and the tests' are.
 #pragma once
 
 #include "relctl/database.h"
@@ -11,63 +11,6 @@
 #include <vector>
 
 namespace relctl::bench {
-
-// The conninfo `dsn` with its database replaced: a later keyword wins in a
-// conninfo string.
-inline std::string withDatabase(const std::string& dsn, const std::string& name)
-{
-    return dsn + " dbname=" + name;
-}
-
-// A database created next to the one `adminDsn` names and migrated, dropped
-// again when this goes out of scope unless kept. Reusing one that exists
-// leaves it as it is (migrated to this build's schema, nothing else), so a
-// seeded database can serve several runs.
-class ScratchDatabase
-{
-public:
-    enum class Existing { Drop, Reuse };
-
-    ScratchDatabase(std::string adminDsn, std::string name, Existing existing = Existing::Drop)
-        : m_admin(std::move(adminDsn)), m_name(std::move(name)), m_dsn(withDatabase(m_admin, m_name))
-    {
-        {
-            pqxx::connection admin(m_admin);
-            pqxx::nontransaction tx(admin);
-            m_reused = existing == Existing::Reuse &&
-                       !tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", m_name).empty();
-            if (!m_reused) {
-                tx.exec("DROP DATABASE IF EXISTS " + tx.quote_name(m_name));
-                tx.exec("CREATE DATABASE " + tx.quote_name(m_name));
-            }
-        }
-        Database(m_dsn).migrate();
-    }
-    ScratchDatabase(const ScratchDatabase&) = delete;
-    ScratchDatabase& operator=(const ScratchDatabase&) = delete;
-    ~ScratchDatabase()
-    {
-        if (m_keep)
-            return;
-        try {
-            pqxx::connection admin(m_admin);
-            pqxx::nontransaction tx(admin);
-            tx.exec("DROP DATABASE IF EXISTS " + tx.quote_name(m_name));
-        } catch (...) { // NOLINT(bugprone-empty-catch): a scratch database left behind is harmless
-        }
-    }
-
-    const std::string& dsn() const { return m_dsn; }
-    const std::string& name() const { return m_name; }
-    // Whether an existing database was reused (not created by this run).
-    bool reused() const { return m_reused; }
-    void keep() { m_keep = true; }
-
-private:
-    std::string m_admin, m_name, m_dsn;
-    bool m_reused = false;
-    bool m_keep = false;
-};
 
 // The shape of a synthetic trail: event i (1..count) happens at start + i *
 // step in environments[i % size]; a job per 10 events, a release per 100,

@@ -186,7 +186,7 @@ public:
         // Before the lease exists and before any thread: from here on SIGINT
         // and SIGTERM are seen (and answered by releasing the lease), never fatal.
         SignalWatch signals;
-        m_db.emplace(connectWithin(m_context.connect, m_spec.acquire.wait));
+        m_db.emplace(connectWithin(m_context.connect, m_spec.acquire.wait, diagnostic));
         const auto sent = BootClock::now();
         const Outcome acquired = acquire(signals);
         const auto answered = BootClock::now();

@@ -35,16 +35,6 @@ struct BootClock
 // lines from the two threads do not interleave.
 void diagnostic(const std::string& message);
 
-// The first connection of a job that may wait (--wait): a connection the
-// server did not answer within connect_timeout is tried again, after 0.1 s
-// and then up to 1 s, until the wait runs out. When hundreds of jobs start at
-// once, the postmaster, which starts sessions one at a time, can take longer
-// than that to reach the last of them; nothing was sent yet. Every other
-// failure (refused, unknown host, authentication) ends the job as before.
-// Without a wait, connect() once.
-Database connectWithin(const std::function<Database()>& connect,
-                       std::optional<std::chrono::milliseconds> wait);
-
 // Blocks SIGCHLD, SIGINT and SIGTERM in the calling thread, and so in every
 // thread it starts afterwards, and receives them through a signalfd. The mask
 // is kept until the process exits: a signal arriving late must not kill the

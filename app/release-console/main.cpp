@@ -1,8 +1,8 @@
 // release-console: the Qt Widgets application for release managers and
 // incident reviewers, over the same core as relctl.
 
+#include "connectiontarget.h"
 #include "consolesession.h"
-#include "demo.h"
 #include "demoopening.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"

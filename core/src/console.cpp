@@ -235,7 +235,7 @@ ConsoleQueries::ConsoleQueries(Database& db) : m_db(db) {}
 
 std::vector<EnvironmentRow> ConsoleQueries::environments()
 {
-    const json reply = m_db.d->call(false, "SELECT relctl.console_environments()");
+    const json reply = internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_environments()");
     return convert([&] {
         const EpochMs now = value<EpochMs>(reply, "server_now");
         std::vector<EnvironmentRow> rows;
@@ -297,7 +297,7 @@ AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
         afterKey = request.after->key;
         afterId = request.after->id;
     }
-    const json reply = m_db.d->call(
+    const json reply = internal::DatabaseGate::impl(m_db).call(
         false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         f.env, f.job, f.operation, f.reason, f.from, f.to, f.text,
         std::string(auditSortKey(request.sort.column)), request.sort.descending, afterKey, afterId,
@@ -318,7 +318,7 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
     // Rows between two re-armings of the watchdog: a stall is a call bound
     // without this many rows, not an export that takes longer than one.
     constexpr std::int64_t kRowsPerBound = 4096;
-    Database::Impl& d = *m_db.d;
+    auto& d = internal::DatabaseGate::impl(m_db);
     std::exception_ptr fromRow; // what `row` threw: passed on as it is
     std::optional<session::Armed> armed;
     // The rows come from a temporary view that relctl.console_audit_export_view
@@ -409,7 +409,7 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
         } catch (...) {
             if (armed)
                 armed->disarm();
-            Database::Impl::translateCurrentException();
+            d.translateCurrentException();
         }
         return true;
     };
@@ -421,7 +421,8 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
 
 TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
 {
-    const json reply = m_db.d->call(false, "SELECT relctl.console_timeline($1, $2)", from, to);
+    const json reply =
+        internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_timeline($1, $2)", from, to);
     return convert([&] {
         TimelineSlice slice;
         slice.environments = strings(reply.at("environments"));
@@ -455,7 +456,8 @@ TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
 
 std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
 {
-    const json reply = m_db.d->call(false, "SELECT relctl.console_trace($1)", eventId);
+    const json reply =
+        internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_trace($1)", eventId);
     if (reply.is_null())
         return std::nullopt; // no such event, or it was accepted
     return convert([&] {
@@ -524,13 +526,13 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
 
 std::vector<std::string> ConsoleQueries::operations()
 {
-    const json reply = m_db.d->call(false, "SELECT relctl.console_operations()");
+    const json reply = internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_operations()");
     return convert([&] { return strings(reply); });
 }
 
 std::vector<std::string> ConsoleQueries::reasons()
 {
-    const json reply = m_db.d->call(false, "SELECT relctl.console_reasons()");
+    const json reply = internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_reasons()");
     return convert([&] { return strings(reply); });
 }
 

@@ -519,4 +519,31 @@ Outcome Database::rollback(const RollbackRequest& r)
     });
 }
 
+Database connectWithin(const std::function<Database()>& connect,
+                       std::optional<std::chrono::milliseconds> wait,
+                       const std::function<void(const std::string&)>& tell)
+{
+    using Clock = std::chrono::steady_clock;
+    if (!wait || wait->count() <= 0)
+        return connect();
+    const auto deadline = Clock::now() + *wait;
+    auto pause = std::chrono::milliseconds(100);
+    for (bool told = false;; told = true) {
+        try {
+            return connect();
+        } catch (const Error& e) {
+            // libpq's words for a server that did not answer within connect_timeout.
+            const bool unanswered =
+                e.code() == ExitCode::Unavailable &&
+                std::string_view(e.what()).find("timeout expired") != std::string_view::npos;
+            if (!unanswered || Clock::now() + pause >= deadline)
+                throw;
+            if (!told && tell)
+                tell(std::string(e.what()) + "; connecting again until --wait runs out");
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+        }
+    }
+}
+
 } // namespace relctl

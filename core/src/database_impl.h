@@ -292,4 +292,18 @@ struct Database::Impl
     }
 };
 
+namespace internal {
+
+// The one way into a Database's connection for core's readers outside
+// database.cpp (ConsoleQueries, history::Reader): a friend that hands out the
+// Impl and nothing else of the class, as libpqxx's gates do, so that the
+// public header names one friend instead of each reader.
+class DatabaseGate final
+{
+public:
+    static Database::Impl& impl(Database& db) { return *db.d; }
+};
+
+} // namespace internal
+
 } // namespace relctl

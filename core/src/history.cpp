@@ -31,10 +31,10 @@ public:
             else
                 at = since;
         }
-        return db.d->call(false,
-                          "SELECT relctl.history($1, coalesce($2::timestamptz, "
-                          "clock_timestamp() - $3 * interval '1 millisecond'))",
-                          env, at, agoMs);
+        return internal::DatabaseGate::impl(db).call(false,
+                                                     "SELECT relctl.history($1, coalesce($2::timestamptz, "
+                                                     "clock_timestamp() - $3 * interval '1 millisecond'))",
+                                                     env, at, agoMs);
     }
 };
 

@@ -450,7 +450,7 @@ void start(const Layout& at, const fs::path& bin, const Account& server, int log
     // Rewritten on every start, so that the socket follows the directory if it moves.
     // plpgsql is preloaded: every session of relctl or the console calls
     // PL/pgSQL, and a backend that loads the library itself pays for it on
-    // its first call (README, Operations).
+    // its first call (docs/operations.md).
     const std::string conf = "listen_addresses = ''\nport = 5432\nunix_socket_directories = '" +
                              at.socket.string() +
                              "'\nunix_socket_permissions = 0700\nshared_preload_libraries = 'plpgsql'\n";

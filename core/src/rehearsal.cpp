@@ -5,6 +5,7 @@
 #include "relctl/console.h"
 #include "relctl/error.h"
 #include "relctl/process.h"
+#include "relctl/scratch.h"
 #include "session.h"
 
 #include <algorithm>
@@ -16,9 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <pqxx/pqxx>
-#include <random>
-#include <spdlog/spdlog.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -67,19 +65,6 @@ EpochMs wallNowMs()
         .count();
 }
 
-std::string randomHex(int bytes)
-{
-    std::random_device device;
-    std::string out;
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (int i = 0; i < bytes; ++i) {
-        const unsigned v = device() & 0xffU;
-        out += kHex[v >> 4U];
-        out += kHex[v & 0xfU];
-    }
-    return out;
-}
-
 const ScenarioPlay& playNamed(const std::string& name)
 {
     for (const ScenarioPlay& p : plays())
@@ -123,64 +108,6 @@ void requireEmpty(const std::string& conninfo)
                    (list.environments.size() > 1 ? ", ..." : "") +
                    "): a rehearsal runs only in an empty test database");
 }
-
-// The scratch database: created, migrated, and dropped in the destructor
-// (also after a failure or a cancel) unless kept.
-class ScratchDatabase final
-{
-public:
-    ScratchDatabase(const std::string& server, bool keep) : m_server(server), m_keep(keep)
-    {
-        m_name = "relctl_rehearsal_" + randomHex(6);
-        try {
-            session::Connection conn(server);
-            pqxx::nontransaction tx(conn); // CREATE DATABASE cannot run in a transaction block
-            tx.exec("CREATE DATABASE " + tx.quote_name(m_name));
-        } catch (const pqxx::broken_connection& e) {
-            throw Error(ExitCode::Unavailable,
-                        std::string("cannot reach the server for the scratch database: ") + e.what());
-        } catch (const std::exception& e) {
-            throwUsage("cannot create a scratch database (the login needs CREATEDB, and superuser to migrate "
-                       "it): " +
-                       std::string(e.what()));
-        }
-        m_created = true;
-        m_conninfo = session::withDatabase(server, m_name);
-    }
-    ~ScratchDatabase()
-    {
-        if (m_created && !m_keep)
-            drop();
-    }
-    ScratchDatabase(const ScratchDatabase&) = delete;
-    ScratchDatabase& operator=(const ScratchDatabase&) = delete;
-
-    const std::string& name() const { return m_name; }
-    const std::string& conninfo() const { return m_conninfo; }
-    bool dropped() const { return m_dropped; }
-
-    void drop()
-    {
-        try {
-            session::Connection conn(m_server);
-            pqxx::nontransaction tx(conn);
-            // FORCE: an actor that was killed may leave its session behind for a moment.
-            tx.exec("DROP DATABASE IF EXISTS " + tx.quote_name(m_name) + " WITH (FORCE)");
-            m_dropped = true;
-            m_created = false;
-        } catch (const std::exception& e) {
-            spdlog::error("could not drop the scratch database {}: {}", m_name, e.what());
-        }
-    }
-
-private:
-    std::string m_server;
-    bool m_keep;
-    std::string m_name;
-    std::string m_conninfo;
-    bool m_created = false;
-    bool m_dropped = false;
-};
 
 // The run's directory for the actors' output, manifests and request secrets.
 class TemporaryDirectory final
@@ -667,7 +594,10 @@ Report run(const Options& options, Observer& observer, const std::atomic<bool>& 
         Database(conninfo).migrate();
         report.database = conninfo;
     } else {
-        scratch.emplace(options.server, options.keep);
+        // Dropped at the end, also after a failure or a cancel, unless kept.
+        scratch.emplace(options.server, "relctl_rehearsal_");
+        if (options.keep)
+            scratch->keep();
         conninfo = scratch->conninfo();
         report.database = scratch->name();
         try {

@@ -6,7 +6,7 @@
 // postgres). Stopped and removed afterwards. Header-only: only the console's
 // tests, which link its data layer, use it.
 
-#include "demo.h"
+#include "relctl/demo.h"
 #include "relctl/embedded.h"
 #include "testdatabase.h"
 
@@ -27,7 +27,7 @@ public:
                                                 QFileDevice::ExeOther);
         const auto started = std::chrono::steady_clock::now();
         end = std::chrono::system_clock::now() - std::chrono::minutes(2);
-        relctl::ui::seedDemoWeek(m_cluster, end);
+        relctl::seedDemoWeek(m_cluster, end);
         seedMs =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
                 .count();
@@ -40,7 +40,7 @@ public:
 
     TestDatabase& db() { return *m_db; }
     // The demo's CI jobs' login (peer-mapped to the OS user like the others).
-    std::string jobDsn() const { return m_db->dsn() + " user=" + relctl::ui::demoJobLogin(); }
+    std::string jobDsn() const { return m_db->dsn() + " user=" + relctl::demoJobLogin(); }
     relctl::EmbeddedCluster& cluster() { return m_cluster; }
 
     std::chrono::system_clock::time_point end; // where the story was told to end

@@ -1,24 +1,12 @@
 #include "testdatabase.h"
 
 #include "relctl/database.h"
+#include "relctl/scratch.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <pqxx/pqxx>
-#include <random>
 #include <stdexcept>
-#include <unistd.h>
 #include <utility>
-
-namespace {
-
-std::string randomSuffix()
-{
-    std::random_device rd;
-    return std::to_string(getpid()) + "_" + std::to_string(rd() % 1000000);
-}
-
-} // namespace
 
 std::string sqlState(const std::string& dsn, const std::string& sql)
 {
@@ -50,16 +38,15 @@ std::string TestDatabase::clusterDsn()
     return dsn;
 }
 
-TestDatabase::TestDatabase(Schema schema)
+struct TestDatabase::Scratch
 {
-    static std::atomic<int> counter{0};
-    m_name = "relctl_test_" + randomSuffix() + "_" + std::to_string(counter++);
-    {
-        pqxx::connection admin(clusterDsn());
-        pqxx::nontransaction(admin).exec("CREATE DATABASE " + m_name);
-    }
-    // In a libpq keyword/value string the last occurrence of a keyword wins.
-    m_adminDsn = clusterDsn() + " dbname=" + m_name;
+    explicit Scratch(const std::string& server) : database(server, "relctl_test_") {}
+    relctl::ScratchDatabase database;
+};
+
+TestDatabase::TestDatabase(Schema schema) : m_database(std::make_unique<Scratch>(clusterDsn()))
+{
+    m_adminDsn = m_database->database.conninfo();
     m_dsn = m_adminDsn;
     if (schema == Schema::Migrated) {
         relctl::Database(m_adminDsn).migrate();
@@ -102,16 +89,13 @@ std::string TestDatabase::loginDsn(const std::string& person, const std::vector<
     return m_adminDsn + " user=" + login;
 }
 
-TestDatabase::~TestDatabase()
+// Dropped by m_database (WITH (FORCE)); the cluster is thrown away after the run anyway.
+TestDatabase::~TestDatabase() = default;
+
+const std::string& TestDatabase::name() const
 {
-    if (m_name.empty())
-        return; // adopted: not ours to drop
-    try {
-        pqxx::connection admin(clusterDsn());
-        pqxx::nontransaction(admin).exec("DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)");
-    } catch (...) {
-        // The cluster is thrown away after the run anyway.
-    }
+    static const std::string adopted;
+    return m_database ? m_database->database.name() : adopted;
 }
 
 void TestDatabase::exec(const std::string& sql) const

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,7 +46,7 @@ public:
     // approvals, which count once per login. "relctl_test_" is prefixed.
     std::string loginDsn(const std::string& person,
                          const std::vector<std::string>& roles = {"relctl_manager"}) const;
-    const std::string& name() const { return m_name; }
+    const std::string& name() const;
 
     void exec(const std::string& sql) const;
     long long count(const std::string& sql) const; // the first column of the first row, as a number
@@ -65,7 +66,11 @@ public:
     void createLogins() const;
 
 private:
-    std::string m_name;
+    // core's relctl::ScratchDatabase, held by pointer: tests declare a
+    // function named relctl (relctlprocess.h), which hides the namespace in
+    // a header included after it.
+    struct Scratch;
+    std::unique_ptr<Scratch> m_database; // none: adopted
     std::string m_dsn;
     std::string m_adminDsn;
 };

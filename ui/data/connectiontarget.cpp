@@ -148,4 +148,19 @@ std::string ConnectionTarget::resolve() const
     return chosen.dsn.toStdString(); // empty: libpq's PG* variables
 }
 
+QString demoRefusal(const ConnectionTarget& target, bool named)
+{
+    if (named)
+        return QStringLiteral("--demo opens only its own demo database and never a database named by --dsn "
+                              "(%1); run it without --dsn")
+            .arg(target.describe());
+    const ConnectionTarget where = target.effective();
+    if (where.kind == ConnectionTarget::Kind::Embedded || where.kind == ConnectionTarget::Kind::Demo)
+        return {};
+    return QStringLiteral("--demo opens only its own demo database, but the console is set to connect to %1 "
+                          "(the saved connection, $RELCTL_DSN or PG* variables); choose \"Embedded\" in "
+                          "File > Connection or unset them, then run --demo again")
+        .arg(where.describe());
+}
+
 } // namespace relctl::ui

@@ -49,6 +49,12 @@ struct ConnectionTarget
     friend bool operator==(const ConnectionTarget&, const ConnectionTarget&) = default;
 };
 
+// Why --demo may not run with `target` (empty: it may): the demo opens only
+// its own database, and a run that names another (by --dsn, the saved
+// connection, $RELCTL_DSN or PG* variables) is refused rather than leave the
+// user unsure which one they look at. `named`: the target came from --dsn.
+QString demoRefusal(const ConnectionTarget& target, bool named);
+
 } // namespace relctl::ui
 
 Q_DECLARE_METATYPE(relctl::ui::ConnectionTarget)

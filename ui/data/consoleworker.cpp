@@ -1,8 +1,8 @@
 #include "consoleworker.h"
 
-#include "demo.h"
 #include "relctl/auditexport.h"
 #include "relctl/database.h"
+#include "relctl/demo.h"
 #include "relctl/embedded.h"
 #include "relctl/error.h"
 #include "relctl/listener.h"

@@ -4,13 +4,16 @@
 #include "relctl/protocol.h"
 #include "relctl/replies.h"
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace relctl {
 
-namespace history {
-class Reader;
+namespace internal {
+class DatabaseGate;
 }
 
 // text with the passwords masked ("***"): those conninfo carries (password=
@@ -127,10 +130,23 @@ public:
     JobStatus operationStatus(const std::string& opId);
 
 private:
-    friend class ConsoleQueries;  // the console's read queries share the connection
-    friend class history::Reader; // the history checker's read (relctl/history.h)
+    // core's other readers (the console's queries, the history checker)
+    // share the connection through this one gate (core/src/database_impl.h).
+    friend class internal::DatabaseGate;
     struct Impl;
     std::unique_ptr<Impl> d;
 };
+
+// The first connection of a job that may wait (--wait): a connection the
+// server did not answer within connect_timeout is tried again, after 0.1 s
+// and then up to 1 s, until the wait runs out. When hundreds of jobs start at
+// once, the postmaster, which starts sessions one at a time, can take longer
+// than that to reach the last of them; nothing was sent yet. Every other
+// failure (refused, unknown host, authentication) is thrown at once, as is
+// the last unanswered one. Without a wait, connect() once. `tell` hears the
+// first retry, once (the CLI prints it as a diagnostic).
+Database connectWithin(const std::function<Database()>& connect,
+                       std::optional<std::chrono::milliseconds> wait,
+                       const std::function<void(const std::string&)>& tell = {});
 
 } // namespace relctl

@@ -1,12 +1,7 @@
 #pragma once
 
-#include <QString>
 #include <chrono>
 #include <string>
-
-namespace relctl {
-class EmbeddedCluster;
-}
 
 // The demo (release-console --demo) lives in a cluster of its own beside the
 // embedded one (EmbeddedCluster::demoForCurrentUser), which nothing but --demo
@@ -18,13 +13,15 @@ class EmbeddedCluster;
 // freeze with a rollback on prod; and today an incident with a refused stale
 // write, a revoke, a rollback on staging, the promotion gate's refusals, two
 // requests open for prod, a job holding test and prod frozen.
-namespace relctl::ui {
+namespace relctl {
+
+class EmbeddedCluster;
 
 // Writes the week into `cluster`'s relctl database (dropped and created again
 // first), its last event just before `end`; the server is back on the real
 // clock afterwards. Refused unless `cluster` is a demo cluster. About two
 // seconds beside restarting the server twice.
-void seedDemoWeek(relctl::EmbeddedCluster& cluster, std::chrono::system_clock::time_point end);
+void seedDemoWeek(EmbeddedCluster& cluster, std::chrono::system_clock::time_point end);
 
 // The login the demo's pipelines run their jobs as (relctl_job), beside the
 // people's own: a supersession queued by a job is approved from another login.
@@ -33,14 +30,6 @@ const std::string& demoJobLogin();
 // The demo's database, seeded first when it has no environments or its newest
 // event is more than 12 hours old; returns its conninfo (the OS user's login).
 // Takes seconds when it seeds: run it off the GUI thread.
-std::string openDemo(relctl::EmbeddedCluster& cluster);
+std::string openDemo(EmbeddedCluster& cluster);
 
-struct ConnectionTarget;
-
-// Why --demo may not run with `target` (empty: it may): the demo opens only
-// its own database, and a run that names another (by --dsn, the saved
-// connection, $RELCTL_DSN or PG* variables) is refused rather than leave the
-// user unsure which one they look at. `named`: the target came from --dsn.
-QString demoRefusal(const ConnectionTarget& target, bool named);
-
-} // namespace relctl::ui
+} // namespace relctl

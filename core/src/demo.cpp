@@ -1,6 +1,5 @@
-#include "demo.h"
+#include "relctl/demo.h"
 
-#include "connectiontarget.h"
 #include "relctl/database.h"
 #include "relctl/embedded.h"
 
@@ -8,7 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace relctl::ui {
+namespace relctl {
 
 namespace {
 
@@ -331,21 +330,6 @@ constexpr auto kStale = 12h;
 
 } // namespace
 
-QString demoRefusal(const ConnectionTarget& target, bool named)
-{
-    if (named)
-        return QStringLiteral("--demo opens only its own demo database and never a database named by --dsn "
-                              "(%1); run it without --dsn")
-            .arg(target.describe());
-    const ConnectionTarget where = target.effective();
-    if (where.kind == ConnectionTarget::Kind::Embedded || where.kind == ConnectionTarget::Kind::Demo)
-        return {};
-    return QStringLiteral("--demo opens only its own demo database, but the console is set to connect to %1 "
-                          "(the saved connection, $RELCTL_DSN or PG* variables); choose \"Embedded\" in "
-                          "File > Connection or unset them, then run --demo again")
-        .arg(where.describe());
-}
-
 const std::string& demoJobLogin()
 {
     return kJobs;
@@ -385,4 +369,4 @@ std::string openDemo(relctl::EmbeddedCluster& cluster)
     return cluster.ensureRunning();
 }
 
-} // namespace relctl::ui
+} // namespace relctl
