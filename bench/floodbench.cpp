@@ -1,5 +1,5 @@
 // relctl-flood-bench: what job logins that flood relctl cost everyone else,
-// with the trust boundary's caps in place (README: Threat model).
+// with the trust boundary's caps in place (docs/security.md: Threat model).
 //
 //   relctl-flood-bench --dsn CONNINFO [--per-env N] [--json FILE]
 //

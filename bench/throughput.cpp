@@ -22,7 +22,7 @@
 // with the pg backend on the same server (where terraform is on PATH), and
 // against psql making the same three calls, alternately, median of --runs.
 // With --pooled-dsn (PgBouncer in session mode in front of the same database,
-// as the README's Operations section deploys it for many jobs) the same
+// as docs/operations.md deploys it for many jobs) the same
 // processes are timed through the pooler as well, terraform's included: a
 // pooled job finds a server session that earlier jobs warmed, which is what
 // a new session's first calls cost otherwise.

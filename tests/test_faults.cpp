@@ -182,7 +182,7 @@ private slots:
                  std::string("0"));
     }
 
-    // Every queued waiter holds a connection (README, Operations): when the
+    // Every queued waiter holds a connection (docs/operations.md): when the
     // server has none left, a job is refused at connect, exits 9 saying so,
     // and writes nothing; the waiters that got in queue as usual.
     void connectionsExhausted()

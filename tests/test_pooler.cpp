@@ -1,5 +1,5 @@
-// relctl behind a connection pooler: PgBouncer in session mode, as the README's
-// Operations section advises for fleets of waiting jobs, in front of the test
+// relctl behind a connection pooler: PgBouncer in session mode, as
+// docs/operations.md advises for fleets of waiting jobs, in front of the test
 // cluster. PgBouncer refuses the `options` startup parameter, so relctl puts
 // its session bounds on with SET as its first statement; these tests prove
 // that jobs work through the pooler (a run, a waiter handed the lease at a

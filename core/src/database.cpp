@@ -176,7 +176,7 @@ void Database::Impl::translateCurrentException()
                     primaryMessage(e.what()) +
                         ": this database login lacks the relctl role for it (relctl_job runs CI commands, "
                         "relctl_reviewer reads the audit trail, relctl_manager administers environments; "
-                        "see the README's Security section)");
+                        "see docs/security.md, Roles)");
     } catch (const pqxx::sql_error& e) {
         const std::string& state = e.sqlstate();
         const std::string message = primaryMessage(e.what());

@@ -33,7 +33,7 @@ public:
     // libpq's PG* environment). Throws Error(Usage) for a malformed string and
     // Error(Unavailable) when the server cannot be reached. The session is
     // bounded (connect, lock and statement timeouts, TCP keepalives) unless
-    // the string sets a bound itself; see README "Timeouts".
+    // the string sets a bound itself; see docs/security.md, "Timeouts".
     explicit Database(const std::string& conninfo, ClientContext client = ClientContext::current());
     ~Database();
     Database(Database&&) noexcept;
