@@ -6,6 +6,7 @@
 // command line that slipped through to the database would exit 9, not 0 or 2.
 
 #define RELCTL_TEST_NO_SHORT_NAME // namespace relctl is used here too
+#include "command.h"
 #include "commandline.h"
 #include "reference.h"
 #include "relctl/catalogue.h"
@@ -177,6 +178,38 @@ private slots:
         QVERIFY2(checkedIn == generated,
                  "docs/reference/commands.md differs from the grammar: run "
                  "build/release/app/relctl-docgen markdown docs/reference/commands.md");
+    }
+
+    // One table holds every command's grammar and handler (command.h): every
+    // command the parser builds is found there by its path, each leaf has a
+    // handler and each group none, and no name repeats within a level. A
+    // command added to the grammar without a handler fails here, not in a
+    // user's hands as "no handler".
+    void everyCommandOfTheGrammarHasItsHandler()
+    {
+        relctl::cli::CommandLine grammar;
+        const relctl::cli::CommandReference root = grammar.reference();
+        int leaves = 0;
+        std::function<void(const relctl::cli::CommandReference&)> walk =
+            [&](const relctl::cli::CommandReference& c) {
+                QStringList names;
+                for (const relctl::cli::CommandReference& sub : c.subcommands) {
+                    const relctl::cli::Command* entry = relctl::cli::findCommand(sub.path);
+                    QVERIFY2(entry != nullptr, sub.path.c_str());
+                    QVERIFY2(entry->group() == !sub.subcommands.empty(), sub.path.c_str());
+                    QVERIFY2((entry->run == nullptr) == entry->group(), sub.path.c_str());
+                    QVERIFY2(entry->help == sub.help, sub.path.c_str());
+                    names << QString::fromStdString(sub.path);
+                    leaves += entry->group() ? 0 : 1;
+                    walk(sub);
+                }
+                QCOMPARE(names.removeDuplicates(), 0);
+            };
+        walk(root);
+        QCOMPARE(root.subcommands.size(), relctl::cli::commands().size());
+        QVERIFY(leaves >= 30);
+        QVERIFY(relctl::cli::findCommand("lease nothing") == nullptr);
+        QVERIFY(relctl::cli::findCommand("lease") != nullptr && relctl::cli::findCommand("lease")->group());
     }
 
     // relctl(1), as the build generates it: every command, exit status and

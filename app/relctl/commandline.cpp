@@ -1,14 +1,13 @@
 #include "commandline.h"
 
+#include "command.h"
+#include "grammar.h"
 #include "relctl/catalogue.h"
 #include "relctl/error.h"
-#include "relctl/history.h"
-#include "relctl/rehearsal.h"
 #include "relctl/version.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <bitset>
 #include <functional>
 #include <set>
 
@@ -55,105 +54,6 @@ Exit codes (man relctl, EXIT STATUS):
 Each command has its own --help (relctl lease acquire --help).)";
 }
 
-constexpr const char* kRunUsage =
-    "relctl run --env E --job J --release R --generation N [OPTIONS] -- CMD [ARGS...]";
-
-using Problem = std::function<std::optional<std::string>(const std::string&)>;
-
-// A CLI11 validator with relctl's wording; CLI11 prefixes the option's name.
-CLI::Validator rule(Problem problem)
-{
-    return CLI::Validator(
-        [problem = std::move(problem)](std::string& value) { return problem(value).value_or(""); },
-        std::string());
-}
-
-CLI::Validator oneOf(std::vector<std::string> allowed)
-{
-    return rule([allowed = std::move(allowed)](const std::string& value) -> std::optional<std::string> {
-        if (std::find(allowed.begin(), allowed.end(), value) != allowed.end())
-            return std::nullopt;
-        std::string list;
-        for (const std::string& a : allowed)
-            list += (list.empty() ? "" : " or ") + a;
-        return "invalid value \"" + value + "\": expected " + list;
-    });
-}
-
-// "--name VALUE" or "--name=VALUE".
-CLI::Option* value(CLI::App* command, const std::string& name, const std::string& valueName,
-                   const std::string& help)
-{
-    return command->add_option("--" + name, help)->type_name(valueName);
-}
-
-// A value that may not be empty (a job, a release, who and why).
-CLI::Option* text(CLI::App* command, const std::string& name, const std::string& valueName,
-                  const std::string& help)
-{
-    return value(command, name, valueName, help)->check(rule(emptyProblem));
-}
-
-CLI::Option* flag(CLI::App* command, const std::string& name, const std::string& help)
-{
-    return command->add_flag("--" + name, help);
-}
-
-CLI::Option* environment(CLI::App* command, const std::string& help)
-{
-    return value(command, "env", "E", help)->check(rule(environmentNameProblem));
-}
-
-CLI::Option* duration(CLI::App* command, const std::string& name, bool positive, const std::string& help)
-{
-    return value(command, name, "D", help)->check(rule([positive](const std::string& v) {
-        return durationProblem(v, positive);
-    }));
-}
-
-CLI::Option* positiveInt(CLI::App* command, const std::string& name, const std::string& valueName,
-                         const std::string& help)
-{
-    return value(command, name, valueName, help)->check(rule(positiveIntProblem));
-}
-
-// A required positional; its description completes "'env add' needs ...".
-CLI::Option* positional(CLI::App* command, const std::string& name, const std::string& what)
-{
-    return command->add_option(name, what)->required();
-}
-
-// What every candidate declares (lease acquire, run).
-void candidate(CLI::App* command)
-{
-    environment(command, "the environment")->required();
-    text(command, "job", "J", "the CI job")->required();
-    text(command, "release", "R", "the release label")->required();
-    positiveInt(command, "generation", "N", "the release order the pipeline knows (a positive integer)")
-        ->required();
-    duration(command, "ttl", true, "the lease's time to live (default: the environment's)");
-    duration(command, "wait", false, "queue for up to D when the lease is busy");
-    text(command, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
-}
-
-void leaseHandle(CLI::App* command)
-{
-    value(command, "lease-file", "FILE", "read the lease handle from FILE (default: $RELCTL_LEASE)");
-    value(command, "lease", "H",
-          "the lease handle itself (visible in the process list: prefer --lease-file)");
-}
-
-std::string rehearsalFooter()
-{
-    std::string text = "Scenarios:\n";
-    for (const rehearsal::Scenario& s : rehearsal::scenarios())
-        text +=
-            "  " + s.name + std::string(12 - std::min<std::size_t>(s.name.size(), 11), ' ') + s.title + "\n";
-    return text + "The global --dsn names the server the scratch database is created on (the login needs\n"
-                  "CREATEDB and superuser); without one, the embedded default database's server.\n"
-                  "Exit 0 when every invariant held, 10 when one broke, 2 for invalid input.";
-}
-
 // What --version prints: a line a bug report can quote.
 std::string versionText()
 {
@@ -175,303 +75,22 @@ void buildGlobals(CLI::App& app)
     app.set_version_flag("--version", versionText(), "print relctl's version and source revision, then exit");
 }
 
-void buildMigrate(CLI::App* c)
+// Adds `command` under `parent`: with its options and subcommands when
+// `whole`, else only its name and help (what --help and "unknown command"
+// list).
+CLI::App* addCommand(CLI::App* parent, const Command& command, bool whole)
 {
-    flag(c, "status", "list them with checksums and state instead");
+    CLI::App* app = parent->add_subcommand(std::string(command.name), std::string(command.help));
+    if (command.group())
+        app->require_subcommand(1);
+    if (!whole)
+        return app;
+    if (command.build)
+        command.build(app);
+    for (const Command& sub : command.subcommands)
+        addCommand(app, sub, true);
+    return app;
 }
-
-void buildEnv(CLI::App* env)
-{
-    CLI::App* c = env->add_subcommand("add", "declare an environment");
-    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
-    duration(c, "default-ttl", true, "a lease's time to live when acquire gives none (default 60 s)");
-    duration(c, "max-ttl", true, "the longest time to live (default 10 min)");
-    c = env->add_subcommand("set", "the environment's queue policy, serialization and promotion gates");
-    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
-    value(c, "policy", "ordered|newest", "which waiting candidate goes next")
-        ->check(oneOf({"ordered", "newest"}));
-    value(c, "supersede", "auto|approval", "with newest: skip lower candidates at once or after approval")
-        ->check(oneOf({"auto", "approval"}));
-    value(c, "serialization", "enforced|off", "off allows a publish without a lease (staged rollout)")
-        ->check(oneOf({"enforced", "off"}));
-    value(c, "promote-from", "ENV", "take only what ENV accepted first (\"\" clears it)")
-        ->check(
-            rule([](const std::string& v) { return v.empty() ? std::nullopt : environmentNameProblem(v); }));
-    duration(c, "soak", false, "with --promote-from: accepted there at least D ago");
-    value(c, "approvals", "K", "distinct approvals a promotion needs here (0-10; 0: none)")
-        ->check(rule([](const std::string& v) -> std::optional<std::string> {
-            if (v.size() <= 2 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) &&
-                std::stoi(v) <= 10)
-                return std::nullopt;
-            return "invalid value \"" + v + "\": expected an integer from 0 to 10";
-        }));
-    value(c, "approver-role", "ROLE",
-          "only members of this PostgreSQL role may approve or deny here (\"\" clears it)")
-        ->check(rule([](const std::string& v) -> std::optional<std::string> {
-            if (v.size() <= 63)
-                return std::nullopt;
-            return "invalid role \"" + v + "\": a PostgreSQL role name has at most 63 characters";
-        }));
-    env->add_subcommand("list", "environments with current manifest and live lease");
-    c = env->add_subcommand("show", "one environment with its current manifest and live lease");
-    positional(c, "NAME", "an environment name")->check(rule(environmentNameProblem));
-}
-
-void buildLease(CLI::App* lease)
-{
-    CLI::App* c = lease->add_subcommand("acquire", "take the lease; prints the handle ENV:TOKEN:LEASE_ID");
-    candidate(c);
-    c = lease->add_subcommand("renew", "extend the lease from the server's now");
-    leaseHandle(c);
-    duration(c, "ttl", true, "the new time to live (default: the lease's)");
-    c = lease->add_subcommand("release", "end the caller's own lease (idempotent)");
-    leaseHandle(c);
-    c = lease->add_subcommand("show", "the live lease, with remaining_ms");
-    environment(c, "the environment")->required();
-    c = lease->add_subcommand("revoke", "end the live lease at once");
-    environment(c, "the environment")->required();
-    text(c, "by", "NAME", "who revokes it")->required();
-    text(c, "reason", "TEXT", "why")->required();
-}
-
-void buildPublish(CLI::App* c)
-{
-    c->footer("Without a lease: publish --env E --job J --release R --generation N [--manifest FILE|-]\n"
-              "is accepted only while the environment's serialization is off.");
-    leaseHandle(c);
-    value(c, "manifest", "FILE|-", "the manifest, a JSON object (- reads stdin)");
-    text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
-    environment(c, "publish without a lease on this environment");
-    text(c, "job", "J", "with --env: the CI job");
-    text(c, "release", "R", "with --env: the release label");
-    positiveInt(c, "generation", "N", "with --env: the release order");
-}
-
-void buildRun(CLI::App* c)
-{
-    c->footer(std::string(kRunUsage) +
-              "\nEverything after -- is the command's own, untouched (a --dsn there is the command's).");
-    candidate(c);
-    value(c, "manifest", "FILE", "publish this manifest when the command succeeds");
-    duration(c, "grace", false, "time between SIGTERM and SIGKILL when the lease is lost (default 10 s)");
-}
-
-void buildFreeze(CLI::App* c)
-{
-    environment(c, "the environment")->required();
-    text(c, "by", "NAME", "who freezes it")->required();
-    text(c, "reason", "TEXT", "why")->required();
-}
-
-void buildUnfreeze(CLI::App* c)
-{
-    environment(c, "the environment")->required();
-    text(c, "by", "NAME", "who unfreezes it")->required();
-    text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
-}
-
-void buildQueue(CLI::App* queue)
-{
-    CLI::App* c =
-        queue->add_subcommand("drop", "take a waiting candidate out of its queue (release managers)");
-    positional(c, "CANDIDATE", "a candidate id (env show lists the queue)")->check(rule(positiveIntProblem));
-    text(c, "by", "NAME", "who drops it")->required();
-    text(c, "reason", "TEXT", "why (kept in the audit trail and told to its job)")->required();
-}
-
-void buildApprovals(CLI::App* approvals)
-{
-    CLI::App* c = approvals->add_subcommand("list", "the pending supersession requests");
-    environment(c, "only this environment's");
-    flag(c, "all", "decided ones too");
-}
-
-void buildApprove(CLI::App* c)
-{
-    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
-    text(c, "by", "NAME", "who approves it")->required();
-    value(c, "reason", "TEXT", "why");
-}
-
-void buildDeny(CLI::App* c)
-{
-    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
-    text(c, "by", "NAME", "who denies it")->required();
-    text(c, "reason", "TEXT", "why")->required();
-}
-
-void buildPromote(CLI::App* promote)
-{
-    CLI::App* c =
-        promote->add_subcommand("request", "open the promotion request of a release before its job asks");
-    environment(c, "the environment it is promoted to")->required();
-    text(c, "release", "R", "the release label")->required();
-    positiveInt(c, "generation", "N", "the release's generation")->required();
-    text(c, "by", "NAME", "who asks (cannot approve it)")->required();
-    value(c, "reason", "TEXT", "why");
-    c = promote->add_subcommand("list", "the open promotion requests");
-    environment(c, "only this environment's");
-    flag(c, "all", "decided ones too");
-    c = promote->add_subcommand("approve", "approve a promotion request");
-    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
-    text(c, "by", "NAME", "who approves it (not its requester)")->required();
-    value(c, "reason", "TEXT", "why");
-    c = promote->add_subcommand("deny", "deny a promotion request (final for that release and generation)");
-    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
-    text(c, "by", "NAME", "who denies it")->required();
-    text(c, "reason", "TEXT", "why")->required();
-}
-
-void buildRollback(CLI::App* c)
-{
-    c->footer("Name one target. The freshness bar stays: the highest generation ever accepted still\n"
-              "refuses older jobs (exit 4), and the next newer candidate adopts as usual. Allowed while\n"
-              "frozen; busy (exit 3) while a job holds the lease, unless --wait.");
-    environment(c, "the environment")->required();
-    text(c, "to-release", "R", "the newest manifest of this release");
-    positiveInt(c, "to-generation", "N", "the manifest of this generation");
-    positiveInt(c, "to-manifest", "ID", "the manifest with this id (manifest show --history)");
-    text(c, "by", "NAME", "who rolls back")->required();
-    text(c, "reason", "TEXT", "why")->required();
-    duration(c, "wait", false, "wait up to D while a job holds the lease");
-    text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
-}
-
-void buildDb(CLI::App* db)
-{
-    // --demo: release-console --demo's own cluster instead, which only the
-    // console starts (it writes the demo's week first).
-    const auto demoFlag = [](CLI::App* sub) {
-        flag(sub, "demo", "the demo's cluster (release-console --demo) instead of the default");
-    };
-    demoFlag(db->add_subcommand("status", "where it is and whether it runs"));
-    db->add_subcommand("start", "start it (created on first use)");
-    demoFlag(db->add_subcommand("stop", "stop its server"));
-    demoFlag(db->add_subcommand("path", "print its directory"));
-}
-
-void buildState(CLI::App* state)
-{
-    state->add_subcommand("show", "where they are, how many, and the retention");
-    CLI::App* c = state->add_subcommand("prune", "remove the secrets no retry will need any more");
-    duration(c, "older-than", true,
-             "unused for longer than D (default: $RELCTL_STATE_RETENTION; at least 1h)");
-    positiveInt(c, "max-files", "N",
-                "then the least recently used beyond N (default: $RELCTL_STATE_MAX_FILES)");
-    flag(c, "dry-run", "only say what would be removed");
-    c->footer("Nothing used within the last hour is removed. Every use of an op id's secret refreshes it;\n"
-              "relctl also prunes on use, at most once an hour.");
-}
-
-void buildManifest(CLI::App* manifest)
-{
-    CLI::App* c = manifest->add_subcommand("show", "the current manifest");
-    environment(c, "the environment")->required();
-    flag(c, "history", "every manifest and rollback, oldest first");
-}
-
-void buildAudit(CLI::App* c)
-{
-    environment(c, "only this environment's");
-    value(c, "job", "J", "only this job's");
-    value(c, "reason", "CODE", "only this refusal reason");
-    value(c, "operation", "OP", "only this operation");
-    value(c, "since", "TIME", "a time, or an age such as 2h");
-    positiveInt(c, "limit", "N", "at most N events (default 1000)");
-}
-
-void buildTrace(CLI::App* c)
-{
-    text(c, "job", "J", "the CI job")->required();
-}
-
-void buildVerify(CLI::App* c)
-{
-    environment(c, "only this environment's history");
-    value(c, "since", "TIME", "only what was recorded since TIME: a time, or an age such as 2h");
-    std::string checks = "Checks (exit 0 when all pass, 10 when one fails):";
-    for (const history::CheckInfo& check : history::checks())
-        if (check.name != "expected-current-manifest") // rehearsals only: verify expects no release
-            checks += "\n  " + check.name + ": " + check.meaning + ".";
-    c->footer(checks);
-}
-
-void buildOp(CLI::App* op)
-{
-    CLI::App* c =
-        op->add_subcommand("show", "the recorded outcome of an operation id, and what became of it since");
-    positional(c, "ID", "an operation id");
-}
-
-void buildStatus(CLI::App* c)
-{
-    text(c, "job", "J", "the CI job")->required();
-}
-
-void buildRehearse(CLI::App* c)
-{
-    c->add_option("SCENARIO", "scenarios to play (default: all)")->expected(0, -1)->allow_extra_args();
-    flag(c, "list", "name and explain the scenarios");
-    value(c, "like", "ENV", "copy this environment's queue policy, supersede mode and serialization")
-        ->check(rule(environmentNameProblem));
-    flag(c, "keep", "keep the scratch database afterwards");
-    value(c, "dsn", "CONNINFO", "rehearse in this existing, empty test database instead of a scratch one");
-    duration(c, "ttl", true, "the scratch environments' lease TTL (default 1500ms)");
-    value(c, "report", "FILE", "write a self-contained HTML report");
-    value(c, "relctl", "PATH", "the relctl executable the jobs run (default: this one)");
-    c->footer(rehearsalFooter());
-}
-
-void buildCompletion(CLI::App* c)
-{
-    positional(c, "SHELL", "bash or zsh")->check(oneOf({"bash", "zsh"}));
-}
-
-// A command of the top level: its name and help, whether it only groups
-// subcommands, and what adds its options and subcommands. parse() builds only
-// the commands its words name: the whole grammar (some 300 options) took a
-// relctl process more than a millisecond to build, every CI step paying it.
-struct TopLevel
-{
-    const char* name;
-    const char* help;
-    bool group;
-    void (*build)(CLI::App*);
-};
-
-// In --help's order.
-constexpr TopLevel kTopLevel[] = {
-    {"migrate", "apply the bundled migrations and function modules (as a superuser)", false, buildMigrate},
-    {"env", "environments", true, buildEnv},
-    {"lease", "the environment's lease", true, buildLease},
-    {"publish", "mark the lease's release current", false, buildPublish},
-    {"run", "the whole lease life cycle around a command", false, buildRun},
-    {"freeze", "refuse acquisitions and publishes on the environment", false, buildFreeze},
-    {"unfreeze", "end a dispatch freeze", false, buildUnfreeze},
-    {"queue", "the environments' waiting candidates", true, buildQueue},
-    {"approvals", "supersession requests", true, buildApprovals},
-    {"approve", "approve a supersession request", false, buildApprove},
-    {"deny", "deny a supersession request", false, buildDeny},
-    {"promote", "promotion requests (env set --promote-from, --approvals)", true, buildPromote},
-    {"rollback", "make an earlier accepted manifest current again", false, buildRollback},
-    {"db", "the embedded default database", true, buildDb},
-    {"state", "the request secrets kept on this machine ($RELCTL_STATE_DIR)", true, buildState},
-    {"manifest", "published manifests", true, buildManifest},
-    {"audit", "the newest matching events, oldest first", false, buildAudit},
-    {"trace", "every refusal of a job with its lease, the lease that beat it and the manifest then", false,
-     buildTrace},
-    {"verify", "check the recorded history against the protocol's invariants (read-only)", false,
-     buildVerify},
-    {"op", "operation ids", true, buildOp},
-    {"status",
-     "what became of a job: unknown, queued, rejected, accepted-running, completed or ended-unpublished, "
-     "and what to do next",
-     false, buildStatus},
-    {"rehearse", "play failure scenarios on a scratch database and check the invariants", false,
-     buildRehearse},
-    {"completion", "print the shell completion script (bash or zsh), generated from this grammar", false,
-     buildCompletion},
-};
 
 // The commands chosen so far: the root, then each parsed subcommand.
 std::vector<const CLI::App*> chainOf(const CLI::App& root)
@@ -601,10 +220,8 @@ CommandReference referenceOf(const CLI::App& app, const std::string& path)
 
 CommandReference CommandLine::reference()
 {
-    for (const TopLevel& top : kTopLevel) {
-        CLI::App* command = m_app->add_subcommand(top.name, top.help);
-        top.build(command);
-    }
+    for (const Command& command : commands())
+        addCommand(m_app.get(), command, true);
     return referenceOf(*m_app, "");
 }
 
@@ -626,24 +243,19 @@ Invocation CommandLine::parse(const std::vector<std::string>& words)
     // these words name, built whole, are all of the grammar this parse can
     // meet. With none named, or help asked for, every command is listed (by
     // name: --help, "unknown command").
-    std::bitset<std::size(kTopLevel)> named;
+    const std::span<const Command> all = commands();
+    std::vector<bool> named(all.size());
     bool listAll = false;
     for (auto word = words.begin(); word != separator; ++word) {
         listAll = listAll || *word == "--help" || *word == "-h";
-        for (std::size_t i = 0; i < std::size(kTopLevel); ++i)
-            if (*word == kTopLevel[i].name)
-                named.set(i);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            if (*word == all[i].name)
+                named[i] = true;
     }
-    listAll = listAll || named.none();
-    for (std::size_t i = 0; i < std::size(kTopLevel); ++i) {
-        if (!named.test(i) && !listAll)
-            continue;
-        CLI::App* command = m_app->add_subcommand(kTopLevel[i].name, kTopLevel[i].help);
-        if (kTopLevel[i].group)
-            command->require_subcommand(1);
-        if (named.test(i))
-            kTopLevel[i].build(command);
-    }
+    listAll = listAll || std::find(named.begin(), named.end(), true) == named.end();
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (named[i] || listAll)
+            addCommand(m_app.get(), all[i], named[i]);
     // Last: a subcommand takes its parent's footer when it is added.
     m_app->footer(notes());
 

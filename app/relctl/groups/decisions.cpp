@@ -1,0 +1,260 @@
+// What release managers decide: freezes, the queue, supersessions,
+// promotions and rollbacks, each recorded with who and why.
+
+#include "context.h"
+#include "grammar.h"
+#include "groups.h"
+#include "relctl/error.h"
+#include "relctl/parse.h"
+#include "render.h"
+
+namespace relctl::cli::groups {
+
+namespace {
+
+void buildFreeze(CLI::App* c)
+{
+    environment(c, "the environment")->required();
+    text(c, "by", "NAME", "who freezes it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+}
+
+void buildUnfreeze(CLI::App* c)
+{
+    environment(c, "the environment")->required();
+    text(c, "by", "NAME", "who unfreezes it")->required();
+    text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
+}
+
+int changeFreeze(CommandContext& c, bool frozen)
+{
+    const Arguments& o = c.args();
+    const std::string env = requireEnvironmentName(o.required("env"));
+    const FreezeChange reply = frozen ? c.database().freeze(env, o.required("by"), o.required("reason"))
+                                      : c.database().unfreeze(env, o.required("by"), o.get("reason"));
+    return c.out().success(toJson(reply), render::environment(reply.environment));
+}
+
+int freeze(CommandContext& c)
+{
+    return changeFreeze(c, true);
+}
+
+int unfreeze(CommandContext& c)
+{
+    return changeFreeze(c, false);
+}
+
+// The positional id (described as `what`), checked again where it is read:
+// "invalid NAME \"...\"".
+std::int64_t idOf(const CommandContext& c, const std::string& what, const std::string& name)
+{
+    const std::string text = c.args().positional(0, what);
+    const auto id = parsePositiveInt(text);
+    if (!id)
+        throwUsage("invalid " + name + " \"" + text + "\": expected a positive integer");
+    return *id;
+}
+
+void buildQueueDrop(CLI::App* c)
+{
+    positional(c, "CANDIDATE", "a candidate id (env show lists the queue)")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who drops it")->required();
+    text(c, "reason", "TEXT", "why (kept in the audit trail and told to its job)")->required();
+}
+
+int queueDrop(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    const std::string idText = o.positional(0, "a candidate id");
+    const std::int64_t id = idOf(c, "a candidate id", "candidate id");
+    const Outcome outcome = c.database().dropCandidate(id, o.required("by"), o.required("reason"));
+    return c.out().outcome(outcome, [&] {
+        return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") +
+               ", generation " + render::text(outcome.body, "generation") + ") from the queue of " +
+               render::text(outcome.body, "env") + "\n";
+    });
+}
+
+void buildListing(CLI::App* c)
+{
+    environment(c, "only this environment's");
+    flag(c, "all", "decided ones too");
+}
+
+int approvalsList(CommandContext& c)
+{
+    const Approvals reply = c.database().approvals(c.args().environment("env"), c.args().has("all"));
+    return c.out().success(toJson(reply), render::approvals(reply));
+}
+
+void buildApprove(CLI::App* c)
+{
+    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who approves it")->required();
+    value(c, "reason", "TEXT", "why");
+}
+
+void buildDeny(CLI::App* c)
+{
+    positional(c, "ID", "a supersession request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who denies it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+}
+
+int decideSupersession(CommandContext& c, bool approve)
+{
+    const Arguments& o = c.args();
+    const std::int64_t id = idOf(c, "a supersession request id", "request id");
+    const std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
+    const Decision reply = c.database().decide(id, approve, o.required("by"), reason);
+    return c.out().success(toJson(reply), render::approvals(Approvals{{reply.supersession}}));
+}
+
+int approve(CommandContext& c)
+{
+    return decideSupersession(c, true);
+}
+
+int deny(CommandContext& c)
+{
+    return decideSupersession(c, false);
+}
+
+// A promotion request as the command's reply: its message (a refusal's
+// reason in words) and the request.
+int promotionReply(const CommandContext& c, const Outcome& outcome)
+{
+    return c.out().outcome(outcome, [&] {
+        std::string out;
+        if (outcome.body.contains("message"))
+            out = render::text(outcome.body, "message") + "\n";
+        return out + render::promotions(Promotions{{outcome.body.get<Promotion>()}});
+    });
+}
+
+void buildPromoteRequest(CLI::App* c)
+{
+    environment(c, "the environment it is promoted to")->required();
+    text(c, "release", "R", "the release label")->required();
+    positiveInt(c, "generation", "N", "the release's generation")->required();
+    text(c, "by", "NAME", "who asks (cannot approve it)")->required();
+    value(c, "reason", "TEXT", "why");
+}
+
+int promoteRequest(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    const PromotionRequest r{requireEnvironmentName(o.required("env")), o.required("release"),
+                             o.requiredPositiveInt("generation"), o.required("by"), o.get("reason")};
+    return promotionReply(c, c.database().requestPromotion(r));
+}
+
+int promoteList(CommandContext& c)
+{
+    const Promotions reply = c.database().promotions(c.args().environment("env"), c.args().has("all"));
+    return c.out().success(toJson(reply), render::promotions(reply));
+}
+
+void buildPromoteApprove(CLI::App* c)
+{
+    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who approves it (not its requester)")->required();
+    value(c, "reason", "TEXT", "why");
+}
+
+void buildPromoteDeny(CLI::App* c)
+{
+    positional(c, "ID", "a promotion request id")->check(rule(positiveIntProblem));
+    text(c, "by", "NAME", "who denies it")->required();
+    text(c, "reason", "TEXT", "why")->required();
+}
+
+int decidePromotion(CommandContext& c, bool approve)
+{
+    const Arguments& o = c.args();
+    const std::int64_t id = idOf(c, "a promotion request id", "promotion request id");
+    return promotionReply(
+        c, c.database().decidePromotion(id, approve, o.required("by"),
+                                        approve ? o.get("reason") : std::optional(o.required("reason"))));
+}
+
+int promoteApprove(CommandContext& c)
+{
+    return decidePromotion(c, true);
+}
+
+int promoteDeny(CommandContext& c)
+{
+    return decidePromotion(c, false);
+}
+
+void buildRollback(CLI::App* c)
+{
+    c->footer("Name one target. The freshness bar stays: the highest generation ever accepted still\n"
+              "refuses older jobs (exit 4), and the next newer candidate adopts as usual. Allowed while\n"
+              "frozen; busy (exit 3) while a job holds the lease, unless --wait.");
+    environment(c, "the environment")->required();
+    text(c, "to-release", "R", "the newest manifest of this release");
+    positiveInt(c, "to-generation", "N", "the manifest of this generation");
+    positiveInt(c, "to-manifest", "ID", "the manifest with this id (manifest show --history)");
+    text(c, "by", "NAME", "who rolls back")->required();
+    text(c, "reason", "TEXT", "why")->required();
+    duration(c, "wait", false, "wait up to D while a job holds the lease");
+    text(c, "op-id", "ID", "the operation id: a retry with the same id replays the outcome");
+}
+
+int rollback(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    RollbackRequest r;
+    r.env = requireEnvironmentName(o.required("env"));
+    r.toRelease = o.get("to-release");
+    r.toGeneration = o.positiveInt("to-generation");
+    r.toManifest = o.positiveInt("to-manifest");
+    if ((r.toRelease ? 1 : 0) + (r.toGeneration ? 1 : 0) + (r.toManifest ? 1 : 0) != 1)
+        throwUsage("'rollback' needs exactly one of --to-release, --to-generation and --to-manifest");
+    r.by = o.required("by");
+    r.reason = o.required("reason");
+    r.wait = o.duration("wait", false);
+    r.opId = o.opIdOrNew();
+    Outcome outcome = c.database(r.wait).rollback(r);
+    return c.out().outcome(outcome, [&] { return render::rollback(outcome.body); });
+}
+
+constexpr Command kQueue[] = {
+    {"drop", "take a waiting candidate out of its queue (release managers)", buildQueueDrop, queueDrop},
+};
+
+constexpr Command kApprovals[] = {
+    {"list", "the pending supersession requests", buildListing, approvalsList},
+};
+
+constexpr Command kPromote[] = {
+    {"request", "open the promotion request of a release before its job asks", buildPromoteRequest,
+     promoteRequest},
+    {"list", "the open promotion requests", buildListing, promoteList},
+    {"approve", "approve a promotion request", buildPromoteApprove, promoteApprove},
+    {"deny", "deny a promotion request (final for that release and generation)", buildPromoteDeny,
+     promoteDeny},
+};
+
+constexpr Command kDecisions[] = {
+    {"freeze", "refuse acquisitions and publishes on the environment", buildFreeze, freeze},
+    {"unfreeze", "end a dispatch freeze", buildUnfreeze, unfreeze},
+    {"queue", "the environments' waiting candidates", nullptr, nullptr, kQueue},
+    {"approvals", "supersession requests", nullptr, nullptr, kApprovals},
+    {"approve", "approve a supersession request", buildApprove, approve},
+    {"deny", "deny a supersession request", buildDeny, deny},
+    {"promote", "promotion requests (env set --promote-from, --approvals)", nullptr, nullptr, kPromote},
+    {"rollback", "make an earlier accepted manifest current again", buildRollback, rollback},
+};
+
+} // namespace
+
+std::span<const Command> decisions()
+{
+    return kDecisions;
+}
+
+} // namespace relctl::cli::groups

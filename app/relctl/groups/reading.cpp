@@ -1,0 +1,161 @@
+// What incident reviewers read: manifests, the audit trail, a job's trace
+// and status, an operation's outcome, and the history checked against the
+// protocol's invariants.
+
+#include "context.h"
+#include "grammar.h"
+#include "groups.h"
+#include "relctl/error.h"
+#include "relctl/history.h"
+#include "relctl/parse.h"
+#include "render.h"
+
+#include <nlohmann/json.hpp>
+
+namespace relctl::cli::groups {
+
+namespace {
+
+using nlohmann::json;
+
+void buildManifestShow(CLI::App* c)
+{
+    environment(c, "the environment")->required();
+    flag(c, "history", "every manifest and rollback, oldest first");
+}
+
+int manifestShow(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    const std::string env = requireEnvironmentName(o.required("env"));
+    if (o.has("history")) {
+        const ManifestHistory reply = c.database().manifestHistory(env);
+        return c.out().success(toJson(reply), render::manifestHistory(reply));
+    }
+    const ManifestShow reply = c.database().showManifest(env);
+    return c.out().success(toJson(reply), render::manifest(reply));
+}
+
+void buildAudit(CLI::App* c)
+{
+    environment(c, "only this environment's");
+    value(c, "job", "J", "only this job's");
+    value(c, "reason", "CODE", "only this refusal reason");
+    value(c, "operation", "OP", "only this operation");
+    value(c, "since", "TIME", "a time, or an age such as 2h");
+    positiveInt(c, "limit", "N", "at most N events (default 1000)");
+}
+
+int audit(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    AuditQuery q;
+    q.env = o.environment("env");
+    q.job = o.get("job");
+    q.reason = o.get("reason");
+    q.operation = o.get("operation");
+    if (auto since = o.get("since")) {
+        // A duration is an age on the server's clock; anything else is a time.
+        if (auto age = parseDuration(*since))
+            q.sinceAgo = *age;
+        else
+            q.since = *since;
+    }
+    if (auto limit = o.positiveInt("limit")) {
+        if (*limit > 1'000'000)
+            throwUsage("--limit may not exceed 1000000");
+        q.limit = static_cast<int>(*limit);
+    }
+    const AuditTrail reply = c.database().audit(q);
+    return c.out().success(toJson(reply), render::audit(reply));
+}
+
+void jobRequired(CLI::App* c)
+{
+    text(c, "job", "J", "the CI job")->required();
+}
+
+int trace(CommandContext& c)
+{
+    const JobTrace reply = c.database().trace(c.args().required("job"));
+    return c.out().success(toJson(reply), render::trace(reply));
+}
+
+void buildVerify(CLI::App* c)
+{
+    environment(c, "only this environment's history");
+    value(c, "since", "TIME", "only what was recorded since TIME: a time, or an age such as 2h");
+    std::string checks = "Checks (exit 0 when all pass, 10 when one fails):";
+    for (const history::CheckInfo& check : history::checks())
+        if (check.name != "expected-current-manifest") // rehearsals only: verify expects no release
+            checks += "\n  " + check.name + ": " + check.meaning + ".";
+    c->footer(checks);
+}
+
+// Read-only: relctl.history() needs relctl_reviewer only.
+int verify(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    const std::optional<std::string> env = o.environment("env");
+    const history::History h = history::load(c.database(), env, o.get("since"));
+    const std::vector<history::Verdict> verdicts = history::check(h);
+    json checks = json::array();
+    for (const history::Verdict& v : verdicts)
+        checks.push_back(
+            {{"name", v.name}, {"passed", v.passed}, {"detail", v.detail}, {"violations", v.violations}});
+    const bool passed = history::allPassed(verdicts);
+    const json body{{"passed", passed},
+                    {"env", env ? json(*env) : json()},
+                    {"since", h.since ? json(*h.since) : json()},
+                    {"checks", std::move(checks)}};
+    c.out().success(body, render::verdicts(verdicts));
+    return static_cast<int>(passed ? ExitCode::Ok : ExitCode::Violations);
+}
+
+void buildOpShow(CLI::App* c)
+{
+    positional(c, "ID", "an operation id");
+}
+
+int opShow(CommandContext& c)
+{
+    const OperationRecord reply = c.database().showOperation(c.args().positional(0, "an operation id"));
+    return c.out().success(toJson(reply), render::operation(reply));
+}
+
+int status(CommandContext& c)
+{
+    const JobStatus reply = c.database().jobStatus(c.args().required("job"));
+    return c.out().success(toJson(reply), render::status(reply));
+}
+
+constexpr Command kManifest[] = {
+    {"show", "the current manifest", buildManifestShow, manifestShow},
+};
+
+constexpr Command kOp[] = {
+    {"show", "the recorded outcome of an operation id, and what became of it since", buildOpShow, opShow},
+};
+
+constexpr Command kReading[] = {
+    {"manifest", "published manifests", nullptr, nullptr, kManifest},
+    {"audit", "the newest matching events, oldest first", buildAudit, audit},
+    {"trace", "every refusal of a job with its lease, the lease that beat it and the manifest then",
+     jobRequired, trace},
+    {"verify", "check the recorded history against the protocol's invariants (read-only)", buildVerify,
+     verify},
+    {"op", "operation ids", nullptr, nullptr, kOp},
+    {"status",
+     "what became of a job: unknown, queued, rejected, accepted-running, completed or ended-unpublished, "
+     "and what to do next",
+     jobRequired, status},
+};
+
+} // namespace
+
+std::span<const Command> reading()
+{
+    return kReading;
+}
+
+} // namespace relctl::cli::groups
