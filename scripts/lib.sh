@@ -30,6 +30,8 @@ RELCTL_PACKAGES=(
     faketime
     pgbouncer
     man-db
+    ccache
+    python3
 )
 
 # Installs what is missing of RELCTL_PACKAGES and of the extra packages given.
@@ -58,7 +60,12 @@ relctl_build() {
     local targets=("$@")
     local log=$RELCTL_ROOT/build/$preset.log start=$SECONDS
     mkdir -p "$RELCTL_ROOT/build"
-    if ! (cd "$RELCTL_ROOT" && cmake --preset "$preset") >"$log" 2>&1; then
+    local launcher=()
+    if command -v ccache >/dev/null; then
+        relctl_ccache_env
+        launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+    fi
+    if ! (cd "$RELCTL_ROOT" && cmake --preset "$preset" "${launcher[@]}") >"$log" 2>&1; then
         tail -n 60 "$log" >&2
         relctl_log "configure failed (full log: $log)"
         return 1
@@ -72,7 +79,31 @@ relctl_build() {
         relctl_log "build failed (full log: $log)"
         return 1
     fi
-    relctl_stage_done "build ($preset)" "$start"
+    relctl_stage_done "build ($preset)" "$start" "$(relctl_ccache_summary)"
+}
+
+# A compiler cache that every checkout on this machine shares (the session's
+# tree and CI's fresh clone alike): an object is reused only when ccache finds
+# the same compiler, flags and preprocessed source, so a clean machine builds
+# the same binaries, only slower. Paths under the checkout are hashed relative
+# to it (base_dir) and the build directory is left out of the hash (hash_dir),
+# so a clone in another folder hits; the one difference is the compile
+# directory recorded in the debug information. RELCTL_CACHE_DIR moves it.
+relctl_ccache_env() {
+    export RELCTL_CACHE_DIR=${RELCTL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relctl}
+    export CCACHE_DIR=$RELCTL_CACHE_DIR/ccache CCACHE_BASEDIR=$RELCTL_ROOT CCACHE_NOHASHDIR=1
+    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+    mkdir -p "$CCACHE_DIR"
+    ccache --zero-stats >/dev/null
+}
+
+# "ccache: N of M compilations reused", or nothing without ccache.
+relctl_ccache_summary() {
+    command -v ccache >/dev/null && [ -n "${CCACHE_DIR:-}" ] || return 0
+    ccache --print-stats 2>/dev/null | awk -F'\t' '
+        $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { hit += $2 }
+        $1 == "cache_miss" { miss += $2 }
+        END { if (hit + miss > 0) printf "ccache: %d of %d compilations reused", hit, hit + miss }'
 }
 
 relctl_pg_bindir() {
@@ -102,7 +133,7 @@ relctl_pg_start() {
     user=$([ "$(id -u)" -eq 0 ] && echo postgres || id -un)
     relctl_log "starting PostgreSQL in $RELCTL_PG_DIR"
     "${run[@]}" "$bin/initdb" -D "$RELCTL_PG_DIR/data" -U "$user" -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
-    # plpgsql preloaded, as the README's Operations section advises for
+    # plpgsql preloaded, as docs/operations.md advises for
     # relctl's server: every relctl session calls PL/pgSQL, and a backend
     # that loads the library itself pays for it on its first call.
     "${run[@]}" "$bin/pg_ctl" -D "$RELCTL_PG_DIR/data" -l "$RELCTL_PG_DIR/log" -w \
@@ -123,7 +154,7 @@ relctl_pg_stop() {
 
 # PgBouncer in session mode in front of the cluster relctl_pg_start started,
 # on a unix socket of its own, resetting each server session between clients
-# (DISCARD ALL), as the README's Operations section deploys it. Clients that
+# (DISCARD ALL), as docs/operations.md deploys it. Clients that
 # send extra_float_digits at startup (Go's lib/pq: terraform's pg backend) are
 # let in, as a pooler serving them is configured. Sets
 # RELCTL_POOLER_DIR and RELCTL_POOLER_DSN; relctl_pooler_stop ends it.
