@@ -121,7 +121,9 @@ private slots:
     // so the queue resumes in its order; the environment is free afterwards.
     // The holder's command outlasts the restart (its heartbeat renews through
     // it): a waiter that is back first must not find the lease free before the
-    // others had time to come back.
+    // others had time to come back. 12 s: on a loaded 2-core machine (a build
+    // beside the tests) crash recovery and a waiter's reconnect took 5.1 s,
+    // and with the holder's 6 s the queue had moved past that waiter.
     void restartWhileWaitersQueue()
     {
         ScratchCluster pg;
@@ -132,7 +134,7 @@ private slots:
         auto holder = startRelctlWithDsn(pg.dsn(),
                                          {"run", "--env", "prod", "--job", "job-1", "--release", "v1",
                                           "--generation", "1", "--ttl", "6s", "--op-id", "queue-1", "--",
-                                          "sh", "-c", "touch '" + started + "'; sleep 6"},
+                                          "sh", "-c", "touch '" + started + "'; sleep 12"},
                                          env);
         QVERIFY(waitForFile(started, 20000));
         std::vector<std::unique_ptr<QProcess>> waiters;
