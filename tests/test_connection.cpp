@@ -4,7 +4,6 @@
 // of sight, the compiled-in icons, the dark palette and keyboard navigation.
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
-#include "approvalsview.h"
 #include "auditview.h"
 #include "connectiondialog.h"
 #include "connectionprobe.h"
@@ -17,6 +16,7 @@
 #include "postgresbackend.h"
 #include "rehearsalsview.h"
 #include "relctl/database.h"
+#include "supersessionsview.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
@@ -429,7 +429,7 @@ private slots:
             for (QWidget* view : std::initializer_list<QWidget*>{
                      window.environmentsView()->table()->viewport(), window.auditView()->table()->viewport(),
                      window.tracePanel()->findChild<QTextBrowser*>()->viewport(),
-                     window.approvalsView()->findChild<QListWidget*>()->viewport(),
+                     window.supersessionsView()->findChild<QListWidget*>()->viewport(),
                      window.rehearsalsView()
                          ->findChild<QTextBrowser*>(QStringLiteral("rehearsalExplanation"))
                          ->viewport()}) {
@@ -493,7 +493,7 @@ private slots:
             {QStringLiteral("environments"), window.environmentsView()->table()},
             {QStringLiteral("audit"), window.auditView()->table()},
             {QStringLiteral("trace"), window.tracePanel()->findChild<QTextBrowser*>()},
-            {QStringLiteral("approvals"), window.approvalsView()->findChild<QListWidget*>()},
+            {QStringLiteral("approvals"), window.supersessionsView()->findChild<QListWidget*>()},
             {QStringLiteral("rehearsals"),
              window.rehearsalsView()->findChild<QListWidget*>(QStringLiteral("rehearsalScenarios"))},
         };

@@ -8,7 +8,6 @@
 
 #define RELCTL_TEST_NO_SHORT_NAME // core's namespace relctl is visible here
 #include "actiondialog.h"
-#include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
 #include "consoleclicks.h"
@@ -26,6 +25,7 @@
 #include "relctlprocess.h"
 #include "statuscard.h"
 #include "statusdialog.h"
+#include "supersessionsview.h"
 #include "testconsole.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
@@ -339,9 +339,9 @@ private slots:
         if (QTest::currentTestFailed())
             return;
         Console c{*m_db};
-        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 1, 15000);
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
-        auto* approve = button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"));
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.supersessionsView()->count(), 1, 15000);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto* approve = button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Approve"));
         QVERIFY(approve);
         QTRY_VERIFY_WITH_TIMEOUT(approve->isEnabled(), 5000);
         QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
@@ -372,9 +372,9 @@ private slots:
         const std::string request =
             m_db->scalar("SELECT id FROM relctl.supersessions WHERE env = 'staging' AND state = 'pending'");
         Console c{*m_db};
-        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 1, 15000);
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
-        auto* deny = button<QPushButton>(c.window.approvalsView(), QStringLiteral("Deny"));
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.supersessionsView()->count(), 1, 15000);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto* deny = button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Deny"));
         QVERIFY(deny);
         QTRY_VERIFY_WITH_TIMEOUT(deny->isEnabled(), 5000);
         QSignalSpy finished(&c.session, &ConsoleSession::actionFinished);
@@ -400,7 +400,7 @@ private slots:
                         request + "'"),
             1LL);
         // The decision is live in the console too: the request leaves the list.
-        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 0, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.supersessionsView()->count(), 0, 10000);
         // The skipped candidate keeps its place: it is still waiting, first
         // in line, and takes the lease when the holder lets go; the would-be
         // winner keeps waiting behind it.

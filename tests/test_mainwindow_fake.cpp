@@ -5,7 +5,6 @@
 // audit browser is traced. (test_mainwindow runs the window against
 // PostgreSQL, through the protocol.)
 
-#include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
 #include "consoleclicks.h"
@@ -18,6 +17,7 @@
 #include "queuemodel.h"
 #include "queueview.h"
 #include "startupreport.h"
+#include "supersessionsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -114,14 +114,14 @@ struct Console
         trace.currentGeneration = 9;
         trace.currentJob = "pipeline-109";
         fake->setTrace(staleEvent, trace);
-        ApprovalRow request;
+        SupersessionRow request;
         request.id = 5;
         request.env = QStringLiteral("staging");
         request.winnerJob = QStringLiteral("job-22");
         request.winnerRelease = QStringLiteral("v2.2");
         request.winnerGeneration = 22;
         request.skipped = {QStringLiteral("job-21 (generation 21)")};
-        fake->setApprovals({request});
+        fake->setSupersessions({request});
         // The debounce of a reload after events, shortened: waited for at every start.
         session.setReloadDelay(std::chrono::milliseconds(20));
         window.show();
@@ -133,7 +133,7 @@ struct Console
         return QTest::qWaitFor(
             [this] {
                 return session.environments()->rowCount() == 3 && session.audit()->rowCount() == 10 &&
-                       window.approvalsView()->count() == 1;
+                       window.supersessionsView()->count() == 1;
             },
             2000);
     }
@@ -254,8 +254,8 @@ private slots:
     {
         Console c;
         QVERIFY(c.loaded());
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
-        auto* approve = button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"));
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        auto* approve = button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Approve"));
         QVERIFY(approve && approve->isEnabled());
         const auto answered = confirmNextAction(QStringLiteral("rm-alice"), {});
         approve->click();
@@ -263,7 +263,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(c.fake->actions().size(), 1, 1000);
         QCOMPARE(c.fake->actions().first().kind, ConsoleAction::Kind::Approve);
         QCOMPARE(c.fake->actions().first().request, qint64(5));
-        QTRY_COMPARE_WITH_TIMEOUT(c.window.approvalsView()->count(), 0, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.supersessionsView()->count(), 0, 1000);
     }
 
     // A refused action is shown to the operator with the backend's reason,
@@ -373,9 +373,9 @@ private slots:
                      qPrintable(QLatin1String(part) + QStringLiteral(" not in ") + *shown));
 
         // Approve and deny: the winner and every candidate skipped.
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
         answered = confirmNextAction(QStringLiteral("rm-alice"), {}, shown);
-        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"))->click();
+        button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Approve"))->click();
         QVERIFY(*answered);
         for (const char* part : {"Approve supersession #5", "job-22", "v2.2", "generation 22", "SUPERSEDED",
                                  "job-21 (generation 21)"})
@@ -387,11 +387,11 @@ private slots:
     {
         Console c;
         QVERIFY(c.loaded());
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
         auto shown = std::make_shared<QString>();
         const auto answered =
             confirmNextAction(QStringLiteral("rm-alice"), QStringLiteral("in order"), shown);
-        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Deny"))->click();
+        button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Deny"))->click();
         QVERIFY(*answered);
         for (const char* part : {"Deny supersession #5", "job-21 (generation 21)", "adopt before", "job-22"})
             QVERIFY2(shown->contains(QLatin1String(part)),
@@ -406,7 +406,8 @@ private slots:
         const auto dockTitle = [&](QWidget* content) {
             return qobject_cast<QDockWidget*>(content->parentWidget())->windowTitle();
         };
-        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.approvalsView()), QStringLiteral("Approvals (1)"), 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.supersessionsView()),
+                                  QStringLiteral("Supersessions (1)"), 1000);
         QCOMPARE(dockTitle(c.window.queueView()), QStringLiteral("Queue (2)"));
         QCOMPARE(dockTitle(c.window.promotionsView()), QStringLiteral("Promotions (1)"));
         // The queue view lists test's two candidates in serving order.
@@ -428,11 +429,12 @@ private slots:
             QCOMPARE(pending, name == QStringLiteral("staging") ? QStringLiteral("1 to decide") : QString());
         }
         // Deciding the request takes it off the tab's count.
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
         const auto answered = confirmNextAction(QStringLiteral("rm-alice"), {});
-        button<QPushButton>(c.window.approvalsView(), QStringLiteral("Approve"))->click();
+        button<QPushButton>(c.window.supersessionsView(), QStringLiteral("Approve"))->click();
         QVERIFY(*answered);
-        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.approvalsView()), QStringLiteral("Approvals"), 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(dockTitle(c.window.supersessionsView()), QStringLiteral("Supersessions"),
+                                  1000);
         // Showing only the selected environment's queue.
         c.selectEnvironment(QStringLiteral("prod"));
         c.window.queueView()->findChild<QCheckBox*>(QStringLiteral("queueSelectedOnly"))->setChecked(true);
@@ -464,10 +466,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(c.fake->actions().size(), 1, 1000);
         QCOMPARE(c.fake->actions().first().kind, ConsoleAction::Kind::Freeze);
         QCOMPARE(c.fake->actions().first().env, QStringLiteral("test"));
-        // Approve from the menu acts on the request selected in the Approvals view.
+        // Approve from the menu acts on the request selected in the Supersessions view.
         QAction* approve = c.window.findChild<QAction*>(QStringLiteral("approveSupersession"));
         QVERIFY(!approve->isEnabled()); // nothing selected yet
-        c.window.approvalsView()->findChild<QListWidget*>()->setCurrentRow(0);
+        c.window.supersessionsView()->findChild<QListWidget*>()->setCurrentRow(0);
         QVERIFY(approve->isEnabled());
         answered = confirmNextAction(QStringLiteral("rm-alice"), {});
         approve->trigger();

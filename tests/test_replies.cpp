@@ -150,20 +150,22 @@ private slots:
         auto w2 = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w2",
                                                    "--release", "r12", "--generation", "12", "--ttl", "60s",
                                                    "--wait", "60s", "--op-id", "op-w2"});
-        QTRY_COMPARE_WITH_TIMEOUT(m.approvals(std::nullopt, false).approvals.size(), std::size_t(1), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(m.supersessions(std::nullopt, false).requests.size(), std::size_t(1),
+                                  20000);
         const auto staging =
             roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('staging')"));
         QCOMPARE(staging.queue.size(), std::size_t(2));
         QCOMPARE(staging.pendingSupersessions, std::int64_t(1));
         QVERIFY(staging.lease && staging.queue[0].pid && !staging.queue[0].endedAt);
         roundTrip<relctl::EnvironmentList>(db.json("SELECT relctl.env_list()"));
-        const auto pending = roundTrip<relctl::Approvals>(db.json("SELECT relctl.approvals(NULL, false)"));
-        QCOMPARE(pending.approvals.size(), std::size_t(1));
-        const relctl::Supersession& request = pending.approvals.front();
+        const auto pending =
+            roundTrip<relctl::Supersessions>(db.json("SELECT relctl.approvals(NULL, false)"));
+        QCOMPARE(pending.requests.size(), std::size_t(1));
+        const relctl::Supersession& request = pending.requests.front();
         QVERIFY(request.winner && !request.decidedAt && !request.decidedBy && !request.reason);
         QCOMPARE(request.winner->job, std::string("job-w2"));
         QCOMPARE(request.skipped.size(), std::size_t(1));
-        const auto decided = roundTrip<relctl::Decision>(db.write(
+        const auto decided = roundTrip<relctl::SupersessionDecision>(db.write(
             "SELECT relctl.decide(" + std::to_string(request.id) + ", true, 'alice', 'newest wins', '{}')"));
         QVERIFY(decided.supersession.decidedAt && decided.supersession.reason);
         QVERIFY(m.revoke("staging", "alice", "hand over").revoked);
@@ -173,8 +175,9 @@ private slots:
                  (w1Result.out + w1Result.err).c_str()); // SUPERSEDED: skipped for the newer candidate
         Q_UNUSED(holder);
 
-        const auto decidedAll = roundTrip<relctl::Approvals>(db.json("SELECT relctl.approvals(NULL, true)"));
-        QVERIFY(!decidedAll.approvals.empty());
+        const auto decidedAll =
+            roundTrip<relctl::Supersessions>(db.json("SELECT relctl.approvals(NULL, true)"));
+        QVERIFY(!decidedAll.requests.empty());
         roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('staging')"));
         roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('test')"));
         roundTrip<relctl::EnvironmentList>(db.json("SELECT relctl.env_list()"));

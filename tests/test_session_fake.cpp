@@ -110,7 +110,7 @@ private slots:
         QSignalSpy timelines(&f.session, &ConsoleSession::timelineReady);
         QSignalSpy traces(&f.session, &ConsoleSession::traceReady);
         QSignalSpy environments(&f.session, &ConsoleSession::environmentsLoaded);
-        QSignalSpy approvals(&f.session, &ConsoleSession::approvalsReady);
+        QSignalSpy approvals(&f.session, &ConsoleSession::supersessionsReady);
 
         f.fake->setHoldingAnswers(true);
         f.session.requestTimeline(0, 2000); // marker 1 only
@@ -163,7 +163,7 @@ private slots:
     {
         QTest::addColumn<RequestKind>("kind");
         QTest::addRow("environments") << RequestKind::Environments;
-        QTest::addRow("approvals") << RequestKind::Approvals;
+        QTest::addRow("approvals") << RequestKind::Supersessions;
         QTest::addRow("timeline") << RequestKind::Timeline;
     }
 
@@ -264,7 +264,7 @@ private slots:
         Fixture f;
         QVERIFY(f.startAndSettle());
         const int environments = f.fake->requestCount(RequestKind::Environments);
-        const int approvals = f.fake->requestCount(RequestKind::Approvals);
+        const int approvals = f.fake->requestCount(RequestKind::Supersessions);
         QCOMPARE(environments, 1);
         const std::int64_t newest = f.fake->addEvent(auditEvent("prod", "publish", "job-new"));
         for (int i = 0; i < 5; ++i)
@@ -272,7 +272,7 @@ private slots:
         QCoreApplication::processEvents(); // the announcements, not yet the reload
         QCOMPARE(f.fake->requestCount(RequestKind::Environments), environments); // not yet
         QTRY_COMPARE_WITH_TIMEOUT(f.fake->requestCount(RequestKind::Environments), environments + 1, 1000);
-        QCOMPARE(f.fake->requestCount(RequestKind::Approvals), approvals + 1);
+        QCOMPARE(f.fake->requestCount(RequestKind::Supersessions), approvals + 1);
         QTRY_COMPARE_WITH_TIMEOUT(f.session.audit()->rowCount(), 13, 1000);
         QCOMPARE(f.session.audit()->eventAt(0)->id, newest);
         // Asked for what is new only: no reset, no second page of everything.

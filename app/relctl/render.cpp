@@ -274,12 +274,12 @@ std::string status(const JobStatus& reply)
            stateLines(reply.state, reply.summary, reply.next);
 }
 
-std::string approvals(const Approvals& reply)
+std::string supersessions(const Supersessions& reply)
 {
-    if (reply.approvals.empty())
+    if (reply.requests.empty())
         return "no supersession requests\n";
     std::string out;
-    for (const Supersession& a : reply.approvals)
+    for (const Supersession& a : reply.requests)
         out += supersession(a);
     return out;
 }

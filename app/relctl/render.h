@@ -27,7 +27,7 @@ std::string audit(const AuditTrail& reply);
 std::string trace(const JobTrace& reply);
 std::string operation(const OperationRecord& reply);
 std::string status(const JobStatus& reply);
-std::string approvals(const Approvals& reply);
+std::string supersessions(const Supersessions& reply);
 std::string promotions(const Promotions& reply);
 // relctl.rollback's accepted reply.
 std::string rollback(const nlohmann::json& reply);

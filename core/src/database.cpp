@@ -456,13 +456,13 @@ Outcome Database::dropCandidate(std::int64_t candidate, const std::string& by, c
                                       reason, d->client.toJson().dump()));
 }
 
-Approvals Database::approvals(const std::optional<std::string>& env, bool all)
+Supersessions Database::supersessions(const std::optional<std::string>& env, bool all)
 {
-    return Impl::parsed<Approvals>(d->call(false, "SELECT relctl.approvals($1, $2)", env, all));
+    return Impl::parsed<Supersessions>(d->call(false, "SELECT relctl.approvals($1, $2)", env, all));
 }
 
-Decision Database::decide(std::int64_t request, bool approve, const std::string& by,
-                          const std::optional<std::string>& reason)
+SupersessionDecision Database::decideSupersession(std::int64_t request, bool approve, const std::string& by,
+                                                  const std::optional<std::string>& reason)
 {
     nlohmann::json reply = d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request, approve,
                                    by, reason, d->client.toJson().dump());
@@ -473,7 +473,7 @@ Decision Database::decide(std::int64_t request, bool approve, const std::string&
         const std::string why = reply.value("reason", "");
         throw Error(exitCodeForReason(why), reply.value("message", why), why, reply);
     }
-    return Impl::parsed<Decision>(reply);
+    return Impl::parsed<SupersessionDecision>(reply);
 }
 
 Outcome Database::requestPromotion(const PromotionRequest& r)

@@ -334,12 +334,12 @@ template <class Io, Is<Promotions> P> void fields(Io& io, P& p)
     io.required("promotions", p.promotions);
 }
 
-template <class Io, Is<Approvals> A> void fields(Io& io, A& a)
+template <class Io, Is<Supersessions> A> void fields(Io& io, A& a)
 {
-    io.required("approvals", a.approvals);
+    io.required("approvals", a.requests); // the reply's key since relctl.approvals, kept for --json readers
 }
 
-template <class Io, Is<Decision> D> void fields(Io& io, D& d)
+template <class Io, Is<SupersessionDecision> D> void fields(Io& io, D& d)
 {
     io.merged(d.supersession);
     io.required("status", d.status);
@@ -513,8 +513,8 @@ RELCTL_JSON_FROM_FIELDS(PromotionVote)
 RELCTL_JSON_FROM_FIELDS(PromotionUpstream)
 RELCTL_JSON_FROM_FIELDS(Promotion)
 RELCTL_JSON_FROM_FIELDS(Promotions)
-RELCTL_JSON_FROM_FIELDS(Approvals)
-RELCTL_JSON_FROM_FIELDS(Decision)
+RELCTL_JSON_FROM_FIELDS(Supersessions)
+RELCTL_JSON_FROM_FIELDS(SupersessionDecision)
 RELCTL_JSON_FROM_FIELDS(ServerInfo)
 RELCTL_JSON_FROM_FIELDS(Event)
 RELCTL_JSON_FROM_FIELDS(AuditTrail)

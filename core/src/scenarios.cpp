@@ -335,8 +335,8 @@ void playLostReply(Stage& stage)
 // from a session authorized as relctl_manager itself, and the trail names it.
 // SET SESSION AUTHORIZATION needs the superuser that migrating the scratch
 // database needed already.
-Decision approveAsManager(Stage& stage, std::int64_t request, const std::string& by,
-                          const std::string& reason)
+SupersessionDecision approveAsManager(Stage& stage, std::int64_t request, const std::string& by,
+                                      const std::string& reason)
 {
     session::Connection conn(stage.conninfo());
     pqxx::nontransaction tx(conn);
@@ -348,7 +348,7 @@ Decision approveAsManager(Stage& stage, std::int64_t request, const std::string&
         const std::string why = reply.value("reason", "");
         throw Error(exitCodeForReason(why), reply.value("message", why), why, reply);
     }
-    return reply.get<Decision>();
+    return reply.get<SupersessionDecision>();
 }
 
 void playSupersede(Stage& stage)
@@ -365,14 +365,14 @@ void playSupersede(Stage& stage)
     }
     std::int64_t request = 0;
     stage.waitFor("the supersession request", 10s, [&] {
-        for (const Supersession& s : stage.db().approvals(stage.env(), false).approvals)
+        for (const Supersession& s : stage.db().supersessions(stage.env(), false).requests)
             if (s.state == "pending" && s.winner && s.winner->job == jobOf(stage, "r10"))
                 request = s.id;
         return request != 0;
     });
     stage.log("rehearsal", "approvals list", "pending", {}, {}, {},
               "request #" + std::to_string(request) + ": r10 would skip r8 and r9");
-    const Decision decision =
+    const SupersessionDecision decision =
         approveAsManager(stage, request, "alice", "r10 carries the fix; r8 and r9 are obsolete");
     stage.log("alice", "approve #" + std::to_string(request), decision.supersession.state);
     go(stage, "r7");
@@ -390,13 +390,13 @@ void playSupersede(Stage& stage)
     stage.expectExit("r10", codes[2], 0, "adopted after the approval");
     stage.expectTraced("r8", "SUPERSEDED");
     stage.expectTraced("r9", "SUPERSEDED");
-    const Approvals decided = stage.db().approvals(stage.env(), true);
+    const Supersessions decided = stage.db().supersessions(stage.env(), true);
     const auto named =
-        std::find_if(decided.approvals.begin(), decided.approvals.end(), [&](const Supersession& s) {
+        std::find_if(decided.requests.begin(), decided.requests.end(), [&](const Supersession& s) {
             return s.id == request && s.decidedBy == "alice" && s.reason;
         });
-    stage.expect("approver-recorded", named != decided.approvals.end(),
-                 named != decided.approvals.end()
+    stage.expect("approver-recorded", named != decided.requests.end(),
+                 named != decided.requests.end()
                      ? "request #" + std::to_string(request) +
                            " decided by alice: " + named->reason.value_or("")
                      : "request #" + std::to_string(request) + " does not name its approver");

@@ -228,10 +228,10 @@ void FakeBackend::loadTrace(quint64 serial, qint64 eventId)
     });
 }
 
-void FakeBackend::loadApprovals(quint64 serial)
+void FakeBackend::loadSupersessions(quint64 serial)
 {
-    if (!failing({RequestKind::Approvals, serial}))
-        answer([this, serial] { emit approvalsLoaded(serial, m_approvals); });
+    if (!failing({RequestKind::Supersessions, serial}))
+        answer([this, serial] { emit supersessionsLoaded(serial, m_supersessions); });
 }
 
 void FakeBackend::loadPromotions(quint64 serial)
@@ -297,12 +297,12 @@ QString FakeBackend::apply(const ConsoleAction& action)
 {
     QString env = action.env;
     if (action.kind == ConsoleAction::Kind::Approve || action.kind == ConsoleAction::Kind::Deny) {
-        const auto it = std::find_if(m_approvals.begin(), m_approvals.end(),
-                                     [&](const ApprovalRow& row) { return row.id == action.request; });
-        if (it == m_approvals.end())
+        const auto it = std::find_if(m_supersessions.begin(), m_supersessions.end(),
+                                     [&](const SupersessionRow& row) { return row.id == action.request; });
+        if (it == m_supersessions.end())
             return QStringLiteral("no pending supersession request %1").arg(action.request);
         env = it->env;
-        m_approvals.erase(it);
+        m_supersessions.erase(it);
     } else if (action.kind == ConsoleAction::Kind::ApprovePromotion ||
                action.kind == ConsoleAction::Kind::DenyPromotion) {
         std::vector<relctl::Promotion>& open = m_promotions.promotions;

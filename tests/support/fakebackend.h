@@ -40,8 +40,8 @@ public:
     // millisecond); returns the id. Nothing is announced.
     std::int64_t addEvent(relctl::AuditEvent event);
     const std::vector<relctl::AuditEvent>& events() const { return m_events; }
-    void setApprovals(QList<ApprovalRow> rows) { m_approvals = std::move(rows); }
-    const QList<ApprovalRow>& approvals() const { return m_approvals; }
+    void setSupersessions(QList<SupersessionRow> rows) { m_supersessions = std::move(rows); }
+    const QList<SupersessionRow>& supersessions() const { return m_supersessions; }
     void setPromotions(PromotionsSnapshot promotions) { m_promotions = std::move(promotions); }
     const PromotionsSnapshot& promotions() const { return m_promotions; }
     void setManifestHistory(relctl::ManifestHistory history)
@@ -90,7 +90,7 @@ public:
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
-    void loadApprovals(quint64 serial) override;
+    void loadSupersessions(quint64 serial) override;
     void loadPromotions(quint64 serial) override;
     // An environment without a history set answers an empty one.
     void loadManifestHistory(quint64 serial, const QString& env) override;
@@ -115,7 +115,7 @@ private:
 
     std::vector<relctl::EnvironmentRow> m_environments;
     std::vector<relctl::AuditEvent> m_events;
-    QList<ApprovalRow> m_approvals;
+    QList<SupersessionRow> m_supersessions;
     PromotionsSnapshot m_promotions;
     std::map<std::string, relctl::ManifestHistory> m_histories;
     relctl::TimelineSlice m_timeline;

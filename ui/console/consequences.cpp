@@ -116,7 +116,7 @@ QString unfreezeConsequences(const relctl::EnvironmentRow& e, relctl::EpochMs no
     return out;
 }
 
-QString supersessionConsequences(const ApprovalRow& request, bool approve)
+QString supersessionConsequences(const SupersessionRow& request, bool approve)
 {
     const QString winner = tr("job <b>%1</b> (%2, generation %3)")
                                .arg(request.winnerJob.toHtmlEscaped(), request.winnerRelease.toHtmlEscaped())

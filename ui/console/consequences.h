@@ -15,6 +15,6 @@ namespace relctl::ui {
 QString revokeConsequences(const relctl::EnvironmentRow& env, relctl::EpochMs now);
 QString freezeConsequences(const relctl::EnvironmentRow& env);
 QString unfreezeConsequences(const relctl::EnvironmentRow& env, relctl::EpochMs now);
-QString supersessionConsequences(const ApprovalRow& request, bool approve);
+QString supersessionConsequences(const SupersessionRow& request, bool approve);
 
 } // namespace relctl::ui

@@ -1,6 +1,5 @@
 #include "mainwindow.h"
 
-#include "approvalsview.h"
 #include "auditmodel.h"
 #include "auditview.h"
 #include "connectiondialog.h"
@@ -13,6 +12,7 @@
 #include "queueview.h"
 #include "rehearsalsview.h"
 #include "statusdialog.h"
+#include "supersessionsview.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -65,7 +65,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_timeline(new TimelineWidget(this)),
       m_environments(new EnvironmentsView(session->environments(), this)),
       m_audit(new AuditView(session, this)), m_trace(new TracePanel(this)),
-      m_approvals(new ApprovalsView(this)), m_promotions(new PromotionsView(this)),
+      m_supersessions(new SupersessionsView(this)), m_promotions(new PromotionsView(this)),
       m_rehearsals(new RehearsalsView(session, this)), m_queue(new QueueView(this)),
       m_demoLabel(new QLabel(this)), m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)),
       m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this))
@@ -93,7 +93,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
     QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
     QDockWidget* queue = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
-    QDockWidget* approvals = dock(this, tr("Approvals"), m_approvals, Qt::RightDockWidgetArea);
+    QDockWidget* approvals = dock(this, tr("Supersessions"), m_supersessions, Qt::RightDockWidgetArea);
     QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
     // Rehearsals are a workflow of their own: beside the audit browser, so
     // the side keeps four tabs whose titles (with their counts) fit unelided.
@@ -102,7 +102,7 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     m_environmentsDock = environments;
     m_queueDock = queue;
     m_traceDock = trace;
-    m_approvalsDock = approvals;
+    m_supersessionsDock = approvals;
     m_promotionsDock = promotions;
     tabifyDockWidget(trace, queue);
     tabifyDockWidget(queue, approvals);
@@ -182,7 +182,8 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
                 if (shown)
                     m_traceDock->raise();
             });
-    connect(session, &ConsoleSession::approvalsReady, m_approvals, &ApprovalsView::setApprovals);
+    connect(session, &ConsoleSession::supersessionsReady, m_supersessions,
+            &SupersessionsView::setSupersessions);
     connect(session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
     connect(session, &ConsoleSession::environmentsLoaded, this, [this] {
         QStringList names;
@@ -204,9 +205,9 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
             [this] { m_queue->setNow(m_session->environments()->now()); });
     connect(m_environments, &EnvironmentsView::selectedEnvironmentChanged, m_queue,
             &QueueView::setSelectedEnvironment);
-    connect(m_approvals, &ApprovalsView::countChanged, this, &MainWindow::updateDockTitles);
+    connect(m_supersessions, &SupersessionsView::countChanged, this, &MainWindow::updateDockTitles);
     connect(m_environments, &EnvironmentsView::actionRequested, session, &ConsoleSession::runAction);
-    connect(m_approvals, &ApprovalsView::actionRequested, session, &ConsoleSession::runAction);
+    connect(m_supersessions, &SupersessionsView::actionRequested, session, &ConsoleSession::runAction);
     connect(session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
     connect(m_promotions, &PromotionsView::actionRequested, session, &ConsoleSession::runAction);
     connect(m_environments, &EnvironmentsView::historyRequested, this, &MainWindow::showManifestHistory);
@@ -268,7 +269,7 @@ void MainWindow::updateDockTitles()
         promotions += row.pendingPromotions;
     }
     titled(m_queueDock, tr("Queue"), waiting);
-    titled(m_approvalsDock, tr("Approvals"), m_approvals->count());
+    titled(m_supersessionsDock, tr("Supersessions"), m_supersessions->count());
     titled(m_promotionsDock, tr("Promotions"), promotions);
 }
 
@@ -308,7 +309,7 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
         {tr("&Environments"), environments, m_environments->table()},
         {tr("&Audit"), audit, m_audit->table()},
         {tr("T&race"), trace, m_trace},
-        {tr("A&pprovals"), approvals, m_approvals},
+        {tr("A&pprovals"), approvals, m_supersessions},
         {tr("Re&hearsals"), rehearsals, m_rehearsals},
         {tr("Pro&motions"), promotions, m_promotions},
         {tr("&Queue"), queue, m_queue},
@@ -348,8 +349,8 @@ void MainWindow::createActionsMenu()
     actions->addActions(m_environments->operatorActions());
     actions->addAction(m_environments->historyAction());
     actions->addSeparator();
-    actions->addAction(m_approvals->approveAction());
-    actions->addAction(m_approvals->denyAction());
+    actions->addAction(m_supersessions->approveAction());
+    actions->addAction(m_supersessions->denyAction());
     actions->addSeparator();
     // The promotions view decides with buttons; the menu presses them, and
     // is enabled as they are when it opens.
@@ -474,8 +475,8 @@ void MainWindow::setStale(bool stale)
     // palette's disabled colours) while the database cannot be reached, yet
     // still readable, scrollable and selectable. The models stop their
     // countdowns themselves.
-    for (QWidget* w : std::initializer_list<QWidget*>{m_environments, m_audit, m_trace, m_queue, m_approvals,
-                                                      m_promotions, m_timeline}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{m_environments, m_audit, m_trace, m_queue,
+                                                      m_supersessions, m_promotions, m_timeline}) {
         if (!stale) {
             w->setPalette(QPalette()); // inherit the window's again
             continue;
@@ -512,7 +513,7 @@ void MainWindow::showConnection(const ConnectionState& state)
     m_live->setToolTip(state.live ? tr("Listening for events: changes appear as they happen.")
                                   : tr("Not listening: the console shows what it last read."));
     m_environments->setSchemaVersion(state.connected ? state.schemaVersion : 0);
-    m_approvals->setSchemaVersion(state.connected ? state.schemaVersion : 0);
+    m_supersessions->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_promotions->setSchemaVersion(state.connected ? state.schemaVersion : 0);
     m_promotions->setLogin(state.connected ? state.login : QString());
     if (m_history)

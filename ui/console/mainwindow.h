@@ -11,7 +11,7 @@ class QLabel;
 
 namespace relctl::ui {
 
-class ApprovalsView;
+class SupersessionsView;
 class AuditView;
 class ConnectionDialog;
 class ConsoleSession;
@@ -46,7 +46,7 @@ public:
     AuditView* auditView() const { return m_audit; }
     TracePanel* tracePanel() const { return m_trace; }
     EnvironmentsView* environmentsView() const { return m_environments; }
-    ApprovalsView* approvalsView() const { return m_approvals; }
+    SupersessionsView* supersessionsView() const { return m_supersessions; }
     PromotionsView* promotionsView() const { return m_promotions; }
     // The open manifest history window, if any.
     ManifestHistoryDialog* manifestHistory() const;
@@ -95,7 +95,7 @@ private:
     EnvironmentsView* m_environments;
     AuditView* m_audit;
     TracePanel* m_trace;
-    ApprovalsView* m_approvals;
+    SupersessionsView* m_supersessions;
     PromotionsView* m_promotions;
     QPointer<ManifestHistoryDialog> m_history;
     QPointer<StatusDialog> m_statusDialog;
@@ -104,7 +104,7 @@ private:
     QDockWidget* m_environmentsDock = nullptr;
     QDockWidget* m_queueDock = nullptr;
     QDockWidget* m_traceDock = nullptr;
-    QDockWidget* m_approvalsDock = nullptr;
+    QDockWidget* m_supersessionsDock = nullptr;
     QDockWidget* m_promotionsDock = nullptr;
     QAction* m_follow = nullptr;
     bool m_demo = false;

@@ -158,7 +158,7 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     m_tabs->addTab(m_log, tr("Steps"));
     m_tabs->addTab(m_verdicts, tr("Verdicts"));
 
-    // Stacked, not side by side: the page shares a narrow dock with Approvals.
+    // Stacked, not side by side: the page shares a narrow dock with Supersessions.
     // The run's controls stay in view; the chooser, the log and the verdicts
     // take turns below the timeline, so each gets the dock's height.
     auto* splitter = new QSplitter(Qt::Vertical, this);

@@ -1,4 +1,4 @@
-#include "approvalsview.h"
+#include "supersessionsview.h"
 
 #include "actiondialog.h"
 #include "consequences.h"
@@ -12,7 +12,7 @@
 
 namespace relctl::ui {
 
-ApprovalsView::ApprovalsView(QWidget* parent)
+SupersessionsView::SupersessionsView(QWidget* parent)
     : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
       m_deny(new QPushButton(tr("&Deny…"), this)),
       m_approveAction(new QAction(tr("&Approve supersession…"), this)),
@@ -30,7 +30,7 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     m_list->setSpacing(2);
     m_approve->setIcon(consoleIcon(QStringLiteral("approve")));
     m_deny->setIcon(consoleIcon(QStringLiteral("deny")));
-    // The list takes the focus (View ▸ Approvals); Tab goes on to the buttons.
+    // The list takes the focus (View ▸ Supersessions); Tab goes on to the buttons.
     setFocusProxy(m_list);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_approve);
@@ -44,11 +44,11 @@ ApprovalsView::ApprovalsView(QWidget* parent)
     connect(m_deny, &QPushButton::clicked, this, [this] { decide(false); });
     connect(m_approveAction, &QAction::triggered, this, [this] { decide(true); });
     connect(m_denyAction, &QAction::triggered, this, [this] { decide(false); });
-    connect(m_list, &QListWidget::currentRowChanged, this, &ApprovalsView::updateButtons);
-    setApprovals({});
+    connect(m_list, &QListWidget::currentRowChanged, this, &SupersessionsView::updateButtons);
+    setSupersessions({});
 }
 
-void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
+void SupersessionsView::setSupersessions(const QList<SupersessionRow>& approvals)
 {
     const bool changed = approvals.size() != m_rows.size();
     // Keep the reader's selection across live reloads: by request id.
@@ -56,7 +56,7 @@ void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
     const qint64 selected = current >= 0 && current < m_rows.size() ? m_rows[current].id : 0;
     m_rows = approvals;
     m_list->clear();
-    for (const ApprovalRow& a : approvals)
+    for (const SupersessionRow& a : approvals)
         m_list->addItem(tr("#%1 on %2: %3 (%4, generation %5) would go next\nand skip %6")
                             .arg(a.id)
                             .arg(a.env, a.winnerJob, a.winnerRelease)
@@ -77,13 +77,13 @@ void ApprovalsView::setApprovals(const QList<ApprovalRow>& approvals)
         emit countChanged(int(m_rows.size()));
 }
 
-void ApprovalsView::setSchemaVersion(int version)
+void SupersessionsView::setSchemaVersion(int version)
 {
     m_schemaVersion = version;
     updateButtons();
 }
 
-void ApprovalsView::updateButtons()
+void SupersessionsView::updateButtons()
 {
     const bool supported = m_schemaVersion >= 2;
     const int row = m_list->currentRow();
@@ -103,17 +103,17 @@ void ApprovalsView::updateButtons()
     }
 }
 
-int ApprovalsView::count() const
+int SupersessionsView::count() const
 {
     return static_cast<int>(m_rows.size());
 }
 
-void ApprovalsView::decide(bool approve)
+void SupersessionsView::decide(bool approve)
 {
     const int row = m_list->currentRow();
     if (row < 0 || row >= m_rows.size())
         return;
-    const ApprovalRow& a = m_rows[row];
+    const SupersessionRow& a = m_rows[row];
     ConsoleAction action;
     action.kind = approve ? ConsoleAction::Kind::Approve : ConsoleAction::Kind::Deny;
     action.env = a.env;

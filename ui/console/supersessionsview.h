@@ -12,13 +12,13 @@ namespace relctl::ui {
 
 // Pending supersession requests: which candidate would skip which, with
 // approve and deny (both confirmed, recorded with the operator's name).
-class ApprovalsView final : public QWidget
+class SupersessionsView final : public QWidget
 {
     Q_OBJECT
 
 public:
-    explicit ApprovalsView(QWidget* parent = nullptr);
-    void setApprovals(const QList<ApprovalRow>& approvals);
+    explicit SupersessionsView(QWidget* parent = nullptr);
+    void setSupersessions(const QList<SupersessionRow>& approvals);
     // Approvals need protocol version 2 (the queue) in the database.
     void setSchemaVersion(int version);
     int count() const;
@@ -41,7 +41,7 @@ private:
     QAction* m_denyAction;
     void updateButtons();
 
-    QList<ApprovalRow> m_rows;
+    QList<SupersessionRow> m_rows;
     int m_schemaVersion = 0;
 };
 

@@ -43,7 +43,7 @@ public:
     virtual void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) = 0;
     virtual void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) = 0;
     virtual void loadTrace(quint64 serial, qint64 eventId) = 0;
-    virtual void loadApprovals(quint64 serial) = 0;
+    virtual void loadSupersessions(quint64 serial) = 0;
     // Promotions and rollback need schema version kPromotionsSchemaVersion.
     virtual void loadPromotions(quint64 serial) = 0;
     virtual void loadManifestHistory(quint64 serial, const QString& env) = 0;
@@ -66,7 +66,7 @@ signals:
     void auditPageLoaded(quint64 serial, const relctl::AuditPage& page);
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
-    void approvalsLoaded(quint64 serial, const QList<relctl::ui::ApprovalRow>& approvals);
+    void supersessionsLoaded(quint64 serial, const QList<relctl::ui::SupersessionRow>& approvals);
     void promotionsLoaded(quint64 serial, const relctl::ui::PromotionsSnapshot& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
     void statusLoaded(quint64 serial, const relctl::ui::StatusLookup& lookup,

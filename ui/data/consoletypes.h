@@ -40,7 +40,7 @@ Q_DECLARE_METATYPE(relctl::ui::ConsoleAction)
 namespace relctl::ui {
 
 // A pending supersession request, as the approvals list shows it.
-struct ApprovalRow
+struct SupersessionRow
 {
     qint64 id = 0;
     QString env;
@@ -53,8 +53,8 @@ struct ApprovalRow
 
 } // namespace relctl::ui
 
-Q_DECLARE_METATYPE(relctl::ui::ApprovalRow)
-Q_DECLARE_METATYPE(QList<relctl::ui::ApprovalRow>)
+Q_DECLARE_METATYPE(relctl::ui::SupersessionRow)
+Q_DECLARE_METATYPE(QList<relctl::ui::SupersessionRow>)
 
 namespace relctl::ui {
 

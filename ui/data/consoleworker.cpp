@@ -47,7 +47,7 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<ConsoleAction>();
     qRegisterMetaType<ConnectionState>();
     qRegisterMetaType<ConnectionTarget>();
-    qRegisterMetaType<QList<ApprovalRow>>();
+    qRegisterMetaType<QList<SupersessionRow>>();
     qRegisterMetaType<PromotionsSnapshot>();
     qRegisterMetaType<relctl::ManifestHistory>();
     qRegisterMetaType<relctl::AuditFilter>();
@@ -270,14 +270,14 @@ void ConsoleWorker::loadTrace(quint64 serial, qint64 eventId)
             [&] { emit traceLoaded(serial, relctl::ConsoleQueries(*m_db).trace(eventId)); });
 }
 
-void ConsoleWorker::loadApprovals(quint64 serial)
+void ConsoleWorker::loadSupersessions(quint64 serial)
 {
-    guarded({RequestKind::Approvals, serial}, [&] {
-        const relctl::Approvals reply = m_db->approvals(std::nullopt, false);
-        QList<ApprovalRow> rows;
-        for (const relctl::Supersession& a : reply.approvals) {
+    guarded({RequestKind::Supersessions, serial}, [&] {
+        const relctl::Supersessions reply = m_db->supersessions(std::nullopt, false);
+        QList<SupersessionRow> rows;
+        for (const relctl::Supersession& a : reply.requests) {
             const relctl::Candidate w = a.winner.value_or(relctl::Candidate{});
-            ApprovalRow row;
+            SupersessionRow row;
             row.id = a.id;
             row.env = q(a.env);
             row.winnerJob = q(w.job);
@@ -288,7 +288,7 @@ void ConsoleWorker::loadApprovals(quint64 serial)
             row.openedAt = q(a.openedAt);
             rows << row;
         }
-        emit approvalsLoaded(serial, rows);
+        emit supersessionsLoaded(serial, rows);
     });
 }
 
@@ -333,10 +333,10 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
             std::optional<relctl::Outcome> outcome;
             switch (a.kind) {
             case ConsoleAction::Kind::Approve:
-                m_db->decide(a.request, true, by, optionalReason);
+                m_db->decideSupersession(a.request, true, by, optionalReason);
                 break;
             case ConsoleAction::Kind::Deny:
-                m_db->decide(a.request, false, by, reason);
+                m_db->decideSupersession(a.request, false, by, reason);
                 break;
             case ConsoleAction::Kind::Revoke:
                 m_db->revoke(env, by, reason);

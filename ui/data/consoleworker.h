@@ -59,7 +59,7 @@ public slots:
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request);
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs);
     void loadTrace(quint64 serial, qint64 eventId);
-    void loadApprovals(quint64 serial);
+    void loadSupersessions(quint64 serial);
     void loadPromotions(quint64 serial);
     void loadManifestHistory(quint64 serial, const QString& env);
     void loadStatus(quint64 serial, const StatusLookup& lookup);
@@ -81,7 +81,7 @@ signals:
     void auditPageLoaded(quint64 serial, const relctl::AuditPage& page);
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
-    void approvalsLoaded(quint64 serial, const QList<ApprovalRow>& approvals);
+    void supersessionsLoaded(quint64 serial, const QList<SupersessionRow>& approvals);
     void promotionsLoaded(quint64 serial, const PromotionsSnapshot& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
     void statusLoaded(quint64 serial, const StatusLookup& lookup, const relctl::JobStatus& status);

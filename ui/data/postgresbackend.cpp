@@ -47,7 +47,7 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_pages, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_worker, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
     connect(m_worker, &ConsoleWorker::traceLoaded, this, &ConsoleBackend::traceLoaded);
-    connect(m_worker, &ConsoleWorker::approvalsLoaded, this, &ConsoleBackend::approvalsLoaded);
+    connect(m_worker, &ConsoleWorker::supersessionsLoaded, this, &ConsoleBackend::supersessionsLoaded);
     connect(m_worker, &ConsoleWorker::promotionsLoaded, this, &ConsoleBackend::promotionsLoaded);
     connect(m_worker, &ConsoleWorker::manifestHistoryLoaded, this, &ConsoleBackend::manifestHistoryLoaded);
     connect(m_worker, &ConsoleWorker::statusLoaded, this, &ConsoleBackend::statusLoaded);
@@ -106,9 +106,9 @@ void PostgresBackend::loadTrace(quint64 serial, qint64 eventId)
     post(m_worker, [serial, eventId](ConsoleWorker& w) { w.loadTrace(serial, eventId); });
 }
 
-void PostgresBackend::loadApprovals(quint64 serial)
+void PostgresBackend::loadSupersessions(quint64 serial)
 {
-    post(m_worker, [serial](ConsoleWorker& w) { w.loadApprovals(serial); });
+    post(m_worker, [serial](ConsoleWorker& w) { w.loadSupersessions(serial); });
 }
 
 void PostgresBackend::loadPromotions(quint64 serial)

@@ -37,7 +37,7 @@ public:
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
     void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
-    void loadApprovals(quint64 serial) override;
+    void loadSupersessions(quint64 serial) override;
     void loadPromotions(quint64 serial) override;
     void loadManifestHistory(quint64 serial, const QString& env) override;
     void loadStatus(quint64 serial, const StatusLookup& lookup) override;

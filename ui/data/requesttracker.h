@@ -23,7 +23,7 @@ enum class RequestKind {
     AuditPage,
     Timeline,
     Trace,
-    Approvals,
+    Supersessions,
     Promotions,
     ManifestHistory,
     Status,

@@ -67,7 +67,7 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
     case Column::Queue:
     case Column::Pending:
         return EnvironmentsModel::tr("%1 job(s) waiting (the Queue view lists them)\n"
-                                     "%2 supersession(s) awaiting approval (Approvals)\n"
+                                     "%2 supersession(s) awaiting approval (Supersessions)\n"
                                      "%3 promotion request(s) awaiting approval (Promotions)")
             .arg(r.queueLength)
             .arg(r.pendingSupersessions)
@@ -309,7 +309,7 @@ QVariant EnvironmentsModel::headerData(int section, Qt::Orientation orientation,
     case Column::Queue:
         return tr("Queue");
     case Column::Pending:
-        return tr("Approvals");
+        return tr("Decisions");
     case Column::Policy:
         return tr("Policy");
     case Column::Frozen:

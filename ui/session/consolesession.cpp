@@ -57,10 +57,10 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 if (m_traceRequests.isCurrent(serial))
                     emit traceReady(trace);
             });
-    connect(b, &ConsoleBackend::approvalsLoaded, this,
-            [this](quint64 serial, const QList<ApprovalRow>& rows) {
-                if (m_approvalRequests.isCurrent(serial))
-                    emit approvalsReady(rows);
+    connect(b, &ConsoleBackend::supersessionsLoaded, this,
+            [this](quint64 serial, const QList<SupersessionRow>& rows) {
+                if (m_supersessionRequests.isCurrent(serial))
+                    emit supersessionsReady(rows);
             });
     connect(b, &ConsoleBackend::promotionsLoaded, this,
             [this](quint64 serial, const PromotionsSnapshot& promotions) {
@@ -98,7 +98,7 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 case RequestKind::Environments:
                 case RequestKind::Timeline:
                 case RequestKind::Trace:
-                case RequestKind::Approvals:
+                case RequestKind::Supersessions:
                 case RequestKind::Promotions:
                 case RequestKind::ManifestHistory:
                 case RequestKind::ServerSleep:
@@ -151,7 +151,7 @@ void ConsoleSession::reload()
         m_audit->eventsArrived();
     if (m_timelineTo > m_timelineFrom)
         requestTimeline(m_timelineFrom, m_timelineTo);
-    m_backend->loadApprovals(m_approvalRequests.next());
+    m_backend->loadSupersessions(m_supersessionRequests.next());
     // An older schema has no promotions to read: asking would only fail.
     if (m_connection.schemaVersion >= kPromotionsSchemaVersion) {
         m_backend->loadPromotions(m_promotionRequests.next());

@@ -76,7 +76,7 @@ signals:
     void connectionChanged(const ConnectionState& state);
     void timelineReady(const relctl::TimelineSlice& slice);
     void traceReady(const std::optional<relctl::RefusalTrace>& trace);
-    void approvalsReady(const QList<ApprovalRow>& approvals);
+    void supersessionsReady(const QList<SupersessionRow>& approvals);
     void promotionsReady(const relctl::ui::PromotionsSnapshot& promotions);
     void manifestHistoryReady(const relctl::ManifestHistory& history);
     void statusReady(const relctl::ui::StatusLookup& lookup, const relctl::JobStatus& status);
@@ -97,7 +97,7 @@ private:
     quint64 m_exportSerial = 0;
     EnvironmentsModel* m_environments;
     AuditModel* m_audit;
-    RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_approvalRequests,
+    RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_supersessionRequests,
         m_promotionRequests, m_historyRequests, m_statusRequests, m_actionRequests;
     QString m_historyEnv;
     std::optional<StatusLookup> m_statusLookup;

@@ -82,10 +82,10 @@ void buildListing(CLI::App* c)
     flag(c, "all", "decided ones too");
 }
 
-int approvalsList(CommandContext& c)
+int supersessionList(CommandContext& c)
 {
-    const Approvals reply = c.database().approvals(c.args().environment("env"), c.args().has("all"));
-    return c.out().success(toJson(reply), render::approvals(reply));
+    const Supersessions reply = c.database().supersessions(c.args().environment("env"), c.args().has("all"));
+    return c.out().success(toJson(reply), render::supersessions(reply));
 }
 
 void buildApprove(CLI::App* c)
@@ -107,8 +107,8 @@ int decideSupersession(CommandContext& c, bool approve)
     const Arguments& o = c.args();
     const std::int64_t id = idOf(c, "a supersession request id", "request id");
     const std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
-    const Decision reply = c.database().decide(id, approve, o.required("by"), reason);
-    return c.out().success(toJson(reply), render::approvals(Approvals{{reply.supersession}}));
+    const SupersessionDecision reply = c.database().decideSupersession(id, approve, o.required("by"), reason);
+    return c.out().success(toJson(reply), render::supersessions(Supersessions{{reply.supersession}}));
 }
 
 int approve(CommandContext& c)
@@ -226,8 +226,16 @@ constexpr Command kQueue[] = {
     {"drop", "take a waiting candidate out of its queue (release managers)", buildQueueDrop, queueDrop},
 };
 
-constexpr Command kApprovals[] = {
-    {"list", "the pending supersession requests", buildListing, approvalsList},
+constexpr Command kSupersession[] = {
+    {"list", "the pending supersession requests", buildListing, supersessionList},
+    {"approve", "approve a supersession request", buildApprove, approve},
+    {"deny", "deny a supersession request", buildDeny, deny},
+};
+
+// The spellings before 'supersession' named the concept: kept, so that
+// scripts written for them go on working, and listed as what they are.
+constexpr Command kApprovalsAlias[] = {
+    {"list", "the same as 'supersession list'", buildListing, supersessionList},
 };
 
 constexpr Command kPromote[] = {
@@ -243,9 +251,11 @@ constexpr Command kDecisions[] = {
     {"freeze", "refuse acquisitions and publishes on the environment", buildFreeze, freeze},
     {"unfreeze", "end a dispatch freeze", buildUnfreeze, unfreeze},
     {"queue", "the environments' waiting candidates", nullptr, nullptr, kQueue},
-    {"approvals", "supersession requests", nullptr, nullptr, kApprovals},
-    {"approve", "approve a supersession request", buildApprove, approve},
-    {"deny", "deny a supersession request", buildDeny, deny},
+    {"supersession", "a waiting candidate's request to skip lower ones (newest policy, supersede approval)",
+     nullptr, nullptr, kSupersession},
+    {"approvals", "the same as 'supersession' (the older spelling)", nullptr, nullptr, kApprovalsAlias},
+    {"approve", "the same as 'supersession approve' (the older spelling)", buildApprove, approve},
+    {"deny", "the same as 'supersession deny' (the older spelling)", buildDeny, deny},
     {"promote", "promotion requests (env set --promote-from, --approvals)", nullptr, nullptr, kPromote},
     {"rollback", "make an earlier accepted manifest current again", buildRollback, rollback},
 };

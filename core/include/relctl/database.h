@@ -88,14 +88,14 @@ public:
     FreezeChange freeze(const std::string& env, const std::string& by, const std::string& reason);
     FreezeChange unfreeze(const std::string& env, const std::string& by,
                           const std::optional<std::string>& reason = std::nullopt);
-    Approvals approvals(const std::optional<std::string>& env, bool all);
+    Supersessions supersessions(const std::optional<std::string>& env, bool all);
     // A release manager takes a waiting candidate out of its queue: its
     // waiter is refused CANDIDATE_DROPPED, and the next candidate moves up.
     Outcome dropCandidate(std::int64_t candidate, const std::string& by, const std::string& reason);
     // A supersession decision the approver rules refuse (NOT_APPROVER) is
     // recorded and thrown as an Error with that reason (exit 11).
-    Decision decide(std::int64_t request, bool approve, const std::string& by,
-                    const std::optional<std::string>& reason);
+    SupersessionDecision decideSupersession(std::int64_t request, bool approve, const std::string& by,
+                                            const std::optional<std::string>& reason);
 
     // Promotions. The replies are the request (relctl.promotion_json, read
     // with body.get<Promotion>()) or a refusal: DISPATCH_FROZEN for a request

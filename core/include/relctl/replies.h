@@ -290,14 +290,16 @@ struct Supersession
     std::vector<Candidate> skipped;
 };
 
-// relctl.approvals.
-struct Approvals
+// relctl.approvals: the supersession requests (a waiting candidate's
+// request to skip lower ones, decided by a release manager; promotions are
+// another concept, with their own approvals).
+struct Supersessions
 {
-    std::vector<Supersession> approvals;
+    std::vector<Supersession> requests;
 };
 
-// relctl.decide: the request as decided.
-struct Decision
+// relctl.decide: the supersession request as decided.
+struct SupersessionDecision
 {
     Supersession supersession;
     std::string status; // ok
@@ -504,8 +506,8 @@ RELCTL_REPLY_JSON(PromotionVote);
 RELCTL_REPLY_JSON(PromotionUpstream);
 RELCTL_REPLY_JSON(Promotion);
 RELCTL_REPLY_JSON(Promotions);
-RELCTL_REPLY_JSON(Approvals);
-RELCTL_REPLY_JSON(Decision);
+RELCTL_REPLY_JSON(Supersessions);
+RELCTL_REPLY_JSON(SupersessionDecision);
 RELCTL_REPLY_JSON(ServerInfo);
 RELCTL_REPLY_JSON(Event);
 RELCTL_REPLY_JSON(AuditTrail);
