@@ -7,8 +7,9 @@
 # Component relctl_Development: the static library, include/relctl/*.h, the
 # package files, and the schema's source (share/relctl/migrations, numbered
 # *.sql and functions/*.sql; the library carries its own compiled-in copy,
-# these are for reading and for other tools). The executables install as
-# component relctl_Runtime (app/CMakeLists.txt).
+# these are for reading and for other tools). relctl installs as component
+# relctl_Runtime, release-console as relctl_Console (app/CMakeLists.txt); each
+# component is a Debian package of its own (cmake/Packaging.cmake).
 #
 # Core stays a static library: relctl and release-console are single binaries
 # that need no library path. A static library's PRIVATE dependencies (libpqxx,
