@@ -45,11 +45,9 @@ int unfreeze(CommandContext& c)
     return changeFreeze(c, false);
 }
 
-// The positional id (described as `what`), checked again where it is read:
-// "invalid NAME \"...\"".
-std::int64_t idOf(const CommandContext& c, const std::string& what, const std::string& name)
+// A positional id as typed, checked again where it is read: "invalid NAME \"...\"".
+std::int64_t idOf(const std::string& text, const std::string& name)
 {
-    const std::string text = c.args().positional(0, what);
     const auto id = parsePositiveInt(text);
     if (!id)
         throwUsage("invalid " + name + " \"" + text + "\": expected a positive integer");
@@ -67,7 +65,7 @@ int queueDrop(CommandContext& c)
 {
     const Arguments& o = c.args();
     const std::string idText = o.positional(0, "a candidate id");
-    const std::int64_t id = idOf(c, "a candidate id", "candidate id");
+    const std::int64_t id = idOf(idText, "candidate id");
     const Outcome outcome = c.database().dropCandidate(id, o.required("by"), o.required("reason"));
     return c.out().outcome(outcome, [&] {
         return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") +
@@ -105,7 +103,7 @@ void buildDeny(CLI::App* c)
 int decideSupersession(CommandContext& c, bool approve)
 {
     const Arguments& o = c.args();
-    const std::int64_t id = idOf(c, "a supersession request id", "request id");
+    const std::int64_t id = idOf(o.positional(0, "a supersession request id"), "request id");
     const std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
     const SupersessionDecision reply = c.database().decideSupersession(id, approve, o.required("by"), reason);
     return c.out().success(toJson(reply), render::supersessions(Supersessions{{reply.supersession}}));
@@ -173,7 +171,7 @@ void buildPromoteDeny(CLI::App* c)
 int decidePromotion(CommandContext& c, bool approve)
 {
     const Arguments& o = c.args();
-    const std::int64_t id = idOf(c, "a promotion request id", "promotion request id");
+    const std::int64_t id = idOf(o.positional(0, "a promotion request id"), "promotion request id");
     return promotionReply(
         c, c.database().decidePromotion(id, approve, o.required("by"),
                                         approve ? o.get("reason") : std::optional(o.required("reason"))));
