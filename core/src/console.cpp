@@ -1,5 +1,5 @@
 // The release console's queries. Each is one call of a relctl.console_*
-// function (migrations/functions/console.sql) in a read-only transaction
+// function (migrations/functions/console.sql and console_*.sql) in a read-only transaction
 // (but the export, which reads a view such a function makes: see auditRows):
 // the filtering, paging and joining happen on the server, and times arrive as
 // epoch milliseconds, so nothing here parses a timestamp.
