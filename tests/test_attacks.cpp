@@ -5,6 +5,7 @@
 // processes of its own against a real PostgreSQL, as the attacker would.
 
 #define RELCTL_TEST_NO_SHORT_NAME
+#include "relctlargs.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -21,39 +22,17 @@ namespace {
 
 const std::string kAttackerSecret = "attacker-secret-0123456789";
 
-struct Lease
+AcquiredLease acquire(const std::string& dsn, const std::string& env, const std::string& job, int generation,
+                      const std::string& ttl = "60s", const std::string& opId = {})
 {
-    std::string handle;
-    std::string token;
-    std::string id;
-};
-
-Lease acquire(const std::string& dsn, const std::string& env, const std::string& job, int generation,
-              const std::string& ttl = "60s", const std::string& opId = {})
-{
-    Args args{"--json",
-              "lease",
-              "acquire",
-              "--env",
-              env,
-              "--job",
-              job,
-              "--release",
-              "r" + std::to_string(generation),
-              "--generation",
-              std::to_string(generation),
-              "--ttl",
-              ttl};
+    Args args = leaseAcquireArgs(env, job, generation);
+    args.push_back("--ttl");
+    args.push_back(ttl);
     if (!opId.empty()) {
         args.push_back("--op-id");
         args.push_back(opId);
     }
-    RunResult r = relctlWithDsn(dsn, args);
-    if (r.exitCode != 0)
-        qFatal("acquire failed (%d): %s", r.exitCode, r.err.c_str());
-    const json j = r.json();
-    return {j["handle"].get<std::string>(), std::to_string(j["token"].get<long long>()),
-            j["lease_id"].get<std::string>()};
+    return acquireLease(dsn, args);
 }
 
 json call(pqxx::connection& c, const std::string& sql)
@@ -103,7 +82,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         pqxx::connection attacker(db.jobDsn());
         const json queued = call(
             attacker, "SELECT relctl.acquire('prod', 'victim', 'r2', 2, NULL, 'ci-42-acquire', '{}', true, " +
@@ -114,7 +93,7 @@ private slots:
         QCOMPARE(relctlWithDsn(db.jobDsn(), {"lease", "release"}, {{"RELCTL_LEASE", holder.handle}}).exitCode,
                  0);
 
-        const Lease victim = acquire(db.jobDsn(), "prod", "victim", 2, "60s", "ci-42-acquire");
+        const AcquiredLease victim = acquire(db.jobDsn(), "prod", "victim", 2, "60s", "ci-42-acquire");
         const json stolen = call(attacker, "SELECT relctl.acquire_candidate(" + candidate + ", '{}', " +
                                                sqlLiteral(kAttackerSecret) + ")");
         QVERIFY2(stolen.dump().find(victim.id) == std::string::npos, stolen.dump().c_str());
@@ -139,7 +118,7 @@ private slots:
         QFETCH(QString, level);
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease l = acquire(db.jobDsn(), "prod", "job-1", 1);
+        const AcquiredLease l = acquire(db.jobDsn(), "prod", "job-1", 1);
         // Reads may run at any level (an export wants one snapshot); the
         // watch registration reads no table; everything else writes.
         const auto calls = db.rows(
@@ -183,7 +162,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1, "1500ms");
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1, "1500ms");
         pqxx::connection c(db.jobDsn());
         pqxx::nontransaction tx(c);
         tx.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
@@ -340,7 +319,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         auto waiter =
             startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "dead",
                                              "--release", "r2", "--generation", "2", "--wait", "60s"});
@@ -424,7 +403,7 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         // Counts the calls of every PL/pgSQL function in sessions that start from now.
         db.exec("ALTER DATABASE \"" + db.name() + "\" SET track_functions = 'pl'");
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         auto waiter =
             startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "waiter",
                                              "--release", "r2", "--generation", "2", "--wait", "6s"});
@@ -467,7 +446,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         pqxx::connection squatter(db.loginDsn("squatter", {}));
         pqxx::nontransaction s(squatter);
         s.exec("SELECT pg_advisory_lock(1380273239, hashtext('prod'))");
@@ -583,7 +562,7 @@ private slots:
         TestDatabase db;
         for (const char* env : {"prod", "test"})
             relctlWithDsn(db.dsn(), {"env", "add", env});
-        const Lease holder = acquire(db.jobDsn(), "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db.jobDsn(), "prod", "holder", 1);
         pqxx::connection flood(db.jobDsn());
         pqxx::nontransaction f(flood);
         QElapsedTimer timer;

@@ -14,6 +14,7 @@
 #include "auditview.h"
 #include "consoleclicks.h"
 #include "consolesession.h"
+#include "consoleviews.h"
 #include "demodatabase.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
@@ -59,22 +60,6 @@ bool selectPromotion(Console& c, const QString& env, std::int64_t generation)
         }
     }
     return false;
-}
-
-void selectEnvironment(Console& c, const QString& name)
-{
-    QTableView* table = c.window.environmentsView()->table();
-    for (int row = 0; row < table->model()->rowCount(); ++row)
-        if (table->model()->index(row, 0).data().toString() == name)
-            table->selectRow(row);
-}
-
-std::optional<int> auditRow(const AuditModel* model, qint64 eventId)
-{
-    for (int row = 0; row < model->rowCount(); ++row)
-        if (const relctl::AuditEvent* e = model->eventAt(row); e && e->id == eventId)
-            return row;
-    return std::nullopt;
 }
 
 } // namespace
@@ -239,7 +224,7 @@ private slots:
         Console c{*m_db};
         QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 3, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= kPromotionsSchemaVersion, 10000);
-        selectEnvironment(c, QStringLiteral("staging"));
+        selectEnvironment(c.window, QStringLiteral("staging"));
         QAction* history = c.window.environmentsView()->historyAction();
         QTRY_VERIFY_WITH_TIMEOUT(history->isEnabled(), 5000);
         history->trigger();

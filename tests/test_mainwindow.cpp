@@ -12,6 +12,7 @@
 #include "auditview.h"
 #include "consoleclicks.h"
 #include "consolesession.h"
+#include "consoleviews.h"
 #include "demodatabase.h"
 #include "demoopening.h"
 #include "environmentsmodel.h"
@@ -55,23 +56,6 @@ using namespace relctl::ui;
 namespace {
 
 using Console = TestConsole;
-
-void selectEnvironment(Console& c, const QString& name)
-{
-    QTableView* table = c.window.environmentsView()->table();
-    for (int row = 0; row < table->model()->rowCount(); ++row)
-        if (table->model()->index(row, 0).data().toString() == name)
-            table->selectRow(row);
-}
-
-// The model row showing the event, if loaded.
-std::optional<int> auditRow(const AuditModel* model, qint64 eventId)
-{
-    for (int row = 0; row < model->rowCount(); ++row)
-        if (const relctl::AuditEvent* e = model->eventAt(row); e && e->id == eventId)
-            return row;
-    return std::nullopt;
-}
 
 qint64 selectedAuditEvent(Console& c)
 {
@@ -316,7 +300,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 3, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= 2, 10000);
         // Select "test" (it holds a live lease) and click "Revoke lease…".
-        selectEnvironment(c, QStringLiteral("test"));
+        selectEnvironment(c.window, QStringLiteral("test"));
         auto* revoke = button<QToolButton>(c.window.environmentsView(), QStringLiteral("Revoke"));
         QVERIFY(revoke);
         QTRY_VERIFY_WITH_TIMEOUT(revoke->isEnabled(), 5000);
@@ -432,7 +416,7 @@ private slots:
         Console c{*m_db};
         QTRY_VERIFY_WITH_TIMEOUT(c.session.environments()->rowCount() >= 3, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(c.session.connection().schemaVersion >= 2, 10000);
-        selectEnvironment(c, QStringLiteral("test"));
+        selectEnvironment(c.window, QStringLiteral("test"));
         QAbstractItemModel* shown = c.window.environmentsView()->table()->model();
         const auto frozenInView = [&] {
             for (int row = 0; row < shown->rowCount(); ++row)

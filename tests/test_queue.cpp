@@ -2,6 +2,7 @@
 // freeze and serialization rollout: every job a separate relctl process, the
 // waiters really blocked in `lease acquire --wait` while the test acts.
 
+#include "relctlargs.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -26,21 +27,9 @@ struct Waiter
 Args waitArgs(const std::string& env, const std::string& job, int generation,
               const std::string& patience = "60s")
 {
-    return {"--json",
-            "lease",
-            "acquire",
-            "--env",
-            env,
-            "--job",
-            job,
-            "--release",
-            "r" + std::to_string(generation),
-            "--generation",
-            std::to_string(generation),
-            "--wait",
-            patience,
-            "--op-id",
-            job + "-acquire"};
+    Args args = leaseAcquireArgs(env, job, generation);
+    args.insert(args.end(), {"--wait", patience, "--op-id", job + "-acquire"});
+    return args;
 }
 
 Waiter wait(const TestDatabase& db, const std::string& env, const std::string& job, int generation,

@@ -7,6 +7,7 @@
 
 #define RELCTL_TEST_NO_SHORT_NAME
 #include "relctl/catalogue.h"
+#include "relctlargs.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
 
@@ -28,39 +29,17 @@ std::string value(const std::string& dsn, const std::string& sql)
     return row[0].is_null() ? std::string("<null>") : std::string(row[0].c_str());
 }
 
-struct Lease
+AcquiredLease acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
+                      const Env& extra = {}, const std::string& opId = {})
 {
-    std::string handle;
-    std::string token;
-    std::string id; // 32 hex digits
-};
-
-Lease acquire(const TestDatabase& db, const std::string& env, const std::string& job, int generation,
-              const Env& extra = {}, const std::string& opId = {})
-{
-    Args args{"--json",
-              "lease",
-              "acquire",
-              "--env",
-              env,
-              "--job",
-              job,
-              "--release",
-              "r" + std::to_string(generation),
-              "--generation",
-              std::to_string(generation),
-              "--ttl",
-              "60s"};
+    Args args = leaseAcquireArgs(env, job, generation);
+    args.push_back("--ttl");
+    args.push_back("60s");
     if (!opId.empty()) {
         args.push_back("--op-id");
         args.push_back(opId);
     }
-    RunResult r = relctlWithDsn(db.jobDsn(), args, extra);
-    if (r.exitCode != 0)
-        qFatal("acquire failed (%d): %s", r.exitCode, r.err.c_str());
-    const json j = r.json();
-    return {j["handle"].get<std::string>(), std::to_string(j["token"].get<long long>()),
-            j["lease_id"].get<std::string>()};
+    return acquireLease(db.jobDsn(), args, extra);
 }
 
 } // namespace
@@ -92,7 +71,7 @@ private slots:
         QFETCH(QString, call);
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "victim", "--max-ttl", "2h"});
-        const Lease victim = acquire(db, "victim", "job-77", 1);
+        const AcquiredLease victim = acquire(db, "victim", "job-77", 1);
         const auto before = db.footprint();
         const std::string sql = "SELECT " + call.arg(QString::fromStdString(victim.token)).toStdString();
         QCOMPARE(sqlState(db.jobDsn(), sql), std::string("RC002"));
@@ -109,7 +88,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "victim"});
-        const Lease victim = acquire(db, "victim", "job-77", 1);
+        const AcquiredLease victim = acquire(db, "victim", "job-77", 1);
         const json reply =
             json::parse(value(db.jobDsn(), "SELECT relctl.publish('victim', " + victim.token +
                                                ", gen_random_uuid(), '{\"image\":\"guess\"}', NULL, '{}')"));
@@ -314,7 +293,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease live = acquire(db, "prod", "job-1", 1, {}, "gitlab-77-acquire");
+        const AcquiredLease live = acquire(db, "prod", "job-1", 1, {}, "gitlab-77-acquire");
         const std::string consoleAudit =
             "SELECT relctl.console_audit(NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
             "'time', true, NULL, NULL, NULL, 500)::text";
@@ -354,7 +333,7 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         QTemporaryDir jobMachine, attackerMachine;
-        const Lease job =
+        const AcquiredLease job =
             acquire(db, "prod", "gitlab-77", 1, {{"RELCTL_STATE_DIR", jobMachine.path().toStdString()}},
                     "gitlab-77-acquire");
 
@@ -402,9 +381,9 @@ private slots:
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         QTemporaryDir first, second;
         const std::string key = "ci-secret-variable-0123456789";
-        const Lease job = acquire(db, "prod", "gh-9", 1,
-                                  {{"RELCTL_STATE_DIR", first.path().toStdString()}, {"RELCTL_OP_KEY", key}},
-                                  "gh-9-acquire");
+        const AcquiredLease job = acquire(
+            db, "prod", "gh-9", 1, {{"RELCTL_STATE_DIR", first.path().toStdString()}, {"RELCTL_OP_KEY", key}},
+            "gh-9-acquire");
         const Args again{"--json", "lease", "acquire",   "--env",   "prod",
                          "--job",  "gh-9",  "--release", "r1",      "--generation",
                          "1",      "--ttl", "60s",       "--op-id", "gh-9-acquire"};
@@ -427,7 +406,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease holder = acquire(db, "prod", "holder", 1);
+        const AcquiredLease holder = acquire(db, "prod", "holder", 1);
         auto waiter =
             startRelctl(db, {"--json", "lease", "acquire", "--env", "prod", "--job", "waiter", "--release",
                              "r2", "--generation", "2", "--wait", "60s", "--op-id", "waiter-acquire"});
@@ -498,7 +477,7 @@ private slots:
     {
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
-        const Lease l = acquire(db, "prod", "job-1", 1);
+        const AcquiredLease l = acquire(db, "prod", "job-1", 1);
         const auto publish = [&](int depth) {
             const std::string manifest = "{\"a\":" + std::string(static_cast<std::size_t>(depth - 1), '[') +
                                          std::string(static_cast<std::size_t>(depth - 1), ']') + "}";
@@ -573,7 +552,7 @@ private slots:
         TestDatabase db;
         relctlWithDsn(db.dsn(), {"env", "add", "prod"});
         const std::string job = db.jobDsn();
-        const Lease l = acquire(db, "prod", "job-1", 1, {}, "job-1-acquire");
+        const AcquiredLease l = acquire(db, "prod", "job-1", 1, {}, "job-1-acquire");
         const Env lease{{"RELCTL_LEASE", l.handle}};
         QCOMPARE(relctlWithDsn(job, {"lease", "renew"}, lease).exitCode, 0);
         QCOMPARE(relctlWithDsn(job, {"env", "show", "prod"}).exitCode, 0);

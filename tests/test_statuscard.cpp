@@ -9,6 +9,7 @@
 #include "auditview.h"
 #include "consolesession.h"
 #include "fakebackend.h"
+#include "fakeconsole.h"
 #include "jobstatus.h"
 #include "mainwindow.h"
 #include "statuscard.h"
@@ -114,9 +115,9 @@ relctl::JobStatus cancelled()
 }
 
 // A window over a fake holding a refused publish and an accepted one.
-struct Console
+struct Console : FakeConsole
 {
-    Console() : fake(new FakeBackend), session(std::unique_ptr<ConsoleBackend>(fake)), window(&session)
+    Console()
     {
         relctl::EnvironmentRow prod;
         prod.name = "prod";
@@ -137,9 +138,7 @@ struct Console
         fake->setStatus({Operation, QStringLiteral("op-108-publish")}, rejected());
         fake->setStatus({Job, QStringLiteral("pipeline-109")}, completed());
         fake->setStatus({Job, QStringLiteral("pipeline-111")}, cancelled());
-        session.setReloadDelay(std::chrono::milliseconds(20));
-        window.show();
-        session.start();
+        start();
     }
 
     bool loaded() const
@@ -174,10 +173,6 @@ struct Console
     {
         return QTest::qWaitFor([this] { return card() && !card()->state().isEmpty(); }, 2000);
     }
-
-    FakeBackend* fake;
-    ConsoleSession session;
-    MainWindow window;
 };
 
 QAction* action(QMenu* menu, const QString& name)
