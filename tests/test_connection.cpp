@@ -11,6 +11,7 @@
 #include "consolesession.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
+#include "fakebackend.h"
 #include "icons.h"
 #include "mainwindow.h"
 #include "postgresbackend.h"
@@ -297,14 +298,16 @@ private slots:
     // elsewhere it offers no demo at all (only --demo opens one).
     void theDialogNamesTheDemo()
     {
-        ConnectionDialog onDemo(ConnectionTarget::demo());
+        // The form needs no server: its session runs on the in-memory backend.
+        ConsoleSession session(std::make_unique<FakeBackend>());
+        ConnectionDialog onDemo(&session, ConnectionTarget::demo());
         QVERIFY(onDemo.findChild<QRadioButton*>(QStringLiteral("demoTarget"))->isChecked());
         QVERIFY(!onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->isChecked());
         QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Demo));
         onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->setChecked(true);
         QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Embedded));
 
-        ConnectionDialog elsewhere(ConnectionTarget::embedded());
+        ConnectionDialog elsewhere(&session, ConnectionTarget::embedded());
         QVERIFY(elsewhere.findChild<QRadioButton*>(QStringLiteral("demoTarget")) == nullptr);
         QCOMPARE(int(elsewhere.target().kind), int(ConnectionTarget::Kind::Embedded));
     }
@@ -336,8 +339,9 @@ private slots:
             QSettings settings;
             before.save(settings);
         }
+        ConsoleSession session(std::make_unique<FakeBackend>());
         {
-            ConnectionDialog dialog(ConnectionTarget::load(QSettings()));
+            ConnectionDialog dialog(&session, ConnectionTarget::load(QSettings()));
             dialog.findChild<QRadioButton*>(choice)->setChecked(true);
             if (!dsn.isEmpty())
                 dialog.findChild<QLineEdit*>(QStringLiteral("dsn"))->setText(dsn);
@@ -350,7 +354,7 @@ private slots:
 
         // Opened again, the dialog shows the stored choice, the password masked,
         // and accepting it unchanged keeps the password.
-        ConnectionDialog again(stored);
+        ConnectionDialog again(&session, stored);
         QVERIFY(again.findChild<QRadioButton*>(choice)->isChecked());
         const QString shown = again.findChild<QLineEdit*>(QStringLiteral("dsn"))->text();
         QVERIFY2(!shown.contains(QStringLiteral("s3cret")), qPrintable(shown));

@@ -388,6 +388,86 @@ void FakeBackend::exportAudit(quint64 serial, const QString& path, bool json,
     });
 }
 
+void FakeBackend::setRehearsal(relctl::rehearsal::Report report, QString error)
+{
+    m_rehearsal = std::move(report);
+    m_rehearsalError = std::move(error);
+}
+
+void FakeBackend::runRehearsal(quint64 serial, const relctl::rehearsal::Options& options)
+{
+    namespace rh = relctl::rehearsal;
+    m_rehearsals.push_back(options);
+    m_rehearsalCancelled = false;
+    rh::Report report;
+    if (m_rehearsal) {
+        report = *m_rehearsal;
+    } else {
+        report.database = "relctl_rehearsal_fake";
+        report.dropped = true;
+        for (const std::string& name : options.scenarios) {
+            rh::ScenarioResult passed;
+            passed.name = name;
+            passed.passed = true;
+            report.scenarios.push_back(passed);
+        }
+    }
+    answer([this, serial, report, error = m_rehearsalError] {
+        if (!error.isEmpty()) {
+            emit rehearsalFinished(serial, {}, error);
+            return;
+        }
+        if (m_rehearsalCancelled) {
+            rh::Report cancelled;
+            cancelled.database = report.database;
+            cancelled.dropped = report.dropped;
+            cancelled.cancelled = true;
+            emit rehearsalFinished(serial, cancelled, {});
+            return;
+        }
+        const int count = static_cast<int>(report.scenarios.size());
+        for (int index = 0; index < count; ++index) {
+            const rh::ScenarioResult& result = report.scenarios[static_cast<std::size_t>(index)];
+            // The engine's own scenario when there is one of that name.
+            rh::Scenario scenario;
+            scenario.name = result.name;
+            for (const rh::Scenario& known : rh::scenarios())
+                if (known.name == result.name)
+                    scenario = known;
+            emit rehearsalScenarioStarted(serial, scenario, index, count);
+            for (const rh::Step& step : result.steps)
+                emit rehearsalStepLogged(serial, step);
+            emit rehearsalTimelineUpdated(serial, QString::fromStdString(result.name), result.timeline);
+            emit rehearsalScenarioFinished(serial, result);
+        }
+        emit rehearsalFinished(serial, report, {});
+    });
+}
+
+void FakeBackend::cancelRehearsal()
+{
+    ++m_rehearsalCancels;
+    m_rehearsalCancelled = true;
+}
+
+void FakeBackend::probeTarget(quint64 serial, const ConnectionTarget& target)
+{
+    m_probes << target;
+    answer([this, serial, target] {
+        ProbeResult result;
+        if (m_probeResult) {
+            result = *m_probeResult;
+        } else {
+            result.ok = true;
+            result.serverVersion = m_state.server;
+            result.database = QStringLiteral("fake");
+            result.schemaVersion = m_state.schemaVersion;
+        }
+        result.target = target.describe();
+        emit probeFinished(serial, result);
+    });
+}
+
 std::vector<relctl::AuditEvent> FakeBackend::matching(const relctl::AuditFilter& filter,
                                                       const relctl::AuditSort& sort) const
 {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace relctl::ui {
@@ -23,8 +24,9 @@ namespace relctl::ui {
 // Not a model of the protocol: an action changes what it holds the obvious
 // way (a freeze freezes the environment, an approval leaves the list, a
 // promotion decided by enough people or denied leaves its list, a rollback
-// makes its manifest current), records
-// an accepted event and announces it, as the database's notification would.
+// makes its manifest current), records an accepted event and announces it,
+// as the database's notification would. A rehearsal plays a scripted report,
+// a connection test answers a scripted result.
 class FakeBackend final : public ConsoleBackend
 {
     Q_OBJECT
@@ -59,6 +61,15 @@ public:
     const std::vector<StatusLookup>& statusLookups() const { return m_statusLookups; }
     // What start() and setTarget() report once "connected".
     void setConnectionState(ConnectionState state) { m_state = std::move(state); }
+    // What every rehearsal plays, as one answer: each scenario of the report
+    // started, its steps logged, its timeline and its result, then the
+    // report. With an error, a run that could not start: only the error.
+    // Unset, each scenario asked for passes. Cancelled before the answer
+    // went out, the run reports a cancelled report with no scenario.
+    void setRehearsal(relctl::rehearsal::Report report, QString error = {});
+    // What every connection test answers (its target filled in); unset, the
+    // target is reachable and is the fake's own server.
+    void setProbeResult(ProbeResult result) { m_probeResult = std::move(result); }
 
     // The next request of this kind fails with `message` (one per call).
     void failNext(RequestKind kind, const QString& message);
@@ -83,6 +94,9 @@ public:
     const QList<ConsoleAction>& actions() const { return m_actions; }
     const QList<ConnectionTarget>& targets() const { return m_targets; }
     int starts() const { return m_starts; }
+    const std::vector<relctl::rehearsal::Options>& rehearsals() const { return m_rehearsals; }
+    int rehearsalCancels() const { return m_rehearsalCancels; }
+    const QList<ConnectionTarget>& probes() const { return m_probes; }
 
     void start() override;
     void setTarget(const ConnectionTarget& target) override;
@@ -100,6 +114,9 @@ public:
     // as one id a line: enough to see what an export asked for.
     void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
                      const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;
+    void runRehearsal(quint64 serial, const relctl::rehearsal::Options& options) override;
+    void cancelRehearsal() override;
+    void probeTarget(quint64 serial, const ConnectionTarget& target) override;
 
 private:
     // Sends the answer through the event loop, or holds it.
@@ -123,6 +140,10 @@ private:
     std::map<std::pair<StatusLookup::Kind, std::string>, relctl::JobStatus> m_statuses;
     std::vector<StatusLookup> m_statusLookups;
     ConnectionState m_state;
+    std::optional<relctl::rehearsal::Report> m_rehearsal;
+    QString m_rehearsalError;
+    bool m_rehearsalCancelled = false;
+    std::optional<ProbeResult> m_probeResult;
 
     std::map<RequestKind, std::deque<QString>> m_failures;
     std::deque<QString> m_refusals;
@@ -134,6 +155,9 @@ private:
     QList<ConsoleAction> m_actions;
     QList<ConnectionTarget> m_targets;
     int m_starts = 0;
+    std::vector<relctl::rehearsal::Options> m_rehearsals;
+    int m_rehearsalCancels = 0;
+    QList<ConnectionTarget> m_probes;
 };
 
 } // namespace relctl::ui

@@ -1,5 +1,7 @@
 #include "connectiondialog.h"
 
+#include "consolesession.h"
+
 #include <QButtonGroup>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -13,8 +15,8 @@
 
 namespace relctl::ui {
 
-ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* parent)
-    : QDialog(parent), m_saved(current), m_probe(new ConnectionProbe(this)),
+ConnectionDialog::ConnectionDialog(ConsoleSession* session, const ConnectionTarget& current, QWidget* parent)
+    : QDialog(parent), m_session(session), m_saved(current),
       m_default(new QRadioButton(tr("relctl's &default: $RELCTL_DSN, else libpq's PG* variables, "
                                     "else the embedded database"),
                                  this)),
@@ -97,8 +99,7 @@ ConnectionDialog::ConnectionDialog(const ConnectionTarget& current, QWidget* par
     connect(group, &QButtonGroup::buttonToggled, this, &ConnectionDialog::updateForm);
     connect(m_dsn, &QLineEdit::textChanged, this, &ConnectionDialog::updateForm);
     connect(m_test, &QPushButton::clicked, this, &ConnectionDialog::testConnection);
-    connect(m_probe, &ConnectionProbe::finished, this,
-            [this](quint64, const ProbeResult& result) { showResult(result); });
+    connect(m_session, &ConsoleSession::probeFinished, this, &ConnectionDialog::showResult);
     connect(buttons, &QDialogButtonBox::accepted, this, &ConnectionDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &ConnectionDialog::reject);
     updateForm();
@@ -125,14 +126,19 @@ void ConnectionDialog::updateForm()
     if (auto* buttons = findChild<QDialogButtonBox*>())
         buttons->button(QDialogButtonBox::Ok)->setEnabled(complete);
     // A result answers the form as it was: clear it once the form changes.
-    m_probe->cancel();
+    m_session->cancelProbe();
     m_result->setText(complete ? QString() : tr("Enter a connection string."));
 }
 
 void ConnectionDialog::testConnection()
 {
     m_result->setText(tr("Testing %1…").arg(target().describe()));
-    m_probe->probe(target());
+    m_session->probeTarget(target());
+}
+
+bool ConnectionDialog::isTesting() const
+{
+    return m_session->isProbing();
 }
 
 void ConnectionDialog::showResult(const ProbeResult& result)

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "connectionprobe.h"
 #include "connectiontarget.h"
+#include "consoletypes.h"
 
 #include <QDialog>
 
@@ -13,23 +13,25 @@ class QRadioButton;
 
 namespace relctl::ui {
 
+class ConsoleSession;
+
 // Where the console connects: relctl's default rule, the embedded default
-// database, or a DSN. "Test connection" probes the choice off the GUI thread
-// (the dialog stays usable; a second test supersedes the first). OK stores
-// the choice with QSettings; applying it is the caller's (MainWindow switches
-// the running session at once).
+// database, or a DSN. "Test connection" asks the session to probe the choice
+// (off the GUI thread: the dialog stays usable; a second test supersedes the
+// first). OK stores the choice with QSettings; applying it is the caller's
+// (MainWindow switches the running session at once).
 class ConnectionDialog final : public QDialog
 {
     Q_OBJECT
 
 public:
-    ConnectionDialog(const ConnectionTarget& current, QWidget* parent = nullptr);
+    ConnectionDialog(ConsoleSession* session, const ConnectionTarget& current, QWidget* parent = nullptr);
 
     // The target as the form stands (a masked saved password is restored).
     ConnectionTarget target() const;
     void testConnection();
     QString testResult() const; // what the last test said, as shown
-    bool isTesting() const { return m_probe->isRunning(); }
+    bool isTesting() const;
 
     void accept() override;
 
@@ -40,8 +42,8 @@ private:
     void showResult(const ProbeResult& result);
     void updateForm();
 
+    ConsoleSession* m_session;
     ConnectionTarget m_saved;
-    ConnectionProbe* m_probe;
     QRadioButton* m_default;
     QRadioButton* m_embedded;
     QRadioButton* m_dsnChoice;

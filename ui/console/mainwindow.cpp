@@ -429,7 +429,7 @@ StatusDialog* MainWindow::showStatus(const StatusLookup& lookup)
 
 ConnectionDialog* MainWindow::editConnection()
 {
-    auto* dialog = new ConnectionDialog(m_target, this);
+    auto* dialog = new ConnectionDialog(m_session, m_target, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         m_target = dialog->target();

@@ -3,7 +3,6 @@
 #include "consolesession.h"
 #include "environmentsmodel.h"
 #include "icons.h"
-#include "rehearsalrunner.h"
 #include "rehearsalstepmodel.h"
 #include "timelinewidget.h"
 
@@ -103,9 +102,9 @@ private:
 } // namespace
 
 RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
-    : QWidget(parent), m_session(session), m_runner(new RehearsalRunner(this)),
-      m_steps(new RehearsalStepModel(this)), m_timeline(new TimelineWidget(this)),
-      m_tabs(new QTabWidget(this)), m_log(new QTableView(this)), m_verdicts(new QTreeWidget(this))
+    : QWidget(parent), m_session(session), m_steps(new RehearsalStepModel(this)),
+      m_timeline(new TimelineWidget(this)), m_tabs(new QTabWidget(this)), m_log(new QTableView(this)),
+      m_verdicts(new QTreeWidget(this))
 {
     m_timeline->setObjectName(QStringLiteral("rehearsalTimeline"));
 
@@ -146,7 +145,7 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
             [this] { m_verdicts->doItemsLayout(); });
     connect(m_verdicts, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
         // The finished scenario's lease story next to its verdicts.
-        if (!item || m_runner->isRunning())
+        if (!item || m_session->isRehearsing())
             return;
         const QString name = item->data(0, kScenarioName).toString();
         if (m_slices.contains(name))
@@ -175,15 +174,15 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     layout->addWidget(splitter, 1);
     setFocusProxy(m_scenarios);
 
-    connect(m_runner, &RehearsalRunner::scenarioStarted, this, &RehearsalsView::scenarioStarted);
-    connect(m_runner, &RehearsalRunner::stepLogged, m_steps, &RehearsalStepModel::appendStep);
-    connect(m_runner, &RehearsalRunner::timelineUpdated, this,
+    connect(m_session, &ConsoleSession::rehearsalScenarioStarted, this, &RehearsalsView::scenarioStarted);
+    connect(m_session, &ConsoleSession::rehearsalStepLogged, m_steps, &RehearsalStepModel::appendStep);
+    connect(m_session, &ConsoleSession::rehearsalTimelineUpdated, this,
             [this](const QString&, const relctl::TimelineSlice& slice) {
                 m_shownSlice = slice;
                 m_timeline->setSlice(slice);
             });
-    connect(m_runner, &RehearsalRunner::scenarioFinished, this, &RehearsalsView::scenarioFinished);
-    connect(m_runner, &RehearsalRunner::finished, this, &RehearsalsView::finished);
+    connect(m_session, &ConsoleSession::rehearsalScenarioFinished, this, &RehearsalsView::scenarioFinished);
+    connect(m_session, &ConsoleSession::rehearsalFinished, this, &RehearsalsView::finished);
 
     EnvironmentsModel* environments = m_session->environments();
     connect(environments, &QAbstractItemModel::modelReset, this, &RehearsalsView::updateLike);
@@ -194,6 +193,11 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
 }
 
 RehearsalsView::~RehearsalsView() = default;
+
+RehearsalRunner* RehearsalsView::runner() const
+{
+    return m_session->rehearsalRunner();
+}
 
 QSize RehearsalsView::sizeHint() const
 {
@@ -325,7 +329,7 @@ void RehearsalsView::updateLike()
 
 void RehearsalsView::updateButtons()
 {
-    const bool running = m_runner->isRunning();
+    const bool running = m_session->isRehearsing();
     m_run->setEnabled(!running);
     m_cancel->setEnabled(running);
     m_like->setEnabled(!running);
@@ -361,7 +365,7 @@ void RehearsalsView::run()
     }
     if (const QString like = m_like->currentData().toString(); !like.isEmpty())
         options.like = like.toStdString();
-    if (!m_runner->start(m_session->target(), options))
+    if (!m_session->runRehearsal(options))
         return; // one is running: its Cancel is the way out
     m_steps->clear();
     m_verdicts->clear();
@@ -378,7 +382,7 @@ void RehearsalsView::run()
 
 void RehearsalsView::reportCancel()
 {
-    m_runner->cancel();
+    m_session->cancelRehearsal();
     m_cancel->setEnabled(false);
     showStatus(tr("Cancelling: the actors are stopped and the scratch database is dropped…"));
 }

@@ -29,19 +29,21 @@ class TimelineWidget;
 // settings they copy), run them on a scratch database of the connected
 // server, and watch the live step log and the scratch environment's leases
 // and markers on a timeline of its own; then a verdict per invariant, and the
-// HTML report to open or save. The run happens on the runner's thread; the
-// page only shows what it reports.
+// HTML report to open or save. The session's backend plays the run, off the
+// GUI thread; the page only shows what the session reports.
 class RehearsalsView final : public QWidget
 {
     Q_OBJECT
 
 public:
-    // The session says where the console connects (the rehearsal's server)
-    // and which environments exist (for "like").
+    // The session runs the rehearsals (on the server it reads) and says
+    // which environments exist (for "like").
     explicit RehearsalsView(ConsoleSession* session, QWidget* parent = nullptr);
     ~RehearsalsView() override;
 
-    RehearsalRunner* runner() const { return m_runner; }
+    // The session's runner (ConsoleSession::rehearsalRunner): null on a
+    // backend without one.
+    RehearsalRunner* runner() const;
     // What the timeline was last given: the running scenario's environment,
     // or the chosen scenario's once it finished.
     const relctl::TimelineSlice& shownSlice() const { return m_shownSlice; }
@@ -71,7 +73,6 @@ private:
     void showStatus(const QString& text, Tone tone = Tone::Plain);
 
     ConsoleSession* m_session;
-    RehearsalRunner* m_runner;
     RehearsalStepModel* m_steps;
     QListWidget* m_scenarios = nullptr;
     QTextBrowser* m_explanation = nullptr;

@@ -1,29 +1,10 @@
 #pragma once
 
 #include "connectiontarget.h"
+#include "consoletypes.h"
 
-#include <QMetaType>
 #include <QObject>
 #include <QString>
-
-namespace relctl::ui {
-
-// What a connection test found: the server and schema behind a target, or why
-// it could not be reached.
-struct ProbeResult
-{
-    bool ok = false;
-    QString target;        // ConnectionTarget::describe(): never a password
-    QString serverVersion; // "15.x"
-    QString database;
-    int schemaVersion = 0; // a database without the schema fails ("run relctl migrate")
-    double rttMs = 0;      // one serverInfo() round trip on the open connection
-    QString message;       // why it failed
-};
-
-} // namespace relctl::ui
-
-Q_DECLARE_METATYPE(relctl::ui::ProbeResult)
 
 namespace relctl::ui {
 
@@ -33,6 +14,7 @@ namespace relctl::ui {
 // back by a queued signal. Only the newest probe reports: starting another
 // one, or cancel(), supersedes whatever is still running. A thread outliving
 // its probe (a dialog closed mid-test) finishes on its own and deletes itself.
+// PostgresBackend answers the session's connection tests with it.
 class ConnectionProbe final : public QObject
 {
     Q_OBJECT

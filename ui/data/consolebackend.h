@@ -12,13 +12,14 @@
 namespace relctl::ui {
 
 // What the console's session asks of the data it shows: queries, operator
-// actions, exports and live events, all answered later through the signals
-// below. A backend is created on and used from the GUI thread; where its
-// answers come from is its own business: the PostgreSQL backend hands every
-// request to a worker thread owning the connections (PostgresBackend), a
-// test's fake answers from memory through the event loop. Either way a call
-// never blocks and no answer arrives before the call returned, so the
-// session's handling of superseded answers is the same for both.
+// actions, exports, rehearsals, connection tests and live events, all
+// answered later through the signals below. A backend is created on and used
+// from the GUI thread; where its answers come from is its own business: the
+// PostgreSQL backend (PostgresBackend) hands every request to another thread
+// (a query to a worker owning the connections), a test's fake answers from
+// memory through the event loop. Either way a call never blocks and no
+// answer arrives before the call returned, so the session's handling of
+// superseded answers is the same for both.
 //
 // Every request carries its requester's serial (see RequestTracker); an
 // answer repeats it. A failed load names its kind as well (RequestId).
@@ -35,9 +36,9 @@ public:
     // Drops the connection and connects to the new target at once; views hear
     // connectionChanged() and then eventsArrived() as on a reconnect.
     virtual void setTarget(const ConnectionTarget& target) = 0;
-    // Where it connects (the last setTarget, or where it started): pages that
-    // reach the same server by other means (rehearsals) ask here. A backend
-    // without a database answers the default.
+    // Where it connects (the last setTarget, or where it started); a
+    // rehearsal plays on this server. A backend without a database answers
+    // the default.
     virtual ConnectionTarget target() const { return {}; }
     virtual void loadEnvironments(quint64 serial) = 0;
     virtual void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) = 0;
@@ -59,6 +60,16 @@ public:
     virtual void exportAudit(quint64 serial, const QString& path, bool json,
                              const relctl::AuditFilter& filter, const relctl::AuditSort& sort,
                              const ExportCancelFlag& cancel) = 0;
+    // Plays rehearsal scenarios on a scratch database of target()'s server,
+    // off the GUI thread: the rehearsal signals below report the run as it
+    // goes, and rehearsalFinished() ends it (a run that could not start
+    // too). One at a time: the session asks for no other while one runs.
+    virtual void runRehearsal(quint64 serial, const relctl::rehearsal::Options& options) = 0;
+    // Stops the run at its next step; rehearsalFinished() follows, cancelled.
+    virtual void cancelRehearsal() = 0;
+    // Tests whether `target` (any, not only this backend's) can be reached:
+    // answered by probeFinished(), an unreachable target with ok false.
+    virtual void probeTarget(quint64 serial, const ConnectionTarget& target) = 0;
 
 signals:
     void connectionChanged(const relctl::ui::ConnectionState& state);
@@ -80,6 +91,17 @@ signals:
     void requestFailed(const relctl::ui::RequestId& request, const QString& message);
     // Events were recorded for these environments (empty name: unknown).
     void eventsArrived(const QStringList& environments);
+    void rehearsalScenarioStarted(quint64 serial, const relctl::rehearsal::Scenario& scenario, int index,
+                                  int count);
+    void rehearsalStepLogged(quint64 serial, const relctl::rehearsal::Step& step);
+    // The scenario's environment as the scratch database has it now.
+    void rehearsalTimelineUpdated(quint64 serial, const QString& scenario,
+                                  const relctl::TimelineSlice& slice);
+    void rehearsalScenarioFinished(quint64 serial, const relctl::rehearsal::ScenarioResult& result);
+    // The run is over. `error` says why it could not start (the report is
+    // then empty).
+    void rehearsalFinished(quint64 serial, const relctl::rehearsal::Report& report, const QString& error);
+    void probeFinished(quint64 serial, const relctl::ui::ProbeResult& result);
 };
 
 } // namespace relctl::ui

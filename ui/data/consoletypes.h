@@ -2,7 +2,8 @@
 
 // The values the console's backend and its session exchange besides core's
 // own (see metatypes.h): what an operator asks for, a pending supersession
-// request, the connection's state. Plain values: they cross threads.
+// request, the connection's state, what a connection test found. Plain
+// values: they cross threads.
 
 #include "relctl/replies.h"
 
@@ -110,3 +111,22 @@ struct StatusLookup
 
 Q_DECLARE_METATYPE(relctl::ui::StatusLookup)
 Q_DECLARE_METATYPE(relctl::JobStatus)
+
+namespace relctl::ui {
+
+// What a connection test found: the server and schema behind a target, or why
+// it could not be reached.
+struct ProbeResult
+{
+    bool ok = false;
+    QString target;        // ConnectionTarget::describe(): never a password
+    QString serverVersion; // "15.x"
+    QString database;
+    int schemaVersion = 0; // a database without the schema fails ("run relctl migrate")
+    double rttMs = 0;      // one serverInfo() round trip on the open connection
+    QString message;       // why it failed
+};
+
+} // namespace relctl::ui
+
+Q_DECLARE_METATYPE(relctl::ui::ProbeResult)

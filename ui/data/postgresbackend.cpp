@@ -1,6 +1,8 @@
 #include "postgresbackend.h"
 
+#include "connectionprobe.h"
 #include "consoleworker.h"
+#include "rehearsalrunner.h"
 
 namespace relctl::ui {
 
@@ -22,7 +24,8 @@ template <typename Call> void post(ConsoleWorker* worker, Call&& call)
 
 PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
     : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)),
-      m_pages(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target))
+      m_pages(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target)),
+      m_rehearsals(new RehearsalRunner(this)), m_probe(new ConnectionProbe(this))
 {
     // Created here, on the GUI thread, then handed to their threads: each
     // creates its connections and socket notifier on its own thread.
@@ -55,6 +58,30 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_worker, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_exporter, &ConsoleWorker::exportProgress, this, &ConsoleBackend::exportProgress);
     connect(m_exporter, &ConsoleWorker::exportFinished, this, &ConsoleBackend::exportFinished);
+
+    // The runner and the probe answer on this thread already; each answer
+    // gets the serial of the request it belongs to.
+    connect(m_rehearsals, &RehearsalRunner::scenarioStarted, this,
+            [this](const relctl::rehearsal::Scenario& scenario, int index, int count) {
+                emit rehearsalScenarioStarted(m_rehearsalSerial, scenario, index, count);
+            });
+    connect(m_rehearsals, &RehearsalRunner::stepLogged, this, [this](const relctl::rehearsal::Step& step) {
+        emit rehearsalStepLogged(m_rehearsalSerial, step);
+    });
+    connect(m_rehearsals, &RehearsalRunner::timelineUpdated, this,
+            [this](const QString& scenario, const relctl::TimelineSlice& slice) {
+                emit rehearsalTimelineUpdated(m_rehearsalSerial, scenario, slice);
+            });
+    connect(m_rehearsals, &RehearsalRunner::scenarioFinished, this,
+            [this](const relctl::rehearsal::ScenarioResult& result) {
+                emit rehearsalScenarioFinished(m_rehearsalSerial, result);
+            });
+    connect(m_rehearsals, &RehearsalRunner::finished, this,
+            [this](const relctl::rehearsal::Report& report, const QString& error) {
+                emit rehearsalFinished(m_rehearsalSerial, report, error);
+            });
+    connect(m_probe, &ConnectionProbe::finished, this,
+            [this](quint64, const ProbeResult& result) { emit probeFinished(m_probeSerial, result); });
 }
 
 PostgresBackend::~PostgresBackend()
@@ -138,6 +165,33 @@ void PostgresBackend::exportAudit(quint64 serial, const QString& path, bool json
     post(m_exporter, [serial, path, json, filter, sort, cancel](ConsoleWorker& w) {
         w.exportAudit(serial, path, json, filter, sort, cancel);
     });
+}
+
+void PostgresBackend::runRehearsal(quint64 serial, const relctl::rehearsal::Options& options)
+{
+    // start() only starts the run's thread: the server is reached from there.
+    if (!m_rehearsals->start(m_target, options)) {
+        // Answered through the event loop, as every answer is.
+        QMetaObject::invokeMethod(
+            this,
+            [this, serial] {
+                emit rehearsalFinished(serial, {}, QStringLiteral("another rehearsal is running"));
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    m_rehearsalSerial = serial;
+}
+
+void PostgresBackend::cancelRehearsal()
+{
+    m_rehearsals->cancel();
+}
+
+void PostgresBackend::probeTarget(quint64 serial, const ConnectionTarget& target)
+{
+    m_probeSerial = serial;
+    m_probe->probe(target);
 }
 
 } // namespace relctl::ui

@@ -6,7 +6,9 @@
 
 namespace relctl::ui {
 
+class ConnectionProbe;
 class ConsoleWorker;
+class RehearsalRunner;
 
 // The console's backend on PostgreSQL: every request goes to a ConsoleWorker
 // on a thread of its own, which owns the connections, and every answer comes
@@ -18,7 +20,10 @@ class ConsoleWorker;
 // and the two run at once on the server. Exports run on a third worker with
 // a connection of its own (opened on the first export, without live
 // updates): an export of a million events holds its thread for half a
-// minute, and pages and live updates must not wait for it.
+// minute, and pages and live updates must not wait for it. Rehearsals and
+// connection tests need none of the workers' connections and hold a thread
+// for seconds: a RehearsalRunner and a ConnectionProbe run them on threads
+// of their own.
 class PostgresBackend final : public ConsoleBackend
 {
     Q_OBJECT
@@ -44,6 +49,9 @@ public:
     void runAction(quint64 serial, const ConsoleAction& action) override;
     void exportAudit(quint64 serial, const QString& path, bool json, const relctl::AuditFilter& filter,
                      const relctl::AuditSort& sort, const ExportCancelFlag& cancel) override;
+    void runRehearsal(quint64 serial, const relctl::rehearsal::Options& options) override;
+    void cancelRehearsal() override;
+    void probeTarget(quint64 serial, const ConnectionTarget& target) override;
 
 private:
     ConnectionTarget m_target;
@@ -53,6 +61,12 @@ private:
     ConsoleWorker* m_pages; // lives on m_pagesThread: the audit browser's pages
     QThread m_exportThread;
     ConsoleWorker* m_exporter; // lives on m_exportThread
+    // Children, on this thread: the runner's destructor cancels a run in
+    // progress and waits for its scratch database to be dropped.
+    RehearsalRunner* m_rehearsals;
+    quint64 m_rehearsalSerial = 0; // the run in progress, or the last one
+    ConnectionProbe* m_probe;
+    quint64 m_probeSerial = 0; // the newest test: the only one the probe reports
 };
 
 } // namespace relctl::ui

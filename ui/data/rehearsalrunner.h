@@ -4,6 +4,7 @@
 // observer's callbacks delivered on the GUI thread as signals carrying
 // values. The engine blocks for seconds (it waits on relctl processes and
 // polls the scratch database), so the GUI thread never calls it.
+// PostgresBackend runs the session's rehearsals with it.
 
 #include "connectiontarget.h"
 #include "metatypes.h"

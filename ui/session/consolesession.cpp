@@ -2,6 +2,7 @@
 
 #include "auditmodel.h"
 #include "environmentsmodel.h"
+#include "rehearsalrunner.h"
 
 #include <algorithm>
 
@@ -107,6 +108,42 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                 emit failed(message);
             });
 
+    // A rehearsal's answers carry the serial of its run: only the newest
+    // run's are passed on.
+    connect(b, &ConsoleBackend::rehearsalScenarioStarted, this,
+            [this](quint64 serial, const relctl::rehearsal::Scenario& scenario, int index, int count) {
+                if (serial == m_rehearsalSerial)
+                    emit rehearsalScenarioStarted(scenario, index, count);
+            });
+    connect(b, &ConsoleBackend::rehearsalStepLogged, this,
+            [this](quint64 serial, const relctl::rehearsal::Step& step) {
+                if (serial == m_rehearsalSerial)
+                    emit rehearsalStepLogged(step);
+            });
+    connect(b, &ConsoleBackend::rehearsalTimelineUpdated, this,
+            [this](quint64 serial, const QString& scenario, const relctl::TimelineSlice& slice) {
+                if (serial == m_rehearsalSerial)
+                    emit rehearsalTimelineUpdated(scenario, slice);
+            });
+    connect(b, &ConsoleBackend::rehearsalScenarioFinished, this,
+            [this](quint64 serial, const relctl::rehearsal::ScenarioResult& result) {
+                if (serial == m_rehearsalSerial)
+                    emit rehearsalScenarioFinished(result);
+            });
+    connect(b, &ConsoleBackend::rehearsalFinished, this,
+            [this](quint64 serial, const relctl::rehearsal::Report& report, const QString& error) {
+                if (serial != m_rehearsalSerial)
+                    return;
+                m_rehearsing = false;
+                emit rehearsalFinished(report, error);
+            });
+    connect(b, &ConsoleBackend::probeFinished, this, [this](quint64 serial, const ProbeResult& result) {
+        if (!m_probeRequests.isCurrent(serial))
+            return; // superseded by a newer test, or cancelled
+        m_probing = false;
+        emit probeFinished(result);
+    });
+
     // Many events in a burst (a queue handing over) cost one reload.
     m_reload.setSingleShot(true);
     m_reload.setInterval(std::chrono::milliseconds(150));
@@ -184,6 +221,39 @@ void ConsoleSession::cancelExport()
 {
     if (m_exportCancel)
         *m_exportCancel = true;
+}
+
+bool ConsoleSession::runRehearsal(const relctl::rehearsal::Options& options)
+{
+    if (m_rehearsing)
+        return false;
+    m_rehearsing = true;
+    m_backend->runRehearsal(++m_rehearsalSerial, options);
+    return true;
+}
+
+void ConsoleSession::cancelRehearsal()
+{
+    if (m_rehearsing)
+        m_backend->cancelRehearsal();
+}
+
+RehearsalRunner* ConsoleSession::rehearsalRunner() const
+{
+    return m_backend->findChild<RehearsalRunner*>(QString(), Qt::FindDirectChildrenOnly);
+}
+
+void ConsoleSession::probeTarget(const ConnectionTarget& target)
+{
+    m_probing = true;
+    m_backend->probeTarget(m_probeRequests.next(), target);
+}
+
+void ConsoleSession::cancelProbe()
+{
+    // A serial nobody asked with: the answer of the test running is not current.
+    m_probeRequests.next();
+    m_probing = false;
 }
 
 void ConsoleSession::requestTimeline(qint64 fromMs, qint64 toMs)

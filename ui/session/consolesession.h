@@ -13,6 +13,7 @@ namespace relctl::ui {
 
 class AuditModel;
 class EnvironmentsModel;
+class RehearsalRunner;
 
 // Wires a backend (PostgresBackend in the console, a fake in tests) to the
 // models and views, all on the GUI thread: every request carries a serial,
@@ -72,6 +73,25 @@ public:
     void cancelExport();
     bool isExporting() const { return m_exportCancel != nullptr; }
 
+    // Plays rehearsal scenarios on a scratch database of the server the
+    // session reads (target()), reported by the rehearsal signals below until
+    // rehearsalFinished. One at a time: false, and nothing asked, while one runs.
+    bool runRehearsal(const relctl::rehearsal::Options& options);
+    // The run stops at its next step; rehearsalFinished says it was cancelled.
+    void cancelRehearsal();
+    bool isRehearsing() const { return m_rehearsing; }
+    // The runner behind the rehearsals when the backend has one (the
+    // PostgreSQL backend's; none on a test's fake): for tests that drive the
+    // real engine or watch it directly.
+    RehearsalRunner* rehearsalRunner() const;
+
+    // Tests whether `target` can be reached (any target, not only the one
+    // the session reads): the newest test answers with probeFinished; a
+    // newer test, or cancelProbe, drops the answer of one still running.
+    void probeTarget(const ConnectionTarget& target);
+    void cancelProbe();
+    bool isProbing() const { return m_probing; }
+
 signals:
     void connectionChanged(const ConnectionState& state);
     void timelineReady(const relctl::TimelineSlice& slice);
@@ -88,6 +108,15 @@ signals:
     void failed(const QString& message);
     void exportProgress(qint64 rows);
     void exportFinished(bool ok, qint64 rows, const QString& message);
+    void rehearsalScenarioStarted(const relctl::rehearsal::Scenario& scenario, int index, int count);
+    void rehearsalStepLogged(const relctl::rehearsal::Step& step);
+    // The scenario's environment as the scratch database has it now.
+    void rehearsalTimelineUpdated(const QString& scenario, const relctl::TimelineSlice& slice);
+    void rehearsalScenarioFinished(const relctl::rehearsal::ScenarioResult& result);
+    // The run is over (isRehearsing() is already false). `error` says why it
+    // could not start (the report is then empty).
+    void rehearsalFinished(const relctl::rehearsal::Report& report, const QString& error);
+    void probeFinished(const relctl::ui::ProbeResult& result);
 
 private:
     void scheduleReload();
@@ -98,7 +127,11 @@ private:
     EnvironmentsModel* m_environments;
     AuditModel* m_audit;
     RequestTracker m_environmentsRequests, m_timelineRequests, m_traceRequests, m_supersessionRequests,
-        m_promotionRequests, m_historyRequests, m_statusRequests, m_actionRequests;
+        m_promotionRequests, m_historyRequests, m_statusRequests, m_actionRequests, m_probeRequests;
+    // The rehearsal asked for last; its answers alone are passed on.
+    quint64 m_rehearsalSerial = 0;
+    bool m_rehearsing = false;
+    bool m_probing = false;
     QString m_historyEnv;
     std::optional<StatusLookup> m_statusLookup;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
