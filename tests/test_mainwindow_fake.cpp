@@ -9,9 +9,11 @@
 #include "auditview.h"
 #include "consoleclicks.h"
 #include "consolesession.h"
+#include "consoleviews.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "fakebackend.h"
+#include "fakeconsole.h"
 #include "mainwindow.h"
 #include "promotionsview.h"
 #include "queuemodel.h"
@@ -80,9 +82,9 @@ relctl::QueuedCandidate waiting(std::int64_t id, const std::string& job, std::in
 
 // A window over a fake holding three environments (test leased), ten
 // events (one a refused stale publish on prod) and one supersession request.
-struct Console
+struct Console : FakeConsole
 {
-    Console() : fake(new FakeBackend), session(std::unique_ptr<ConsoleBackend>(fake)), window(&session)
+    Console()
     {
         // test: leased, two candidates queued behind the holder.
         relctl::EnvironmentRow test = environment("test", true);
@@ -122,10 +124,7 @@ struct Console
         request.winnerGeneration = 22;
         request.skipped = {QStringLiteral("job-21 (generation 21)")};
         fake->setSupersessions({request});
-        // The debounce of a reload after events, shortened: waited for at every start.
-        session.setReloadDelay(std::chrono::milliseconds(20));
-        window.show();
-        session.start();
+        start();
     }
 
     bool loaded()
@@ -138,13 +137,7 @@ struct Console
             2000);
     }
 
-    void selectEnvironment(const QString& name)
-    {
-        QTableView* table = window.environmentsView()->table();
-        for (int row = 0; row < table->model()->rowCount(); ++row)
-            if (table->model()->index(row, 0).data().toString() == name)
-                table->selectRow(row);
-    }
+    void selectEnvironment(const QString& name) { ::selectEnvironment(window, name); }
 
     bool frozenInView(const QString& name) const
     {
@@ -155,9 +148,6 @@ struct Console
         return false;
     }
 
-    FakeBackend* fake;
-    ConsoleSession session;
-    MainWindow window;
     std::int64_t staleEvent = 0;
 };
 

@@ -120,6 +120,24 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
       m_status(new QPushButton(tr("&Status…"), this)), m_csv(new QAction(tr("&CSV…"), this)),
       m_json(new QAction(tr("&JSON…"), this))
 {
+    QHBoxLayout* filters = buildFilterRow();
+    buildNewEventsBar();
+    buildExportStatus();
+    buildTable();
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(filters);
+    layout->addWidget(m_table);
+    // Below the rows, like a status line: appearing, it moves none of them.
+    layout->addWidget(m_exporting);
+
+    connectFilters();
+    connectActions();
+}
+
+QHBoxLayout* AuditView::buildFilterRow()
+{
     // The time range, as incident reviews ask for it: the last so much, or
     // a range of their own.
     m_since->addItem(tr("any time"), QVariant());
@@ -156,6 +174,10 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     formats->addAction(m_csv);
     formats->addAction(m_json);
     m_export->setMenu(formats);
+    m_job->setObjectName(QStringLiteral("jobFilter"));
+    m_text->setObjectName(QStringLiteral("searchText"));
+    m_from->setObjectName(QStringLiteral("rangeFrom"));
+    m_to->setObjectName(QStringLiteral("rangeTo"));
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(m_env);
@@ -172,7 +194,11 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     filters->addWidget(m_text, 1);
     filters->addWidget(m_status);
     filters->addWidget(m_export);
+    return filters;
+}
 
+void AuditView::buildNewEventsBar()
+{
     // "N new events — Show": nothing moves above the row being read, and
     // no reset the reviewer did not ask for. It floats over the top of the
     // rows, where the new events will be: a bar in the layout would push the
@@ -190,12 +216,6 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     m_newEvents->setObjectName(QStringLiteral("newEvents"));
     show->setObjectName(QStringLiteral("newEventsShow"));
     m_newEventsLabel->setObjectName(QStringLiteral("newEventsCount"));
-    m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
-    m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
-    m_job->setObjectName(QStringLiteral("jobFilter"));
-    m_text->setObjectName(QStringLiteral("searchText"));
-    m_from->setObjectName(QStringLiteral("rangeFrom"));
-    m_to->setObjectName(QStringLiteral("rangeTo"));
     connect(show, &QPushButton::clicked, this, [this] {
         const bool onTop = m_model->auditSort() == relctl::AuditSort{}; // newest first: inserted on top
         m_model->showNewEvents();
@@ -203,7 +223,10 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
             m_table->scrollToTop();
     });
     connect(m_model, &AuditModel::newEventsPending, this, &AuditView::showNewEvents);
+}
 
+void AuditView::buildExportStatus()
+{
     // Export progress: non-modal, the console keeps updating meanwhile.
     auto* exportLayout = new QHBoxLayout(m_exporting);
     exportLayout->setContentsMargins(0, 0, 0, 0);
@@ -231,7 +254,12 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                 m_exportLabel->setText(ok ? tr("Exported %1 to %2").arg(events(rows), m_exportPath)
                                           : tr("Export to %1 failed: %2").arg(m_exportPath, message));
             });
+    m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
+    m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
+}
 
+void AuditView::buildTable()
+{
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -285,14 +313,10 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     auto* emptyLayout = new QVBoxLayout(m_table->viewport());
     emptyLayout->addWidget(m_empty);
     connect(m_model, &AuditModel::emptyResultChanged, this, &AuditView::showEmptyResult);
+}
 
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(filters);
-    layout->addWidget(m_table);
-    // Below the rows, like a status line: appearing, it moves none of them.
-    layout->addWidget(m_exporting);
-
+void AuditView::connectFilters()
+{
     for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
     connect(m_refusedOnly, &QCheckBox::toggled, this, &AuditView::applyFilter);
@@ -313,6 +337,10 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
                 applyFilter();
         });
     }
+}
+
+void AuditView::connectActions()
+{
     // What became of the selected row's job (its newest operation), else of
     // one the reviewer types in the card.
     connect(m_status, &QPushButton::clicked, this, [this] {

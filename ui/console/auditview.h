@@ -9,6 +9,7 @@ class QCheckBox;
 class QComboBox;
 class QDateTimeEdit;
 class QFrame;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -60,6 +61,14 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    // The constructor's parts, in the order it calls them.
+    QHBoxLayout* buildFilterRow(); // the filters, Status… and Export, laid out in a row
+    void buildNewEventsBar();      // "N new events — Show", floating over the table
+    void buildExportStatus();      // an export's progress and outcome, below the table
+    void buildTable();             // the table, its server-side sort and its empty-result note
+    void connectFilters();         // each filter applies as it changes (typing: once it pauses)
+    void connectActions();         // Status…, the row menu, the export formats, the selected row
+
     void exportRows(bool json);
     void showRowMenu(const QPoint& at);
     void placeNewEvents();

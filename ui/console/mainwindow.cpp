@@ -72,6 +72,36 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
 {
     setWindowTitle(tr("relctl release console"));
     setWindowIcon(consoleIcon(QStringLiteral("app")));
+    createCentre();
+    createDocks();
+    createToolBar();
+    createMenus();
+    createStatusBar();
+    connectViews();
+    connectSession();
+
+    showConnection(m_session->connection());
+    // Open on the last few minutes, following now: release incidents are
+    // minutes long; the wheel zooms out to days.
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    m_timeline->setVisibleRange(now - 10 * 60 * 1000, now);
+    m_timeline->setFollowNow(true);
+    // Room for the timeline, the audit browser and the side docks at once,
+    // but never more than the screen offers: a window larger than a laptop's
+    // screen opened with its status bar and the audit browser's lower rows
+    // off the screen.
+    const QScreen* where = screen();
+    resize(firstSize(QSize(1400, 900), where ? where->availableGeometry().size() : QSize()));
+    // The side docks wide enough for a trace's sentences and an approval's
+    // winner and skipped candidates to read without scrolling sideways.
+    resizeDocks({m_traceDock}, {440}, Qt::Horizontal);
+    // The audit browser below with room for a screenful of events; the
+    // timeline keeps the middle.
+    resizeDocks({m_auditDock}, {300}, Qt::Vertical);
+}
+
+void MainWindow::createCentre()
+{
     // The banner sits above the timeline; it never blocks: the console keeps
     // showing what it last read while the worker reconnects.
     auto* centre = new QWidget(this);
@@ -88,29 +118,29 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     layout->addWidget(m_banner);
     layout->addWidget(m_timeline, 1);
     setCentralWidget(centre);
+}
 
-    QDockWidget* environments = dock(this, tr("Environments"), m_environments, Qt::TopDockWidgetArea);
-    QDockWidget* audit = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
-    QDockWidget* trace = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
-    QDockWidget* queue = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
-    QDockWidget* approvals = dock(this, tr("Supersessions"), m_supersessions, Qt::RightDockWidgetArea);
-    QDockWidget* promotions = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
+void MainWindow::createDocks()
+{
+    m_environmentsDock = dock(this, tr("Environments"), m_environments, Qt::TopDockWidgetArea);
+    m_auditDock = dock(this, tr("Audit"), m_audit, Qt::BottomDockWidgetArea);
+    m_traceDock = dock(this, tr("Trace"), m_trace, Qt::RightDockWidgetArea);
+    m_queueDock = dock(this, tr("Queue"), m_queue, Qt::RightDockWidgetArea);
+    m_supersessionsDock = dock(this, tr("Supersessions"), m_supersessions, Qt::RightDockWidgetArea);
+    m_promotionsDock = dock(this, tr("Promotions"), m_promotions, Qt::RightDockWidgetArea);
     // Rehearsals are a workflow of their own: beside the audit browser, so
     // the side keeps four tabs whose titles (with their counts) fit unelided.
-    QDockWidget* rehearsals =
-        dock(this, tr("Rehearsals"), scrollable(m_rehearsals), Qt::BottomDockWidgetArea);
-    m_environmentsDock = environments;
-    m_queueDock = queue;
-    m_traceDock = trace;
-    m_supersessionsDock = approvals;
-    m_promotionsDock = promotions;
-    tabifyDockWidget(trace, queue);
-    tabifyDockWidget(queue, approvals);
-    tabifyDockWidget(approvals, promotions);
-    tabifyDockWidget(audit, rehearsals);
-    trace->raise();
-    audit->raise();
+    m_rehearsalsDock = dock(this, tr("Rehearsals"), scrollable(m_rehearsals), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_traceDock, m_queueDock);
+    tabifyDockWidget(m_queueDock, m_supersessionsDock);
+    tabifyDockWidget(m_supersessionsDock, m_promotionsDock);
+    tabifyDockWidget(m_auditDock, m_rehearsalsDock);
+    m_traceDock->raise();
+    m_auditDock->raise();
+}
 
+void MainWindow::createToolBar()
+{
     QToolBar* tools = addToolBar(tr("Console"));
     tools->setObjectName(QStringLiteral("console"));
     tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
@@ -123,15 +153,17 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     // timeline turns following on (a toggle here would turn it off).
     m_follow->setToolTip(tr("Follow now: keep the server's present in view (Home on the timeline)"));
     QAction* reload =
-        tools->addAction(tr("&Reload"), QKeySequence::Refresh, session, &ConsoleSession::reload);
+        tools->addAction(tr("&Reload"), QKeySequence::Refresh, m_session, &ConsoleSession::reload);
     reload->setObjectName(QStringLiteral("reload"));
     reload->setIcon(consoleIcon(QStringLiteral("reload")));
     QAction* connection = tools->addAction(tr("&Connection…"), this, [this] { editConnection(); });
     connection->setObjectName(QStringLiteral("connection"));
     connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
-    createMenus(environments, audit, trace, queue, approvals, promotions, rehearsals);
+}
 
+void MainWindow::createStatusBar()
+{
     // Where, which server, how fast, whether live: the operator's first
     // question when the console looks quiet.
     m_targetLabel->setObjectName(QStringLiteral("connectionTarget"));
@@ -154,13 +186,12 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
     statusBar()->addPermanentWidget(m_server);
     statusBar()->addPermanentWidget(m_rtt);
     statusBar()->addPermanentWidget(m_live);
+}
 
+void MainWindow::connectViews()
+{
     connect(m_follow, &QAction::toggled, m_timeline, &TimelineWidget::setFollowNow);
     connect(m_timeline, &TimelineWidget::followNowChanged, m_follow, &QAction::setChecked);
-    // A margin either side, so small pans (and following now) need no new
-    // slice to look complete: the session asks only when the view leaves it.
-    connect(m_timeline, &TimelineWidget::visibleRangeChanged, session, &ConsoleSession::coverTimeline);
-    connect(session, &ConsoleSession::timelineReady, m_timeline, &TimelineWidget::setSlice);
     connect(m_timeline, &TimelineWidget::eventSelected, this, [this](qint64 eventId) {
         m_audit->selectEvent(eventId);
         m_session->requestTrace(eventId);
@@ -173,19 +204,31 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         m_timeline->setFollowNow(false);
         m_timeline->selectEvent(eventId, atMs);
     });
-    connect(session, &ConsoleSession::traceReady, m_trace, &TracePanel::showTrace);
     connect(m_audit, &AuditView::statusRequested, this, &MainWindow::showStatus);
+    connect(m_environments, &EnvironmentsView::selectedEnvironmentChanged, m_queue,
+            &QueueView::setSelectedEnvironment);
+    connect(m_supersessions, &SupersessionsView::countChanged, this, &MainWindow::updateDockTitles);
+    connect(m_environments, &EnvironmentsView::historyRequested, this, &MainWindow::showManifestHistory);
+}
+
+void MainWindow::connectSession()
+{
+    // A margin either side, so small pans (and following now) need no new
+    // slice to look complete: the session asks only when the view leaves it.
+    connect(m_timeline, &TimelineWidget::visibleRangeChanged, m_session, &ConsoleSession::coverTimeline);
+    connect(m_session, &ConsoleSession::timelineReady, m_timeline, &TimelineWidget::setSlice);
+    connect(m_session, &ConsoleSession::traceReady, m_trace, &TracePanel::showTrace);
     // A refusal's trace is what a reviewer picked it for (in the audit
     // browser or on the timeline): its tab comes to the front.
-    connect(session, &ConsoleSession::traceReady, this,
+    connect(m_session, &ConsoleSession::traceReady, this,
             [this](const std::optional<relctl::RefusalTrace>& shown) {
                 if (shown)
                     m_traceDock->raise();
             });
-    connect(session, &ConsoleSession::supersessionsReady, m_supersessions,
+    connect(m_session, &ConsoleSession::supersessionsReady, m_supersessions,
             &SupersessionsView::setSupersessions);
-    connect(session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
-    connect(session, &ConsoleSession::environmentsLoaded, this, [this] {
+    connect(m_session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
+    connect(m_session, &ConsoleSession::environmentsLoaded, this, [this] {
         QStringList names;
         const std::vector<relctl::EnvironmentRow>& rows = m_session->environments()->environments();
         for (const relctl::EnvironmentRow& row : rows)
@@ -201,17 +244,13 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         }
     });
     // The queue's waiting times move with the environments' countdowns.
-    connect(session->environments(), &QAbstractItemModel::dataChanged, this,
+    connect(m_session->environments(), &QAbstractItemModel::dataChanged, this,
             [this] { m_queue->setNow(m_session->environments()->now()); });
-    connect(m_environments, &EnvironmentsView::selectedEnvironmentChanged, m_queue,
-            &QueueView::setSelectedEnvironment);
-    connect(m_supersessions, &SupersessionsView::countChanged, this, &MainWindow::updateDockTitles);
-    connect(m_environments, &EnvironmentsView::actionRequested, session, &ConsoleSession::runAction);
-    connect(m_supersessions, &SupersessionsView::actionRequested, session, &ConsoleSession::runAction);
-    connect(session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
-    connect(m_promotions, &PromotionsView::actionRequested, session, &ConsoleSession::runAction);
-    connect(m_environments, &EnvironmentsView::historyRequested, this, &MainWindow::showManifestHistory);
-    connect(session, &ConsoleSession::actionFinished, this, [this](bool ok, const QString& message) {
+    connect(m_environments, &EnvironmentsView::actionRequested, m_session, &ConsoleSession::runAction);
+    connect(m_supersessions, &SupersessionsView::actionRequested, m_session, &ConsoleSession::runAction);
+    connect(m_session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
+    connect(m_promotions, &PromotionsView::actionRequested, m_session, &ConsoleSession::runAction);
+    connect(m_session, &ConsoleSession::actionFinished, this, [this](bool ok, const QString& message) {
         if (ok) {
             statusBar()->showMessage(tr("Done; the audit trail has recorded it."), 5000);
             return;
@@ -221,25 +260,6 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
     });
-
-    showConnection(session->connection());
-    // Open on the last few minutes, following now: release incidents are
-    // minutes long; the wheel zooms out to days.
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    m_timeline->setVisibleRange(now - 10 * 60 * 1000, now);
-    m_timeline->setFollowNow(true);
-    // Room for the timeline, the audit browser and the side docks at once,
-    // but never more than the screen offers: a window larger than a laptop's
-    // screen opened with its status bar and the audit browser's lower rows
-    // off the screen.
-    const QScreen* where = screen();
-    resize(firstSize(QSize(1400, 900), where ? where->availableGeometry().size() : QSize()));
-    // The side docks wide enough for a trace's sentences and an approval's
-    // winner and skipped candidates to read without scrolling sideways.
-    resizeDocks({trace}, {440}, Qt::Horizontal);
-    // The audit browser below with room for a screenful of events; the
-    // timeline keeps the middle.
-    resizeDocks({audit}, {300}, Qt::Vertical);
 }
 
 QSize MainWindow::firstSize(QSize preferred, QSize available)
@@ -284,9 +304,7 @@ void MainWindow::fitEnvironmentsDock()
                 Qt::Vertical);
 }
 
-void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace,
-                             QDockWidget* queue, QDockWidget* approvals, QDockWidget* promotions,
-                             QDockWidget* rehearsals)
+void MainWindow::createMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(findChild<QAction*>(QStringLiteral("connection")));
@@ -306,13 +324,13 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
     };
     const Target targets[] = {
         {tr("&Timeline"), nullptr, m_timeline},
-        {tr("&Environments"), environments, m_environments->table()},
-        {tr("&Audit"), audit, m_audit->table()},
-        {tr("T&race"), trace, m_trace},
-        {tr("A&pprovals"), approvals, m_supersessions},
-        {tr("Re&hearsals"), rehearsals, m_rehearsals},
-        {tr("Pro&motions"), promotions, m_promotions},
-        {tr("&Queue"), queue, m_queue},
+        {tr("&Environments"), m_environmentsDock, m_environments->table()},
+        {tr("&Audit"), m_auditDock, m_audit->table()},
+        {tr("T&race"), m_traceDock, m_trace},
+        {tr("&Supersessions"), m_supersessionsDock, m_supersessions},
+        {tr("Re&hearsals"), m_rehearsalsDock, m_rehearsals},
+        {tr("Pro&motions"), m_promotionsDock, m_promotions},
+        {tr("&Queue"), m_queueDock, m_queue},
     };
     int key = Qt::Key_1;
     for (const Target& t : targets) {
@@ -330,7 +348,8 @@ void MainWindow::createMenus(QDockWidget* environments, QDockWidget* audit, QDoc
     view->addSeparator();
     view->addAction(m_follow);
     QMenu* docks = view->addMenu(tr("&Show"));
-    for (QDockWidget* d : {environments, audit, trace, queue, approvals, promotions, rehearsals})
+    for (QDockWidget* d : {m_environmentsDock, m_auditDock, m_traceDock, m_queueDock, m_supersessionsDock,
+                           m_promotionsDock, m_rehearsalsDock})
         docks->addAction(d->toggleViewAction());
 
     createActionsMenu();

@@ -79,8 +79,14 @@ public:
     void selectEvent(qint64 eventId, qint64 atMs, bool rejected);
 
 private:
-    void createMenus(QDockWidget* environments, QDockWidget* audit, QDockWidget* trace, QDockWidget* queue,
-                     QDockWidget* approvals, QDockWidget* promotions, QDockWidget* rehearsals);
+    // The constructor's parts, in the order it calls them.
+    void createCentre();    // the connection banner above the timeline
+    void createDocks();     // a dock for every view, tabbed by side
+    void createToolBar();   // Follow now, Reload, Connection…
+    void createMenus();     // File, View (a focus shortcut per view), Actions, Help
+    void createStatusBar(); // where, which server, how fast, whether live; the demo badge
+    void connectViews();    // the views follow one another's selection through here
+    void connectSession();  // what the session reads goes to the views; their requests to it
     void createActionsMenu();
     void setStale(bool stale);
     void updateDockTitles();
@@ -102,6 +108,8 @@ private:
     RehearsalsView* m_rehearsals;
     QueueView* m_queue;
     QDockWidget* m_environmentsDock = nullptr;
+    QDockWidget* m_auditDock = nullptr;
+    QDockWidget* m_rehearsalsDock = nullptr;
     QDockWidget* m_queueDock = nullptr;
     QDockWidget* m_traceDock = nullptr;
     QDockWidget* m_supersessionsDock = nullptr;

@@ -1,10 +1,8 @@
 #include "timelinewidget.h"
 
 #include "timeformat.h"
-#include "timelinegroups.h"
 #include "timelinelegend.h"
 #include "timelinepainter.h"
-#include "timelinetext.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -18,54 +16,15 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace relctl::ui {
 
 namespace {
 
-// Hit-testing forgives a few pixels: markers are small and people aim roughly.
-constexpr double kHitTolerance = 4;
 // In follow-now mode, "now" sits this fraction of the span inside the right
 // edge: a live lease's expiry lies ahead of now (up to its TTL) and the
 // queued candidates wait there, so the view keeps room for them.
 constexpr double kFollowMargin = 1.0 / 6;
-constexpr double kKeyZoom = 1.5;
-// Left/Right move the view by this fraction of its span.
-constexpr double kKeyPan = 1.0 / 8;
-
-// Navigation keys act without Ctrl, Alt or Meta; with them the key belongs to
-// the window's shortcuts.
-bool plainKey(const QKeyEvent* event)
-{
-    return (event->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) == 0;
-}
-
-bool isNavigationKey(int key)
-{
-    switch (key) {
-    case Qt::Key_Left:
-    case Qt::Key_Right:
-    case Qt::Key_Up:
-    case Qt::Key_Down:
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-    case Qt::Key_Minus:
-    case Qt::Key_Home:
-    case Qt::Key_Period:
-    case Qt::Key_Comma:
-    case Qt::Key_Greater:
-    case Qt::Key_Less:
-    case Qt::Key_Return:
-    case Qt::Key_Enter:
-    case Qt::Key_Escape:
-    case Qt::Key_F:
-    case Qt::Key_L:
-        return true;
-    default:
-        return false;
-    }
-}
 
 } // namespace
 
@@ -266,198 +225,6 @@ bool TimelineWidget::revealSelected()
     return true;
 }
 
-void TimelineWidget::setCurrentLane(int lane)
-{
-    const auto lanes = static_cast<int>(m_data.lanes.size());
-    if (lanes == 0)
-        return;
-    m_currentLane = std::clamp(lane, 0, lanes - 1);
-    m_currentLaneName = m_data.lanes[static_cast<std::size_t>(m_currentLane)].name;
-    m_geometry.ensureLaneVisible(m_currentLane);
-    syncLaneScrollBar();
-    update();
-}
-
-bool TimelineWidget::stepMarker(int direction, bool allLanes)
-{
-    // Markers are ordered by (time, event id): ids break ties between events
-    // written in the same millisecond, so every event is reachable.
-    using Key = std::pair<relctl::EpochMs, qint64>;
-    Key from;
-    if (const auto found = m_data.markerIndex.constFind(m_selectedEvent);
-        m_selectedEvent != 0 && found != m_data.markerIndex.cend()) {
-        const auto [lane, index] = *found;
-        from = {m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at,
-                m_selectedEvent};
-    } else {
-        // Nothing selected: start at the centre, including markers right on it.
-        const auto centre =
-            static_cast<relctl::EpochMs>(std::llround(m_geometry.timeForX(m_geometry.plotWidth() / 2)));
-        from = {centre,
-                direction > 0 ? std::numeric_limits<qint64>::min() : std::numeric_limits<qint64>::max()};
-    }
-
-    std::optional<Key> best;
-    const auto better = [&](const Key& k) {
-        if (direction > 0)
-            return k > from && (!best || k < *best);
-        return k < from && (!best || k > *best);
-    };
-    const auto lanes = static_cast<int>(m_data.lanes.size());
-    for (int l = 0; l < lanes; ++l) {
-        if (!allLanes && l != m_currentLane)
-            continue;
-        const auto& markers = m_data.lanes[static_cast<std::size_t>(l)].markers;
-        const auto byTime = [](const relctl::TimelineMarker& m, relctl::EpochMs t) { return m.at < t; };
-        // Markers are sorted by time only: those sharing a time are all
-        // looked at, since any of them may be the next by id. A marker later
-        // (earlier) than the best found so far cannot beat it: stop there.
-        if (direction > 0) {
-            for (auto it = std::lower_bound(markers.begin(), markers.end(), from.first, byTime);
-                 it != markers.end(); ++it) {
-                if (best && it->at > best->first)
-                    break;
-                if (it->eventId != 0 && better({it->at, it->eventId})) // 0: a queued candidate, not an event
-                    best = Key{it->at, it->eventId};
-            }
-        } else {
-            auto r =
-                std::upper_bound(markers.begin(), markers.end(), from.first,
-                                 [](relctl::EpochMs t, const relctl::TimelineMarker& m) { return t < m.at; });
-            while (r != markers.begin()) {
-                --r;
-                if (best && r->at < best->first)
-                    break;
-                if (r->eventId != 0 && better({r->at, r->eventId}))
-                    best = Key{r->at, r->eventId};
-            }
-        }
-    }
-    if (!best)
-        return false;
-    selectByUser(best->second);
-    return true;
-}
-
-void TimelineWidget::selectByUser(qint64 eventId)
-{
-    m_selectedEvent = eventId;
-    m_revealPending = false;
-    revealSelected();
-    update();
-    emit eventSelected(eventId);
-}
-
-QString TimelineWidget::keyboardHelp()
-{
-    return tr("<p><b>Lease timeline</b>: one lane per environment; leases are bars, audit events are "
-              "markers (red: refused writes), shaded stretches are freezes; the legend below says what each "
-              "colour and shape means. Click a marker to trace it; drag to pan; the wheel zooms around "
-              "the cursor, and over the lane names scrolls the lanes.</p>"
-              "<table>"
-              "<tr><td><b>Left</b> / <b>Right</b></td><td>pan</td></tr>"
-              "<tr><td><b>+</b> / <b>-</b></td><td>zoom in / out</td></tr>"
-              "<tr><td><b>Home</b></td><td>follow now</td></tr>"
-              "<tr><td><b>F</b></td><td>zoom to fit the selection (the selected marker's lease)</td></tr>"
-              "<tr><td><b>Shift+F</b></td><td>zoom to fit the whole history</td></tr>"
-              "<tr><td><b>L</b></td><td>show / hide the legend</td></tr>"
-              "<tr><td><b>Up</b> / <b>Down</b></td><td>previous / next lane</td></tr>"
-              "<tr><td><b>.</b> / <b>,</b></td><td>next / previous marker on the lane</td></tr>"
-              "<tr><td><b>&gt;</b> / <b>&lt;</b></td><td>next / previous marker on any lane</td></tr>"
-              "<tr><td><b>Enter</b></td><td>trace the selected marker again</td></tr>"
-              "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
-              "</table>");
-}
-
-TimelineHit TimelineWidget::itemAt(QPoint pos) const
-{
-    const int lane = m_geometry.laneAt(pos.y());
-    if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft() ||
-        pos.y() >= m_geometry.viewportHeight() || pos.x() >= m_geometry.plotLeft() + m_geometry.plotWidth())
-        return {};
-    const auto& laneData = m_data.lanes[static_cast<std::size_t>(lane)];
-    const double px = pos.x() - m_geometry.plotLeft();
-    const double t = m_geometry.timeForX(px);
-    const double msPerPx = m_geometry.msPerPixel();
-    TimelineHit hit;
-    hit.lane = lane;
-    // A freeze still in force is shaded to the right edge, and hit there too.
-    for (const auto& freeze : laneData.freezes)
-        if (t >= static_cast<double>(freeze.from) && (!freeze.to || t <= static_cast<double>(*freeze.to)))
-            hit.freeze = &freeze;
-
-    // Markers first: they are drawn over the lane and are the smaller target.
-    // The groups are the painter's, so a glyph is hit where it was drawn.
-    const double reach = m_geometry.markerRadius() + kHitTolerance;
-    if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
-        const auto groups = groupMarkers(laneData, m_geometry);
-        if (const MarkerGroup* group = groupAt(groups, px, kHitTolerance + m_geometry.markerRadius())) {
-            double bestDistance = std::numeric_limits<double>::max();
-            for (std::size_t i = group->first; i < group->last; ++i) {
-                const auto& marker = laneData.markers[i];
-                hit.group.push_back(&marker);
-                double distance = std::abs(static_cast<double>(marker.at) - t);
-                // Refusals are painted on top: at equal distance, they win.
-                if (markerKind(marker.kind) == MarkerKind::Refusal)
-                    distance -= 0.5 * msPerPx;
-                if (distance < bestDistance) {
-                    bestDistance = distance;
-                    hit.marker = &marker;
-                }
-            }
-            return hit;
-        }
-    }
-
-    const double top = m_geometry.barTop(lane);
-    if (pos.y() < top - kHitTolerance || pos.y() > top + m_geometry.barHeight() + kHitTolerance)
-        return hit.freeze ? hit : TimelineHit{};
-    const double slack = kHitTolerance * msPerPx;
-    const auto [first, last] = leasesOverlapping(laneData, t - slack, t + slack);
-    double bestDistance = std::numeric_limits<double>::max();
-    for (std::size_t i = first; i < last; ++i) {
-        const auto& lease = laneData.leases[i];
-        const double start = static_cast<double>(lease.acquiredAt);
-        const double end = static_cast<double>(lease.endsAt);
-        const double distance = t < start ? start - t : (t > end ? t - end : 0.0);
-        // "<=": the later lease is painted over the earlier one.
-        if (distance <= slack && distance <= bestDistance) {
-            bestDistance = distance;
-            hit.lease = &lease;
-        }
-    }
-    if (hit.lease || hit.freeze)
-        return hit;
-    return {};
-}
-
-std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
-{
-    const auto found = m_data.markerIndex.constFind(eventId);
-    if (found == m_data.markerIndex.cend())
-        return std::nullopt;
-    const auto [lane, index] = *found;
-    const auto& marker =
-        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
-    // The painter draws markers on whole pixels: report the same position.
-    return QPointF(m_geometry.plotLeft() + std::round(m_geometry.xForTime(static_cast<double>(marker.at))),
-                   std::round(m_geometry.markerY(lane)));
-}
-
-QString TimelineWidget::describe(const TimelineHit& hit) const
-{
-    QString text;
-    if (hit.marker)
-        text = describeMarkers(hit.group);
-    else if (hit.lease)
-        text = describeLease(*hit.lease);
-    // A freeze is the lane's state around whatever else is there: said last.
-    if (hit.freeze)
-        text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
-                describeFreeze(*hit.freeze, serverNowEstimate());
-    return text;
-}
-
 bool TimelineWidget::event(QEvent* event)
 {
     if (event->type() == QEvent::ShortcutOverride) {
@@ -465,7 +232,7 @@ bool TimelineWidget::event(QEvent* event)
         // window's shortcuts (e.g. a checkable "Follow now" on Home would
         // toggle it off instead of turning it on).
         auto* key = static_cast<QKeyEvent*>(event);
-        if (plainKey(key) && isNavigationKey(key->key())) {
+        if (isNavigation(key)) {
             event->accept();
             return true;
         }
@@ -602,66 +369,6 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
         m_currentLaneName = m_data.lanes[static_cast<std::size_t>(hit.lane)].name;
         update();
         emit eventSelected(m_selectedEvent);
-    }
-}
-
-void TimelineWidget::keyPressEvent(QKeyEvent* event)
-{
-    if (!plainKey(event))
-        return QWidget::keyPressEvent(event);
-    const double centre = m_geometry.plotWidth() / 2;
-    const double step = m_geometry.plotWidth() * kKeyPan;
-    const bool shift = event->modifiers() & Qt::ShiftModifier;
-    switch (event->key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal: // "+" without Shift on most layouts
-        zoomBy(centre, kKeyZoom);
-        break;
-    case Qt::Key_Minus:
-        zoomBy(centre, 1 / kKeyZoom);
-        break;
-    case Qt::Key_Left:
-        panBy(step);
-        break;
-    case Qt::Key_Right:
-        panBy(-step);
-        break;
-    case Qt::Key_Up:
-        setCurrentLane(m_currentLane - 1);
-        break;
-    case Qt::Key_Down:
-        setCurrentLane(m_currentLane + 1);
-        break;
-    case Qt::Key_Home:
-        setFollowNow(true);
-        break;
-    case Qt::Key_Period:
-    case Qt::Key_Greater:
-        stepMarker(+1, shift || event->key() == Qt::Key_Greater);
-        break;
-    case Qt::Key_Comma:
-    case Qt::Key_Less:
-        stepMarker(-1, shift || event->key() == Qt::Key_Less);
-        break;
-    case Qt::Key_Return:
-    case Qt::Key_Enter:
-        if (m_selectedEvent != 0)
-            selectByUser(m_selectedEvent);
-        break;
-    case Qt::Key_Escape:
-        selectEvent(0);
-        break;
-    case Qt::Key_F:
-        if (shift)
-            zoomToHistory();
-        else
-            zoomToSelection();
-        break;
-    case Qt::Key_L:
-        setLegendVisible(!m_legendVisible);
-        break;
-    default:
-        QWidget::keyPressEvent(event);
     }
 }
 

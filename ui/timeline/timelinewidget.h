@@ -168,6 +168,9 @@ private:
     void syncLaneScrollBar();
     void zoomToRange(double from, double to);
     QString describe(const TimelineHit& hit) const;
+    // A navigation key without Ctrl, Alt or Meta: while the timeline has
+    // focus it is the timeline's, not a window shortcut's.
+    static bool isNavigation(const QKeyEvent* event);
 
     TimelineGeometry m_geometry;
     TimelineLanes m_data;
