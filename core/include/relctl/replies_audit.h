@@ -1,0 +1,211 @@
+#pragma once
+
+// The replies about what happened and what became of it: the audit trail
+// (relctl.event_json, relctl.audit), the trace of a job's refusals
+// (relctl.trace), the stored outcome of an operation (relctl.op_show) and the
+// state of a job or operation (relctl.job_state, relctl.op_state); and the
+// server itself. Timestamp is declared here, with Event; the other
+// replies_*.h include this header for it.
+
+#include "relctl/protocol.h"
+#include "relctl/replyjson.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relctl {
+
+// A time as the server wrote it (ISO 8601, UTC): kept as text so that --json
+// and the plain output print it unchanged, to the microsecond.
+using Timestamp = std::string;
+
+// relctl.event_json: one row of the audit trail. (The console reads the same
+// rows as AuditEvent, with times in epoch milliseconds.)
+struct Event
+{
+    std::int64_t id = 0;
+    Timestamp at;
+    std::optional<std::string> env;
+    std::string operation;
+    std::string outcome; // accepted | rejected
+    std::optional<std::string> reason;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::int64_t> currentToken;
+    std::optional<std::int64_t> currentGeneration;
+    std::optional<std::string> currentRelease;
+    std::optional<std::string> opId;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    nlohmann::json detail; // free-form, per operation; null when none
+    // Who: the person an operator action names (--by), the database login
+    // that made the call, and the address it came from (none: a local
+    // socket). The login and address are the server's, not the caller's word.
+    std::optional<std::string> actor;
+    std::optional<std::string> dbUser;
+    std::optional<std::string> clientAddr;
+    // The environment's freshness bar after the event (none before 0006).
+    std::optional<std::int64_t> highWaterGeneration;
+};
+
+// relctl.audit: the newest matching events, oldest first.
+struct AuditTrail
+{
+    std::vector<Event> events;
+};
+
+// The parts of a traced refusal. At namespace scope, not nested in
+// TracedRefusal: clang decides whether a nested struct with member
+// initializers is default-constructible while the enclosing one is still
+// incomplete, says no, and nlohmann::json then cannot read it.
+
+// The refused job's own lease, as it stood or ended.
+struct RefusalOwnLease
+{
+    std::int64_t token = 0;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::optional<Timestamp> endedAt;
+    std::optional<std::string> endReason; // released | revoked
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// The environment's newest lease at the refusal, when it was not the job's.
+struct RefusalSupersedingLease
+{
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+};
+
+// The manifest current at the refusal.
+struct RefusalCurrentManifest
+{
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token;
+    Timestamp publishedAt;
+    std::int64_t publishedBeforeMs = 0; // from that publish to the refusal
+};
+
+// What caused the refusal (relctl.refusal_cause): the row that decided it,
+// in one sentence and in parts. Which parts are set depends on `kind`:
+// superseded (the winning candidate; the approval, who and why), lease_superseded
+// (the newer holder), revoked and frozen (the operator and why), stale (the
+// publish that set the bar), expired, released, no_lease.
+struct RefusalCause
+{
+    std::string kind;
+    std::string summary;
+    std::optional<std::string> job;
+    std::optional<std::string> release;
+    std::optional<std::int64_t> generation;
+    std::optional<std::int64_t> token;
+    std::optional<std::string> host;
+    std::optional<std::int64_t> pid;
+    std::optional<std::string> jobUrl;
+    std::optional<std::int64_t> approval;
+    std::optional<std::string> by;
+    std::optional<std::string> reason;
+    std::optional<Timestamp> at;
+};
+
+// One refusal of relctl.trace, with what explains it.
+struct TracedRefusal
+{
+    using OwnLease = RefusalOwnLease;
+    using SupersedingLease = RefusalSupersedingLease;
+    using CurrentManifest = RefusalCurrentManifest;
+
+    Event event;
+    std::optional<OwnLease> lease;
+    std::optional<SupersedingLease> supersededBy;
+    std::optional<CurrentManifest> currentManifest;
+    std::optional<RefusalCause> cause; // none for promotion gates: their event's detail explains them
+};
+
+// relctl.trace: every refusal of one job.
+struct JobTrace
+{
+    std::string job;
+    std::vector<TracedRefusal> refusals;
+};
+
+// relctl.op_show: the first outcome stored under an op id.
+struct OperationRecord
+{
+    std::string opId;
+    std::string status; // recorded | not-found
+    // The rest only when recorded.
+    std::optional<std::string> operation;
+    std::optional<nlohmann::json> request; // as the operation's function recorded it
+    std::optional<Outcome> outcome;        // the stored reply, lease credentials stripped
+    std::optional<Timestamp> recordedAt;
+    // What became of it since, from the database alone (see JobStatus); a
+    // schema before the state model sends none.
+    std::optional<std::string> state;
+    std::optional<std::string> summary;
+    std::optional<std::string> next;
+    std::optional<nlohmann::json> evidence;
+
+    bool recorded() const { return status == "recorded"; }
+};
+
+// What became of a job (relctl.job_state) or an operation (relctl.op_state):
+//   unknown            the database never saw it: a retry is safe
+//   queued             waiting in an environment's queue
+//   rejected           refused (reason, the refusal's event)
+//   accepted-running   its lease is live, nothing published under it yet
+//   completed          published: still current, or superseded since
+//   ended-unpublished  its lease ended (released, expired, revoked) without a publish
+// with the state in a sentence, the next step, and the rows it rests on.
+struct JobStatus
+{
+    std::optional<std::string> job;
+    std::optional<std::string> opId; // the operation the state is of
+    std::string state;
+    std::string summary;
+    std::string next;
+    nlohmann::json evidence;
+};
+
+// The server and schema; cheap, so the console times it as its round trip.
+struct ServerInfo
+{
+    std::string serverVersion;
+    std::string database;
+    std::string login; // session_user: who the server says this connection is
+    Timestamp now;
+    std::optional<std::int64_t> schemaVersion; // empty before the first migration
+};
+
+RELCTL_REPLY_JSON(ServerInfo);
+RELCTL_REPLY_JSON(Event);
+RELCTL_REPLY_JSON(AuditTrail);
+RELCTL_REPLY_JSON(TracedRefusal::OwnLease);
+RELCTL_REPLY_JSON(TracedRefusal::SupersedingLease);
+RELCTL_REPLY_JSON(TracedRefusal::CurrentManifest);
+RELCTL_REPLY_JSON(RefusalCause);
+RELCTL_REPLY_JSON(TracedRefusal);
+RELCTL_REPLY_JSON(JobTrace);
+RELCTL_REPLY_JSON(OperationRecord);
+RELCTL_REPLY_JSON(JobStatus);
+
+} // namespace relctl
