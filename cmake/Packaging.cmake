@@ -8,7 +8,8 @@
 #   release-console_*.deb           relctl_Console: the console, its menu entry,
 #                                   icons, AppStream metainfo, release-console(1)
 #   librelctl-dev_*.deb             relctl_Development: the headers, the static
-#                                   core, the CMake package, the schema's source
+#                                   client and cluster libraries, the CMake
+#                                   package, the schema's source
 #   relctl-dbgsym_*.ddeb, release-console-dbgsym_*.ddeb
 #                                   the two programs' debug information, split
 #                                   off by CPack (the .deb's binaries are stripped)
@@ -108,15 +109,16 @@ managers approve or deny promotions, freeze, unfreeze and roll back
 environments, and trace why a write was refused. --demo opens a database of
 its own holding a week of made-up history.")
 
-# librelctl-dev: for programs of one's own on relctl::core.
+# librelctl-dev: for programs of one's own on relctl::client.
 set(CPACK_DEBIAN_RELCTL_DEVELOPMENT_PACKAGE_NAME librelctl-dev)
 set(CPACK_DEBIAN_RELCTL_DEVELOPMENT_PACKAGE_SECTION libdevel)
 # What the installed relctlConfig.cmake finds (cmake/relctlConfig.cmake.in):
-# nlohmann_json for the public headers; libpqxx, libpq and libcrypto, which a
-# static core's consumers link; pkg-config, through which it finds the first
-# two. libpqxx within the series core was built with (6.4 on Debian 12):
-# its C++ ABI changes from one to the next, and a consumer links whatever
-# libpqxx.so it finds. spdlog and fmt are compiled into core: not needed.
+# nlohmann_json for the public headers; libpqxx, libpq and libcrypto, which
+# the static client's consumers link; pkg-config, through which it finds the
+# first two. libpqxx within the series the client was built with (6.4 on
+# Debian 12): its C++ ABI changes from one to the next, and a consumer links
+# whatever libpqxx.so it finds. spdlog and fmt are compiled into the client:
+# not needed.
 if(NOT PQXX_VERSION MATCHES "^([0-9]+)\\.([0-9]+)")
     message(FATAL_ERROR "Packaging: no libpqxx version from pkg-config (PQXX_VERSION '${PQXX_VERSION}')")
 endif()
@@ -127,14 +129,16 @@ set(CPACK_DEBIAN_RELCTL_DEVELOPMENT_PACKAGE_DEPENDS
     "libpqxx-dev (>= ${relctl_pqxx_major}.${relctl_pqxx_minor}), libpqxx-dev (<< ${relctl_pqxx_major}.${relctl_pqxx_next}), libpq-dev, libssl-dev (>= 3), nlohmann-json3-dev (>= 3.10), pkgconf")
 set(CPACK_DEBIAN_RELCTL_DEVELOPMENT_DESCRIPTION
 "client library of the relctl database (development files)
-relctl::core is the C++20 client of the relctl database that the relctl
+relctl::client is the C++20 client of the relctl database that the relctl
 command and the release console are built on: leases, publishes, the queue,
-promotions, the audit trail and its history checker, the rehearsals and the
-embedded database. No Qt.
+promotions, the audit trail and its history checker. It starts no process.
+relctl::cluster adds the embedded database that relctl starts when no
+database is named. No Qt.
 
-This package holds its static library and headers, the CMake package
-(find_package(relctl) gives relctl::core) and the schema's SQL source in
-/usr/share/relctl/migrations.")
+This package holds their static libraries and headers, the CMake package
+(find_package(relctl) gives relctl::client, relctl::cluster, and
+relctl::core, the two under their former name) and the schema's SQL source
+in /usr/share/relctl/migrations.")
 
 # The three scripts CPack runs, and what they need to know of this build.
 set(CPACK_PROJECT_CONFIG_FILE "${PROJECT_SOURCE_DIR}/packaging/CPackProjectConfig.cmake")

@@ -1,10 +1,11 @@
 # libpqxx 6.4 as one target, relctl::pqxx, for everything that speaks SQL
-# through it (core, the test support, the security and hardening tests, the
-# audit benchmark). Debian's libpqxx 6.4 config header omits
+# through it (core's libraries, the test support, the security and hardening
+# tests, the audit benchmark). Debian's libpqxx 6.4 config header omits
 # PQXX_HAVE_OPTIONAL; without it std::optional parameters and field::get<T>()
 # do not compile, so the definition travels with the library, not with each
-# user. relctl::core links it PRIVATE (no pqxx type in a public header); it is
-# exported with core because a static core's consumers link libpqxx too.
+# user. relctl::client links it PRIVATE (no pqxx type in a public header); it
+# is exported with the client because a static client's consumers link
+# libpqxx too.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 
@@ -14,7 +15,7 @@ set_target_properties(relctl_pqxx PROPERTIES EXPORT_NAME pqxx)
 # A target whose RELCTL_STATIC_CXX_RUNTIME property is on (the relctl
 # executable, app/CMakeLists.txt) links libpqxx's archive instead of
 # libpqxx.so, so that it loads no C++ library at start-up. The property is
-# read on the target being linked, through core.
+# read on the target being linked, through the client.
 find_library(RELCTL_PQXX_ARCHIVE NAMES libpqxx.a)
 mark_as_advanced(RELCTL_PQXX_ARCHIVE)
 if(RELCTL_PQXX_ARCHIVE)

@@ -5,30 +5,10 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <string_view>
-#include <unistd.h>
-#include <utility>
 
 extern char** environ;
 
 namespace relctl {
-
-Fd::~Fd()
-{
-    if (m_fd >= 0)
-        close(m_fd);
-}
-
-Fd::Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-
-Fd& Fd::operator=(Fd&& other) noexcept
-{
-    if (this != &other) {
-        if (m_fd >= 0)
-            close(m_fd);
-        m_fd = std::exchange(other.m_fd, -1);
-    }
-    return *this;
-}
 
 namespace {
 
