@@ -60,7 +60,7 @@ foreach(component IN LISTS CPACK_COMPONENTS_ALL)
 
     # Static libraries without their debug information, stripped with
     # dh_strip's options for them, as Debian's -dev packages ship them:
-    # librelctl_core.a is 150 MB with it, 9 MB without.
+    # librelctl_client.a and librelctl_cluster.a are 150 MB with it, 9 MB without.
     file(GLOB_RECURSE archives "${root}/*.a")
     foreach(archive IN LISTS archives)
         execute_process(COMMAND strip --strip-debug --remove-section=.comment --remove-section=.note

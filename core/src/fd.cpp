@@ -1,8 +1,8 @@
-// Fd, the descriptor closed on destruction (relctl/process.h): in the client
+// Fd, the descriptor closed on destruction (relctl/fd.h): in the client
 // library, apart from spawn() in process.cpp, because the client's own files
 // hold descriptors (the request secrets' directory: state.cpp,
 // privatefiles.cpp) and the client carries no code that starts a process.
-#include "relctl/process.h"
+#include "relctl/fd.h"
 
 #include <unistd.h>
 #include <utility>

@@ -6,7 +6,7 @@
 // symbolic link to a file they read back), and then a retry would present a
 // secret they know, or leak one to them.
 
-#include "relctl/process.h"
+#include "relctl/fd.h"
 
 #include <filesystem>
 #include <string>

@@ -4,7 +4,7 @@
 #include "privatefiles.h"
 #include "relctl/error.h"
 #include "relctl/parse.h"
-#include "relctl/process.h"
+#include "relctl/fd.h"
 #include "relctl/protocol.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Uses relctl::core from an installed package: the compiled-in schema, the
+// Uses relctl::client from an installed package: the compiled-in schema, the
 // installed schema source next to it, and the parsing helpers.
 #include <chrono>
 #include <filesystem>

@@ -1,8 +1,10 @@
 #pragma once
 
 // Process plumbing shared by the embedded cluster (initdb, pg_ctl) and
-// `relctl run` (the wrapped command): owned descriptors, and programs started
-// without a shell and without fork.
+// `relctl run` (the wrapped command): programs started without a shell and
+// without fork, and the descriptors they write to (relctl/fd.h).
+
+#include "relctl/fd.h"
 
 #include <filesystem>
 #include <string>
@@ -10,23 +12,6 @@
 #include <vector>
 
 namespace relctl {
-
-// A file descriptor closed on destruction.
-class Fd final
-{
-public:
-    explicit Fd(int fd = -1) noexcept : m_fd(fd) {}
-    ~Fd();
-    Fd(Fd&& other) noexcept;
-    Fd& operator=(Fd&& other) noexcept;
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-
-    int get() const noexcept { return m_fd; }
-
-private:
-    int m_fd;
-};
 
 struct SpawnOptions
 {
