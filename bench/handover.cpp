@@ -122,7 +122,7 @@ public:
         }
     }
 
-    json holdLease(const std::string& env, std::chrono::milliseconds ttl)
+    relctl::Grant holdLease(const std::string& env, std::chrono::milliseconds ttl)
     {
         relctl::AcquireRequest r;
         r.env = env;
@@ -133,7 +133,7 @@ public:
         relctl::Outcome o = m_db.acquire(r);
         if (!o.accepted())
             fail("acquire refused: " + o.body.dump());
-        return o.body;
+        return o.reply<relctl::Grant>();
     }
 
     // A `relctl --json lease acquire --wait` whose answer lands in a file.
@@ -193,7 +193,7 @@ public:
     std::vector<double> releaseHandovers(std::vector<double>& seen)
     {
         const std::string env = newEnvironment("release");
-        std::string handle = holdLease(env, 60s)["handle"].get<std::string>();
+        std::string handle = holdLease(env, 60s).handle;
         std::deque<Waiter> queue;
         for (int i = 0; i < m_o.waiters; ++i)
             queue.push_back(waiter(env, "60s"));
@@ -217,7 +217,7 @@ public:
     std::vector<double> expiryHandovers()
     {
         const std::string env = newEnvironment("expiry");
-        const auto held = relctl::parseHandle(holdLease(env, 60s)["handle"].get<std::string>());
+        const auto held = relctl::parseHandle(holdLease(env, 60s).handle);
         std::deque<Waiter> queue;
         for (int i = 0; i < m_o.waiters; ++i)
             queue.push_back(waiter(env, "400ms"));
@@ -261,7 +261,7 @@ public:
     double drain(int jobs)
     {
         const std::string env = newEnvironment("drain");
-        const std::string handle = holdLease(env, 60s)["handle"].get<std::string>();
+        const std::string handle = holdLease(env, 60s).handle;
         std::vector<pid_t> runs;
         for (int i = 0; i < jobs; ++i) {
             const long long g = ++m_generation;
@@ -299,7 +299,7 @@ public:
         std::vector<std::string> handles;
         for (int i = 0; i < m_o.envs; ++i) {
             envs.push_back(newEnvironment("spread-" + std::to_string(i)));
-            handles.push_back(holdLease(envs.back(), 120s)["handle"].get<std::string>());
+            handles.push_back(holdLease(envs.back(), 120s).handle);
         }
         // Each job's output goes to a file of its own, read when it failed.
         const std::filesystem::path outputs = std::filesystem::temp_directory_path() / (m_prefix + "-spread");

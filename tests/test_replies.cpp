@@ -3,7 +3,9 @@
 // refusals of each kind, a freeze, a queue, supersession requests), each SQL
 // function behind a Database call is called directly, its reply parsed into
 // its type and written back: the JSON must be the server's, key for key, null
-// for null. And `relctl --json` prints exactly what the server sent, as it did
+// for null. The protocol's writes answer with an Outcome whose body is the
+// server's reply: an accepted one is checked the same way against the type
+// that Outcome::reply reads it as. And `relctl --json` prints exactly what the server sent, as it did
 // before the replies were typed.
 
 #include "relctl/database.h"
@@ -36,11 +38,18 @@ template <class Reply> Reply roundTrip(const json& server)
 const char* const kClient =
     R"('{"host": "ci-runner-7", "pid": 4242, "job_url": "https://ci.example/jobs/7"}')";
 
-relctl::Handle handleOf(const relctl::Outcome& o)
+// An accepted write's reply as its type, checked against the server's.
+template <class Reply> Reply acceptedReply(const relctl::Outcome& o)
 {
     if (!o.accepted())
         qFatal("expected an accepted outcome: %s", o.body.dump().c_str());
-    return *relctl::parseHandle(o.body.at("handle").get<std::string>());
+    roundTrip<Reply>(o.body);
+    return o.reply<Reply>();
+}
+
+relctl::Handle handleOf(const relctl::Outcome& o)
+{
+    return *relctl::parseHandle(acceptedReply<relctl::Grant>(o).handle);
 }
 
 } // namespace
@@ -91,10 +100,23 @@ private slots:
             handleOf(m.acquire({"prod", "job-1", "r1", 1, 30s, "op-1-acquire", {}, {}}));
         auto live = roundTrip<relctl::LeaseShow>(db.json("SELECT relctl.lease_show('prod')"));
         QVERIFY(live.lease && live.lease->remainingMs && live.lease->pid == 4242);
-        QVERIFY(m.publish({h1, json{{"image", "app:1"}, {"nested", {{"a", {1, 2.5, nullptr, true}}}}},
-                           "op-1-publish"})
-                    .accepted());
-        QVERIFY(m.release(h1).accepted());
+        QCOMPARE(acceptedReply<relctl::Renewal>(m.renew(h1, 30s)).token, h1.token);
+        const json manifest1{{"image", "app:1"}, {"nested", {{"a", {1, 2.5, nullptr, true}}}}};
+        const relctl::Outcome published1 = m.publish({h1, manifest1, "op-1-publish"});
+        QVERIFY(published1.accepted());
+        const auto p1 = acceptedReply<relctl::Publication>(published1);
+        QVERIFY(!p1.previous && p1.token == h1.token && p1.serialized && !p1.replayed);
+        const relctl::Outcome released1 = m.release(h1);
+        QVERIFY(released1.accepted());
+        QVERIFY(acceptedReply<relctl::LeaseEnd>(released1).released);
+        // Retries: the release (the lease had ended), the publish and the
+        // acquire under their op ids (answered from the record).
+        const auto again = acceptedReply<relctl::LeaseEnd>(m.release(h1));
+        QVERIFY(!again.released && again.state == "already-released" && !again.caveat);
+        QVERIFY(acceptedReply<relctl::Publication>(m.publish({h1, manifest1, "op-1-publish"})).replayed);
+        const auto regranted =
+            acceptedReply<relctl::Grant>(m.acquire({"prod", "job-1", "r1", 1, 30s, "op-1-acquire", {}, {}}));
+        QVERIFY(regranted.replayed && regranted.token == h1.token && !regranted.candidate);
         const relctl::Handle h2 = handleOf(m.acquire({"prod", "job-2", "r2", 2, 1s, "op-2-acquire", {}, {}}));
         std::this_thread::sleep_for(1200ms);
         const relctl::Handle h3 =
@@ -102,10 +124,17 @@ private slots:
         QCOMPARE(m.publish({h2, json{{"image", "app:2"}}, "op-2-publish"}).reason,
                  std::string("LEASE_SUPERSEDED"));
         QVERIFY(!m.renew(h2).accepted());
-        QVERIFY(m.publish({h3, json{{"image", "app:3"}}, "op-3-publish"}).accepted());
+        const relctl::Outcome published3 = m.publish({h3, json{{"image", "app:3"}}, "op-3-publish"});
+        QVERIFY(published3.accepted());
+        const auto p3 = acceptedReply<relctl::Publication>(published3);
+        QVERIFY(p3.previous && p3.previous->release == "r1");
         QCOMPARE(m.acquire({"prod", "job-4", "r2b", 2, 30s, "op-4-acquire", {}, {}}).reason,
                  std::string("STALE_GENERATION"));
-        QVERIFY(m.release(h3).accepted());
+        // Released with a stop report: the reply carries its caveat.
+        const relctl::StopReport stopped{"cancelled", "SIGTERM", true, 4321, 143, "SIGTERM", false};
+        const relctl::Outcome released3 = m.release(h3, "cancelled", stopped);
+        QVERIFY(released3.accepted());
+        QVERIFY(acceptedReply<relctl::LeaseEnd>(released3).caveat);
         const auto h5 = handleOf(m.acquire({"prod", "job-5", "r5", 5, 30s, "op-5-acquire", {}, {}}));
         auto prod = roundTrip<relctl::Environment>(db.json("SELECT relctl.environment_json('prod')"));
         QVERIFY(prod.current && prod.current->token && prod.lease && !prod.frozen);
@@ -117,7 +146,11 @@ private slots:
         QCOMPARE(revoked.lease->token, h5.token);
 
         // test: serialization off, a publish without a lease and without a manifest.
-        QVERIFY(m.publishUnserialized({"test", "job-u", "r9", 9, std::nullopt, "op-u-publish"}).accepted());
+        const relctl::Outcome unserialized =
+            m.publishUnserialized({"test", "job-u", "r9", 9, std::nullopt, "op-u-publish"});
+        QVERIFY(unserialized.accepted());
+        const auto pu = acceptedReply<relctl::Publication>(unserialized);
+        QVERIFY(!pu.token && !pu.serialized && !pu.previous);
         shown = roundTrip<relctl::ManifestShow>(db.json("SELECT relctl.manifest_show('test', false)"));
         QVERIFY(shown.manifest && !shown.manifest->token && shown.manifest->manifest.is_null());
         QCOMPARE(roundTrip<relctl::ManifestHistory>(db.json("SELECT relctl.manifest_show('prod', true)"))
@@ -147,9 +180,9 @@ private slots:
                                                    "--release", "r11", "--generation", "11", "--ttl", "60s",
                                                    "--wait", "60s", "--op-id", "op-w1"});
         QTRY_COMPARE_WITH_TIMEOUT(m.showEnvironment("staging").queue.size(), std::size_t(1), 20000);
-        auto w2 = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "staging", "--job", "job-w2",
-                                                   "--release", "r12", "--generation", "12", "--ttl", "60s",
-                                                   "--wait", "60s", "--op-id", "op-w2"});
+        auto w2 = startRelctlWithDsn(db.jobDsn(), {"--json", "lease", "acquire", "--env", "staging", "--job",
+                                                   "job-w2", "--release", "r12", "--generation", "12",
+                                                   "--ttl", "60s", "--wait", "60s", "--op-id", "op-w2"});
         QTRY_COMPARE_WITH_TIMEOUT(m.supersessions(std::nullopt, false).requests.size(), std::size_t(1),
                                   20000);
         const auto staging =
@@ -169,11 +202,57 @@ private slots:
             "SELECT relctl.decide(" + std::to_string(request.id) + ", true, 'alice', 'newest wins', '{}')"));
         QVERIFY(decided.supersession.decidedAt && decided.supersession.reason);
         QVERIFY(m.revoke("staging", "alice", "hand over").revoked);
-        QCOMPARE(finish(*w2).exitCode, 0);
+        const RunResult w2Result = finish(*w2);
+        QCOMPARE(w2Result.exitCode, 0);
+        // A queued candidate's grant, as --json prints it: the reply without
+        // its status (the exit code says it).
+        json granted = json::parse(w2Result.out);
+        granted["status"] = "ok";
+        QCOMPARE(roundTrip<relctl::Grant>(granted).job, std::string("job-w2"));
         const RunResult w1Result = finish(*w1);
         QVERIFY2(w1Result.exitCode == 4,
                  (w1Result.out + w1Result.err).c_str()); // SUPERSEDED: skipped for the newer candidate
         Q_UNUSED(holder);
+
+        // prod again: a waiting candidate dropped from the queue; then a
+        // rollback, and one to what is current already.
+        const relctl::Handle h6 =
+            handleOf(m.acquire({"prod", "job-6", "r6", 6, 60s, "op-6-acquire", {}, {}}));
+        auto w3 = startRelctlWithDsn(db.jobDsn(), {"lease", "acquire", "--env", "prod", "--job", "job-w3",
+                                                   "--release", "r7", "--generation", "7", "--ttl", "60s",
+                                                   "--wait", "60s", "--op-id", "op-w3"});
+        QTRY_COMPARE_WITH_TIMEOUT(m.showEnvironment("prod").queue.size(), std::size_t(1), 20000);
+        const std::int64_t queued = m.showEnvironment("prod").queue.front().candidate;
+        const auto dropped =
+            acceptedReply<relctl::DroppedCandidate>(m.dropCandidate(queued, "alice", "not this one"));
+        QVERIFY(dropped.candidate.state == "dropped" && dropped.droppedBy == "alice");
+        QCOMPARE(finish(*w3).exitCode, 4); // CANDIDATE_DROPPED
+        QVERIFY(m.release(h6).accepted());
+        const auto back = acceptedReply<relctl::RollbackDone>(
+            m.rollback({"prod", "r1", {}, {}, "alice", "r3 breaks checkout", "op-rollback", {}}));
+        QVERIFY(back.rolledBack && back.rollback && back.token && back.replaced && !back.message);
+        QCOMPARE(back.restored.release, std::string("r1"));
+        const auto current = acceptedReply<relctl::RollbackDone>(
+            m.rollback({"prod", "r1", {}, {}, "alice", "again", "op-rollback-again", {}}));
+        QVERIFY(!current.rolledBack && !current.replaced && !current.token && current.message);
+
+        // Promotions: a request opened, then found open; approved by another
+        // login, then approved again (nothing changes, and the reply says so).
+        QVERIFY(m.addEnvironment({"promo", {}, {}}).created);
+        m.setEnvironment({"promo", {}, {}, {}, {}, {}, 1});
+        const auto opened =
+            acceptedReply<relctl::PromotionRequested>(m.requestPromotion({"promo", "r1", 1, "carol", {}}));
+        QVERIFY(opened.created && opened.promotion.state == "open");
+        QVERIFY(
+            !acceptedReply<relctl::PromotionRequested>(m.requestPromotion({"promo", "r1", 1, "carol", {}}))
+                 .created);
+        relctl::Database bob(db.loginDsn("bob"));
+        const auto approved = acceptedReply<relctl::PromotionDecision>(
+            bob.decidePromotion(opened.promotion.id, true, "bob", std::nullopt));
+        QVERIFY(approved.changed && !approved.message && approved.promotion.state == "approved");
+        const auto repeated = acceptedReply<relctl::PromotionDecision>(
+            bob.decidePromotion(opened.promotion.id, true, "bob", std::nullopt));
+        QVERIFY(!repeated.changed && repeated.message);
 
         const auto decidedAll =
             roundTrip<relctl::Supersessions>(db.json("SELECT relctl.approvals(NULL, true)"));

@@ -320,21 +320,18 @@ std::string promotions(const Promotions& reply)
     return out.str();
 }
 
-std::string rollback(const nlohmann::json& reply)
+std::string rollback(const RollbackDone& reply)
 {
-    const auto release = [&](const char* key) {
-        const auto it = reply.find(key);
-        if (it == reply.end() || !it->is_object())
+    const auto release = [](const std::optional<PublishedManifest>& m) {
+        if (!m)
             return std::string("-");
-        return text(*it, "release") + " (generation " + text(*it, "generation") + ", manifest " +
-               text(*it, "id") + ")";
+        return str(m->release) + " (generation " + str(m->generation) + ", manifest " + str(m->id) + ")";
     };
-    if (!reply.value("rolled_back", false))
-        return text(reply, "message") + "\n";
-    return "rolled " + text(reply, "env") + " back to " + release("restored") + ", replacing " +
-           release("replaced") + ", with token " + text(reply, "token") + "; generations up to " +
-           text(reply, "high_water_generation") + " stay refused" +
-           (reply.value("replayed", false) ? " (replayed)" : "") + "\n";
+    if (!reply.rolledBack)
+        return str(reply.message) + "\n";
+    return "rolled " + str(reply.env) + " back to " + release(reply.restored) + ", replacing " +
+           release(reply.replaced) + ", with token " + str(reply.token) + "; generations up to " +
+           str(reply.highWaterGeneration) + " stay refused" + (reply.replayed ? " (replayed)" : "") + "\n";
 }
 
 std::string revocation(const Revocation& reply)

@@ -29,8 +29,7 @@ std::string operation(const OperationRecord& reply);
 std::string status(const JobStatus& reply);
 std::string supersessions(const Supersessions& reply);
 std::string promotions(const Promotions& reply);
-// relctl.rollback's accepted reply.
-std::string rollback(const nlohmann::json& reply);
+std::string rollback(const RollbackDone& reply);
 std::string revocation(const Revocation& reply);
 // One line per check, PASS or FAIL, each violation indented below its check.
 std::string verdicts(const std::vector<history::Verdict>& verdicts);

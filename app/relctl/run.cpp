@@ -192,11 +192,12 @@ public:
         const auto answered = BootClock::now();
         if (!acquired.accepted())
             return printOutcome(acquired);
-        auto handle = parseHandle(acquired.body.value("handle", std::string()));
+        const Grant grant = acquired.reply<Grant>();
+        auto handle = parseHandle(grant.handle);
         if (!handle)
             throw Error(ExitCode::Internal, "unexpected acquire reply: " + acquired.body.dump());
         m_handle = *handle;
-        m_ttl = milliseconds(acquired.body.at("ttl_ms").get<std::int64_t>());
+        m_ttl = milliseconds(grant.ttlMs);
         try {
             return runHolding(signals, acquired, sent, answered);
         } catch (...) {
@@ -400,7 +401,7 @@ private:
                     m_db->setCallTimeout(std::min(left, m_db->callTimeout()));
                 }
                 const Outcome o = m_db->release(m_handle, note, stopped);
-                return o.accepted() ? o.body.value("state", std::string("released")) : o.reason;
+                return o.accepted() ? o.reply<LeaseEnd>().state : o.reason;
             } catch (const std::exception& e) {
                 why = e.what();
             }

@@ -461,19 +461,11 @@ Supersessions Database::supersessions(const std::optional<std::string>& env, boo
     return Impl::parsed<Supersessions>(d->call(false, "SELECT relctl.approvals($1, $2)", env, all));
 }
 
-SupersessionDecision Database::decideSupersession(std::int64_t request, bool approve, const std::string& by,
-                                                  const std::optional<std::string>& reason)
+Outcome Database::decideSupersession(std::int64_t request, bool approve, const std::string& by,
+                                     const std::optional<std::string>& reason)
 {
-    nlohmann::json reply = d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request, approve,
-                                   by, reason, d->client.toJson().dump());
-    // A decision the approver rules refused (NOT_APPROVER) is recorded, and
-    // committed, by the call: it reaches the caller as an error, not as a
-    // decision.
-    if (reply.is_object() && reply.value("status", "") == "refused") {
-        const std::string why = reply.value("reason", "");
-        throw Error(exitCodeForReason(why), reply.value("message", why), why, reply);
-    }
-    return Impl::parsed<SupersessionDecision>(reply);
+    return Outcome::fromReply(d->call(true, "SELECT relctl.decide($1, $2, $3, $4, $5::jsonb)", request,
+                                      approve, by, reason, d->client.toJson().dump()));
 }
 
 Outcome Database::requestPromotion(const PromotionRequest& r)

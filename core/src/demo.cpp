@@ -108,7 +108,7 @@ private:
         r.generation = generation;
         r.ttl = ttl;
         relctl::Outcome o = as(kJobs).acquire(r);
-        return o.accepted() ? *relctl::parseHandle(o.body["handle"].get<std::string>()) : relctl::Handle{};
+        return o.accepted() ? *relctl::parseHandle(o.reply<relctl::Grant>().handle) : relctl::Handle{};
     }
 
     bool publish(Time t, const relctl::Handle& h, std::int64_t generation)

@@ -80,6 +80,57 @@ template <class Io, Is<SupersessionDecision> D> void fields(Io& io, D& d)
     io.required("status", d.status);
 }
 
+template <class Io, Is<Grant> G> void fields(Io& io, G& g)
+{
+    io.required("status", g.status);
+    io.required("env", g.env);
+    io.required("token", g.token);
+    io.required("job", g.job);
+    io.required("release", g.release);
+    io.required("generation", g.generation);
+    io.required("acquired_at", g.acquiredAt);
+    io.required("expires_at", g.expiresAt);
+    io.required("ttl_ms", g.ttlMs);
+    io.nullable("op_id", g.opId);
+    io.required("replayed", g.replayed);
+    io.omittable("candidate", g.candidate);
+    io.required("lease_id", g.leaseId);
+    io.required("handle", g.handle);
+}
+
+template <class Io, Is<Renewal> R> void fields(Io& io, R& r)
+{
+    io.required("status", r.status);
+    io.required("env", r.env);
+    io.required("token", r.token);
+    io.required("job", r.job);
+    io.required("release", r.release);
+    io.required("generation", r.generation);
+    io.required("expires_at", r.expiresAt);
+    io.required("ttl_ms", r.ttlMs);
+}
+
+template <class Io, Is<LeaseEnd> E> void fields(Io& io, E& e)
+{
+    io.required("status", e.status);
+    io.required("env", e.env);
+    io.required("token", e.token);
+    io.required("job", e.job);
+    io.required("release", e.release);
+    io.required("generation", e.generation);
+    io.required("released", e.released);
+    io.required("state", e.state);
+    io.omittable("caveat", e.caveat);
+}
+
+template <class Io, Is<DroppedCandidate> D> void fields(Io& io, D& d)
+{
+    io.merged(d.candidate);
+    io.required("status", d.status);
+    io.required("dropped_by", d.droppedBy);
+    io.required("reason", d.reason);
+}
+
 } // namespace
 
 RELCTL_JSON_FROM_FIELDS(Lease)
@@ -89,5 +140,9 @@ RELCTL_JSON_FROM_FIELDS(Revocation)
 RELCTL_JSON_FROM_FIELDS(Supersession)
 RELCTL_JSON_FROM_FIELDS(Supersessions)
 RELCTL_JSON_FROM_FIELDS(SupersessionDecision)
+RELCTL_JSON_FROM_FIELDS(Grant)
+RELCTL_JSON_FROM_FIELDS(Renewal)
+RELCTL_JSON_FROM_FIELDS(LeaseEnd)
+RELCTL_JSON_FROM_FIELDS(DroppedCandidate)
 
 } // namespace relctl

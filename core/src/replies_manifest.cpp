@@ -46,12 +46,58 @@ template <class Io, Is<ManifestHistoryEntry> H> void fields(Io& io, H& h)
     io.omittable("rollback", h.rollback);
 }
 
+template <class Io, Is<PublishedManifest> M> void fields(Io& io, M& m)
+{
+    io.required("id", m.id);
+    io.required("release", m.release);
+    io.required("generation", m.generation);
+    io.required("job", m.job);
+    io.nullable("token", m.token);
+    io.required("published_at", m.publishedAt);
+}
+
+template <class Io, Is<Publication> P> void fields(Io& io, P& p)
+{
+    io.required("status", p.status);
+    io.required("env", p.env);
+    io.required("release", p.release);
+    io.required("generation", p.generation);
+    io.required("job", p.job);
+    io.nullable("token", p.token);
+    io.required("published_at", p.publishedAt);
+    io.required("serialized", p.serialized);
+    io.nullable("previous", p.previous);
+    io.nullable("op_id", p.opId);
+    io.required("replayed", p.replayed);
+}
+
+template <class Io, Is<RollbackDone> R> void fields(Io& io, R& r)
+{
+    io.required("status", r.status);
+    io.required("env", r.env);
+    io.required("rolled_back", r.rolledBack);
+    io.omittable("rollback", r.rollback);
+    io.omittable("token", r.token);
+    io.omittable("by", r.by);
+    io.omittable("reason", r.reason);
+    io.omittable("at", r.at);
+    io.required("restored", r.restored);
+    io.omittable("replaced", r.replaced);
+    io.required("high_water_generation", r.highWaterGeneration);
+    io.omittable("message", r.message);
+    io.nullable("op_id", r.opId);
+    io.required("replayed", r.replayed);
+}
+
 } // namespace
 
 RELCTL_JSON_FROM_FIELDS(Manifest)
 RELCTL_JSON_FROM_FIELDS(ReplacedManifest)
 RELCTL_JSON_FROM_FIELDS(RollbackRecord)
 RELCTL_JSON_FROM_FIELDS(ManifestHistoryEntry)
+RELCTL_JSON_FROM_FIELDS(PublishedManifest)
+RELCTL_JSON_FROM_FIELDS(Publication)
+RELCTL_JSON_FROM_FIELDS(RollbackDone)
 
 // Not a list of keys: relctl.manifest_json of a row that does not exist has
 // every member null.

@@ -53,11 +53,28 @@ template <class Io, Is<Promotions> P> void fields(Io& io, P& p)
     io.required("promotions", p.promotions);
 }
 
+template <class Io, Is<PromotionRequested> R> void fields(Io& io, R& r)
+{
+    io.merged(r.promotion);
+    io.required("status", r.status);
+    io.required("created", r.created);
+}
+
+template <class Io, Is<PromotionDecision> D> void fields(Io& io, D& d)
+{
+    io.merged(d.promotion);
+    io.required("status", d.status);
+    io.required("changed", d.changed);
+    io.omittable("message", d.message);
+}
+
 } // namespace
 
 RELCTL_JSON_FROM_FIELDS(PromotionVote)
 RELCTL_JSON_FROM_FIELDS(PromotionUpstream)
 RELCTL_JSON_FROM_FIELDS(Promotion)
 RELCTL_JSON_FROM_FIELDS(Promotions)
+RELCTL_JSON_FROM_FIELDS(PromotionRequested)
+RELCTL_JSON_FROM_FIELDS(PromotionDecision)
 
 } // namespace relctl

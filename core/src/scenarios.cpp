@@ -520,10 +520,8 @@ Outcome rollBack(Stage& stage, const std::string& release, const std::string& re
     Outcome o = stage.db().rollback(r);
     stage.log("oncall", "rollback --to-release " + release,
               o.accepted() ? "rolled back" : "refused " + o.reason, {},
-              o.body.contains("token") && o.body["token"].is_number_integer()
-                  ? std::optional(o.body["token"].get<std::int64_t>())
-                  : std::nullopt,
-              {}, o.message().empty() ? reason : o.message());
+              o.accepted() ? o.reply<RollbackDone>().token : std::nullopt, {},
+              o.message().empty() ? reason : o.message());
     return o;
 }
 
@@ -533,7 +531,7 @@ void expectRestored(Stage& stage, const std::string& name, const Outcome& o, con
 {
     const ManifestShow shown = stage.db().showManifest(stage.env());
     const std::string current = shown.manifest ? shown.manifest->release : "(none)";
-    const bool rolledBack = o.accepted() && o.body.value("rolled_back", false);
+    const bool rolledBack = o.accepted() && o.reply<RollbackDone>().rolledBack;
     stage.expect(name, rolledBack && current == release && shown.highWaterGeneration == highWater,
                  std::string(rolledBack ? "rolled back" : "not rolled back (" + o.reason + ")") +
                      "; current " + current + " (expected " + release + "), high-water generation " +
@@ -554,7 +552,7 @@ void playRollback(Stage& stage)
     expectRestored(stage, "rolled-back-to-v1.8", back, "v1.8", 9);
     const auto v9 = leaseOf(stage.timeline(), jobOf(stage, "v1.9"));
     // Tokens are positive: 0 is "none".
-    const std::int64_t rollbackToken = back.accepted() ? back.body.value("token", std::int64_t{0}) : 0;
+    const std::int64_t rollbackToken = back.accepted() ? back.reply<RollbackDone>().token.value_or(0) : 0;
     const std::int64_t heldToken = v9 ? v9->token : 0;
     stage.expect("rollback-fences-older-leases", heldToken > 0 && rollbackToken > heldToken,
                  heldToken > 0 && rollbackToken > 0

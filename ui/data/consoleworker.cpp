@@ -323,8 +323,9 @@ void ConsoleWorker::loadStatus(quint64 serial, const StatusLookup& lookup)
 void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
 {
     // Answered with actionFinished either way: the window tells the operator
-    // what was refused and why. The promotion and rollback calls answer a
-    // refusal (SELF_APPROVAL, busy) as an Outcome rather than an exception.
+    // what was refused and why. The decisions and the rollback answer a
+    // refusal (NOT_APPROVER, SELF_APPROVAL, busy) as an Outcome; revoke and
+    // freeze have none (what stops them is an error, as for any call).
     guarded(
         [&] {
             const std::string env = s(a.env), by = s(a.by), reason = s(a.reason);
@@ -333,10 +334,10 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
             std::optional<relctl::Outcome> outcome;
             switch (a.kind) {
             case ConsoleAction::Kind::Approve:
-                m_db->decideSupersession(a.request, true, by, optionalReason);
+                outcome = m_db->decideSupersession(a.request, true, by, optionalReason);
                 break;
             case ConsoleAction::Kind::Deny:
-                m_db->decideSupersession(a.request, false, by, reason);
+                outcome = m_db->decideSupersession(a.request, false, by, reason);
                 break;
             case ConsoleAction::Kind::Revoke:
                 m_db->revoke(env, by, reason);

@@ -68,9 +68,11 @@ int queueDrop(CommandContext& c)
     const std::int64_t id = idOf(idText, "candidate id");
     const Outcome outcome = c.database().dropCandidate(id, o.required("by"), o.required("reason"));
     return c.out().outcome(outcome, [&] {
-        return "dropped candidate " + idText + " (job " + render::text(outcome.body, "job") +
-               ", generation " + render::text(outcome.body, "generation") + ") from the queue of " +
-               render::text(outcome.body, "env") + "\n";
+        // relctl.queue_drop's reply names no environment (relctl.candidate_json
+        // has none): "-", as for any value a reply lacks.
+        const Candidate dropped = outcome.reply<DroppedCandidate>().candidate;
+        return "dropped candidate " + idText + " (job " + escapeControl(dropped.job) + ", generation " +
+               std::to_string(dropped.generation) + ") from the queue of -\n";
     });
 }
 
@@ -105,8 +107,10 @@ int decideSupersession(CommandContext& c, bool approve)
     const Arguments& o = c.args();
     const std::int64_t id = idOf(o.positional(0, "a supersession request id"), "request id");
     const std::optional<std::string> reason = approve ? o.get("reason") : std::optional(o.required("reason"));
-    const SupersessionDecision reply = c.database().decideSupersession(id, approve, o.required("by"), reason);
-    return c.out().success(toJson(reply), render::supersessions(Supersessions{{reply.supersession}}));
+    const Outcome outcome = c.database().decideSupersession(id, approve, o.required("by"), reason);
+    return c.out().outcome(outcome, [&] {
+        return render::supersessions(Supersessions{{outcome.reply<SupersessionDecision>().supersession}});
+    });
 }
 
 int approve(CommandContext& c)
@@ -119,15 +123,17 @@ int deny(CommandContext& c)
     return decideSupersession(c, false);
 }
 
-// A promotion request as the command's reply: its message (a refusal's
-// reason in words) and the request.
-int promotionReply(const CommandContext& c, const Outcome& outcome)
+// A promotion request as the command's reply: its message, if any (a
+// repeated decision says that it changed nothing), and the request.
+template <class Reply> int promotionReply(const CommandContext& c, const Outcome& outcome)
 {
     return c.out().outcome(outcome, [&] {
+        const Reply reply = outcome.reply<Reply>();
         std::string out;
-        if (outcome.body.contains("message"))
-            out = render::text(outcome.body, "message") + "\n";
-        return out + render::promotions(Promotions{{outcome.body.get<Promotion>()}});
+        if constexpr (requires { reply.message; })
+            if (reply.message)
+                out = escapeControl(*reply.message) + "\n";
+        return out + render::promotions(Promotions{{reply.promotion}});
     });
 }
 
@@ -145,7 +151,7 @@ int promoteRequest(CommandContext& c)
     const Arguments& o = c.args();
     const PromotionRequest r{requireEnvironmentName(o.required("env")), o.required("release"),
                              o.requiredPositiveInt("generation"), o.required("by"), o.get("reason")};
-    return promotionReply(c, c.database().requestPromotion(r));
+    return promotionReply<PromotionRequested>(c, c.database().requestPromotion(r));
 }
 
 int promoteList(CommandContext& c)
@@ -172,7 +178,7 @@ int decidePromotion(CommandContext& c, bool approve)
 {
     const Arguments& o = c.args();
     const std::int64_t id = idOf(o.positional(0, "a promotion request id"), "promotion request id");
-    return promotionReply(
+    return promotionReply<PromotionDecision>(
         c, c.database().decidePromotion(id, approve, o.required("by"),
                                         approve ? o.get("reason") : std::optional(o.required("reason"))));
 }
@@ -217,7 +223,7 @@ int rollback(CommandContext& c)
     r.wait = o.duration("wait", false);
     r.opId = o.opIdOrNew();
     Outcome outcome = c.database(r.wait).rollback(r);
-    return c.out().outcome(outcome, [&] { return render::rollback(outcome.body); });
+    return c.out().outcome(outcome, [&] { return render::rollback(outcome.reply<RollbackDone>()); });
 }
 
 constexpr Command kQueue[] = {

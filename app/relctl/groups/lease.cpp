@@ -8,13 +8,9 @@
 #include "render.h"
 #include "run.h"
 
-#include <nlohmann/json.hpp>
-
 namespace relctl::cli::groups {
 
 namespace {
-
-using nlohmann::json;
 
 void environmentRequired(CLI::App* c)
 {
@@ -25,7 +21,7 @@ int leaseAcquire(CommandContext& c)
 {
     const AcquireRequest request = acquireRequest(c.args());
     Outcome outcome = c.database(request.wait).acquire(request);
-    return c.out().outcome(outcome, [&] { return render::text(outcome.body, "handle") + "\n"; });
+    return c.out().outcome(outcome, [&] { return escapeControl(outcome.reply<Grant>().handle) + "\n"; });
 }
 
 void buildLeaseRenew(CLI::App* c)
@@ -41,7 +37,7 @@ int leaseRenew(CommandContext& c)
     Outcome outcome = c.database().renew(h, ttl);
     return c.out().outcome(outcome, [&] {
         return "renewed lease " + std::to_string(h.token) + " on " + h.env + " until " +
-               render::text(outcome.body, "expires_at") + "\n";
+               escapeControl(outcome.reply<Renewal>().expiresAt) + "\n";
     });
 }
 
@@ -50,7 +46,7 @@ int leaseRelease(CommandContext& c)
     const Handle h = c.handle();
     Outcome outcome = c.database().release(h);
     return c.out().outcome(outcome, [&] {
-        const std::string state = render::text(outcome.body, "state");
+        const std::string state = escapeControl(outcome.reply<LeaseEnd>().state);
         const std::string lease = "lease " + std::to_string(h.token) + " on " + h.env;
         return state == "released" ? "released " + lease + "\n"
                                    : lease + " had already ended (" + state + ")\n";
@@ -129,10 +125,10 @@ int publish(CommandContext& c)
     r.opId = o.opIdOrNew();
     Outcome outcome = c.database().publish(r);
     return c.out().outcome(outcome, [&] {
-        const json& b = outcome.body;
-        return "published " + render::text(b, "release") + " (generation " + render::text(b, "generation") +
-               ") on " + r.lease.env + " with token " + std::to_string(r.lease.token) +
-               (outcome.replayed() ? " (replayed)" : "") + "\n";
+        const Publication published = outcome.reply<Publication>();
+        return "published " + escapeControl(published.release) + " (generation " +
+               std::to_string(published.generation) + ") on " + r.lease.env + " with token " +
+               std::to_string(r.lease.token) + (outcome.replayed() ? " (replayed)" : "") + "\n";
     });
 }
 

@@ -64,9 +64,11 @@ public:
     Environment showEnvironment(const std::string& name);
     EnvironmentSet setEnvironment(const EnvironmentSettings& settings);
 
-    // The lease protocol. With request.wait, a busy environment queues the
-    // request as a candidate and waits (LISTEN/NOTIFY, plus a timer at the
-    // holder's expiry) until it is granted, refused, or the wait runs out.
+    // The lease protocol. Each answer is an Outcome: accepted, it carries a
+    // Grant, Renewal, LeaseEnd or Publication (outcome.reply<Grant>()). With
+    // request.wait, a busy environment queues the request as a candidate and
+    // waits (LISTEN/NOTIFY, plus a timer at the holder's expiry) until it is
+    // granted, refused, or the wait runs out.
     Outcome acquire(const AcquireRequest& request);
     Outcome renew(const Handle& lease, std::optional<std::chrono::milliseconds> ttl = {});
     // The note (e.g. why a wrapper gave the lease up) is recorded with the
@@ -91,22 +93,25 @@ public:
     Supersessions supersessions(const std::optional<std::string>& env, bool all);
     // A release manager takes a waiting candidate out of its queue: its
     // waiter is refused CANDIDATE_DROPPED, and the next candidate moves up.
+    // Accepted: reply<DroppedCandidate>().
     Outcome dropCandidate(std::int64_t candidate, const std::string& by, const std::string& reason);
-    // A supersession decision the approver rules refuse (NOT_APPROVER) is
-    // recorded and thrown as an Error with that reason (exit 11).
-    SupersessionDecision decideSupersession(std::int64_t request, bool approve, const std::string& by,
-                                            const std::optional<std::string>& reason);
+    // Accepted: the request as decided (reply<SupersessionDecision>()). A
+    // decision the approver rules refuse (NOT_APPROVER, SELF_APPROVAL) is
+    // recorded and answered as a refusal, like a promotion's.
+    Outcome decideSupersession(std::int64_t request, bool approve, const std::string& by,
+                               const std::optional<std::string>& reason);
 
-    // Promotions. The replies are the request (relctl.promotion_json, read
-    // with body.get<Promotion>()) or a refusal: DISPATCH_FROZEN for a request
-    // on a frozen environment; SELF_APPROVAL when the requester's login (or
+    // Promotions. The replies are the request (reply<PromotionRequested>(),
+    // reply<PromotionDecision>()) or a refusal: DISPATCH_FROZEN for a
+    // request on a frozen environment; SELF_APPROVAL when the requester's login (or
     // name) approves, DUPLICATE_APPROVAL when a login decides twice,
     // NOT_APPROVER for a login outside the environment's approver role.
     Outcome requestPromotion(const PromotionRequest& request);
     Promotions promotions(const std::optional<std::string>& env, bool all);
     Outcome decidePromotion(std::int64_t id, bool approve, const std::string& by,
                             const std::optional<std::string>& reason);
-    // Rollback: busy while another job holds a live lease, after request.wait
+    // Rollback (accepted: reply<RollbackDone>(), rolled back or already
+    // current): busy while another job holds a live lease, after request.wait
     // (woken by the environment's notifications and the holder's expiry).
     Outcome rollback(const RollbackRequest& request);
 

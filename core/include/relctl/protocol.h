@@ -163,6 +163,25 @@ struct Outcome
     bool replayed() const;
     std::string message() const; // empty when the reply has none
 
+    // An accepted reply as its type (Grant, Publication, ...: relctl/replies_*.h,
+    // whose include provides the conversion). A refusal, busy, or a reply
+    // without a key the type expects is Error(Internal): a caller asks for
+    // the reply only once it knows the outcome was accepted. The body itself
+    // stays what the server sent, for --json.
+    template <class Reply> Reply reply() const
+    {
+        const auto shown = [this] {
+            return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        };
+        if (!accepted())
+            throw Error(ExitCode::Internal, "unexpected reply: " + shown());
+        try {
+            return body.template get<Reply>();
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(ExitCode::Internal, "unexpected reply: " + shown() + " (" + e.what() + ")");
+        }
+    }
+
     // Decodes a protocol function's reply ({"status": "ok"|"busy"|"refused", ...}).
     static Outcome fromReply(nlohmann::json reply);
 };

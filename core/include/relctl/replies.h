@@ -1,9 +1,10 @@
 #pragma once
 
 // The replies of relctl's SQL functions (migrations/functions/*.sql) as value
-// types: what Database returns for every operation besides the lease protocol
-// (whose answer is an Outcome). Each type is named after the SQL that builds
-// it, each member after its key (camelCase). JSON is made from these types
+// types: what Database returns for every operation, and for the protocol's
+// writes (whose answer is an Outcome, a refusal being an answer too) what an
+// accepted Outcome carries: outcome.reply<Grant>(). Each type is named after
+// the SQL that builds it, each member after its key (camelCase). JSON is made from these types
 // only at the edges (the CLI's --json output): to_json writes exactly the keys
 // the server sent, so that output keeps its shape. A member the server sends
 // as null is an empty optional and written back as null; a key the server
@@ -12,10 +13,12 @@
 // This is the header to include. The types live with the SQL function family
 // that sends them, one header each:
 //   replies_audit.h        the audit trail, traces, status lookups (and Timestamp)
-//   replies_lease.h        leases, the queue, supersession requests
-//   replies_manifest.h     published manifests, rollbacks, manifest history
+//   replies_lease.h        leases, the queue, supersession requests, and
+//                          the answers of acquire, renew, release, queue drop
+//   replies_manifest.h     published manifests, rollbacks, manifest history,
+//                          and the answers of publish and rollback
 //   replies_environment.h  environments and the calls that change them
-//   replies_promotion.h    promotion requests
+//   replies_promotion.h    promotion requests, opened and decided
 // and replyjson.h says how each is made JSON.
 
 #include "relctl/replies_audit.h"

@@ -3,7 +3,9 @@
 // The replies of the lease and its queue (migrations/functions/lease.sql,
 // queue.sql): a live lease, a candidate waiting for one, the lease an
 // environment holds, a revocation, and the supersession requests that let a
-// newer candidate skip older ones.
+// newer candidate skip older ones; and the accepted answers of the lease's
+// writes (acquire, renew, release, a candidate dropped from the queue, a
+// supersession decided).
 
 #include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
@@ -98,6 +100,68 @@ struct SupersessionDecision
     std::string status; // ok
 };
 
+// relctl.acquire's accepted reply (relctl.grant_lease): the lease granted,
+// at once or to the request's queued candidate, or the recorded grant a retry
+// with the same op id and secret is answered with (replayed), and the lease's
+// credentials for the job that asked (relctl.credentials).
+struct Grant
+{
+    std::string status; // ok
+    std::string env;
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp acquiredAt;
+    Timestamp expiresAt;
+    std::int64_t ttlMs = 0;
+    std::optional<std::string> opId;
+    bool replayed = false;
+    // Only when the grant was rebuilt from the candidate's row
+    // (relctl.candidate_outcome) rather than read from the op id's record.
+    std::optional<std::int64_t> candidate;
+    std::string leaseId;
+    std::string handle; // ENV:TOKEN:LEASE_ID, what the job passes back
+};
+
+// relctl.renew's accepted reply: the lease's new expiry.
+struct Renewal
+{
+    std::string status; // ok
+    std::string env;
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    Timestamp expiresAt;
+    std::int64_t ttlMs = 0;
+};
+
+// relctl.release's accepted reply, also for a lease that had already ended
+// (released false; state says how it ended).
+struct LeaseEnd
+{
+    std::string status; // ok
+    std::string env;
+    std::int64_t token = 0;
+    std::string job;
+    std::string release;
+    std::int64_t generation = 0;
+    bool released = false;
+    std::string state; // released | already-released | revoked | superseded | expired
+    // With a stop report: what stopping the command's process group may not have reached.
+    std::optional<std::string> caveat;
+};
+
+// relctl.queue_drop's accepted reply: the candidate as dropped, who dropped it and why.
+struct DroppedCandidate
+{
+    Candidate candidate;
+    std::string status; // ok
+    std::string droppedBy;
+    std::string reason;
+};
+
 RELCTL_REPLY_JSON(Lease);
 RELCTL_REPLY_JSON(Candidate);
 RELCTL_REPLY_JSON(LeaseShow);
@@ -105,5 +169,9 @@ RELCTL_REPLY_JSON(Revocation);
 RELCTL_REPLY_JSON(Supersession);
 RELCTL_REPLY_JSON(Supersessions);
 RELCTL_REPLY_JSON(SupersessionDecision);
+RELCTL_REPLY_JSON(Grant);
+RELCTL_REPLY_JSON(Renewal);
+RELCTL_REPLY_JSON(LeaseEnd);
+RELCTL_REPLY_JSON(DroppedCandidate);
 
 } // namespace relctl

@@ -2,7 +2,8 @@
 
 // The replies about published manifests (migrations/functions/publish.sql,
 // rollback.sql): a manifest, the current one, and an environment's history
-// of publishes and rollbacks.
+// of publishes and rollbacks; and the accepted answers of a publish and a
+// rollback.
 
 #include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
@@ -72,11 +73,65 @@ struct ManifestHistory
     std::vector<ManifestHistoryEntry> history;
 };
 
+// relctl.manifest_json without the document and the environment: the
+// manifest a publish replaced, or the ones a rollback restored and replaced.
+struct PublishedManifest
+{
+    std::int64_t id = 0;
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token; // empty: published without a lease
+    Timestamp publishedAt;
+};
+
+// relctl.publish's accepted reply, and relctl.publish_unserialized's (no
+// token, serialized false); a retry with the same op id is answered with
+// the recorded one (replayed).
+struct Publication
+{
+    std::string status; // ok
+    std::string env;
+    std::string release;
+    std::int64_t generation = 0;
+    std::string job;
+    std::optional<std::int64_t> token;
+    Timestamp publishedAt;
+    bool serialized = true;
+    std::optional<PublishedManifest> previous; // empty: nothing was current before
+    std::optional<std::string> opId;
+    bool replayed = false;
+};
+
+// relctl.rollback's accepted reply. rolledBack false: the target was already
+// current, nothing was done, and `message` says so; true: the rollback's id,
+// token, who, why and when, and the manifest it replaced.
+struct RollbackDone
+{
+    std::string status; // ok
+    std::string env;
+    bool rolledBack = false;
+    std::optional<std::int64_t> rollback; // its id
+    std::optional<std::int64_t> token;
+    std::optional<std::string> by;
+    std::optional<std::string> reason;
+    std::optional<Timestamp> at;
+    PublishedManifest restored; // current now
+    std::optional<PublishedManifest> replaced;
+    std::int64_t highWaterGeneration = 0; // unchanged: a rollback does not lower the bar
+    std::optional<std::string> message;
+    std::optional<std::string> opId;
+    bool replayed = false;
+};
+
 RELCTL_REPLY_JSON(Manifest);
 RELCTL_REPLY_JSON(ManifestShow);
 RELCTL_REPLY_JSON(ManifestHistory);
 RELCTL_REPLY_JSON(ReplacedManifest);
 RELCTL_REPLY_JSON(RollbackRecord);
 RELCTL_REPLY_JSON(ManifestHistoryEntry);
+RELCTL_REPLY_JSON(PublishedManifest);
+RELCTL_REPLY_JSON(Publication);
+RELCTL_REPLY_JSON(RollbackDone);
 
 } // namespace relctl

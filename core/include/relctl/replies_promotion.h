@@ -2,7 +2,8 @@
 
 // The replies about promotions (migrations/functions/promotions.sql): a
 // request to promote a release to an environment, with its approvals, its
-// denial and where it stands upstream, and the list of them.
+// denial and where it stands upstream, and the list of them; and the
+// accepted answers of opening and deciding one.
 
 #include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
@@ -69,9 +70,30 @@ struct Promotions
     std::vector<Promotion> promotions;
 };
 
+// relctl.promote_request's accepted reply: the request, opened now or the
+// one already there (created false).
+struct PromotionRequested
+{
+    Promotion promotion;
+    std::string status; // ok
+    bool created = false;
+};
+
+// relctl.decide_promotion's accepted reply: the request as decided. A login's
+// repeated decision changes nothing (changed false) and says so (message).
+struct PromotionDecision
+{
+    Promotion promotion;
+    std::string status; // ok
+    bool changed = false;
+    std::optional<std::string> message;
+};
+
 RELCTL_REPLY_JSON(PromotionVote);
 RELCTL_REPLY_JSON(PromotionUpstream);
 RELCTL_REPLY_JSON(Promotion);
 RELCTL_REPLY_JSON(Promotions);
+RELCTL_REPLY_JSON(PromotionRequested);
+RELCTL_REPLY_JSON(PromotionDecision);
 
 } // namespace relctl
