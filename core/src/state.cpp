@@ -3,8 +3,8 @@
 #include "fnv.h"
 #include "privatefiles.h"
 #include "relctl/error.h"
-#include "relctl/parse.h"
 #include "relctl/fd.h"
+#include "relctl/parse.h"
 #include "relctl/protocol.h"
 
 #include <algorithm>
