@@ -30,6 +30,16 @@
 
 using namespace relctl;
 
+namespace {
+
+// The console's functions count time in epoch milliseconds; the oracles here too.
+Timestamp ms(std::int64_t n)
+{
+    return Timestamp::fromMillis(n);
+}
+
+} // namespace
+
 // Requests and filters name only the fields a case sets, with designated
 // initializers; the rest keep their defaults, which is the point.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -114,11 +124,11 @@ void seedEvents(const TestDatabase& db, long long n)
     db.exec("ANALYZE relctl.events");
 }
 
-std::vector<std::int64_t> ids(const std::vector<AuditEvent>& events)
+std::vector<std::int64_t> ids(const std::vector<Event>& events)
 {
     std::vector<std::int64_t> out;
     out.reserve(events.size());
-    for (const AuditEvent& e : events)
+    for (const Event& e : events)
         out.push_back(e.id);
     return out;
 }
@@ -133,10 +143,10 @@ std::vector<std::int64_t> idsWhere(const TestDatabase& db, const std::string& pr
 
 // Every page of a filter under a sort, following `more` and the cursor;
 // `between` runs after each page (to change the trail while it is walked).
-std::vector<AuditEvent> allPages(ConsoleQueries& q, AuditFilter filter, int limit, int* pages = nullptr,
-                                 AuditSort sort = {}, const std::function<void()>& between = {})
+std::vector<Event> allPages(ConsoleQueries& q, AuditFilter filter, int limit, int* pages = nullptr,
+                            AuditSort sort = {}, const std::function<void()>& between = {})
 {
-    std::vector<AuditEvent> all;
+    std::vector<Event> all;
     AuditPageRequest request{.filter = std::move(filter), .sort = sort, .limit = limit};
     for (int n = 1;; ++n) {
         AuditPage page = q.auditPage(request);
@@ -266,11 +276,11 @@ std::string readFile(const std::string& path)
     return out.str();
 }
 
-AuditEvent sampleEvent()
+Event sampleEvent()
 {
-    AuditEvent e;
+    Event e;
     e.id = 20;
-    e.at = 1'700'000'000'020;
+    e.at = ms(1'700'000'000'020);
     e.env = "prod";
     e.operation = "publish";
     e.outcome = "rejected";
@@ -334,19 +344,20 @@ private slots:
         QCOMPARE(prod.currentGeneration.value_or(0), std::int64_t(1));
         QCOMPARE(prod.publishedBy.value_or("-"), std::string("job-1"));
         QVERIFY(prod.publishedAt && *prod.publishedAt <= prod.serverNow &&
-                *prod.publishedAt > prod.serverNow - 60000);
+                prod.publishedAt->millis() > prod.serverNow.millis() - 60000);
         QCOMPARE(prod.holderJob.value_or("-"), std::string("job-1"));
         QCOMPARE(prod.holderRelease.value_or("-"), std::string("r1"));
         QCOMPARE(prod.holderToken.value_or(0), std::int64_t(1));
         QVERIFY(prod.leaseExpiresAt);
-        QVERIFY(*prod.leaseExpiresAt > prod.serverNow && *prod.leaseExpiresAt <= prod.serverNow + 30000);
+        QVERIFY(*prod.leaseExpiresAt > prod.serverNow &&
+                prod.leaseExpiresAt->millis() <= prod.serverNow.millis() + 30000);
         QCOMPARE(prod.queueLength, std::int64_t(1));
         QCOMPARE(prod.pendingSupersessions, std::int64_t(0));
         QVERIFY(prod.frozen);
         QCOMPARE(prod.frozenBy.value_or("-"), std::string("alice"));
         QCOMPARE(prod.frozenReason.value_or("-"), std::string("incident 42"));
         // The server's clock, not the test's: the same reading the database used.
-        QVERIFY(std::abs(prod.serverNow -
+        QVERIFY(std::abs(prod.serverNow.millis() -
                          std::stoll(db.scalar("SELECT relctl.epoch_ms(clock_timestamp())"))) < 10000);
 
         const EnvironmentRow& staging = rows[1];
@@ -462,17 +473,17 @@ private slots:
         const std::int64_t to = std::stoll(times[times.size() - 3][0]);
         const std::string window =
             "relctl.epoch_ms(at) BETWEEN " + std::to_string(from) + " AND " + std::to_string(to);
-        check("from/to", {.from = from, .to = to}, window);
-        check("from", {.from = to}, "relctl.epoch_ms(at) >= " + std::to_string(to));
-        check("to", {.to = from}, "relctl.epoch_ms(at) <= " + std::to_string(from));
+        check("from/to", {.from = ms(from), .to = ms(to)}, window);
+        check("from", {.from = ms(to)}, "relctl.epoch_ms(at) >= " + std::to_string(to));
+        check("to", {.to = ms(from)}, "relctl.epoch_ms(at) <= " + std::to_string(from));
 
-        for (const AuditEvent& e :
+        for (const Event& e :
              q.auditPage({.filter = {.env = "staging", .reason = "DISPATCH_FROZEN"}}).events) {
             QCOMPARE(e.outcome, std::string("rejected"));
             QCOMPARE(e.job.value_or("-"), std::string("stage-9"));
             QCOMPARE(e.operation, std::string("publish"));
         }
-        const AuditEvent frozen = q.auditPage({.filter = {.operation = "freeze"}}).events.at(0);
+        const Event frozen = q.auditPage({.filter = {.operation = "freeze"}}).events.at(0);
         QCOMPARE(frozen.actor.value_or("-"), std::string("Alice"));
         QVERIFY(frozen.host && frozen.pid);
 
@@ -490,7 +501,8 @@ private slots:
         // Invalid input is refused as such.
         QCOMPARE(errorOf([&] { q.auditPage({.limit = 0}); }), ExitCode::Usage);
         QCOMPARE(errorOf([&] { q.auditPage({.limit = 5001}); }), ExitCode::Usage);
-        QCOMPARE(errorOf([&] { q.auditPage({.filter = {.from = to, .to = from}}); }), ExitCode::Usage);
+        QCOMPARE(errorOf([&] { q.auditPage({.filter = {.from = ms(to), .to = ms(from)}}); }),
+                 ExitCode::Usage);
         QCOMPARE(q.auditPage({.limit = 5000}).events.size(), std::size_t(total));
     }
 
@@ -570,7 +582,7 @@ private slots:
 
     // An event may name the environment '' (a refusal records the name a
     // job gave). It reaches the client as an event without an environment
-    // does (AuditEvent::env is ""), yet sorts as the smallest name, not as
+    // does (Event::env is ""), yet sorts as the smallest name, not as
     // NULL: a walk sorted by environment reads each event once and ends,
     // with and without a filter on ''.
     void anEmptyEnvironmentNameSortsAsAName_data()
@@ -604,7 +616,7 @@ private slots:
         AuditPageRequest request{.filter = filter, .sort = sort, .limit = 7};
         for (std::size_t pages = 0; pages <= expected.size(); ++pages) {
             const AuditPage page = q.auditPage(request);
-            for (const AuditEvent& e : page.events)
+            for (const Event& e : page.events)
                 got.push_back(e.id);
             if (!page.more || page.events.empty())
                 break;
@@ -630,7 +642,7 @@ private slots:
             QCOMPARE(!desc[i].actor, i < std::size_t(nulls));
         }
         // A cursor on a NULL key continues within the NULLs, by id.
-        const AuditEvent& firstNull = desc.front();
+        const Event& firstNull = desc.front();
         const AuditPage next = q.auditPage({.sort = {AuditSort::Column::Actor, true},
                                             .after = auditCursorAfter(firstNull, AuditSort::Column::Actor),
                                             .limit = 1});
@@ -708,7 +720,7 @@ private slots:
                                                 .after = AuditCursor{"zzz", 1},
                                                 .newerThan = horizon,
                                                 .limit = 15});
-            for (const AuditEvent& e : page.events)
+            for (const Event& e : page.events)
                 got.push_back(e.id);
             if (!page.more) {
                 QCOMPARE(pages, 4);
@@ -723,7 +735,7 @@ private slots:
         db.exec("INSERT INTO relctl.events (env, operation, outcome) VALUES ('prod', 'renew', 'accepted')");
         const std::int64_t end =
             std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events WHERE id = 750"));
-        QVERIFY(q.auditPage({.filter = {.env = "prod", .to = end}, .newerThan = 750}).events.empty());
+        QVERIFY(q.auditPage({.filter = {.env = "prod", .to = ms(end)}, .newerThan = 750}).events.empty());
         QCOMPARE(q.auditPage({.filter = {.env = "prod"}, .newerThan = 750}).events.size(), std::size_t(1));
     }
 
@@ -784,7 +796,7 @@ private slots:
         QCOMPARE(first.events.at(0).id, std::int64_t(n));
         timed("env + reason", {.filter = {.env = "prod", .reason = "STALE_GENERATION"}},
               "env = 'prod' AND reason = 'STALE_GENERATION'", filtered);
-        for (const AuditEvent& e : filtered.events)
+        for (const Event& e : filtered.events)
             QVERIFY(e.env == "prod" && e.reason == "STALE_GENERATION");
         timed("env + reason, from the middle",
               {.filter = {.env = "prod", .reason = "STALE_GENERATION"},
@@ -805,11 +817,11 @@ private slots:
         cli(db, {"env", "add", "test"});
         Database conn(db.dsn());
         ConsoleQueries q(conn);
-        const EpochMs start = q.environments().at(0).serverNow;
+        const std::int64_t start = q.environments().at(0).serverNow.millis();
         const std::string released = acquire(db, "prod", "job-a", 1);
         cli(db, {"lease", "release", "--lease", released});
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const EpochMs afterFirst = q.environments().at(0).serverNow;
+        const std::int64_t afterFirst = q.environments().at(0).serverNow.millis();
         const std::string expired = acquire(db, "prod", "job-b", 2, "1s");
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));
         acquire(db, "prod", "job-c", 3);
@@ -826,11 +838,11 @@ private slots:
         auto high = waiter(db, "staging", "high", 3);
         QVERIFY(low->waitForFinished(20000));
         QCOMPARE(low->exitCode(), 4);
-        const EpochMs end = q.environments().at(0).serverNow;
+        const std::int64_t end = q.environments().at(0).serverNow.millis();
 
-        TimelineSlice all = q.timeline(start, end);
+        TimelineSlice all = q.timeline(ms(start), ms(end));
         QCOMPARE(all.environments, (std::vector<std::string>{"prod", "staging", "test"}));
-        QVERIFY(all.serverNow >= end);
+        QVERIFY(all.serverNow.millis() >= end);
         std::vector<std::string> endings;
         for (const LeaseSpan& l : all.leases)
             endings.push_back(l.env + ":" + l.job + ":" + l.ending);
@@ -841,17 +853,19 @@ private slots:
         QCOMPARE(b.token, std::int64_t(2));
         QCOMPARE(b.generation, std::int64_t(2));
         QCOMPARE(b.release, std::string("r2"));
-        QVERIFY(b.endsAt - b.acquiredAt >= 999 && b.endsAt - b.acquiredAt <= 1001); // its expiry: a 1 s TTL
+        QVERIFY(b.endsAt.millis() - b.acquiredAt.millis() >= 999 &&
+                b.endsAt.millis() - b.acquiredAt.millis() <= 1001); // its expiry: a 1 s TTL
 
         std::set<std::string> kinds;
         std::string previous;
-        EpochMs previousAt = 0;
+        std::int64_t previousAt = 0;
         for (const TimelineMarker& m : all.markers) {
             kinds.insert(m.kind);
-            QVERIFY(m.at >= start && m.at <= end);
-            QVERIFY(m.env > previous || (m.env == previous && m.at >= previousAt)); // by env, then at
+            QVERIFY(m.at.millis() >= start && m.at.millis() <= end);
+            QVERIFY(m.env > previous ||
+                    (m.env == previous && m.at.millis() >= previousAt)); // by env, then at
             previous = m.env;
-            previousAt = m.at;
+            previousAt = m.at.millis();
             QVERIFY((m.kind == "queued") == (m.eventId == 0));
         }
         QCOMPARE(kinds, (std::set<std::string>{"operator", "publish", "queued", "refusal", "superseded"}));
@@ -874,13 +888,13 @@ private slots:
         QVERIFY(has("queued", "low"));
 
         // A window after the first lease ended leaves it out; one before everything holds nothing.
-        TimelineSlice later = q.timeline(afterFirst, end);
+        TimelineSlice later = q.timeline(ms(afterFirst), ms(end));
         QCOMPARE(later.leases.size(), std::size_t(4));
         QCOMPARE(later.leases[0].job, std::string("job-b"));
-        TimelineSlice before = q.timeline(start - 60000, start - 1000);
+        TimelineSlice before = q.timeline(ms(start - 60000), ms(start - 1000));
         QVERIFY(before.leases.empty() && before.markers.empty());
         QCOMPARE(before.environments.size(), std::size_t(3));
-        QCOMPARE(errorOf([&] { q.timeline(end, start); }), ExitCode::Usage);
+        QCOMPARE(errorOf([&] { q.timeline(ms(end), ms(start)); }), ExitCode::Usage);
         stop(*high);
     }
 
@@ -905,58 +919,58 @@ private slots:
         freeze("prod", "alice", "incident 41");
         freeze("staging", "bob", "quarter end");
         pause();
-        const EpochMs start = q.environments().at(0).serverNow;
+        const std::int64_t start = q.environments().at(0).serverNow.millis();
         pause();
         unfreeze("prod");
         freeze("prod", "alice", "incident 42"); // begun and ended inside the window
         pause();
         unfreeze("prod");
         pause();
-        const EpochMs end = q.environments().at(0).serverNow;
+        const std::int64_t end = q.environments().at(0).serverNow.millis();
 
         // The oracle: the freeze and unfreeze events' own times, in order.
         const auto times = [&](const std::string& env, const std::string& operation) {
-            std::vector<EpochMs> out;
+            std::vector<std::int64_t> out;
             for (const auto& row : db.rows("SELECT relctl.epoch_ms(at) FROM relctl.events WHERE env = '" +
                                            env + "' AND operation = '" + operation + "' ORDER BY id"))
                 out.push_back(std::stoll(row.at(0)));
             return out;
         };
-        const std::vector<EpochMs> prodFrozen = times("prod", "freeze");
-        const std::vector<EpochMs> prodUnfrozen = times("prod", "unfreeze");
+        const std::vector<std::int64_t> prodFrozen = times("prod", "freeze");
+        const std::vector<std::int64_t> prodUnfrozen = times("prod", "unfreeze");
         QCOMPARE(prodFrozen.size(), std::size_t(2));
         QCOMPARE(prodUnfrozen.size(), std::size_t(2));
         QVERIFY(prodFrozen[0] < start && start < prodUnfrozen[0]); // the case the test is about
 
-        const TimelineSlice slice = q.timeline(start, end);
+        const TimelineSlice slice = q.timeline(ms(start), ms(end));
         std::vector<std::string> spans;
         for (const FrozenSpan& f : slice.freezes)
             spans.push_back(f.env + ":" + f.by + ":" + f.reason + ":" + (f.to ? "closed" : "open"));
         QCOMPARE(spans,
                  (std::vector<std::string>{"prod:alice:incident 41:closed", "prod:alice:incident 42:closed",
                                            "staging:bob:quarter end:open"}));
-        QCOMPARE(slice.freezes[0].from, prodFrozen[0]);
-        QCOMPARE(slice.freezes[0].to.value_or(0), prodUnfrozen[0]);
-        QCOMPARE(slice.freezes[1].from, prodFrozen[1]);
-        QCOMPARE(slice.freezes[1].to.value_or(0), prodUnfrozen[1]);
+        QCOMPARE(slice.freezes[0].from.millis(), prodFrozen[0]);
+        QCOMPARE(slice.freezes[0].to.value_or(Timestamp()).millis(), prodUnfrozen[0]);
+        QCOMPARE(slice.freezes[1].from.millis(), prodFrozen[1]);
+        QCOMPARE(slice.freezes[1].to.value_or(Timestamp()).millis(), prodUnfrozen[1]);
         // The freeze in force is the environment's own, begun before the window.
-        QCOMPARE(slice.freezes[2].from,
+        QCOMPARE(slice.freezes[2].from.millis(),
                  std::stoll(db.scalar("SELECT relctl.epoch_ms(frozen_at) FROM relctl.environments "
                                       "WHERE name = 'staging'")));
-        QVERIFY(slice.freezes[2].from < start);
+        QVERIFY(slice.freezes[2].from.millis() < start);
 
         // Zoomed in after prod's freezes: only the one still in force; far
         // before everything: none.
-        const TimelineSlice later = q.timeline(prodUnfrozen[1] + 1, end);
+        const TimelineSlice later = q.timeline(ms(prodUnfrozen[1] + 1), ms(end));
         QCOMPARE(later.freezes.size(), std::size_t(1));
         QCOMPARE(later.freezes[0].env, std::string("staging"));
-        QVERIFY(q.timeline(start - 3'600'000, start - 3'000'000).freezes.empty());
+        QVERIFY(q.timeline(ms(start - 3'600'000), ms(start - 3'000'000)).freezes.empty());
 
         // The history's extent: the trail's first and last events.
-        QCOMPARE(slice.historyFirst.value_or(0),
+        QCOMPARE(slice.historyFirst.value_or(Timestamp()).millis(),
                  std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events ORDER BY id LIMIT 1")));
         QCOMPARE(
-            slice.historyLast.value_or(0),
+            slice.historyLast.value_or(Timestamp()).millis(),
             std::stoll(db.scalar("SELECT relctl.epoch_ms(at) FROM relctl.events ORDER BY id DESC LIMIT 1")));
 
         // A reviewer's login with any arguments: no error, and no window
@@ -970,7 +984,7 @@ private slots:
         const nlohmann::json none = db.json("SELECT relctl.console_timeline(NULL, NULL)");
         QVERIFY(none.at("leases").empty() && none.at("markers").empty() && none.at("freezes").empty());
         QCOMPARE(none.at("environments").size(), std::size_t(3));
-        QCOMPARE(none.at("history_first").get<EpochMs>(), *slice.historyFirst);
+        QCOMPARE(none.at("history_first").get<std::int64_t>(), slice.historyFirst->millis());
         // The whole range a timestamp holds: every freeze, clamped, not an overflow.
         const nlohmann::json everything =
             db.json("SELECT relctl.console_timeline(-9223372036854775808, 9223372036854775807)");
@@ -991,8 +1005,7 @@ private slots:
 
         Database conn(db.dsn());
         ConsoleQueries q(conn);
-        const std::vector<AuditEvent> refusals =
-            q.auditPage({.filter = {.reason = "STALE_GENERATION"}}).events;
+        const std::vector<Event> refusals = q.auditPage({.filter = {.reason = "STALE_GENERATION"}}).events;
         QCOMPARE(refusals.size(), std::size_t(1));
         const std::optional<RefusalTrace> t = q.trace(refusals[0].id);
         QVERIFY(t);
@@ -1021,9 +1034,9 @@ private slots:
         QCOMPARE(t->cause->kind, std::string("stale"));
         QCOMPARE(t->cause->job.value_or("-"), std::string("job-9"));
         QCOMPARE(t->cause->generation.value_or(0), std::int64_t(9));
-        QCOMPARE(t->cause->at.value_or(0), *t->currentPublishedAt);
+        QCOMPARE(t->cause->at.value_or(Timestamp()), *t->currentPublishedAt);
 
-        const std::vector<AuditEvent> accepted =
+        const std::vector<Event> accepted =
             q.auditPage({.filter = {.job = "job-9", .operation = "publish"}}).events;
         QCOMPARE(accepted.size(), std::size_t(1));
         QVERIFY(!q.trace(accepted[0].id));
@@ -1054,7 +1067,7 @@ private slots:
         QVERIFY(low->waitForFinished(20000));
         QCOMPARE(low->exitCode(), 4);
 
-        const std::vector<AuditEvent> skipped = q.auditPage({.filter = {.reason = "SUPERSEDED"}}).events;
+        const std::vector<Event> skipped = q.auditPage({.filter = {.reason = "SUPERSEDED"}}).events;
         QCOMPARE(skipped.size(), std::size_t(1));
         const std::optional<RefusalTrace> t = q.trace(skipped[0].id);
         QVERIFY(t && t->cause);
@@ -1086,9 +1099,9 @@ private slots:
     {
         QFETCH(QString, reason);
         QFETCH(QByteArray, field);
-        AuditEvent e;
+        Event e;
         e.id = 7;
-        e.at = 1'700'000'000'000;
+        e.at = ms(1'700'000'000'000);
         e.env = "prod";
         e.operation = "publish";
         e.outcome = "rejected";
@@ -1152,7 +1165,7 @@ private slots:
         QCOMPARE(a[QLatin1String("detail")].toObject()[QLatin1String("reason")].toString(),
                  QStringLiteral("stuck, \"really\""));
 
-        AuditEvent sparse;
+        Event sparse;
         sparse.id = 19;
         sparse.operation = "env-set";
         sparse.outcome = "accepted";
@@ -1254,7 +1267,7 @@ private slots:
         {
             std::ofstream(path) << "earlier export\n";
         }
-        options = AuditExportOptions{.filter = {.from = 2, .to = 1}};
+        options = AuditExportOptions{.filter = {.from = ms(2), .to = ms(1)}};
         QCOMPARE(errorOf([&] { exportAuditFile(q, options, path); }), ExitCode::Usage);
         QCOMPARE(readFile(path), std::string("earlier export\n"));
         QCOMPARE(std::distance(std::filesystem::directory_iterator(dir.path().toStdString()),
@@ -1355,7 +1368,7 @@ private slots:
         const AuditSort sort{AuditSort::Column(column), descending};
         // What the page path gives, written event by event: the export's reference.
         std::ostringstream expected;
-        const std::vector<AuditEvent> events = allPages(q, {}, 41, nullptr, sort);
+        const std::vector<Event> events = allPages(q, {}, 41, nullptr, sort);
         QCOMPARE(events.size(), kEvents);
         if (json) {
             expected << '[';

@@ -9,16 +9,23 @@
 #include <algorithm>
 
 using namespace relctl::history;
+using relctl::Event;
 
 namespace {
 
-EventRow eventRow(std::int64_t id, EpochMs at, const std::string& env, const std::string& operation,
-                  const std::optional<std::string>& reason, std::optional<std::int64_t> token,
-                  std::optional<std::int64_t> currentToken, std::optional<std::string> opId = {})
+// The fabricated histories count time in milliseconds, as relctl.history sends it.
+relctl::Timestamp ms(std::int64_t n)
 {
-    EventRow e;
+    return relctl::Timestamp::fromMillis(n);
+}
+
+Event eventRow(std::int64_t id, std::int64_t at, const std::string& env, const std::string& operation,
+               const std::optional<std::string>& reason, std::optional<std::int64_t> token,
+               std::optional<std::int64_t> currentToken, std::optional<std::string> opId = {})
+{
+    Event e;
     e.id = id;
-    e.at = at;
+    e.at = ms(at);
     e.env = env;
     e.operation = operation;
     e.outcome = reason ? "rejected" : "accepted";
@@ -40,15 +47,15 @@ History validHistory()
     History h;
     h.environments = {{"prod", 4, 2}, {"test", 1, std::nullopt}};
     h.leases = {
-        {"prod", 1, "j1", "r1", 1, 1000, 61000, 5000, "released", "j1-acquire"},
-        {"prod", 2, "j2", "r2", 2, 6000, 66000, 9000, "released", "j2-acquire"},
-        {"prod", 3, "j3", "r3", 3, 10000, 11000, std::nullopt, std::nullopt, "j3-acquire"},
-        {"prod", 4, "j4", "r4", 4, 12000, 72000, std::nullopt, std::nullopt, "j4-acquire"},
-        {"test", 1, "t1", "tr1", 1, 3000, 63000, 3500, "revoked", "t1-acquire"},
+        {"prod", 1, "j1", "r1", 1, ms(1000), ms(61000), ms(5000), "released", "j1-acquire"},
+        {"prod", 2, "j2", "r2", 2, ms(6000), ms(66000), ms(9000), "released", "j2-acquire"},
+        {"prod", 3, "j3", "r3", 3, ms(10000), ms(11000), std::nullopt, std::nullopt, "j3-acquire"},
+        {"prod", 4, "j4", "r4", 4, ms(12000), ms(72000), std::nullopt, std::nullopt, "j4-acquire"},
+        {"test", 1, "t1", "tr1", 1, ms(3000), ms(63000), ms(3500), "revoked", "t1-acquire"},
     };
     h.manifests = {
-        {1, "prod", "r1", 1, "j1", 1, 2000, "j1-publish"},
-        {2, "prod", "r2", 2, "j2", 2, 7000, "j2-publish"},
+        {1, "prod", "r1", 1, "j1", 1, ms(2000), "j1-publish"},
+        {2, "prod", "r2", 2, "j2", 2, ms(7000), "j2-publish"},
     };
     h.events = {
         eventRow(1, 1000, "prod", "acquire", {}, 1, 1, "j1-acquire"),
@@ -69,7 +76,7 @@ History validHistory()
         eventRow(16, 13500, "prod", "publish", "DISPATCH_FROZEN", 4, 4, "j4-publish"),
         eventRow(17, 14000, "prod", "unfreeze", {}, std::nullopt, 4),
     };
-    for (EventRow& e : h.events) {
+    for (Event& e : h.events) {
         // An accepted acquire or publish names its lease's generation (here, its token).
         if (e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish"))
             e.generation = e.token;
@@ -83,15 +90,15 @@ History validHistory()
     h.events[8].generation = 1;
     h.events[13].generation = 3;
     h.operations = {
-        {"j1-acquire", "acquire", "ok", std::nullopt, "prod", 1000},
-        {"j1-publish", "publish", "ok", std::nullopt, "prod", 2000},
-        {"t1-acquire", "acquire", "ok", std::nullopt, "test", 3000},
-        {"j2-acquire", "acquire", "ok", std::nullopt, "prod", 6000},
-        {"j2-publish", "publish", "ok", std::nullopt, "prod", 7000},
-        {"j0-acquire", "acquire", "refused", "STALE_GENERATION", "prod", 8000},
-        {"j3-acquire", "acquire", "ok", std::nullopt, "prod", 10000},
-        {"j4-acquire", "acquire", "ok", std::nullopt, "prod", 12000},
-        {"j3-publish", "publish", "refused", "LEASE_SUPERSEDED", "prod", 12500},
+        {"j1-acquire", "acquire", "ok", std::nullopt, "prod", ms(1000)},
+        {"j1-publish", "publish", "ok", std::nullopt, "prod", ms(2000)},
+        {"t1-acquire", "acquire", "ok", std::nullopt, "test", ms(3000)},
+        {"j2-acquire", "acquire", "ok", std::nullopt, "prod", ms(6000)},
+        {"j2-publish", "publish", "ok", std::nullopt, "prod", ms(7000)},
+        {"j0-acquire", "acquire", "refused", "STALE_GENERATION", "prod", ms(8000)},
+        {"j3-acquire", "acquire", "ok", std::nullopt, "prod", ms(10000)},
+        {"j4-acquire", "acquire", "ok", std::nullopt, "prod", ms(12000)},
+        {"j3-publish", "publish", "refused", "LEASE_SUPERSEDED", "prod", ms(12500)},
     };
     return h;
 }
@@ -104,9 +111,9 @@ LeaseRow& leaseOf(History& h, const std::string& env, std::int64_t token)
     qFatal("no lease %s:%lld", env.c_str(), static_cast<long long>(token));
 }
 
-EventRow& eventOf(History& h, std::int64_t id)
+Event& eventOf(History& h, std::int64_t id)
 {
-    for (EventRow& e : h.events)
+    for (Event& e : h.events)
         if (e.id == id)
             return e;
     qFatal("no event %lld", static_cast<long long>(id));
@@ -123,19 +130,19 @@ History rolledBackHistory(bool newerPublish)
     History h;
     h.environments = {{"prod", newerPublish ? 4 : 3, newerPublish ? 3 : 1}};
     h.leases = {
-        {"prod", 1, "j8", "r8", 8, 1000, 61000, 3000, "released", "j8-acquire"},
-        {"prod", 2, "j9", "r9", 9, 4000, 64000, 6000, "released", "j9-acquire"},
-        {"prod", 3, "rollback by alice", "r8", 8, 7000, 67000, 7000, "released", "rb-1"},
+        {"prod", 1, "j8", "r8", 8, ms(1000), ms(61000), ms(3000), "released", "j8-acquire"},
+        {"prod", 2, "j9", "r9", 9, ms(4000), ms(64000), ms(6000), "released", "j9-acquire"},
+        {"prod", 3, "rollback by alice", "r8", 8, ms(7000), ms(67000), ms(7000), "released", "rb-1"},
     };
     h.manifests = {
-        {1, "prod", "r8", 8, "j8", 1, 2000, "j8-publish"},
-        {2, "prod", "r9", 9, "j9", 2, 5000, "j9-publish"},
+        {1, "prod", "r8", 8, "j8", 1, ms(2000), "j8-publish"},
+        {2, "prod", "r9", 9, "j9", 2, ms(5000), "j9-publish"},
     };
-    h.rollbacks = {{1, "prod", 3, 1, 2, 7000, "rb-1"}};
+    h.rollbacks = {{1, "prod", 3, 1, 2, ms(7000), "rb-1"}};
     struct Row
     {
         std::int64_t id;
-        EpochMs at;
+        std::int64_t at;
         const char* operation;
         std::optional<std::string> reason;
         std::optional<std::int64_t> token;
@@ -159,26 +166,27 @@ History rolledBackHistory(bool newerPublish)
         {10, 9000, "acquire", "STALE_GENERATION", {}, 3, 8, 9, 8, "j8-acquire-again", {}},
     };
     h.operations = {
-        {"j8-acquire", "acquire", "ok", std::nullopt, "prod", 1000},
-        {"j8-publish", "publish", "ok", std::nullopt, "prod", 2000},
-        {"j9-acquire", "acquire", "ok", std::nullopt, "prod", 4000},
-        {"j9-publish", "publish", "ok", std::nullopt, "prod", 5000},
-        {"rb-1", "rollback", "ok", std::nullopt, "prod", 7000},
-        {"j9-publish-again", "publish", "refused", "STALE_GENERATION", "prod", 8000},
-        {"j9-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", 8500},
-        {"j8-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", 9000},
+        {"j8-acquire", "acquire", "ok", std::nullopt, "prod", ms(1000)},
+        {"j8-publish", "publish", "ok", std::nullopt, "prod", ms(2000)},
+        {"j9-acquire", "acquire", "ok", std::nullopt, "prod", ms(4000)},
+        {"j9-publish", "publish", "ok", std::nullopt, "prod", ms(5000)},
+        {"rb-1", "rollback", "ok", std::nullopt, "prod", ms(7000)},
+        {"j9-publish-again", "publish", "refused", "STALE_GENERATION", "prod", ms(8000)},
+        {"j9-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", ms(8500)},
+        {"j8-acquire-again", "acquire", "refused", "STALE_GENERATION", "prod", ms(9000)},
     };
     if (newerPublish) {
-        h.leases.push_back({"prod", 4, "j10", "r10", 10, 10000, 70000, 12000, "released", "j10-acquire"});
-        h.manifests.push_back({3, "prod", "r10", 10, "j10", 4, 11000, "j10-publish"});
+        h.leases.push_back(
+            {"prod", 4, "j10", "r10", 10, ms(10000), ms(70000), ms(12000), "released", "j10-acquire"});
+        h.manifests.push_back({3, "prod", "r10", 10, "j10", 4, ms(11000), "j10-publish"});
         rows.push_back({11, 10000, "acquire", {}, 4, 4, 10, 9, 8, "j10-acquire", {}});
         rows.push_back({12, 11000, "publish", {}, 4, 4, 10, 10, 10, "j10-publish", 3});
         rows.push_back({13, 12000, "release", {}, 4, 4, 10, 10, 10, {}, {}});
-        h.operations.push_back({"j10-acquire", "acquire", "ok", std::nullopt, "prod", 10000});
-        h.operations.push_back({"j10-publish", "publish", "ok", std::nullopt, "prod", 11000});
+        h.operations.push_back({"j10-acquire", "acquire", "ok", std::nullopt, "prod", ms(10000)});
+        h.operations.push_back({"j10-publish", "publish", "ok", std::nullopt, "prod", ms(11000)});
     }
     for (const Row& r : rows) {
-        EventRow e = eventRow(r.id, r.at, "prod", r.operation, r.reason, r.token, r.currentToken, r.opId);
+        Event e = eventRow(r.id, r.at, "prod", r.operation, r.reason, r.token, r.currentToken, r.opId);
         e.generation = r.generation;
         e.release = "r" + std::to_string(r.generation.value_or(0));
         e.highWaterGeneration = r.highWater;
@@ -192,13 +200,15 @@ History rolledBackHistory(bool newerPublish)
 }
 
 // The lease, the rollback row and the event of a further rollback on prod.
-void rollBackAgain(History& h, std::int64_t token, std::int64_t restored, std::int64_t replaced, EpochMs at)
+void rollBackAgain(History& h, std::int64_t token, std::int64_t restored, std::int64_t replaced,
+                   std::int64_t at)
 {
     h.environments[0].lastToken = token;
     h.environments[0].currentManifestId = restored;
-    h.leases.push_back({"prod", token, "rollback by bob", "r", 8, at, at + 60000, at, "released", "rb-2"});
-    h.rollbacks.push_back({2, "prod", token, restored, replaced, at, "rb-2"});
-    EventRow e = eventRow(100, at, "prod", "rollback", {}, token, token, "rb-2");
+    h.leases.push_back(
+        {"prod", token, "rollback by bob", "r", 8, ms(at), ms(at + 60000), ms(at), "released", "rb-2"});
+    h.rollbacks.push_back({2, "prod", token, restored, replaced, ms(at), "rb-2"});
+    Event e = eventRow(100, at, "prod", "rollback", {}, token, token, "rb-2");
     e.highWaterGeneration = 9;
     h.events.push_back(e);
 }
@@ -220,15 +230,16 @@ History promotedHistory(const std::string& release, std::int64_t generation, std
 {
     History h = rolledBackHistory(newerPublish);
     h.environments.push_back({"canary", 1, 10});
-    h.leases.push_back({"canary", 1, "c1", release, generation, 9200, 69200, 9600, "released", "c1-acquire"});
-    h.manifests.push_back({10, "canary", release, generation, "c1", 1, 9500, "c1-publish"});
-    EventRow set = eventRow(20, 9100, "canary", "env-set", {}, std::nullopt, 0);
+    h.leases.push_back(
+        {"canary", 1, "c1", release, generation, ms(9200), ms(69200), ms(9600), "released", "c1-acquire"});
+    h.manifests.push_back({10, "canary", release, generation, "c1", 1, ms(9500), "c1-publish"});
+    Event set = eventRow(20, 9100, "canary", "env-set", {}, std::nullopt, 0);
     set.promoteFrom = "prod";
     set.soakMs = soakMs;
     h.events.push_back(set);
-    for (EventRow e : {eventRow(21, 9200, "canary", "acquire", {}, 1, 1, "c1-acquire"),
-                       eventRow(22, 9500, "canary", "publish", {}, 1, 1, "c1-publish"),
-                       eventRow(23, 9600, "canary", "release", {}, 1, 1)}) {
+    for (Event e : {eventRow(21, 9200, "canary", "acquire", {}, 1, 1, "c1-acquire"),
+                    eventRow(22, 9500, "canary", "publish", {}, 1, 1, "c1-publish"),
+                    eventRow(23, 9600, "canary", "release", {}, 1, 1)}) {
         e.job = "c1";
         e.release = release;
         e.generation = generation;
@@ -236,8 +247,8 @@ History promotedHistory(const std::string& release, std::int64_t generation, std
             e.manifestId = 10;
         h.events.push_back(e);
     }
-    h.operations.push_back({"c1-acquire", "acquire", "ok", std::nullopt, "canary", 9200});
-    h.operations.push_back({"c1-publish", "publish", "ok", std::nullopt, "canary", 9500});
+    h.operations.push_back({"c1-acquire", "acquire", "ok", std::nullopt, "canary", ms(9200)});
+    h.operations.push_back({"c1-publish", "publish", "ok", std::nullopt, "canary", ms(9500)});
     return h;
 }
 
@@ -245,7 +256,7 @@ History promotedHistory(const std::string& release, std::int64_t generation, std
 History loggedHistory()
 {
     History h = validHistory();
-    for (EventRow& e : h.events)
+    for (Event& e : h.events)
         if (e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish"))
             e.login = e.env == "test" ? "ci-test" : "ci-prod";
     return h;
@@ -339,8 +350,8 @@ private slots:
     void aPublishUnderASupersededTokenFails()
     {
         History h = validHistory();
-        leaseOf(h, "prod", 3).expiresAt = 20000; // still unexpired: only token 4 makes it stale
-        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 12500, std::nullopt});
+        leaseOf(h, "prod", 3).expiresAt = ms(20000); // still unexpired: only token 4 makes it stale
+        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, ms(12500), std::nullopt});
         // Token 4 was then granted while token 3 was live, too.
         expectOnly(check(h), "publish-under-live-lease", {"#3", "superseded", "prod:4"},
                    {"leases-never-overlap"});
@@ -349,14 +360,14 @@ private slots:
     void aPublishAfterExpiryFails()
     {
         History h = validHistory();
-        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, 11500, std::nullopt});
+        publishAsCurrent(h, {3, "prod", "r3", 3, "j3", 3, ms(11500), std::nullopt});
         expectOnly(check(h), "publish-under-live-lease", {"#3", "500 ms after", "expired"});
     }
 
     void aPublishAfterReleaseFails()
     {
         History h = validHistory();
-        h.manifests[1].publishedAt = 9500; // lease 2 was released at 9000
+        h.manifests[1].publishedAt = ms(9500); // lease 2 was released at 9000
         expectOnly(check(h), "publish-under-live-lease", {"#2", "released"});
     }
 
@@ -370,7 +381,7 @@ private slots:
     void unserializedManifestsAreCountedNotJudged()
     {
         History h = validHistory();
-        publishAsCurrent(h, {3, "prod", "r5", 5, "j5", std::nullopt, 30000, "j5-publish"});
+        publishAsCurrent(h, {3, "prod", "r5", 5, "j5", std::nullopt, ms(30000), "j5-publish"});
         const auto verdicts = check(h);
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
         QVERIFY2(verdicts[3].detail.find("1 unserialized") != std::string::npos, verdicts[3].detail.c_str());
@@ -380,7 +391,7 @@ private slots:
     {
         History h = validHistory();
         leaseOf(h, "prod", 4).generation = 1;
-        publishAsCurrent(h, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt});
+        publishAsCurrent(h, {3, "prod", "r4", 1, "j4", 4, ms(13000), std::nullopt});
         expectOnly(check(h), "generations-advance", {"#3", "generation 1", "#2"});
     }
 
@@ -429,8 +440,8 @@ private slots:
         History h = rolledBackHistory(false);
         h.environments[0].lastToken = 4;
         h.leases.push_back(
-            {"prod", 4, "j9", "r9", 9, 10000, 70000, std::nullopt, std::nullopt, "j9-acquire-3"});
-        EventRow e = eventRow(11, 10000, "prod", "acquire", {}, 4, 4, "j9-acquire-3");
+            {"prod", 4, "j9", "r9", 9, ms(10000), ms(70000), std::nullopt, std::nullopt, "j9-acquire-3"});
+        Event e = eventRow(11, 10000, "prod", "acquire", {}, 4, 4, "j9-acquire-3");
         e.generation = 9;
         e.highWaterGeneration = 9;
         h.events.push_back(e);
@@ -488,7 +499,7 @@ private slots:
     {
         History h = rolledBackHistory(false);
         h.environments.push_back({"test", 0, 3});
-        h.manifests.push_back({3, "test", "t1", 1, "t1", std::nullopt, 500, std::nullopt});
+        h.manifests.push_back({3, "test", "t1", 1, "t1", std::nullopt, ms(500), std::nullopt});
         h.rollbacks[0].restoredManifestId = 3;
         h.environments[0].currentManifestId = 3;
         expectOnly(check(h), "generations-advance", {"rollback #1", "#3 on test", "prod's own"});
@@ -509,7 +520,7 @@ private slots:
     {
         History h = rolledBackHistory(false);
         h.manifests.push_back(
-            {3, "prod", "r10", 10, "j10", std::nullopt, 12000, std::nullopt}); // unserialized
+            {3, "prod", "r10", 10, "j10", std::nullopt, ms(12000), std::nullopt}); // unserialized
         rollBackAgain(h, 4, 3, 1, 10000);
         expectOnly(check(h), "generations-advance", {"rollback #2", "published after it"});
         History same = rolledBackHistory(false);
@@ -537,7 +548,7 @@ private slots:
     {
         History h = rolledBackHistory(false);
         h.events.erase(
-            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.id == 7; }),
+            std::remove_if(h.events.begin(), h.events.end(), [](const Event& e) { return e.id == 7; }),
             h.events.end());
         expectOnly(check(h), "fencing-tokens-increase", {"prod:3", "no accepted acquire or rollback event"});
     }
@@ -545,7 +556,7 @@ private slots:
     void aPublishUnderARollbacksLeaseFails()
     {
         History h = rolledBackHistory(false);
-        publishAsCurrent(h, {3, "prod", "r8", 10, "rollback by alice", 3, 7000, std::nullopt});
+        publishAsCurrent(h, {3, "prod", "r8", 10, "rollback by alice", 3, ms(7000), std::nullopt});
         leaseOf(h, "prod", 3).generation = 10;
         expectOnly(check(h), "publish-under-live-lease", {"#3", "lease of a rollback", "prod:3"});
     }
@@ -555,9 +566,9 @@ private slots:
     void aWindowAfterARollbackKeepsTheBarOfItsContext()
     {
         History h = rolledBackHistory(true);
-        h.since = 7500;
+        h.since = ms(7500);
         h.events.erase(
-            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.at < 7500; }),
+            std::remove_if(h.events.begin(), h.events.end(), [](const Event& e) { return e.at < ms(7500); }),
             h.events.end());
         h.leases.erase(h.leases.begin(), h.leases.begin() + 2);
         auto verdicts = check(h);
@@ -585,7 +596,7 @@ private slots:
     void aTokenGoingBackwardsFails()
     {
         History h = validHistory();
-        leaseOf(h, "prod", 4).acquiredAt = 9500; // before token 3, acquired at 10000
+        leaseOf(h, "prod", 4).acquiredAt = ms(9500); // before token 3, acquired at 10000
         expectOnly(check(h), "fencing-tokens-increase", {"prod:4", "500 ms before", "prod:3"});
     }
 
@@ -617,7 +628,7 @@ private slots:
     {
         History h = validHistory();
         h.events.erase(
-            std::remove_if(h.events.begin(), h.events.end(), [](const EventRow& e) { return e.id == 9; }),
+            std::remove_if(h.events.begin(), h.events.end(), [](const Event& e) { return e.id == 9; }),
             h.events.end());
         expectOnly(check(h), "refusals-explained",
                    {"j0-acquire", "STALE_GENERATION", "without a rejected event"});
@@ -659,18 +670,18 @@ private slots:
     void aLeaseGrantedWhileTheOneBeforeWasLiveFails()
     {
         History h = validHistory();
-        leaseOf(h, "prod", 3).expiresAt = 12600; // token 4 came at 12000
+        leaseOf(h, "prod", 3).expiresAt = ms(12600); // token 4 came at 12000
         expectOnly(check(h), "leases-never-overlap",
                    {"prod:4", "event #13", "prod:3", "event #11", "600 ms before it expired", "never ended"});
 
         h = validHistory();
-        leaseOf(h, "prod", 2).endedAt = 10500; // token 3 came at 10000
+        leaseOf(h, "prod", 2).endedAt = ms(10500); // token 3 came at 10000
         expectOnly(check(h), "leases-never-overlap",
                    {"prod:3", "prod:2 (job j2)", "500 ms before it was released"});
 
         h = validHistory();
-        leaseOf(h, "prod", 3).expiresAt = 12000;
-        leaseOf(h, "prod", 2).endedAt = 10000;
+        leaseOf(h, "prod", 3).expiresAt = ms(12000);
+        leaseOf(h, "prod", 2).endedAt = ms(10000);
         const auto verdicts = check(h);
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
         QVERIFY2(verdicts[6].detail.rfind("5 leases", 0) == 0, verdicts[6].detail.c_str());
@@ -723,7 +734,7 @@ private slots:
     {
         History h = promotedHistory("r9", 9);
         const auto set = std::find_if(h.events.begin(), h.events.end(), [](auto& e) { return e.id == 20; });
-        EventRow cleared = *set;
+        Event cleared = *set;
         cleared.promoteFrom = "";
         set->id = 19;
         h.events.insert(set + 1, cleared);
@@ -734,7 +745,7 @@ private slots:
         // Judged with the window's environment only, from the path set before it.
         h = promotedHistory("r9", 9);
         h.env = "canary";
-        h.since = 9400;
+        h.since = ms(9400);
         QVERIFY(!check(h)[7].passed);
         h.env = "prod";
         QVERIFY(check(h)[7].passed);
@@ -781,17 +792,17 @@ private slots:
     void sinceJudgesOnlyTheWindowAgainstItsContext()
     {
         History h = validHistory();
-        leaseOf(h, "prod", 2).acquiredAt = 500; // before token 1
+        leaseOf(h, "prod", 2).acquiredAt = ms(500); // before token 1
         QVERIFY(!allPassed(check(h)));
-        h.since = 9500;
+        h.since = ms(9500);
         auto verdicts = check(h);
         QVERIFY2(allPassed(verdicts), describe(verdicts).c_str());
         QVERIFY2(verdicts[0].detail.rfind("2 leases", 0) == 0, verdicts[0].detail.c_str());
 
         History g = validHistory();
-        g.since = 12000;
+        g.since = ms(12000);
         leaseOf(g, "prod", 4).generation = 1;
-        publishAsCurrent(g, {3, "prod", "r4", 1, "j4", 4, 13000, std::nullopt});
+        publishAsCurrent(g, {3, "prod", "r4", 1, "j4", 4, ms(13000), std::nullopt});
         expectOnly(check(g), "generations-advance", {"#3", "#2"});
     }
 };

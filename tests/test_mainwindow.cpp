@@ -62,7 +62,7 @@ qint64 selectedAuditEvent(Console& c)
     const QModelIndexList rows = c.window.auditView()->table()->selectionModel()->selectedRows();
     if (rows.size() != 1)
         return 0;
-    const relctl::AuditEvent* e = c.session.audit()->eventAt(rows.first().row());
+    const relctl::Event* e = c.session.audit()->eventAt(rows.first().row());
     return e ? e->id : 0;
 }
 
@@ -210,7 +210,7 @@ private slots:
         // the job that won and the manifest that was current.
         std::optional<int> staleRow;
         for (int row = 0; row < session.audit()->rowCount(); ++row) {
-            const relctl::AuditEvent* e = session.audit()->eventAt(row);
+            const relctl::Event* e = session.audit()->eventAt(row);
             if (e && e->reason && *e->reason == "STALE_GENERATION" && !staleRow)
                 staleRow = row; // the newest: today's, on prod
         }
@@ -249,8 +249,8 @@ private slots:
             "SELECT id FROM relctl.events WHERE reason = 'LEASE_REVOKED' AND job = 'pipeline-140'"));
         Console c{*m_db};
         QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), refused).has_value(), 15000);
-        c.window.selectEvent(refused, c.session.audit()->eventAt(*auditRow(c.session.audit(), refused))->at,
-                             true);
+        c.window.selectEvent(
+            refused, c.session.audit()->eventAt(*auditRow(c.session.audit(), refused))->at.millis(), true);
         QTRY_VERIFY_WITH_TIMEOUT(c.window.tracePanel()->text().contains(QStringLiteral("LEASE_REVOKED")),
                                  10000);
         const QString trace = c.window.tracePanel()->text();
@@ -480,17 +480,17 @@ private slots:
         QVERIFY(stale > 0 && other > 0);
         QTRY_VERIFY_WITH_TIMEOUT(auditRow(c.session.audit(), stale) && auditRow(c.session.audit(), other),
                                  10000);
-        const relctl::AuditEvent event = *c.session.audit()->eventAt(*auditRow(c.session.audit(), stale));
+        const relctl::Event event = *c.session.audit()->eventAt(*auditRow(c.session.audit(), stale));
         QVERIFY(event.job && event.token);
 
         // Zoomed in on it (a second around it), the
         // marker is where the widget's geometry says: click it there.
         TimelineWidget* timeline = c.window.timeline();
-        timeline->setVisibleRange(event.at - 500, event.at + 500);
+        timeline->setVisibleRange(event.at.millis() - 500, event.at.millis() + 500);
         QTRY_VERIFY_WITH_TIMEOUT(timeline->markerPosition(stale).has_value(), 10000);
         const TimelineGeometry& g = timeline->timelineGeometry();
         const QPoint at(
-            static_cast<int>(std::lround(g.plotLeft() + g.xForTime(static_cast<double>(event.at)))),
+            static_cast<int>(std::lround(g.plotLeft() + g.xForTime(static_cast<double>(event.at.millis())))),
             static_cast<int>(std::lround(g.markerY(g.laneAt(timeline->markerPosition(stale)->y())))));
         QCOMPARE(at, timeline->markerPosition(stale)->toPoint());
         QCOMPARE(timeline->itemAt(at).eventId(), stale);

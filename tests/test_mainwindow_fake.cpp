@@ -49,6 +49,12 @@ using namespace relctl::ui;
 
 namespace {
 
+// Times in these tests are epoch milliseconds, as the console's functions send them.
+relctl::Timestamp ms(std::int64_t n)
+{
+    return relctl::Timestamp::fromMillis(n);
+}
+
 relctl::EnvironmentRow environment(const std::string& name, bool leased)
 {
     relctl::EnvironmentRow row;
@@ -61,9 +67,9 @@ relctl::EnvironmentRow environment(const std::string& name, bool leased)
         row.holderRelease = "v1.2";
         row.holderGeneration = 12;
         row.holderToken = 7;
-        row.serverNow = 3'999'999'000'000;
-        row.holderAcquiredAt = row.serverNow - 103'000; // held for 1 min 43 s
-        row.leaseExpiresAt = 4'000'000'000'000;
+        row.serverNow = ms(3'999'999'000'000);
+        row.holderAcquiredAt = row.serverNow - std::chrono::milliseconds(103000); // held for 1 min 43 s
+        row.leaseExpiresAt = ms(4'000'000'000'000);
     }
     return row;
 }
@@ -94,14 +100,14 @@ struct Console : FakeConsole
         staging.pendingPromotions = 1;
         fake->setEnvironments({environment("prod", false), staging, test});
         for (int i = 0; i < 9; ++i) {
-            relctl::AuditEvent e;
+            relctl::Event e;
             e.env = i % 3 == 0 ? "prod" : "test";
             e.operation = "renew";
             e.outcome = "accepted";
             e.job = "job-" + std::to_string(i);
             fake->addEvent(e);
         }
-        relctl::AuditEvent stale;
+        relctl::Event stale;
         stale.env = "prod";
         stale.operation = "publish";
         stale.outcome = "rejected";
@@ -303,7 +309,7 @@ private slots:
     {
         Console c;
         QVERIFY(c.loaded());
-        relctl::AuditEvent release;
+        relctl::Event release;
         release.env = "prod";
         release.operation = "release";
         release.outcome = "accepted";
@@ -626,7 +632,7 @@ private slots:
         FakeBackend* fake = new FakeBackend;
         fake->setEnvironments({environment("prod", false), environment("test", true)});
         for (int i = 0; i < 3; ++i) {
-            relctl::AuditEvent e;
+            relctl::Event e;
             e.env = "prod";
             e.operation = "renew";
             e.outcome = "accepted";

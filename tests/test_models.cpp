@@ -24,7 +24,13 @@ using AuditColumn = AuditModel::Column;
 
 namespace {
 
-constexpr relctl::EpochMs serverNow = 1'700'000'000'000; // 2023-11-14T22:13:20Z
+// Times in these tests are epoch milliseconds, as the console's functions send them.
+relctl::Timestamp ms(std::int64_t n)
+{
+    return relctl::Timestamp::fromMillis(n);
+}
+
+constexpr std::int64_t serverNow = 1'700'000'000'000; // 2023-11-14T22:13:20Z
 
 relctl::EnvironmentRow environment(const std::string& name)
 {
@@ -33,7 +39,7 @@ relctl::EnvironmentRow environment(const std::string& name)
     r.policy = "ordered";
     r.supersede = "auto";
     r.serialization = "enforced";
-    r.serverNow = serverNow;
+    r.serverNow = ms(serverNow);
     return r;
 }
 
@@ -44,11 +50,11 @@ std::vector<relctl::EnvironmentRow> twoEnvironments()
     prod.currentRelease = "1.4.2";
     prod.currentGeneration = 7;
     prod.publishedBy = "deploy-41";
-    prod.publishedAt = serverNow - 60'000;
+    prod.publishedAt = ms(serverNow - 60'000);
     prod.holderJob = "deploy-42";
     prod.holderRelease = "1.4.3";
     prod.holderToken = 12;
-    prod.leaseExpiresAt = serverNow + 90'000;
+    prod.leaseExpiresAt = ms(serverNow + 90'000);
     prod.queueLength = 3;
     prod.pendingSupersessions = 1;
     prod.pendingPromotions = 2;
@@ -71,11 +77,11 @@ QString cell(const QAbstractItemModel& m, int row, EnvColumn column, int role = 
     return m.data(m.index(row, int(column)), role).toString();
 }
 
-relctl::AuditEvent syntheticEvent(std::int64_t id)
+relctl::Event syntheticEvent(std::int64_t id)
 {
-    relctl::AuditEvent e;
+    relctl::Event e;
     e.id = id;
-    e.at = serverNow + id;
+    e.at = ms(serverNow + id);
     e.env = "prod";
     e.operation = "publish";
     e.outcome = id % 10 == 0 ? "rejected" : "accepted";
@@ -270,7 +276,7 @@ private slots:
         EnvironmentsModel model;
         QAbstractItemModelTester tester(&model, fatal);
         auto rows = twoEnvironments();
-        rows[0].leaseExpiresAt = serverNow + 1'200;
+        rows[0].leaseExpiresAt = ms(serverNow + 1'200);
         model.setEnvironments(rows);
         const QModelIndex expires = model.index(0, int(EnvColumn::ExpiresIn));
         QCOMPARE(expires.data().toString(), QStringLiteral("2s"));
@@ -1148,7 +1154,7 @@ private slots:
             e.manifest.release = "v1." + std::to_string(generation);
             e.manifest.generation = generation;
             e.manifest.job = "pipeline-" + std::to_string(100 + generation);
-            e.manifest.publishedAt = "2026-11-30T12:00:00.123456+00:00";
+            e.manifest.publishedAt = *relctl::Timestamp::parse("2026-11-30T12:00:00.123456+00:00");
             e.kind = "publish";
             return e;
         };
@@ -1157,7 +1163,7 @@ private slots:
         h.history.back().rollback = relctl::RollbackRecord{5,
                                                            "release-manager",
                                                            "smoke test",
-                                                           "2026-11-30T12:05:00Z",
+                                                           *relctl::Timestamp::parse("2026-11-30T12:05:00Z"),
                                                            40,
                                                            relctl::ReplacedManifest{22, "v1.14", 14}};
         model.setHistory(h);
@@ -1185,7 +1191,7 @@ private slots:
         EnvironmentsModel model;
         QAbstractItemModelTester tester(&model, fatal);
         auto rows = twoEnvironments();
-        rows[0].leaseExpiresAt = serverNow + 10'000;
+        rows[0].leaseExpiresAt = ms(serverNow + 10'000);
         model.setEnvironments(rows);
         const QModelIndex expires = model.index(0, int(EnvColumn::ExpiresIn));
         QVERIFY(!expires.data(Qt::ForegroundRole).isValid());
@@ -1220,7 +1226,7 @@ private slots:
         low.job = "deploy-43";
         low.release = "1.4.4";
         low.generation = 8;
-        low.queuedAt = serverNow - 103'000;
+        low.queuedAt = ms(serverNow - 103'000);
         low.skippedBy = 5;
         relctl::QueuedCandidate high = low;
         high.candidate = 42;
@@ -1228,7 +1234,7 @@ private slots:
         high.job = "deploy-44";
         high.release = "1.4.5";
         high.generation = 9;
-        high.queuedAt = serverNow - 2'500;
+        high.queuedAt = ms(serverNow - 2'500);
         high.skippedBy.reset();
         high.wins = 5;
         rows[0].queue = {low, high};
@@ -1238,7 +1244,7 @@ private slots:
         only.job = "stage-1";
         only.release = "2.0";
         only.generation = 1;
-        only.queuedAt = serverNow;
+        only.queuedAt = ms(serverNow);
         rows[1].queue = {only};
         model.setEnvironments(rows);
 

@@ -198,7 +198,8 @@ private slots:
                             [](const relctl::TimelineMarker& m) { return m.kind == "refusal"; }));
         auto* timeline = c.child<TimelineWidget>("rehearsalTimeline");
         for (const relctl::LeaseSpan& lease : shown.leases)
-            QVERIFY(lease.acquiredAt >= timeline->visibleFrom() && lease.endsAt <= timeline->visibleTo());
+            QVERIFY(lease.acquiredAt.millis() >= timeline->visibleFrom() &&
+                    lease.endsAt.millis() <= timeline->visibleTo());
 
         auto* progress = c.child<QProgressBar>("rehearsalProgress");
         QCOMPARE(progress->maximum(), 1);

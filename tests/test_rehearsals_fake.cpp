@@ -74,8 +74,8 @@ rh::Report failedRace()
     race.timeline.environments = {"race"};
     race.timeline.leases.push_back({});
     race.timeline.leases.back().env = "race";
-    race.timeline.leases.back().acquiredAt = 1'700'000'000'000;
-    race.timeline.leases.back().endsAt = 1'700'000'001'500;
+    race.timeline.leases.back().acquiredAt = relctl::Timestamp::fromMillis(1'700'000'000'000);
+    race.timeline.leases.back().endsAt = relctl::Timestamp::fromMillis(1'700'000'001'500);
     race.invariants = {{"r9-exit-0", true, "r9 exited 0", {}},
                        {"r8-exit-4", false, "r8 exited 0 (expected 4: STALE_GENERATION)", {"r8 exited 0"}}};
     rh::Report report;

@@ -59,6 +59,29 @@ class TestReplies final : public QObject
     Q_OBJECT
 
 private slots:
+    // relctl::Timestamp reads what the server's JSON writes for a timestamptz
+    // and writes it back the same, to the microsecond: whole seconds, every
+    // length of fraction, before the epoch, a leap day, a year's last instant.
+    void timestampsAreWrittenAsTheServerWritesThem()
+    {
+        TestDatabase db;
+        const json rows = db.json(
+            "SELECT json_agg(json_build_array(to_json(t), (extract(epoch FROM t) * 1000000)::bigint)) FROM ("
+            "  SELECT t FROM unnest(ARRAY['1970-01-01 00:00:00+00', '1969-12-31 23:59:59.999999+00',"
+            "    '2024-02-29 12:00:00.5+00', '2023-12-31 23:59:59.000001+00', '2000-03-01 00:00:00.12+00',"
+            "    '2026-12-06 14:04:11.123456+00', '1900-01-01 00:00:00.1234+00']::timestamptz[]) t"
+            "  UNION ALL SELECT now()"
+            "  UNION ALL SELECT timestamptz '2020-01-01 00:00:00+00' + random() * interval '20 years'"
+            "    FROM generate_series(1, 500)) s");
+        QCOMPARE(rows.size(), std::size_t{508});
+        for (const json& row : rows) {
+            const auto t = relctl::Timestamp::parse(row[0].get<std::string>());
+            QVERIFY2(t, row.dump().c_str());
+            QCOMPARE(t->micros(), row[1].get<std::int64_t>());
+            QCOMPARE(t->iso(), row[0].get<std::string>());
+        }
+    }
+
     void everyReplyCarriesEveryKeyTheServerSends()
     {
         TestDatabase db;

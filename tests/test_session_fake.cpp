@@ -35,9 +35,9 @@ relctl::EnvironmentRow environment(const std::string& name)
     return row;
 }
 
-relctl::AuditEvent auditEvent(const std::string& env, const std::string& operation, const std::string& job)
+relctl::Event auditEvent(const std::string& env, const std::string& operation, const std::string& job)
 {
-    relctl::AuditEvent e;
+    relctl::Event e;
     e.env = env;
     e.operation = operation;
     e.outcome = "accepted";
@@ -70,11 +70,12 @@ struct Fixture
     ConsoleSession session;
 };
 
-relctl::TimelineSlice sliceWithMarker(std::int64_t eventId, relctl::EpochMs at)
+relctl::TimelineSlice sliceWithMarker(std::int64_t eventId, std::int64_t at)
 {
     relctl::TimelineSlice slice;
     slice.environments = {"prod"};
-    slice.markers.push_back({eventId, "prod", at, "publish", "v" + std::to_string(eventId), {}});
+    slice.markers.push_back(
+        {eventId, "prod", relctl::Timestamp::fromMillis(at), "publish", "v" + std::to_string(eventId), {}});
     return slice;
 }
 
@@ -100,7 +101,7 @@ private slots:
         QFETCH(FakeBackend::Order, order);
         Fixture f;
         relctl::TimelineSlice slice = sliceWithMarker(1, 1000);
-        slice.markers.push_back({2, "prod", 5000, "refusal", "v2", {}});
+        slice.markers.push_back({2, "prod", relctl::Timestamp::fromMillis(5000), "refusal", "v2", {}});
         f.fake->setTimeline(slice);
         relctl::RefusalTrace first, second;
         first.event.job = "first";

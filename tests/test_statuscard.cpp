@@ -122,14 +122,14 @@ struct Console : FakeConsole
         relctl::EnvironmentRow prod;
         prod.name = "prod";
         fake->setEnvironments({prod});
-        relctl::AuditEvent published;
+        relctl::Event published;
         published.env = "prod";
         published.operation = "publish";
         published.outcome = "accepted";
         published.job = "pipeline-109";
         published.opId = "op-109-publish";
         fake->addEvent(published);
-        relctl::AuditEvent stale = published;
+        relctl::Event stale = published;
         stale.outcome = "rejected";
         stale.reason = "STALE_GENERATION";
         stale.job = "pipeline-108";

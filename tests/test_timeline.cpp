@@ -28,7 +28,13 @@ using relctl::ui::TimelineWidget;
 namespace {
 
 constexpr double kDay = 24.0 * 3600 * 1000;
-constexpr relctl::EpochMs kBase = 1'700'000'123'456; // 2023-11-14, an arbitrary odd time
+constexpr std::int64_t kBase = 1'700'000'123'456; // 2023-11-14, an arbitrary odd time
+
+// The fabricated slices count time in epoch milliseconds, as the console's functions send it.
+relctl::Timestamp ms(std::int64_t n)
+{
+    return relctl::Timestamp::fromMillis(n);
+}
 
 TimelineGeometry geometry(double start, double span, double width)
 {
@@ -38,47 +44,46 @@ TimelineGeometry geometry(double start, double span, double width)
     return g;
 }
 
-relctl::LeaseSpan lease(const std::string& env, std::int64_t token, relctl::EpochMs from, relctl::EpochMs to,
+relctl::LeaseSpan lease(const std::string& env, std::int64_t token, std::int64_t from, std::int64_t to,
                         const char* ending = "released")
 {
-    return {env, token, "deploy-" + std::to_string(token), "v1." + std::to_string(token), token, from,
-            to,  ending};
+    return {env,    token, "deploy-" + std::to_string(token), "v1." + std::to_string(token), token, ms(from),
+            ms(to), ending};
 }
 
-relctl::TimelineMarker marker(std::int64_t id, const std::string& env, relctl::EpochMs at, const char* kind)
+relctl::TimelineMarker marker(std::int64_t id, const std::string& env, std::int64_t at, const char* kind)
 {
-    return {id, env, at, kind, "stale generation", "deploy-" + std::to_string(id)};
+    return {id, env, ms(at), kind, "stale generation", "deploy-" + std::to_string(id)};
 }
 
 // `lanes` environments, each with `leasesPerLane` back-to-back leases and
 // `markersPerLane` markers of every kind spread over [from, from + span].
-relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane, relctl::EpochMs from,
-                               relctl::EpochMs span)
+relctl::TimelineSlice bigSlice(int lanes, int leasesPerLane, int markersPerLane, std::int64_t from,
+                               std::int64_t span)
 {
     static const char* endings[] = {"released", "released", "released", "expired", "revoked"};
     static const char* kinds[] = {"publish", "refusal", "superseded", "queued", "operator"};
     std::mt19937 random(42);
     relctl::TimelineSlice slice;
-    slice.serverNow = from + span;
+    slice.serverNow = ms(from + span);
     std::int64_t token = 1;
     std::int64_t eventId = 1;
     for (int l = 0; l < lanes; ++l) {
         const std::string env = "env-" + std::to_string(100 + l);
         slice.environments.push_back(env);
-        const relctl::EpochMs slot = span / leasesPerLane;
+        const std::int64_t slot = span / leasesPerLane;
         for (int i = 0; i < leasesPerLane; ++i) {
-            const relctl::EpochMs start =
+            const std::int64_t start =
                 from + i * slot +
-                static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 4 + 1));
-            const relctl::EpochMs length =
-                slot / 2 + static_cast<relctl::EpochMs>(random() % static_cast<std::uint64_t>(slot / 2 + 1));
+                static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(slot / 4 + 1));
+            const std::int64_t length =
+                slot / 2 + static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(slot / 2 + 1));
             const bool last = i == leasesPerLane - 1;
             slice.leases.push_back(
                 lease(env, token++, start, start + length, last ? "live" : endings[random() % 5]));
         }
         for (int i = 0; i < markersPerLane; ++i) {
-            const relctl::EpochMs at =
-                from + static_cast<relctl::EpochMs>(random() % static_cast<unsigned>(span));
+            const std::int64_t at = from + static_cast<std::int64_t>(random() % static_cast<unsigned>(span));
             slice.markers.push_back(marker(eventId++, env, at, kinds[random() % 5]));
         }
         // As the query delivers them: by env, then time.
@@ -327,7 +332,7 @@ private slots:
         showSmall(w);
         const auto at = g(w).timeForX(400);
         // "prod" is the second lane; a refusal and a lease in it.
-        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(at)));
+        w.setSlice(smallSlice(static_cast<std::int64_t>(at)));
         const auto pos = w.markerPosition(7);
         QVERIFY(pos);
         QCOMPARE(w.itemAt(pos->toPoint()).eventId(), qint64(7));
@@ -349,7 +354,7 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w);
-        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        w.setSlice(smallSlice(static_cast<std::int64_t>(g(w).timeForX(400))));
         const QPoint onMarker = w.markerPosition(7)->toPoint();
         QHelpEvent markerHelp(QEvent::ToolTip, onMarker, w.mapToGlobal(onMarker));
         QApplication::sendEvent(&w, &markerHelp);
@@ -371,7 +376,7 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w);
-        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
+        auto slice = smallSlice(static_cast<std::int64_t>(g(w).timeForX(400)));
         std::reverse(slice.markers.begin(), slice.markers.end());
         std::reverse(slice.leases.begin(), slice.leases.end());
         slice.environments.clear(); // lanes then come in order of appearance
@@ -386,7 +391,7 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w);
-        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        w.setSlice(smallSlice(static_cast<std::int64_t>(g(w).timeForX(400))));
         QSignalSpy selected(&w, &TimelineWidget::eventSelected);
         QTest::mouseClick(&w, Qt::LeftButton, {}, w.markerPosition(7)->toPoint());
         QCOMPARE(selected.count(), 1);
@@ -396,8 +401,8 @@ private slots:
         QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(w.width() - 5, w.height() - 5));
         QCOMPARE(selected.count(), 1);
         // Nor does one on a queued candidate: it is not an event (its id is 0).
-        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
-        slice.markers = {marker(0, "staging", static_cast<relctl::EpochMs>(g(w).timeForX(600)), "queued")};
+        auto slice = smallSlice(static_cast<std::int64_t>(g(w).timeForX(400)));
+        slice.markers = {marker(0, "staging", static_cast<std::int64_t>(g(w).timeForX(600)), "queued")};
         w.setSlice(slice);
         const QPoint queued(static_cast<int>(g(w).plotLeft() + 600), static_cast<int>(g(w).markerY(2)));
         QVERIFY(w.itemAt(queued).isMarker());
@@ -412,7 +417,7 @@ private slots:
         showSmall(w);
         w.setVisibleRange(kBase, kBase + 3600 * 1000);
         auto slice = smallSlice(kBase + 1800 * 1000);
-        const relctl::EpochMs later = kBase + 5 * 3600 * 1000;
+        const std::int64_t later = kBase + 5 * 3600 * 1000;
         slice.markers.push_back(marker(99, "staging", later, "publish"));
         w.setSlice(slice);
         QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
@@ -426,7 +431,7 @@ private slots:
         QCOMPARE(w.itemAt(w.markerPosition(99)->toPoint()).eventId(), qint64(99));
 
         // Not in the slice yet: centre on the time given, reveal when it arrives.
-        const relctl::EpochMs earlier = kBase - 10 * 3600 * 1000;
+        const std::int64_t earlier = kBase - 10 * 3600 * 1000;
         w.selectEvent(123, earlier);
         QVERIFY(w.visibleFrom() < earlier && earlier < w.visibleTo());
         slice.markers.push_back(marker(123, "prod", earlier, "refusal"));
@@ -456,13 +461,13 @@ private slots:
         TimelineWidget w;
         showSmall(w);
         auto slice = smallSlice(kBase);
-        slice.serverNow = kBase + 60 * 1000;
+        slice.serverNow = ms(kBase + 60 * 1000);
         w.setSlice(slice);
         QSignalSpy follow(&w, &TimelineWidget::followNowChanged);
         w.setFollowNow(true);
         QVERIFY(w.followNow());
-        QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
-        QVERIFY(static_cast<double>(w.visibleTo() - slice.serverNow) <
+        QVERIFY(w.visibleFrom() < slice.serverNow.millis() && slice.serverNow.millis() < w.visibleTo());
+        QVERIFY(static_cast<double>(w.visibleTo() - slice.serverNow.millis()) <
                 g(w).spanMs() * 0.2); // now sits near the right edge
         const auto to = w.visibleTo();
 
@@ -526,15 +531,15 @@ private slots:
         TimelineWidget w;
         showSmall(w);
         auto slice = smallSlice(kBase + 600 * 1000);
-        slice.serverNow = kBase + 40 * 3600 * 1000; // far right of the view
+        slice.serverNow = ms(kBase + 40 * 3600 * 1000); // far right of the view
         w.setSlice(slice);
         QVERIFY(!w.followNow());
-        QVERIFY(w.visibleTo() < slice.serverNow);
+        QVERIFY(w.visibleTo() < slice.serverNow.millis());
         QSignalSpy follow(&w, &TimelineWidget::followNowChanged);
         QTest::keyClick(&w, Qt::Key_Home);
         QVERIFY(w.followNow());
         QCOMPARE(follow.count(), 1);
-        QVERIFY(w.visibleFrom() < slice.serverNow && slice.serverNow < w.visibleTo());
+        QVERIFY(w.visibleFrom() < slice.serverNow.millis() && slice.serverNow.millis() < w.visibleTo());
     }
 
     void homeWinsOverAWindowShortcut()
@@ -605,7 +610,7 @@ private slots:
         showSmall(w);
         // prod: 6 at t-5min, 7 and 10 at t (the same millisecond), a queued
         // candidate (id 0) and 8 at t+5min; staging: 9 at t+1s; dev: 5 at t.
-        const auto at = static_cast<relctl::EpochMs>(g(w).timeForX(400));
+        const auto at = static_cast<std::int64_t>(g(w).timeForX(400));
         auto slice = smallSlice(at);
         slice.markers.push_back(marker(10, "prod", at, "publish"));
         slice.markers.push_back(marker(0, "prod", at + 100000, "queued"));
@@ -660,7 +665,7 @@ private slots:
         TimelineWidget w;
         showSmall(w);
         auto slice = smallSlice(kBase + 1800 * 1000);
-        const relctl::EpochMs later = kBase + 5 * 3600 * 1000; // far right of the view
+        const std::int64_t later = kBase + 5 * 3600 * 1000; // far right of the view
         slice.markers.push_back(marker(99, "prod", later, "publish"));
         w.setSlice(slice);
         w.selectEvent(8);
@@ -759,7 +764,7 @@ private slots:
         TimelineWidget w;
         w.setPalette(darkPalette());
         showSmall(w);
-        w.setSlice(smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400))));
+        w.setSlice(smallSlice(static_cast<std::int64_t>(g(w).timeForX(400))));
         const QImage image = w.grab().toImage();
         const QPalette& p = w.palette();
         // Backgrounds: the plot on Base, the gutter and axis on Window. Both dark.
@@ -792,8 +797,9 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w);
-        auto slice = smallSlice(static_cast<relctl::EpochMs>(g(w).timeForX(400)));
-        slice.serverNow += 24 * 3600 * 1000; // the now line out of the way
+        auto slice = smallSlice(static_cast<std::int64_t>(g(w).timeForX(400)));
+        slice.serverNow =
+            slice.serverNow + std::chrono::milliseconds(24 * 3600 * 1000); // the now line out of the way
         w.setSlice(slice);
         const QColor red = TimelineColors::fromPalette(w.palette()).marker(MarkerKind::Refusal);
         QImage one(w.size(), QImage::Format_ARGB32_Premultiplied);
@@ -920,9 +926,9 @@ private slots:
         TimelineWidget w;
         showSmall(w);
         auto slice = smallSlice(kBase);
-        slice.serverNow = kBase + 60 * 1000;
+        slice.serverNow = ms(kBase + 60 * 1000);
         w.setSlice(slice);
-        w.setVisibleRange(kBase - static_cast<relctl::EpochMs>(span), kBase);
+        w.setVisibleRange(kBase - static_cast<std::int64_t>(span), kBase);
         w.setFollowNow(true);
         const double fraction = g(w).xForTime(w.serverNowEstimate()) / g(w).plotWidth();
         // Room for live leases' expiry and the queue, and the now line in view.
@@ -936,11 +942,12 @@ private slots:
         w.setPalette(lightPalette());
         showSmall(w); // kBase .. kBase + 1 h
         auto slice = smallSlice(kBase + 1800 * 1000);
-        slice.serverNow = kBase + 50 * 60 * 1000;
+        slice.serverNow = ms(kBase + 50 * 60 * 1000);
         // prod: begun two hours before the view, lifted 20 min into it;
         // staging: begun 40 min in, still in force.
-        slice.freezes = {{"prod", kBase - 2 * 3600 * 1000, kBase + 20 * 60 * 1000, "alice", "incident 41"},
-                         {"staging", kBase + 40 * 60 * 1000, std::nullopt, "bob", "quarter end"}};
+        slice.freezes = {
+            {"prod", ms(kBase - 2 * 3600 * 1000), ms(kBase + 20 * 60 * 1000), "alice", "incident 41"},
+            {"staging", ms(kBase + 40 * 60 * 1000), std::nullopt, "bob", "quarter end"}};
         const auto lanes = relctl::ui::TimelineLanes::fromSlice(slice);
         QCOMPARE(lanes.lanes[1].freezes.size(), std::size_t(1)); // kept, on its environment's lane
         QCOMPARE(lanes.lanes[2].freezes.size(), std::size_t(1));
@@ -952,7 +959,7 @@ private slots:
                                  : w.palette().color(QPalette::Base);
         };
         // A row below the bars and markers, 60 px of it at a time.
-        const auto shaded = [&](int lane, relctl::EpochMs at) {
+        const auto shaded = [&](int lane, std::int64_t at) {
             const int x = static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(at)));
             const QRect row(x - 30, static_cast<int>(g(w).laneTop(lane) + g(w).laneHeight() - 2), 60, 1);
             return countNear(image, row, background(lane), 2) < 30;
@@ -981,7 +988,7 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w); // an hour over 880 px: about 4 s a pixel
-        const relctl::EpochMs t = kBase + 1800 * 1000;
+        const std::int64_t t = kBase + 1800 * 1000;
         auto slice = smallSlice(t - 600 * 1000);
         slice.markers.push_back(marker(20, "prod", t, "publish"));
         slice.markers.push_back(marker(21, "prod", t + 2000, "refusal"));
@@ -1030,17 +1037,17 @@ private slots:
     {
         TimelineWidget w;
         showSmall(w);
-        const relctl::EpochMs at = kBase + 1800 * 1000;
+        const std::int64_t at = kBase + 1800 * 1000;
         auto slice = smallSlice(at);
-        slice.historyFirst = at - 30 * static_cast<relctl::EpochMs>(kDay);
-        slice.historyLast = at + 600 * 1000;
+        slice.historyFirst = ms(at - 30 * static_cast<std::int64_t>(kDay));
+        slice.historyLast = ms(at + 600 * 1000);
         w.setSlice(slice);
         QVERIFY(!w.zoomToSelection()); // nothing selected
         w.selectEvent(7);              // the refusal inside lease 11: at - 3 h .. at + 60 s
         w.setFollowNow(true);
         QTest::keyClick(&w, Qt::Key_F);
         QVERIFY(!w.followNow());
-        const relctl::EpochMs from = at - 3 * 3600 * 1000, to = at + 60000;
+        const std::int64_t from = at - 3 * 3600 * 1000, to = at + 60000;
         QVERIFY(w.visibleFrom() <= from && w.visibleTo() >= to);
         QVERIFY2(g(w).spanMs() <= 1.15 * static_cast<double>(to - from),
                  qPrintable(QString::number(g(w).spanMs())));
@@ -1054,8 +1061,10 @@ private slots:
         QVERIFY(g(w).spanMs() <= 1.15 * 80000);
         // Shift+F: the whole history, from the trail's first event to its last.
         QTest::keyClick(&w, Qt::Key_F, Qt::ShiftModifier);
-        QVERIFY(w.visibleFrom() <= *slice.historyFirst && w.visibleTo() >= *slice.historyLast);
-        QVERIFY(g(w).spanMs() <= 1.15 * static_cast<double>(*slice.historyLast - *slice.historyFirst));
+        QVERIFY(w.visibleFrom() <= slice.historyFirst->millis() &&
+                w.visibleTo() >= slice.historyLast->millis());
+        QVERIFY(g(w).spanMs() <=
+                1.15 * static_cast<double>(slice.historyLast->millis() - slice.historyFirst->millis()));
         // Without the trail's extent, the slice's items are the history.
         slice.historyFirst.reset();
         slice.historyLast.reset();
@@ -1080,11 +1089,11 @@ private slots:
         QFETCH(QString, text);
         TimelineWidget w;
         showSmall(w);
-        const relctl::EpochMs start = kBase + 600 * 1000;
+        const std::int64_t start = kBase + 600 * 1000;
         w.setVisibleRange(start - held / 4, start + held + held / 4);
         relctl::TimelineSlice slice;
         slice.environments = {"prod"};
-        slice.serverNow = start + 10 * held;
+        slice.serverNow = ms(start + 10 * held);
         slice.leases = {lease("prod", 3, start, start + held)};
         w.setSlice(slice);
         const QPoint onBar(static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(start) +
@@ -1144,7 +1153,7 @@ private slots:
     {
         TimelineWidget w;
         w.resize(1600, 900);
-        const relctl::EpochMs span = 6 * 3600 * 1000;
+        const std::int64_t span = 6 * 3600 * 1000;
         w.setVisibleRange(kBase, kBase + span);
         w.setSlice(bigSlice(10, 1000, 2000, kBase, span));
         QImage image(1600, 900, QImage::Format_ARGB32_Premultiplied);
@@ -1170,7 +1179,7 @@ private slots:
             QSKIP("set RELCTL_BENCH=1 to measure paint time");
         TimelineWidget w;
         w.resize(1600, 900);
-        const relctl::EpochMs span = 6 * 3600 * 1000;
+        const std::int64_t span = 6 * 3600 * 1000;
         auto slice = bigSlice(10, 1000, 2000, kBase, span);
         QElapsedTimer arranging;
         arranging.start();
@@ -1213,11 +1222,11 @@ private:
 
     // Three lanes; in "prod" a refusal (event 7) at `at`, and a lease around
     // it that starts well before, with other markers more than 20 px away.
-    static relctl::TimelineSlice smallSlice(relctl::EpochMs at)
+    static relctl::TimelineSlice smallSlice(std::int64_t at)
     {
         relctl::TimelineSlice slice;
         slice.environments = {"dev", "prod", "staging"};
-        slice.serverNow = at;
+        slice.serverNow = ms(at);
         slice.leases = {lease("dev", 10, at - 600000, at - 500000),
                         lease("prod", 11, at - 3 * 3600 * 1000, at + 60000, "live")};
         slice.markers = {marker(5, "dev", at, "publish"), marker(6, "prod", at - 300000, "publish"),

@@ -15,13 +15,19 @@ using relctl::ui::TracePanel;
 
 namespace {
 
+// Times in these tests are epoch milliseconds, as the console's functions send them.
+relctl::Timestamp ms(std::int64_t n)
+{
+    return relctl::Timestamp::fromMillis(n);
+}
+
 // job-2, queued on web, skipped for job-3 after alice approved it, while
 // job-1 held the lease.
 RefusalTrace supersededAfterApproval()
 {
     RefusalTrace t;
     t.event.id = 41;
-    t.event.at = 1'700'000'000'000;
+    t.event.at = ms(1'700'000'000'000);
     t.event.env = "web";
     t.event.operation = "acquire";
     t.event.outcome = "rejected";
@@ -47,7 +53,7 @@ RefusalTrace supersededAfterApproval()
     c.approval = 2;
     c.by = "alice";
     c.reason = "hotfix first";
-    c.at = 1'699'999'990'000;
+    c.at = ms(1'699'999'990'000);
     t.cause = c;
     return t;
 }

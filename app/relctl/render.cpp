@@ -45,6 +45,11 @@ std::string str(std::int64_t value)
     return std::to_string(value);
 }
 
+std::string str(const Timestamp& value)
+{
+    return value.iso();
+}
+
 template <class T> std::string str(const std::optional<T>& value)
 {
     return value ? str(*value) : std::string("-");
@@ -190,8 +195,8 @@ std::string audit(const AuditTrail& reply)
             out << " login=" << str(e.dbUser);
         if (e.clientAddr)
             out << " from=" << str(e.clientAddr);
-        if (!e.detail.is_null())
-            out << " detail=" << e.detail.dump();
+        if (e.detail)
+            out << " detail=" << *e.detail;
         out << '\n';
     }
     return out.str();

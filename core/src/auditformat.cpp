@@ -302,7 +302,7 @@ void RowWriter::cell(Kind kind, const Cell& c, std::string& out)
 
 void RowWriter::time(std::string_view text, std::string& out)
 {
-    EpochMs ms = 0;
+    std::int64_t ms = 0;
     if (std::from_chars(text.data(), text.data() + text.size(), ms).ec != std::errc())
         unreadable("a time of \"" + std::string(text) + "\"");
     epochTime(ms, out);
@@ -376,9 +376,9 @@ void RowWriter::serverTime(std::string_view t, std::string& out)
     epochTime(seconds * 1000 + (millis[0] - '0') * 100 + (millis[1] - '0') * 10 + (millis[2] - '0'), out);
 }
 
-void RowWriter::epochTime(EpochMs ms, std::string& out)
+void RowWriter::epochTime(std::int64_t ms, std::string& out)
 {
-    const EpochMs seconds = ms / 1000 - ((ms % 1000 != 0) && (ms < 0)); // floor
+    const std::int64_t seconds = ms / 1000 - ((ms % 1000 != 0) && (ms < 0)); // floor
     if (seconds != m_second) {
         m_second = seconds;
         m_secondText = utcSeconds(std::time_t(seconds));
@@ -432,7 +432,7 @@ namespace {
 
 // An event's fields as cells, in the order of `fields`; `numbers` holds the
 // digits the integer cells point to.
-std::array<Cell, kFields> cellsOf(const AuditEvent& e, std::array<std::string, 7>& numbers)
+std::array<Cell, kFields> cellsOf(const Event& e, std::array<std::string, 7>& numbers)
 {
     std::size_t next = 0;
     const auto number = [&](std::optional<std::int64_t> n) -> Cell {
@@ -445,8 +445,8 @@ std::array<Cell, kFields> cellsOf(const AuditEvent& e, std::array<std::string, 7
         return s ? Cell(std::string_view(*s)) : std::nullopt;
     };
     return {number(e.id),
-            number(e.at),
-            Cell(std::string_view(e.env)),
+            number(e.at.millis()),
+            text(e.env),
             Cell(std::string_view(e.operation)),
             Cell(std::string_view(e.outcome)),
             text(e.reason),
@@ -467,7 +467,7 @@ std::array<Cell, kFields> cellsOf(const AuditEvent& e, std::array<std::string, 7
             text(e.detail)};
 }
 
-void writeEvent(std::ostream& out, const AuditEvent& e, bool csv)
+void writeEvent(std::ostream& out, const Event& e, bool csv)
 {
     std::array<std::string, 7> numbers;
     const auto cells = cellsOf(e, numbers);
@@ -504,12 +504,12 @@ const std::vector<std::string>& auditExportFields()
     return names;
 }
 
-void writeAuditCsvRow(std::ostream& out, const AuditEvent& e)
+void writeAuditCsvRow(std::ostream& out, const Event& e)
 {
     detail::writeEvent(out, e, true);
 }
 
-void writeAuditJsonObject(std::ostream& out, const AuditEvent& e)
+void writeAuditJsonObject(std::ostream& out, const Event& e)
 {
     detail::writeEvent(out, e, false);
 }

@@ -37,7 +37,7 @@ private:
     void cell(Kind kind, const Cell& c, std::string& out);
     void time(std::string_view text, std::string& out);
     void serverTime(std::string_view t, std::string& out);
-    void epochTime(EpochMs ms, std::string& out);
+    void epochTime(std::int64_t ms, std::string& out);
     void detail(std::string_view text, std::string& out);
     template <typename Json> void writeDetail(const Json& v, std::string& out);
 
@@ -45,7 +45,7 @@ private:
     bool m_fromServer;
     std::vector<std::pair<std::string_view, std::string_view>> m_members; // compactFlatObject's scratch
     std::string m_compact;
-    EpochMs m_second = LLONG_MIN;
+    std::int64_t m_second = LLONG_MIN;
     std::string m_secondText;
 };
 

@@ -2,7 +2,8 @@
 // function (migrations/functions/console.sql and console_*.sql) in a read-only transaction
 // (but the export, which reads a view such a function makes: see auditRows):
 // the filtering, paging and joining happen on the server, and times arrive as
-// epoch milliseconds, so nothing here parses a timestamp.
+// epoch milliseconds (read into relctl::Timestamp), so nothing here parses a
+// timestamp's text.
 //
 // The timeline is capped on the server to the newest 20,000 leases and 50,000
 // markers of the window, so that a window over years of history cannot exhaust
@@ -38,12 +39,12 @@ std::vector<std::string> strings(const json& array)
     return out;
 }
 
-AuditEvent toEvent(const json& j)
+Event toEvent(const json& j)
 {
-    AuditEvent e;
+    Event e;
     e.id = value<std::int64_t>(j, "id");
-    e.at = value<EpochMs>(j, "at");
-    e.env = value<std::string>(j, "env");
+    e.at = value<Timestamp>(j, "at");
+    e.env = optional<std::string>(j, "env");
     e.operation = value<std::string>(j, "operation");
     e.outcome = value<std::string>(j, "outcome");
     e.reason = optional<std::string>(j, "reason");
@@ -74,8 +75,8 @@ LeaseSpan toLease(const json& j)
     l.job = value<std::string>(j, "job");
     l.release = value<std::string>(j, "release");
     l.generation = value<std::int64_t>(j, "generation");
-    l.acquiredAt = value<EpochMs>(j, "acquired_at");
-    l.endsAt = value<EpochMs>(j, "ends_at");
+    l.acquiredAt = value<Timestamp>(j, "acquired_at");
+    l.endsAt = value<Timestamp>(j, "ends_at");
     l.ending = value<std::string>(j, "ending");
     return l;
 }
@@ -178,6 +179,12 @@ std::string literal(const std::optional<std::int64_t>& n)
     return n ? std::to_string(*n) : std::string("NULL");
 }
 
+// The console's functions take times as epoch milliseconds.
+std::optional<std::int64_t> millis(const std::optional<Timestamp>& t)
+{
+    return t ? std::optional<std::int64_t>(t->millis()) : std::nullopt;
+}
+
 } // namespace
 
 const char* auditSortKey(AuditSort::Column column)
@@ -187,7 +194,7 @@ const char* auditSortKey(AuditSort::Column column)
     return catalogue::kAuditSortKeys.at(static_cast<std::size_t>(column)).data();
 }
 
-AuditCursor auditCursorAfter(const AuditEvent& e, AuditSort::Column column)
+AuditCursor auditCursorAfter(const Event& e, AuditSort::Column column)
 {
     const auto number = [](const std::optional<std::int64_t>& n) {
         return n ? std::optional<std::string>(std::to_string(*n)) : std::nullopt;
@@ -197,8 +204,7 @@ AuditCursor auditCursorAfter(const AuditEvent& e, AuditSort::Column column)
     case AuditSort::Column::Time:
         break;
     case AuditSort::Column::Environment:
-        // An event without an environment arrives as "" (see toEvent): NULL on the server.
-        c.key = e.env.empty() ? std::nullopt : std::optional<std::string>(e.env);
+        c.key = e.env;
         break;
     case AuditSort::Column::Operation:
         c.key = e.operation;
@@ -237,7 +243,7 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
 {
     const json reply = internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_environments()");
     return convert([&] {
-        const EpochMs now = value<EpochMs>(reply, "server_now");
+        const Timestamp now = value<Timestamp>(reply, "server_now");
         std::vector<EnvironmentRow> rows;
         for (const json& j : reply.at("environments")) {
             EnvironmentRow r;
@@ -248,14 +254,14 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
             r.currentRelease = optional<std::string>(j, "current_release");
             r.currentGeneration = optional<std::int64_t>(j, "current_generation");
             r.publishedBy = optional<std::string>(j, "published_by");
-            r.publishedAt = optional<EpochMs>(j, "published_at");
+            r.publishedAt = optional<Timestamp>(j, "published_at");
             r.holderJob = optional<std::string>(j, "holder_job");
             r.holderRelease = optional<std::string>(j, "holder_release");
             r.holderToken = optional<std::int64_t>(j, "holder_token");
             r.holderGeneration = optional<std::int64_t>(j, "holder_generation");
-            r.holderAcquiredAt = optional<EpochMs>(j, "holder_acquired_at");
+            r.holderAcquiredAt = optional<Timestamp>(j, "holder_acquired_at");
             r.holderHost = optional<std::string>(j, "holder_host");
-            r.leaseExpiresAt = optional<EpochMs>(j, "lease_expires_at");
+            r.leaseExpiresAt = optional<Timestamp>(j, "lease_expires_at");
             r.queueLength = value<std::int64_t>(j, "queue_length");
             for (const json& c : j.at("queue")) {
                 QueuedCandidate q;
@@ -264,7 +270,7 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
                 q.job = value<std::string>(c, "job");
                 q.release = value<std::string>(c, "release");
                 q.generation = value<std::int64_t>(c, "generation");
-                q.queuedAt = value<EpochMs>(c, "queued_at");
+                q.queuedAt = value<Timestamp>(c, "queued_at");
                 q.host = optional<std::string>(c, "host");
                 q.jobUrl = optional<std::string>(c, "job_url");
                 q.skippedBy = optional<std::int64_t>(c, "skipped_by");
@@ -276,7 +282,7 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
             r.frozen = value<bool>(j, "frozen");
             r.frozenBy = optional<std::string>(j, "frozen_by");
             r.frozenReason = optional<std::string>(j, "frozen_reason");
-            r.frozenAt = optional<EpochMs>(j, "frozen_at");
+            r.frozenAt = optional<Timestamp>(j, "frozen_at");
             r.serverNow = now;
             rows.push_back(std::move(r));
         }
@@ -299,7 +305,7 @@ AuditPage ConsoleQueries::auditPage(const AuditPageRequest& request)
     }
     const json reply = internal::DatabaseGate::impl(m_db).call(
         false, "SELECT relctl.console_audit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        f.env, f.job, f.operation, f.reason, f.from, f.to, f.text,
+        f.env, f.job, f.operation, f.reason, millis(f.from), millis(f.to), f.text,
         std::string(auditSortKey(request.sort.column)), request.sort.descending, afterKey, afterId,
         request.newerThan, request.limit, f.outcome);
     return convert([&] {
@@ -344,8 +350,8 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
             tx.exec("SET LOCAL DateStyle = 'ISO, MDY'");
             const std::string arguments =
                 literal(tx, f.env) + "::text, " + literal(tx, f.job) + "::text, " + literal(tx, f.operation) +
-                "::text, " + literal(tx, f.reason) + "::text, " + literal(f.from) + "::bigint, " +
-                literal(f.to) + "::bigint, " + literal(tx, f.text) + "::text, " +
+                "::text, " + literal(tx, f.reason) + "::text, " + literal(millis(f.from)) + "::bigint, " +
+                literal(millis(f.to)) + "::bigint, " + literal(tx, f.text) + "::text, " +
                 tx.quote(std::string(auditSortKey(sort.column))) + ", " +
                 (sort.descending ? "true" : "false") + ", " + literal(tx, f.outcome) + "::text";
             std::string source;
@@ -419,10 +425,10 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
         std::rethrow_exception(fromRow);
 }
 
-TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
+TimelineSlice ConsoleQueries::timeline(Timestamp from, Timestamp to)
 {
-    const json reply =
-        internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_timeline($1, $2)", from, to);
+    const json reply = internal::DatabaseGate::impl(m_db).call(
+        false, "SELECT relctl.console_timeline($1, $2)", from.millis(), to.millis());
     return convert([&] {
         TimelineSlice slice;
         slice.environments = strings(reply.at("environments"));
@@ -432,7 +438,7 @@ TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
             TimelineMarker m;
             m.eventId = value<std::int64_t>(j, "event");
             m.env = value<std::string>(j, "env");
-            m.at = value<EpochMs>(j, "at");
+            m.at = value<Timestamp>(j, "at");
             m.kind = value<std::string>(j, "kind");
             m.label = value<std::string>(j, "label");
             m.job = value<std::string>(j, "job");
@@ -441,15 +447,15 @@ TimelineSlice ConsoleQueries::timeline(EpochMs from, EpochMs to)
         for (const json& j : reply.at("freezes")) {
             FrozenSpan f;
             f.env = value<std::string>(j, "env");
-            f.from = value<EpochMs>(j, "from");
-            f.to = optional<EpochMs>(j, "to");
+            f.from = value<Timestamp>(j, "from");
+            f.to = optional<Timestamp>(j, "to");
             f.by = value<std::string>(j, "by");
             f.reason = value<std::string>(j, "reason");
             slice.freezes.push_back(std::move(f));
         }
-        slice.serverNow = value<EpochMs>(reply, "server_now");
-        slice.historyFirst = optional<EpochMs>(reply, "history_first");
-        slice.historyLast = optional<EpochMs>(reply, "history_last");
+        slice.serverNow = value<Timestamp>(reply, "server_now");
+        slice.historyFirst = optional<Timestamp>(reply, "history_first");
+        slice.historyLast = optional<Timestamp>(reply, "history_last");
         return slice;
     });
 }
@@ -475,7 +481,7 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             t.currentRelease = optional<std::string>(*it, "release");
             t.currentGeneration = optional<std::int64_t>(*it, "generation");
             t.currentJob = optional<std::string>(*it, "job");
-            t.currentPublishedAt = optional<EpochMs>(*it, "published_at");
+            t.currentPublishedAt = optional<Timestamp>(*it, "published_at");
             t.publishedBeforeMs = optional<std::int64_t>(*it, "published_before_ms");
         }
         if (const auto it = reply.find("gate"); it != reply.end() && !it->is_null()) {
@@ -483,7 +489,7 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             PromotionGate gate;
             gate.upstreamEnv = optional<std::string>(g, "upstream_env");
             gate.soakMs = optional<std::int64_t>(g, "soak_ms");
-            gate.upstreamAcceptedAt = optional<EpochMs>(g, "upstream_accepted_at");
+            gate.upstreamAcceptedAt = optional<Timestamp>(g, "upstream_accepted_at");
             gate.soakedMs = optional<std::int64_t>(g, "soaked_ms");
             gate.soakRemainingMs = optional<std::int64_t>(g, "soak_remaining_ms");
             gate.upstreamRelease = optional<std::string>(g, "upstream_release");
@@ -494,7 +500,7 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             gate.approvalsRequired = optional<std::int64_t>(g, "approvals_required");
             gate.deniedBy = optional<std::string>(g, "denied_by");
             gate.denialReason = optional<std::string>(g, "denial_reason");
-            gate.deniedAt = optional<EpochMs>(g, "denied_at");
+            gate.deniedAt = optional<Timestamp>(g, "denied_at");
             gate.requestedBy = optional<std::string>(g, "requested_by");
             gate.requestedLogin = optional<std::string>(g, "requested_login");
             gate.approverRole = optional<std::string>(g, "approver_role");
@@ -517,7 +523,7 @@ std::optional<RefusalTrace> ConsoleQueries::trace(std::int64_t eventId)
             cause.approval = optional<std::int64_t>(c, "approval");
             cause.by = optional<std::string>(c, "by");
             cause.reason = optional<std::string>(c, "reason");
-            cause.at = optional<EpochMs>(c, "at");
+            cause.at = optional<Timestamp>(c, "at");
             t.cause = std::move(cause);
         }
         return std::optional<RefusalTrace>(std::move(t));

@@ -3,6 +3,7 @@
 #include "relctl/error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string_view>
@@ -18,6 +19,12 @@ using nlohmann::json;
 std::string str(std::int64_t n)
 {
     return std::to_string(n);
+}
+
+// A span between two of the server's times, in the checker's unit.
+std::string str(std::chrono::microseconds d)
+{
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
 std::string str(const std::optional<std::string>& s)
@@ -65,7 +72,7 @@ struct Scope
 
     bool env(const std::string& name) const { return !h.env || *h.env == name; }
     bool env(const std::optional<std::string>& name) const { return !h.env || name == h.env; }
-    bool at(EpochMs t) const { return !h.since || t >= *h.since; }
+    bool at(Timestamp t) const { return !h.since || t >= *h.since; }
 };
 
 // Rows of one environment, by the environment's name.
@@ -88,7 +95,7 @@ std::string manifest(const ManifestRow& m)
            str(m.generation) + ", token " + str(m.token) + ")";
 }
 
-std::string event(const EventRow& e)
+std::string event(const Event& e)
 {
     return "event #" + str(e.id) + " (" + e.operation + " on " + str(e.env) + ", " + e.outcome +
            (e.reason ? " " + *e.reason : "") + ")";
@@ -106,7 +113,7 @@ using EnvToken = std::pair<std::string, std::int64_t>;
 std::set<EnvToken> grantedBy(const History& h, const std::string& operation)
 {
     std::set<EnvToken> out;
-    for (const EventRow& e : h.events)
+    for (const Event& e : h.events)
         if (e.operation == operation && e.outcome == "accepted" && e.env && e.token)
             out.insert({*e.env, *e.token});
     return out;
@@ -178,9 +185,9 @@ Verdict fencingTokensIncrease(const History& h)
     // The audit trail's side: accepted acquires and rollbacks (each takes the
     // next token), in the order they were recorded (event ids are assigned
     // under the environment's row lock), each naming a lease the history has.
-    std::map<std::string, const EventRow*> previous;
+    std::map<std::string, const Event*> previous;
     std::size_t grants = 0;
-    for (const EventRow& e : h.events) {
+    for (const Event& e : h.events) {
         if ((e.operation != "acquire" && e.operation != "rollback") || e.outcome != "accepted" || !e.env ||
             !scope.env(e.env))
             continue;
@@ -194,7 +201,7 @@ Verdict fencingTokensIncrease(const History& h)
         if (judged && !granted.count({*e.env, *e.token}))
             f.violation(event(e) + " granted token " + str(*e.token) + ", but " + *e.env +
                         " has no lease with that token");
-        const EventRow*& prev = previous[*e.env];
+        const Event*& prev = previous[*e.env];
         if (judged && prev && *prev->token >= *e.token)
             f.violation(event(e) + " granted token " + str(*e.token) + " after " + event(*prev) +
                         " granted token " + str(*prev->token));
@@ -351,7 +358,7 @@ Verdict freshnessBarKept(const History& h)
     // before it (the newest is among them) whose publish event is not in the
     // history, which would raise the bar in order below.
     std::set<std::int64_t> publishedByEvent;
-    for (const EventRow& e : h.events)
+    for (const Event& e : h.events)
         if (e.operation == "publish" && e.outcome == "accepted" && e.manifestId)
             publishedByEvent.insert(*e.manifestId);
     std::map<std::string, std::int64_t> bar;
@@ -361,7 +368,7 @@ Verdict freshnessBarKept(const History& h)
                 bar[m.env] = std::max(bar[m.env], m.generation);
     std::size_t accepted = 0;
     std::size_t marks = 0;
-    for (const EventRow& e : h.events) {
+    for (const Event& e : h.events) {
         if (!e.env || !scope.env(e.env))
             continue;
         std::int64_t& before = bar[*e.env];
@@ -482,7 +489,7 @@ Verdict refusalsExplained(const History& h)
     Finding f("refusals-explained");
     std::map<std::string, std::set<std::string>> refusedOps; // op id -> reasons of its rejected events
     std::size_t rejected = 0;
-    for (const EventRow& e : h.events) {
+    for (const Event& e : h.events) {
         if (e.outcome == "rejected" && e.opId)
             refusedOps[*e.opId].insert(e.reason.value_or(""));
         if (!scope.env(e.env) || !scope.at(e.at))
@@ -586,7 +593,7 @@ Verdict operationsAppliedOnce(const History& h)
             if (scope.at(m.publishedAt))
                 judgedOps.insert(*m.opId);
         }
-    for (const EventRow& e : h.events)
+    for (const Event& e : h.events)
         if (e.opId && e.outcome == "accepted" && (e.operation == "acquire" || e.operation == "publish") &&
             scope.env(e.env)) {
             effects[*e.opId].push_back(e.operation + " #" + str(e.id));
@@ -608,22 +615,22 @@ Verdict operationsAppliedOnce(const History& h)
 
 // The event that granted each lease: an accepted acquire, or a rollback (the
 // first, should there be more: fencing-tokens-increase judges that).
-std::map<EnvToken, const EventRow*> grantEvents(const History& h)
+std::map<EnvToken, const Event*> grantEvents(const History& h)
 {
-    std::map<EnvToken, const EventRow*> out;
-    for (const EventRow& e : h.events)
+    std::map<EnvToken, const Event*> out;
+    for (const Event& e : h.events)
         if ((e.operation == "acquire" || e.operation == "rollback") && e.outcome == "accepted" && e.env &&
             e.token)
             out.emplace(EnvToken{*e.env, *e.token}, &e);
     return out;
 }
 
-std::string grantNote(const std::map<EnvToken, const EventRow*>& grants, const LeaseRow& l)
+std::string grantNote(const std::map<EnvToken, const Event*>& grants, const LeaseRow& l)
 {
     const auto it = grants.find({l.env, l.token});
     if (it == grants.end())
         return " (no granting event)";
-    const EventRow& e = *it->second;
+    const Event& e = *it->second;
     return " (granted by event #" + str(e.id) + (e.login ? " to login " + *e.login : std::string()) + ")";
 }
 
@@ -655,7 +662,7 @@ Verdict leasesNeverOverlap(const History& h)
                 continue;
             // Equal milliseconds count as ended first (the protocol's order).
             const bool ended = prev.endedAt && *prev.endedAt < prev.expiresAt;
-            const EpochMs liveUntil = ended ? *prev.endedAt : prev.expiresAt;
+            const Timestamp liveUntil = ended ? *prev.endedAt : prev.expiresAt;
             if (l.acquiredAt < liveUntil)
                 f.violation(lease(l) + grantNote(grants, l) + " was granted while " + lease(prev) +
                             grantNote(grants, prev) + " was live: " + str(liveUntil - l.acquiredAt) +
@@ -707,7 +714,7 @@ Verdict promotionPathKept(const History& h)
     std::map<std::string, Path> paths;
     std::size_t promoted = 0;
     std::size_t others = 0;
-    for (const EventRow& e : h.events) {
+    for (const Event& e : h.events) {
         if (!e.env || e.outcome != "accepted")
             continue;
         if (e.operation == "env-set") {
@@ -722,7 +729,7 @@ Verdict promotionPathKept(const History& h)
             continue;
         const auto written = e.manifestId ? byId.find(*e.manifestId) : byId.end();
         const ManifestRow* m = written == byId.end() ? nullptr : written->second;
-        const EpochMs at = m ? m->publishedAt : e.at;
+        const Timestamp at = m ? m->publishedAt : e.at;
         const std::optional<std::string> release = m ? std::optional(m->release) : e.release;
         const std::optional<std::int64_t> generation = m ? std::optional(m->generation) : e.generation;
         if (!scope.at(at))
@@ -751,7 +758,7 @@ Verdict promotionPathKept(const History& h)
         if (u.publishedAt > at)
             f.violation(what + candidate + ", " + str(u.publishedAt - at) + " ms before " + manifest(u) +
                         " accepted it there");
-        else if (u.publishedAt > at - path.soakMs)
+        else if (u.publishedAt > at - std::chrono::milliseconds(path.soakMs))
             f.violation(what + candidate + ", " + str(at - u.publishedAt) + " ms after " + manifest(u) +
                         " accepted it there, short of the soak of " + str(path.soakMs) + " ms");
         // Withdrawn when the gate looked: in the publish's millisecond, a
@@ -782,13 +789,13 @@ Verdict publishByAcquiringLogin(const History& h)
 {
     const Scope scope{h};
     Finding f("publish-by-acquiring-login");
-    std::map<EnvToken, const EventRow*> acquires;
-    for (const EventRow& e : h.events)
+    std::map<EnvToken, const Event*> acquires;
+    for (const Event& e : h.events)
         if (e.operation == "acquire" && e.outcome == "accepted" && e.env && e.token)
             acquires.emplace(EnvToken{*e.env, *e.token}, &e);
     std::size_t compared = 0;
     std::size_t unknown = 0;
-    for (const EventRow& e : h.events) {
+    for (const Event& e : h.events) {
         if (e.operation != "publish" || e.outcome != "accepted" || !e.env || !e.token || !scope.env(e.env) ||
             !scope.at(e.at))
             continue;
@@ -797,7 +804,7 @@ Verdict publishByAcquiringLogin(const History& h)
         const auto acquire = acquires.find({*e.env, *e.token});
         if (acquire == acquires.end())
             continue;
-        const EventRow& a = *acquire->second;
+        const Event& a = *acquire->second;
         if (!a.login || !e.login) {
             ++unknown;
             continue;

@@ -43,40 +43,39 @@ History fromJson(const json& j)
     for (const json& l : j.at("leases"))
         h.leases.push_back({value<std::string>(l, "env"), value<std::int64_t>(l, "token"),
                             value<std::string>(l, "job"), value<std::string>(l, "release"),
-                            value<std::int64_t>(l, "generation"), value<EpochMs>(l, "acquired_at"),
-                            value<EpochMs>(l, "expires_at"), optional<EpochMs>(l, "ended_at"),
+                            value<std::int64_t>(l, "generation"), value<Timestamp>(l, "acquired_at"),
+                            value<Timestamp>(l, "expires_at"), optional<Timestamp>(l, "ended_at"),
                             optional<std::string>(l, "end_reason"), optional<std::string>(l, "op_id")});
     for (const json& m : j.at("manifests"))
         h.manifests.push_back({value<std::int64_t>(m, "id"), value<std::string>(m, "env"),
                                value<std::string>(m, "release"), value<std::int64_t>(m, "generation"),
                                value<std::string>(m, "job"), optional<std::int64_t>(m, "token"),
-                               value<EpochMs>(m, "published_at"), optional<std::string>(m, "op_id")});
+                               value<Timestamp>(m, "published_at"), optional<std::string>(m, "op_id")});
     for (const json& r : j.at("rollbacks"))
         h.rollbacks.push_back(
             {value<std::int64_t>(r, "id"), value<std::string>(r, "env"), value<std::int64_t>(r, "token"),
              value<std::int64_t>(r, "restored_manifest_id"), value<std::int64_t>(r, "replaced_manifest_id"),
-             value<EpochMs>(r, "at"), optional<std::string>(r, "op_id")});
+             value<Timestamp>(r, "at"), optional<std::string>(r, "op_id")});
     for (const json& v : j.at("events")) {
-        EventRow e{value<std::int64_t>(v, "id"),
-                   value<EpochMs>(v, "at"),
-                   optional<std::string>(v, "env"),
-                   value<std::string>(v, "operation"),
-                   value<std::string>(v, "outcome"),
-                   optional<std::string>(v, "reason"),
-                   optional<std::string>(v, "job"),
-                   optional<std::string>(v, "release"),
-                   optional<std::int64_t>(v, "generation"),
-                   optional<std::int64_t>(v, "token"),
-                   optional<std::int64_t>(v, "current_token"),
-                   optional<std::int64_t>(v, "current_generation"),
-                   optional<std::string>(v, "current_release"),
-                   optional<std::string>(v, "op_id"),
-                   value<bool>(v, "unserialized", false),
-                   optional<std::int64_t>(v, "high_water_generation"),
-                   optional<std::int64_t>(v, "manifest_id"),
-                   optional<std::string>(v, "login"),
-                   std::nullopt,
-                   std::nullopt};
+        Event e;
+        e.id = value<std::int64_t>(v, "id");
+        e.at = value<Timestamp>(v, "at");
+        e.env = optional<std::string>(v, "env");
+        e.operation = value<std::string>(v, "operation");
+        e.outcome = value<std::string>(v, "outcome");
+        e.reason = optional<std::string>(v, "reason");
+        e.job = optional<std::string>(v, "job");
+        e.release = optional<std::string>(v, "release");
+        e.generation = optional<std::int64_t>(v, "generation");
+        e.token = optional<std::int64_t>(v, "token");
+        e.currentToken = optional<std::int64_t>(v, "current_token");
+        e.currentGeneration = optional<std::int64_t>(v, "current_generation");
+        e.currentRelease = optional<std::string>(v, "current_release");
+        e.opId = optional<std::string>(v, "op_id");
+        e.unserialized = value<bool>(v, "unserialized", false);
+        e.highWaterGeneration = optional<std::int64_t>(v, "high_water_generation");
+        e.manifestId = optional<std::int64_t>(v, "manifest_id");
+        e.login = optional<std::string>(v, "login");
         // What an env-set changed of the promotion path.
         if (const auto settings = v.find("settings"); settings != v.end() && settings->is_object()) {
             e.promoteFrom = optional<std::string>(*settings, "promote_from");
@@ -87,9 +86,9 @@ History fromJson(const json& j)
     for (const json& o : j.at("operations"))
         h.operations.push_back({value<std::string>(o, "op_id"), value<std::string>(o, "operation"),
                                 value<std::string>(o, "status"), optional<std::string>(o, "reason"),
-                                optional<std::string>(o, "env"), value<EpochMs>(o, "recorded_at")});
+                                optional<std::string>(o, "env"), value<Timestamp>(o, "recorded_at")});
     h.env = optional<std::string>(j, "env");
-    h.since = optional<EpochMs>(j, "since");
+    h.since = optional<Timestamp>(j, "since");
     return h;
 }
 

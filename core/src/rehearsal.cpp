@@ -258,7 +258,7 @@ nlohmann::json toJson(const Report& report)
                 {"token", st.token ? nlohmann::json(*st.token) : nlohmann::json()},
                 {"generation", st.generation ? nlohmann::json(*st.generation) : nlohmann::json()}};
             if (st.serverAt)
-                j["server_at"] = *st.serverAt;
+                j["server_at"] = st.serverAt->millis();
             if (!st.detail.empty())
                 j["detail"] = st.detail;
             steps.push_back(j);

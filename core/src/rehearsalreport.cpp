@@ -64,15 +64,15 @@ std::string timelineSvg(const TimelineSlice& slice)
 {
     if (slice.leases.empty() && slice.markers.empty())
         return "<p class=muted>No lease or event was recorded.</p>";
-    EpochMs from = INT64_MAX;
-    EpochMs to = INT64_MIN;
+    std::int64_t from = INT64_MAX;
+    std::int64_t to = INT64_MIN;
     for (const LeaseSpan& l : slice.leases) {
-        from = std::min(from, l.acquiredAt);
-        to = std::max(to, l.endsAt);
+        from = std::min(from, l.acquiredAt.millis());
+        to = std::max(to, l.endsAt.millis());
     }
     for (const TimelineMarker& m : slice.markers) {
-        from = std::min(from, m.at);
-        to = std::max(to, m.at);
+        from = std::min(from, m.at.millis());
+        to = std::max(to, m.at.millis());
     }
     to = std::max(to, from + 1000);
     const int width = 880;
@@ -80,7 +80,7 @@ std::string timelineSvg(const TimelineSlice& slice)
     const int rowHeight = 22;
     const int markerRow = static_cast<int>(slice.leases.size());
     const int height = (markerRow + 2) * rowHeight + 24;
-    const auto x = [&](EpochMs t) {
+    const auto x = [&](std::int64_t t) {
         return left + static_cast<int>(static_cast<double>(t - from) / static_cast<double>(to - from) *
                                        (width - left - 10));
     };
@@ -88,9 +88,9 @@ std::string timelineSvg(const TimelineSlice& slice)
     svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
         << "' role='img' aria-label='lease timeline'>";
     // Axis: a tick every second (or fewer on long scenarios).
-    const EpochMs span = to - from;
-    const EpochMs step = span <= 10000 ? 1000 : span <= 60000 ? 5000 : 30000;
-    for (EpochMs t = 0; t <= span; t += step) {
+    const std::int64_t span = to - from;
+    const std::int64_t step = span <= 10000 ? 1000 : span <= 60000 ? 5000 : 30000;
+    for (std::int64_t t = 0; t <= span; t += step) {
         const int px = x(from + t);
         svg << "<line x1='" << px << "' y1='0' x2='" << px << "' y2='" << height - 18
             << "' stroke='#e4e4e4'/><text x='" << px << "' y='" << height - 4
@@ -99,24 +99,26 @@ std::string timelineSvg(const TimelineSlice& slice)
     int row = 0;
     for (const LeaseSpan& l : slice.leases) {
         const int y = row * rowHeight + 4;
-        const int x1 = x(l.acquiredAt);
-        const int x2 = std::max(x(l.endsAt), x1 + 2);
+        const int x1 = x(l.acquiredAt.millis());
+        const int x2 = std::max(x(l.endsAt.millis()), x1 + 2);
         svg << "<text x='4' y='" << y + 14 << "' font-size='11'>token " << l.token << " " << html(l.release)
             << "</text><rect x='" << x1 << "' y='" << y << "' width='" << x2 - x1 << "' height='"
             << rowHeight - 6 << "' rx='3' fill='" << colourOf(l.ending) << "'><title>" << html(l.job)
             << ": token " << l.token << ", release " << html(l.release) << " (generation " << l.generation
-            << "), " << html(l.ending) << " after " << seconds(l.endsAt - l.acquiredAt) << "</title></rect>";
+            << "), " << html(l.ending) << " after " << seconds(l.endsAt.millis() - l.acquiredAt.millis())
+            << "</title></rect>";
         ++row;
     }
     const int y = markerRow * rowHeight + 4;
     svg << "<text x='4' y='" << y + 14 << "' font-size='11'>events</text>";
     for (const TimelineMarker& m : slice.markers) {
-        const int px = x(m.at);
+        const int px = x(m.at.millis());
         const char* colour = m.kind == "publish"                             ? "#2e7d32"
                              : m.kind == "refusal" || m.kind == "superseded" ? "#c62828"
                                                                              : "#888";
         svg << "<circle cx='" << px << "' cy='" << y + 8 << "' r='5' fill='" << colour << "'><title>"
-            << html(m.kind + ": " + m.label) << " at +" << seconds(m.at - from) << "</title></circle>";
+            << html(m.kind + ": " + m.label) << " at +" << seconds(m.at.millis() - from)
+            << "</title></circle>";
     }
     svg << "</svg><p class=muted>Bars: leases by token (blue released, orange expired, red revoked, green "
            "live). Dots: green publish, red refusal, grey queued or operator action. Hover for details.</p>";

@@ -42,28 +42,7 @@ std::string slurp(const fs::path& path)
     return text.str();
 }
 
-// "2026-11-30T23:53:43.123456+00:00" (the server's UTC timestamps) in epoch ms.
-std::optional<EpochMs> epochMs(const std::string& text)
-{
-    std::tm tm{};
-    int fraction = 0;
-    std::size_t digits = 0;
-    if (text.size() < 19 || std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
-                                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-        return std::nullopt;
-    if (text.size() > 20 && text[19] == '.')
-        for (std::size_t i = 20;
-             i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && digits < 3;
-             ++i, ++digits)
-            fraction = fraction * 10 + (text[i] - '0');
-    while (digits++ < 3)
-        fraction *= 10;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return static_cast<EpochMs>(timegm(&tm)) * 1000 + fraction;
-}
-
-EpochMs wallNowMs()
+std::int64_t wallNowMs()
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -325,7 +304,7 @@ void Stage::pollEvents()
         s.reason = e.reason.value_or("");
         s.token = e.token;
         s.generation = e.generation;
-        s.serverAt = epochMs(e.at);
+        s.serverAt = e.at;
         if (e.release)
             s.detail = "release " + *e.release;
         if (e.reason && e.currentToken)
@@ -343,7 +322,8 @@ void Stage::pollEvents()
 TimelineSlice Stage::timeline()
 {
     ConsoleQueries queries(*m_db);
-    TimelineSlice slice = queries.timeline(wallNowMs() - 3600000, wallNowMs() + 3600000);
+    TimelineSlice slice = queries.timeline(Timestamp::fromMillis(wallNowMs() - 3600000),
+                                           Timestamp::fromMillis(wallNowMs() + 3600000));
     const auto other = [&](const auto& x) { return x.env != env(); };
     slice.leases.erase(std::remove_if(slice.leases.begin(), slice.leases.end(), other), slice.leases.end());
     slice.markers.erase(std::remove_if(slice.markers.begin(), slice.markers.end(), other),

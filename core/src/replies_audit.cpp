@@ -36,7 +36,7 @@ template <class Io, Is<Event> E> void fields(Io& io, E& e)
     io.nullable("host", e.host);
     io.nullable("pid", e.pid);
     io.nullable("job_url", e.jobUrl);
-    io.required("detail", e.detail);
+    io.jsonText("detail", e.detail);
     io.nullable("actor", e.actor);
     io.nullable("db_user", e.dbUser);
     io.nullable("client_addr", e.clientAddr);

@@ -79,6 +79,12 @@ struct Writer
     }
 
     template <class T> void merged(const T& value) { j.update(json(value)); }
+
+    // A JSON value kept as its compact text (Event::detail): written as the value.
+    void jsonText(const char* key, const std::optional<std::string>& text)
+    {
+        j[key] = text ? json::parse(*text) : json();
+    }
 };
 
 // Reading is strict: a key the type expects must be there (a missing one is
@@ -120,6 +126,16 @@ struct Reader
     }
 
     template <class T> void merged(T& out) { j.get_to(out); }
+
+    // Read as compact JSON text: nlohmann's dump, keys in byte order.
+    void jsonText(const char* key, std::optional<std::string>& out)
+    {
+        const json& value = j.at(key);
+        if (value.is_null())
+            out.reset();
+        else
+            out = value.dump();
+    }
 };
 
 // `fields` is declared in each replies_<domain>.cpp; the call finds it when

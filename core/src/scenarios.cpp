@@ -248,7 +248,7 @@ void playCrash(Stage& stage)
     const auto l8 = leaseOf(slice, jobOf(stage, "r8"));
     const auto l9 = leaseOf(slice, jobOf(stage, "r9"));
     if (l8 && l9) {
-        const auto gap = l9->acquiredAt - l8->endsAt;
+        const std::int64_t gap = l9->acquiredAt.millis() - l8->endsAt.millis();
         stage.expect("no-overlap", gap >= 0,
                      "r9's lease began " + std::to_string(gap) + " ms after r8's ended (" + l8->ending + ")");
         stage.expect("takeover-within-bound", gap >= 0 && gap <= 1500,

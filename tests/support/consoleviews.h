@@ -25,7 +25,7 @@ inline void selectEnvironment(relctl::ui::MainWindow& window, const QString& nam
 inline std::optional<int> auditRow(const relctl::ui::AuditModel* model, qint64 eventId)
 {
     for (int row = 0; row < model->rowCount(); ++row)
-        if (const relctl::AuditEvent* e = model->eventAt(row); e && e->id == eventId)
+        if (const relctl::Event* e = model->eventAt(row); e && e->id == eventId)
             return row;
     return std::nullopt;
 }

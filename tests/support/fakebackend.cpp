@@ -13,7 +13,7 @@ bool contains(const std::optional<std::string>& field, const std::string& text)
     return field && field->find(text) != std::string::npos;
 }
 
-bool matches(const relctl::AuditEvent& e, const relctl::AuditFilter& f)
+bool matches(const relctl::Event& e, const relctl::AuditFilter& f)
 {
     if ((f.env && e.env != *f.env) || (f.job && e.job != f.job) ||
         (f.operation && e.operation != *f.operation) || (f.reason && e.reason != f.reason) ||
@@ -95,12 +95,13 @@ relctl::EnvironmentRow* FakeBackend::environment(const QString& name)
     return it == m_environments.end() ? nullptr : &*it;
 }
 
-std::int64_t FakeBackend::addEvent(relctl::AuditEvent event)
+std::int64_t FakeBackend::addEvent(relctl::Event event)
 {
-    const relctl::AuditEvent* last = m_events.empty() ? nullptr : &m_events.back();
+    const relctl::Event* last = m_events.empty() ? nullptr : &m_events.back();
     event.id = last ? last->id + 1 : 1;
-    if (event.at == 0)
-        event.at = last ? last->at + 1 : 1'700'000'000'000;
+    if (event.at == relctl::Timestamp())
+        event.at =
+            last ? last->at + std::chrono::milliseconds(1) : relctl::Timestamp::fromMillis(1'700'000'000'000);
     m_events.push_back(std::move(event));
     return m_events.back().id;
 }
@@ -208,12 +209,15 @@ void FakeBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
         return;
     answer([this, serial, fromMs, toMs] {
         relctl::TimelineSlice slice = m_timeline;
-        std::erase_if(slice.markers,
-                      [&](const relctl::TimelineMarker& m) { return m.at < fromMs || m.at > toMs; });
-        std::erase_if(slice.leases,
-                      [&](const relctl::LeaseSpan& l) { return l.endsAt < fromMs || l.acquiredAt > toMs; });
-        std::erase_if(slice.freezes,
-                      [&](const relctl::FrozenSpan& f) { return f.from > toMs || (f.to && *f.to < fromMs); });
+        std::erase_if(slice.markers, [&](const relctl::TimelineMarker& m) {
+            return m.at.millis() < fromMs || m.at.millis() > toMs;
+        });
+        std::erase_if(slice.leases, [&](const relctl::LeaseSpan& l) {
+            return l.endsAt.millis() < fromMs || l.acquiredAt.millis() > toMs;
+        });
+        std::erase_if(slice.freezes, [&](const relctl::FrozenSpan& f) {
+            return f.from.millis() > toMs || (f.to && f.to->millis() < fromMs);
+        });
         emit timelineLoaded(serial, slice);
     });
 }
@@ -355,7 +359,7 @@ QString FakeBackend::apply(const ConsoleAction& action)
             break;
         }
     }
-    relctl::AuditEvent event;
+    relctl::Event event;
     event.env = env.toStdString();
     event.operation = operationOf(action.kind);
     event.outcome = "accepted";
@@ -374,13 +378,13 @@ void FakeBackend::exportAudit(quint64 serial, const QString& path, bool json,
             emit exportFinished(serial, false, 0, QStringLiteral("export cancelled"));
             return;
         }
-        const std::vector<relctl::AuditEvent> rows = matching(filter, sort);
+        const std::vector<relctl::Event> rows = matching(filter, sort);
         QFile file(path);
         if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
             emit exportFinished(serial, false, 0, file.errorString());
             return;
         }
-        for (const relctl::AuditEvent& e : rows)
+        for (const relctl::Event& e : rows)
             file.write(QByteArray::number(qint64(e.id)) + '\n');
         const auto count = static_cast<qint64>(rows.size());
         emit exportProgress(serial, count);
@@ -468,13 +472,13 @@ void FakeBackend::probeTarget(quint64 serial, const ConnectionTarget& target)
     });
 }
 
-std::vector<relctl::AuditEvent> FakeBackend::matching(const relctl::AuditFilter& filter,
-                                                      const relctl::AuditSort& sort) const
+std::vector<relctl::Event> FakeBackend::matching(const relctl::AuditFilter& filter,
+                                                 const relctl::AuditSort& sort) const
 {
-    std::vector<relctl::AuditEvent> rows;
+    std::vector<relctl::Event> rows;
     std::copy_if(m_events.begin(), m_events.end(), std::back_inserter(rows),
-                 [&](const relctl::AuditEvent& e) { return matches(e, filter); });
-    std::sort(rows.begin(), rows.end(), [&](const relctl::AuditEvent& a, const relctl::AuditEvent& b) {
+                 [&](const relctl::Event& e) { return matches(e, filter); });
+    std::sort(rows.begin(), rows.end(), [&](const relctl::Event& a, const relctl::Event& b) {
         return before(relctl::auditCursorAfter(a, sort.column), relctl::auditCursorAfter(b, sort.column),
                       sort.descending);
     });
@@ -484,17 +488,17 @@ std::vector<relctl::AuditEvent> FakeBackend::matching(const relctl::AuditFilter&
 relctl::AuditPage FakeBackend::page(const relctl::AuditPageRequest& request) const
 {
     relctl::AuditPage page;
-    for (const relctl::AuditEvent& e : m_events)
+    for (const relctl::Event& e : m_events)
         page.horizon = std::max(page.horizon, e.id);
-    std::vector<relctl::AuditEvent> rows;
+    std::vector<relctl::Event> rows;
     if (request.newerThan) {
         // What arrived since: oldest first, whatever the sort.
         rows = matching(request.filter, {relctl::AuditSort::Column::Time, false});
-        std::erase_if(rows, [&](const relctl::AuditEvent& e) { return e.id <= *request.newerThan; });
+        std::erase_if(rows, [&](const relctl::Event& e) { return e.id <= *request.newerThan; });
     } else {
         rows = matching(request.filter, request.sort);
         if (request.after)
-            std::erase_if(rows, [&](const relctl::AuditEvent& e) {
+            std::erase_if(rows, [&](const relctl::Event& e) {
                 return !before(*request.after, relctl::auditCursorAfter(e, request.sort.column),
                                request.sort.descending);
             });

@@ -40,8 +40,8 @@ public:
     relctl::EnvironmentRow* environment(const QString& name);
     // Appends an event with the next id (and `at`, when 0, the next
     // millisecond); returns the id. Nothing is announced.
-    std::int64_t addEvent(relctl::AuditEvent event);
-    const std::vector<relctl::AuditEvent>& events() const { return m_events; }
+    std::int64_t addEvent(relctl::Event event);
+    const std::vector<relctl::Event>& events() const { return m_events; }
     void setSupersessions(QList<SupersessionRow> rows) { m_supersessions = std::move(rows); }
     const QList<SupersessionRow>& supersessions() const { return m_supersessions; }
     void setPromotions(PromotionsSnapshot promotions) { m_promotions = std::move(promotions); }
@@ -125,13 +125,13 @@ private:
     bool failing(RequestId request);
     void connected();
     relctl::AuditPage page(const relctl::AuditPageRequest& request) const;
-    std::vector<relctl::AuditEvent> matching(const relctl::AuditFilter& filter,
-                                             const relctl::AuditSort& sort) const;
+    std::vector<relctl::Event> matching(const relctl::AuditFilter& filter,
+                                        const relctl::AuditSort& sort) const;
     // The action's effect on what is held; an error message if there is none to have.
     QString apply(const ConsoleAction& action);
 
     std::vector<relctl::EnvironmentRow> m_environments;
-    std::vector<relctl::AuditEvent> m_events;
+    std::vector<relctl::Event> m_events;
     QList<SupersessionRow> m_supersessions;
     PromotionsSnapshot m_promotions;
     std::map<std::string, relctl::ManifestHistory> m_histories;

@@ -345,7 +345,7 @@ void AuditView::connectActions()
     // one the reviewer types in the card.
     connect(m_status, &QPushButton::clicked, this, [this] {
         const QModelIndex current = m_table->selectionModel()->currentIndex();
-        const relctl::AuditEvent* e = current.isValid() ? m_model->eventAt(current.row()) : nullptr;
+        const relctl::Event* e = current.isValid() ? m_model->eventAt(current.row()) : nullptr;
         emit statusRequested(
             {StatusLookup::Kind::Job, e && e->job ? QString::fromStdString(*e->job) : QString()});
     });
@@ -425,11 +425,12 @@ void AuditView::applyFilter()
     if (const QVariant preset = m_since->currentData(); preset == customRange) {
         if (!customRangeValid())
             return;
-        filter.from = m_from->dateTime().toMSecsSinceEpoch();
+        filter.from = relctl::Timestamp::fromMillis(m_from->dateTime().toMSecsSinceEpoch());
         // The edit shows whole seconds: "to" includes the whole of its last second.
-        filter.to = m_to->dateTime().toMSecsSinceEpoch() + 999;
+        filter.to = relctl::Timestamp::fromMillis(m_to->dateTime().toMSecsSinceEpoch() + 999);
     } else if (preset.isValid()) {
-        filter.from = QDateTime::currentMSecsSinceEpoch() - preset.toLongLong() * 1000;
+        filter.from =
+            relctl::Timestamp::fromMillis(QDateTime::currentMSecsSinceEpoch() - preset.toLongLong() * 1000);
     }
     m_model->setFilter(filter);
 }
@@ -516,7 +517,7 @@ void AuditView::selectEvent(qint64 eventId)
 void AuditView::showRowMenu(const QPoint& at)
 {
     const QModelIndex index = m_table->indexAt(at);
-    const relctl::AuditEvent* e = index.isValid() ? m_model->eventAt(index.row()) : nullptr;
+    const relctl::Event* e = index.isValid() ? m_model->eventAt(index.row()) : nullptr;
     if (!e || (!e->job && !e->opId))
         return;
     // The row's op id is what this event was; its job is the run as a
@@ -583,7 +584,7 @@ void AuditView::exportTo(const QString& path, bool json)
 QString AuditView::stopNote(qint64 eventId) const
 {
     for (int row = 0; row < m_model->rowCount(); ++row) {
-        const relctl::AuditEvent* event = m_model->eventAt(row);
+        const relctl::Event* event = m_model->eventAt(row);
         if (event == nullptr || event->id != eventId || !event->detail)
             continue;
         const auto detail = nlohmann::json::parse(*event->detail, nullptr, false);

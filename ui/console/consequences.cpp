@@ -51,17 +51,17 @@ QString holder(const relctl::EnvironmentRow& e)
 
 } // namespace
 
-QString revokeConsequences(const relctl::EnvironmentRow& e, relctl::EpochMs now)
+QString revokeConsequences(const relctl::EnvironmentRow& e, qint64 now)
 {
     if (!e.holderJob)
         return tr("<p>%1 has no live lease as last read: nothing will be revoked.</p>").arg(esc(e.name));
     QString out = tr("<p>Ends the lease of %1 at once.").arg(holder(e));
     if (e.holderAcquiredAt)
         out += tr(" It has held %1 for <b>%2</b>")
-                   .arg(esc(e.name), formatDuration(std::max<qint64>(0, now - *e.holderAcquiredAt)));
+                   .arg(esc(e.name), formatDuration(std::max<qint64>(0, now - e.holderAcquiredAt->millis())));
     if (e.leaseExpiresAt)
-        out += *e.leaseExpiresAt > now
-                   ? tr(" and would expire in %1.").arg(formatDuration(*e.leaseExpiresAt - now))
+        out += e.leaseExpiresAt->millis() > now
+                   ? tr(" and would expire in %1.").arg(formatDuration(e.leaseExpiresAt->millis() - now))
                    : tr(" and is expiring now.");
     else
         out += QLatin1Char('.');
@@ -97,7 +97,7 @@ QString freezeConsequences(const relctl::EnvironmentRow& e)
     return out;
 }
 
-QString unfreezeConsequences(const relctl::EnvironmentRow& e, relctl::EpochMs now)
+QString unfreezeConsequences(const relctl::EnvironmentRow& e, qint64 now)
 {
     QString out = tr("<p>Lifts the freeze on %1").arg(esc(e.name));
     if (e.frozenBy)
@@ -105,7 +105,7 @@ QString unfreezeConsequences(const relctl::EnvironmentRow& e, relctl::EpochMs no
     if (e.frozenReason)
         out += tr(" (\"%1\")").arg(esc(e.frozenReason));
     if (e.frozenAt)
-        out += tr(", in force for %1").arg(formatDuration(std::max<qint64>(0, now - *e.frozenAt)));
+        out += tr(", in force for %1").arg(formatDuration(std::max<qint64>(0, now - e.frozenAt->millis())));
     out += tr(": acquisitions and publishes are accepted again.</p>");
     if (e.queue.empty())
         out += tr("<p>Nobody is waiting.</p>");

@@ -12,9 +12,9 @@
 
 namespace relctl::ui {
 
-QString revokeConsequences(const relctl::EnvironmentRow& env, relctl::EpochMs now);
+QString revokeConsequences(const relctl::EnvironmentRow& env, qint64 now);
 QString freezeConsequences(const relctl::EnvironmentRow& env);
-QString unfreezeConsequences(const relctl::EnvironmentRow& env, relctl::EpochMs now);
+QString unfreezeConsequences(const relctl::EnvironmentRow& env, qint64 now);
 QString supersessionConsequences(const SupersessionRow& request, bool approve);
 
 } // namespace relctl::ui

@@ -25,7 +25,8 @@ void openOnLastDay(ConsoleSession* session, MainWindow* window)
             if (!state->zoomed) {
                 state->zoomed = true;
                 timeline->setFollowNow(false);
-                timeline->setVisibleRange(slice.serverNow - 23 * hour, slice.serverNow + hour);
+                timeline->setVisibleRange(slice.serverNow.millis() - 23 * hour,
+                                          slice.serverNow.millis() + hour);
                 return; // the day's slice follows
             }
             // Markers come by environment, then time: the newest is looked for.
@@ -37,7 +38,7 @@ void openOnLastDay(ConsoleSession* session, MainWindow* window)
             if (!stale)
                 return;
             QObject::disconnect(state->connection);
-            window->selectEvent(stale->eventId, stale->at, true);
+            window->selectEvent(stale->eventId, stale->at.millis(), true);
         });
 }
 

@@ -5,6 +5,7 @@
 #include "icons.h"
 #include "manifestdiff.h"
 #include "manifesthistorymodel.h"
+#include "timeformat.h"
 
 #include <QLabel>
 #include <QListWidget>
@@ -285,16 +286,14 @@ QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs
     out += tr("<p>Request #%1 (%2), asked by <b>%3</b> at %4%5</p>")
                .arg(p.id)
                .arg(esc(p.state), who(p.requestedBy, p.requestedLogin).toHtmlEscaped(),
-                    formatServerTime(p.requestedAt),
-                    p.reason ? QStringLiteral(": ") + esc(*p.reason) : QString());
+                    formatTime(p.requestedAt), p.reason ? QStringLiteral(": ") + esc(*p.reason) : QString());
 
     if (const auto& up = p.upstream) {
         if (up->acceptedAt) {
             const std::int64_t soaked = up->soakedMs.value_or(0) + elapsedMs;
             const std::int64_t left = std::max<std::int64_t>(0, up->soakRemainingMs.value_or(0) - elapsedMs);
             out += tr("<p><b>Upstream</b>: accepted on %1 at %2; soaked %3 of %4 — %5</p>")
-                       .arg(esc(up->env), formatServerTime(*up->acceptedAt), duration(soaked),
-                            duration(up->soakMs),
+                       .arg(esc(up->env), formatTime(*up->acceptedAt), duration(soaked), duration(up->soakMs),
                             left > 0 ? tr("<b>%1 to go</b>").arg(duration(left)) : tr("soak passed"));
         } else {
             out += tr("<p><b>Upstream</b>: <font color=\"#b03a2e\">not accepted on %1</font> (never, or "

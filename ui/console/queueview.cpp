@@ -75,7 +75,7 @@ void QueueView::applyFilter()
     m_model->setEnvironmentFilter(m_selectedOnly->isChecked() ? m_selected : QString());
 }
 
-void QueueView::setNow(relctl::EpochMs serverNowEstimate)
+void QueueView::setNow(qint64 serverNowEstimate)
 {
     m_model->setNow(serverNowEstimate);
 }

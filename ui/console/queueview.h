@@ -29,7 +29,7 @@ public:
     void setEnvironments(const std::vector<relctl::EnvironmentRow>& environments);
     // The environment selected elsewhere; shown alone while "selected only" is on.
     void setSelectedEnvironment(const QString& env);
-    void setNow(relctl::EpochMs serverNowEstimate);
+    void setNow(qint64 serverNowEstimate);
     void setStale(bool stale);
     // "3 waiting", or "nothing waiting": what the view's tab and the summary say.
     QString summary() const { return m_summaryText; }

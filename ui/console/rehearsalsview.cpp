@@ -61,18 +61,18 @@ QString colored(const QString& text, const QColor& color)
 }
 
 // The scenario's leases and markers with a margin either side; empty when it has none.
-std::optional<std::pair<EpochMs, EpochMs>> extent(const relctl::TimelineSlice& slice)
+std::optional<std::pair<qint64, qint64>> extent(const relctl::TimelineSlice& slice)
 {
-    std::optional<std::pair<EpochMs, EpochMs>> out;
-    const auto widen = [&out](EpochMs from, EpochMs to) {
+    std::optional<std::pair<qint64, qint64>> out;
+    const auto widen = [&out](qint64 from, qint64 to) {
         out = out ? std::pair{std::min(out->first, from), std::max(out->second, to)} : std::pair{from, to};
     };
     for (const relctl::LeaseSpan& l : slice.leases)
-        widen(l.acquiredAt, l.endsAt);
+        widen(l.acquiredAt.millis(), l.endsAt.millis());
     for (const relctl::TimelineMarker& m : slice.markers)
-        widen(m.at, m.at);
+        widen(m.at.millis(), m.at.millis());
     if (out) {
-        const EpochMs margin = std::max<EpochMs>(out->second - out->first, 1000) / 8;
+        const qint64 margin = std::max<qint64>(out->second - out->first, 1000) / 8;
         out = std::pair{out->first - margin, out->second + margin};
     }
     return out;

@@ -34,9 +34,9 @@ QString num(const std::optional<std::int64_t>& n)
     return n ? QString::number(*n) : QStringLiteral("–");
 }
 
-QString when(relctl::EpochMs ms)
+QString when(relctl::Timestamp at)
 {
-    return formatTime(ms, true);
+    return formatTime(at, true);
 }
 
 QString lease(const relctl::LeaseSpan& l)
@@ -57,7 +57,7 @@ QString duration(const std::optional<std::int64_t>& ms)
 
 // What a promotion gate saw when it refused, in words: what was missing and
 // who decided. Only what the refusal recorded is used (see console_trace).
-QString gateHtml(const relctl::AuditEvent& e, const relctl::PromotionGate& g)
+QString gateHtml(const relctl::Event& e, const relctl::PromotionGate& g)
 {
     const std::string reason = e.reason.value_or(std::string());
     const QString candidate = QObject::tr("%1 (generation %2)").arg(esc(e.release), num(e.generation));
@@ -183,7 +183,7 @@ TracePanel::TracePanel(QWidget* parent)
     layout->addWidget(m_show);
     connect(m_show, &QPushButton::clicked, this, [this] {
         if (m_trace)
-            emit showOnTimeline(m_trace->event.id, m_trace->event.at);
+            emit showOnTimeline(m_trace->event.id, m_trace->event.at.millis());
     });
     showNothing(tr("Select a refused write (red) in the audit browser or on the timeline."));
 }
@@ -237,7 +237,7 @@ QString TracePanel::text() const
 
 QString TracePanel::html(const relctl::RefusalTrace& t)
 {
-    const relctl::AuditEvent& e = t.event;
+    const relctl::Event& e = t.event;
     QString out = tr("<h3>%1 on %2 refused: %3</h3>").arg(esc(e.operation), esc(e.env), esc(e.reason));
     // The cause first (the winner and the approval, the operator and why, the
     // publish that set the bar); a gate's refusal is explained by the gate.

@@ -260,8 +260,11 @@ relctl::AuditPage ConsoleWorker::auditPage(const relctl::AuditPageRequest& reque
 
 void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
 {
-    guarded({RequestKind::Timeline, serial},
-            [&] { emit timelineLoaded(serial, relctl::ConsoleQueries(*m_db).timeline(fromMs, toMs)); });
+    guarded({RequestKind::Timeline, serial}, [&] {
+        emit timelineLoaded(serial,
+                            relctl::ConsoleQueries(*m_db).timeline(relctl::Timestamp::fromMillis(fromMs),
+                                                                   relctl::Timestamp::fromMillis(toMs)));
+    });
 }
 
 void ConsoleWorker::loadTrace(quint64 serial, qint64 eventId)
@@ -285,7 +288,7 @@ void ConsoleWorker::loadSupersessions(quint64 serial)
             row.winnerGeneration = w.generation;
             for (const relctl::Candidate& c : a.skipped)
                 row.skipped << QStringLiteral("%1 (generation %2)").arg(q(c.job)).arg(c.generation);
-            row.openedAt = q(a.openedAt);
+            row.openedAt = q(a.openedAt.iso());
             rows << row;
         }
         emit supersessionsLoaded(serial, rows);

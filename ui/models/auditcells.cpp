@@ -12,7 +12,7 @@ namespace relctl::ui::auditcells {
 namespace {
 
 using Column = AuditModel::Column;
-using relctl::AuditEvent;
+using relctl::Event;
 
 QString text(const std::string& s)
 {
@@ -29,12 +29,12 @@ QVariant optionalNumber(const std::optional<std::int64_t>& n)
     return n ? QVariant(qint64(*n)) : QVariant();
 }
 
-QString utcIso(relctl::EpochMs ms)
+QString utcIso(qint64 ms)
 {
     return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs);
 }
 
-bool isRejected(const AuditEvent& e)
+bool isRejected(const Event& e)
 {
     return e.outcome == "rejected";
 }
@@ -125,7 +125,7 @@ QString fullDetail(const std::string& json)
     return v.is_discarded() ? text(json) : text(v.dump(2, ' ', false, Json::error_handler_t::replace));
 }
 
-QString current(const AuditEvent& e)
+QString current(const Event& e)
 {
     QStringList parts;
     // An environment where nothing was published yet still has a newest
@@ -141,13 +141,13 @@ QString current(const AuditEvent& e)
     return parts.join(QStringLiteral(", "));
 }
 
-QVariant display(const AuditEvent& e, Column column)
+QVariant display(const Event& e, Column column)
 {
     switch (column) {
     case Column::Time:
         return formatTime(e.at);
     case Column::Environment:
-        return text(e.env);
+        return text(e.env.value_or(std::string()));
     case Column::Operation:
         return text(e.operation);
     case Column::Outcome:
@@ -186,13 +186,13 @@ QVariant display(const AuditEvent& e, Column column)
     return {};
 }
 
-QVariant toolTip(const AuditEvent& e, Column column)
+QVariant toolTip(const Event& e, Column column)
 {
     switch (column) {
     case Column::Time:
         return AuditModel::tr("Event %1 at %2 (UTC)\nLocal time: %3")
             .arg(e.id)
-            .arg(utcIso(e.at), formatLocalTime(e.at));
+            .arg(utcIso(e.at.millis()), formatLocalTime(e.at));
     case Column::Outcome:
     case Column::Reason:
         if (!isRejected(e))

@@ -11,8 +11,8 @@
 
 namespace relctl::ui::auditcells {
 
-QVariant display(const relctl::AuditEvent& e, AuditModel::Column column);
-QVariant toolTip(const relctl::AuditEvent& e, AuditModel::Column column);
+QVariant display(const relctl::Event& e, AuditModel::Column column);
+QVariant toolTip(const relctl::Event& e, AuditModel::Column column);
 QString title(AuditModel::Column column);
 
 // An event's detail (compact JSON) as one line a person reads: each value
@@ -30,6 +30,6 @@ QString readableText(const std::string& s);
 QString fullDetail(const std::string& json);
 
 // What was current when the event happened, in one cell: "release 1.4.2, generation 7, token 12".
-QString current(const relctl::AuditEvent& e);
+QString current(const relctl::Event& e);
 
 } // namespace relctl::ui::auditcells

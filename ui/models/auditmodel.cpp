@@ -13,9 +13,9 @@ namespace relctl::ui {
 namespace {
 
 using Column = AuditModel::Column;
-using relctl::AuditEvent;
+using relctl::Event;
 
-bool isRejected(const AuditEvent& e)
+bool isRejected(const Event& e)
 {
     return e.outcome == "rejected";
 }
@@ -274,7 +274,7 @@ void AuditModel::updateEmptyResult()
         emit emptyResultChanged(empty);
 }
 
-void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)
+void AuditModel::appendRows(std::vector<relctl::Event> events)
 {
     if (events.empty())
         return;
@@ -289,17 +289,17 @@ void AuditModel::appendRows(std::vector<relctl::AuditEvent> events)
     endInsertRows();
 }
 
-void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
+void AuditModel::insertNewer(std::vector<relctl::Event> events)
 {
     // Oldest first, none loaded. Those above the top row go on top in one
     // block; a late commit (below it) goes to its place among the rows.
     const std::int64_t top = m_rowCount > 0 ? loadedEvent(0).id : 0;
     const auto firstNew =
-        std::find_if(events.begin(), events.end(), [top](const relctl::AuditEvent& e) { return e.id > top; });
+        std::find_if(events.begin(), events.end(), [top](const relctl::Event& e) { return e.id > top; });
     for (auto late = events.begin(); late != firstNew; ++late)
         insertLate(std::move(*late));
-    std::vector<relctl::AuditEvent> fresh(std::make_move_iterator(firstNew),
-                                          std::make_move_iterator(events.end()));
+    std::vector<relctl::Event> fresh(std::make_move_iterator(firstNew),
+                                     std::make_move_iterator(events.end()));
     if (fresh.empty())
         return;
     // The table is newest first.
@@ -315,7 +315,7 @@ void AuditModel::insertNewer(std::vector<relctl::AuditEvent> events)
     endInsertRows();
 }
 
-void AuditModel::holdNewer(std::vector<relctl::AuditEvent> events)
+void AuditModel::holdNewer(std::vector<relctl::Event> events)
 {
     if (events.empty())
         return;
@@ -348,20 +348,20 @@ void AuditModel::insertHeld()
         return;
     // Taken first: a view that holds again from rowsInserted finds nothing
     // held twice.
-    std::vector<relctl::AuditEvent> held = std::exchange(m_held, {});
+    std::vector<relctl::Event> held = std::exchange(m_held, {});
     m_heldIds.clear();
     // Rounds arrive oldest first, but a late commit found by a later round
     // has a smaller id than what an earlier one held: insertNewer() wants
     // them all in id order.
     std::sort(held.begin(), held.end(),
-              [](const relctl::AuditEvent& a, const relctl::AuditEvent& b) { return a.id < b.id; });
+              [](const relctl::Event& a, const relctl::Event& b) { return a.id < b.id; });
     m_newEvents = 0;
     emit newEventsPending(0);
     insertNewer(std::move(held));
     updateEmptyResult();
 }
 
-void AuditModel::insertLate(relctl::AuditEvent event)
+void AuditModel::insertLate(relctl::Event event)
 {
     // Its row: after every loaded event with a larger id. Late commits are
     // among the newest ids, so the walk is short; the rows above it move up
@@ -373,7 +373,7 @@ void AuditModel::insertLate(relctl::AuditEvent event)
     // The rows change only between begin and end: views and testers read the
     // old rows while beginInsertRows() runs.
     beginInsertRows({}, row, row);
-    std::vector<relctl::AuditEvent> head;
+    std::vector<relctl::Event> head;
     head.reserve(std::size_t(row) + 1);
     for (int remaining = row; remaining > 0;) {
         Chunk& chunk = m_chunks.front();
@@ -410,14 +410,14 @@ std::optional<int> AuditModel::rowForEvent(std::int64_t eventId) const
     return int(*it - m_topPosition);
 }
 
-const relctl::AuditEvent* AuditModel::eventAt(int row) const
+const relctl::Event* AuditModel::eventAt(int row) const
 {
     if (row < 0 || row >= m_rowCount)
         return nullptr;
     return &loadedEvent(row);
 }
 
-const relctl::AuditEvent& AuditModel::loadedEvent(int row) const
+const relctl::Event& AuditModel::loadedEvent(int row) const
 {
     // The last page starting at or before the row: a search over a few hundred pages at most.
     const std::int64_t position = m_topPosition + row;
@@ -463,7 +463,7 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const
     case Roles::Rejected:
         return isRejected(e);
     case Roles::AtMs:
-        return qint64(e.at);
+        return qint64(e.at.millis());
     default:
         return {};
     }

@@ -128,7 +128,7 @@ public:
     // The row showing the event, under any sort: a hash kept on every insert.
     std::optional<int> rowForEvent(std::int64_t eventId) const;
     // Null when out of range. The pointer lives until the next reset.
-    const relctl::AuditEvent* eventAt(int row) const;
+    const relctl::Event* eventAt(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -151,12 +151,12 @@ private:
     void requestNextPage();
     void requestNewer(bool overlap);
     bool showsNewestFirst() const;
-    void insertNewer(std::vector<relctl::AuditEvent> events);
-    void holdNewer(std::vector<relctl::AuditEvent> events);
+    void insertNewer(std::vector<relctl::Event> events);
+    void holdNewer(std::vector<relctl::Event> events);
     void insertHeld();
-    void insertLate(relctl::AuditEvent event);
-    void appendRows(std::vector<relctl::AuditEvent> events);
-    const relctl::AuditEvent& loadedEvent(int row) const;
+    void insertLate(relctl::Event event);
+    void appendRows(std::vector<relctl::Event> events);
+    const relctl::Event& loadedEvent(int row) const;
 
     // The pages as they came, each kept whole: appending moves a vector in
     // instead of reallocating and moving every loaded row (at 100k rows, tens
@@ -165,7 +165,7 @@ private:
     // (a smaller m_topPosition) renumbers nothing.
     struct Chunk
     {
-        std::vector<relctl::AuditEvent> events; // never empty
+        std::vector<relctl::Event> events; // never empty
         std::int64_t firstPosition = 0;
     };
 
@@ -189,7 +189,7 @@ private:
     int m_newEvents = 0;
     bool m_hold = false;
     // Newest first, while held: new events not yet inserted, each once.
-    std::vector<relctl::AuditEvent> m_held;
+    std::vector<relctl::Event> m_held;
     QSet<std::int64_t> m_heldIds;
 };
 

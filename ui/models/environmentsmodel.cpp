@@ -24,9 +24,9 @@ QVariant optionalText(const std::optional<std::string>& s)
     return s ? QVariant(text(*s)) : QVariant();
 }
 
-QVariant optionalTime(const std::optional<relctl::EpochMs>& ms)
+QVariant optionalTime(const std::optional<relctl::Timestamp>& at)
 {
-    return ms ? QVariant(formatTime(*ms)) : QVariant();
+    return at ? QVariant(formatTime(*at)) : QVariant();
 }
 
 QVariant optionalNumber(const std::optional<std::int64_t>& n)
@@ -98,7 +98,7 @@ void EnvironmentsModel::setEnvironments(std::vector<relctl::EnvironmentRow> rows
     if (!rows.empty()) {
         m_serverNowAtUpdate = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
                                   return a.serverNow < b.serverNow;
-                              })->serverNow;
+                              })->serverNow.millis();
         m_steadyAtUpdate = std::chrono::steady_clock::now();
         m_now = m_serverNowAtUpdate;
     }
@@ -191,7 +191,7 @@ void EnvironmentsModel::tick()
     emitCountdownChanged();
 }
 
-void EnvironmentsModel::setNow(relctl::EpochMs serverNowEstimate)
+void EnvironmentsModel::setNow(qint64 serverNowEstimate)
 {
     if (m_stale)
         return;
@@ -240,7 +240,8 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         case Column::LeaseHolder:
             return optionalText(r.holderJob);
         case Column::ExpiresIn:
-            return r.leaseExpiresAt ? QVariant(formatCountdown(*r.leaseExpiresAt - m_now)) : QVariant();
+            return r.leaseExpiresAt ? QVariant(formatCountdown(r.leaseExpiresAt->millis() - m_now))
+                                    : QVariant();
         case Column::Queue:
             return qint64(r.queueLength);
         case Column::Pending:
@@ -273,9 +274,9 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
     case Roles::Frozen:
         return r.frozen;
     case Roles::ExpiresAtMs:
-        return optionalNumber(r.leaseExpiresAt);
+        return r.leaseExpiresAt ? QVariant(qint64(r.leaseExpiresAt->millis())) : QVariant();
     case Roles::RemainingMs:
-        return r.leaseExpiresAt ? QVariant(qint64(*r.leaseExpiresAt - m_now)) : QVariant();
+        return r.leaseExpiresAt ? QVariant(qint64(r.leaseExpiresAt->millis() - m_now)) : QVariant();
     case Roles::HolderToken:
         return optionalNumber(r.holderToken);
     case Roles::CurrentGeneration:

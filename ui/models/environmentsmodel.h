@@ -56,8 +56,8 @@ public:
     // clock's progress since; setNow() takes the caller's own estimate. Both
     // emit dataChanged for the "Expires in" column only.
     void tick();
-    void setNow(relctl::EpochMs serverNowEstimate);
-    relctl::EpochMs now() const { return m_now; }
+    void setNow(qint64 serverNowEstimate);
+    qint64 now() const { return m_now; }
 
     // While the console cannot reach the database the rows are what it last
     // read: every cell is greyed, the countdowns stop (tick() and setNow()
@@ -80,9 +80,9 @@ private:
     void emitCountdownChanged();
 
     std::vector<relctl::EnvironmentRow> m_rows;
-    relctl::EpochMs m_serverNowAtUpdate = 0;
+    qint64 m_serverNowAtUpdate = 0;
     std::chrono::steady_clock::time_point m_steadyAtUpdate;
-    relctl::EpochMs m_now = 0;
+    qint64 m_now = 0;
     bool m_stale = false;
 };
 

@@ -7,13 +7,6 @@
 
 namespace relctl::ui {
 
-QString formatServerTime(const std::string& iso)
-{
-    const QString text = QString::fromStdString(iso);
-    const QDateTime at = QDateTime::fromString(text, Qt::ISODateWithMs);
-    return at.isValid() ? formatTime(at.toMSecsSinceEpoch()) : text;
-}
-
 ManifestHistoryModel::ManifestHistoryModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void ManifestHistoryModel::setHistory(relctl::ManifestHistory history)
@@ -85,7 +78,7 @@ QVariant ManifestHistoryModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         if (rollback)
             return tr("Rolled back by %1 at %2: %3")
-                .arg(QString::fromStdString(e->rollback->by), formatServerTime(e->rollback->at),
+                .arg(QString::fromStdString(e->rollback->by), formatTime(e->rollback->at),
                      QString::fromStdString(e->rollback->reason));
         return {};
     case Qt::DisplayRole:
@@ -106,7 +99,7 @@ QVariant ManifestHistoryModel::data(const QModelIndex& index, int role) const
     case Column::By:
         return QString::fromStdString(rollback ? e->rollback->by : m.job);
     case Column::At:
-        return formatServerTime(rollback ? e->rollback->at : m.publishedAt);
+        return formatTime(rollback ? e->rollback->at : m.publishedAt);
     case Column::Note:
         if (rollback)
             return tr("replaced %1 (generation %2): %3")

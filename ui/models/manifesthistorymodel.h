@@ -44,8 +44,4 @@ private:
     relctl::ManifestHistory m_history;
 };
 
-// "2026-11-30 12:04:05 UTC" for a time as the server writes it in replies
-// (ISO 8601); the text itself when it does not read as one.
-QString formatServerTime(const std::string& iso);
-
 } // namespace relctl::ui

@@ -23,7 +23,7 @@ void QueueModel::setEnvironments(const std::vector<relctl::EnvironmentRow>& envi
 {
     m_environments = environments;
     for (const relctl::EnvironmentRow& e : environments)
-        m_now = std::max(m_now, e.serverNow);
+        m_now = std::max<qint64>(m_now, e.serverNow.millis());
     rebuild();
 }
 
@@ -48,7 +48,7 @@ void QueueModel::rebuild()
     endResetModel();
 }
 
-void QueueModel::setNow(relctl::EpochMs serverNowEstimate)
+void QueueModel::setNow(qint64 serverNowEstimate)
 {
     if (m_stale)
         return;
@@ -112,7 +112,7 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const
         case Column::Generation:
             return qint64(c.generation);
         case Column::Waiting:
-            return formatDuration(std::max<qint64>(0, m_now - c.queuedAt));
+            return formatDuration(std::max<qint64>(0, m_now - c.queuedAt.millis()));
         case Column::Standing:
             return standing(c, r.policy);
         case Column::Count:

@@ -36,7 +36,7 @@ public:
     void setEnvironmentFilter(const QString& env);
     QString environmentFilter() const { return m_filter; }
     // The server's "now" the waiting times are computed against.
-    void setNow(relctl::EpochMs serverNowEstimate);
+    void setNow(qint64 serverNowEstimate);
     // While the console cannot reach the database the rows are what it last
     // read: shown greyed, with the waiting times stopped.
     void setStale(bool stale);
@@ -63,7 +63,7 @@ private:
     std::vector<relctl::EnvironmentRow> m_environments;
     std::vector<Row> m_rows;
     QString m_filter;
-    relctl::EpochMs m_now = 0;
+    qint64 m_now = 0;
     bool m_stale = false;
 };
 

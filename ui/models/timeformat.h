@@ -4,6 +4,8 @@
 // audit trail, CI logs and the timeline axis, so a time read in one view can
 // be found in another. Tooltips may add local time; cells never mix zones.
 
+#include "relctl/time.h"
+
 #include <QDateTime>
 #include <QString>
 #include <QtGlobal>
@@ -19,10 +21,20 @@ inline QString formatTime(qint64 epochMs, bool withMs = false)
            QStringLiteral(" UTC");
 }
 
+inline QString formatTime(relctl::Timestamp at, bool withMs = false)
+{
+    return formatTime(at.millis(), withMs);
+}
+
 // The same moment on the operator's own clock, for tooltips.
 inline QString formatLocalTime(qint64 epochMs)
 {
     return QDateTime::fromMSecsSinceEpoch(epochMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss t"));
+}
+
+inline QString formatLocalTime(relctl::Timestamp at)
+{
+    return formatLocalTime(at.millis());
 }
 
 // A span as a person reads it: "850 ms", "12.4 s", "1 min 43 s",

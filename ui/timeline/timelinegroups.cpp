@@ -12,7 +12,7 @@ std::vector<MarkerGroup> groupMarkers(const TimelineLane& lane, const TimelineGe
     const auto [first, last] = markersWithin(lane, g.startMs() - margin, g.endMs() + margin);
     double startX = 0;
     for (std::size_t i = first; i < last; ++i) {
-        const double x = g.xForTime(static_cast<double>(lane.markers[i].at));
+        const double x = g.xForTime(static_cast<double>(lane.markers[i].at.millis()));
         if (groups.empty() || x - startX >= kMarkerGroupPx) {
             groups.push_back({i, i + 1, x});
             startX = x;
@@ -23,7 +23,7 @@ std::vector<MarkerGroup> groupMarkers(const TimelineLane& lane, const TimelineGe
     }
     // The glyph sits between the group's first and last marker.
     for (auto& group : groups) {
-        const double firstX = g.xForTime(static_cast<double>(lane.markers[group.first].at));
+        const double firstX = g.xForTime(static_cast<double>(lane.markers[group.first].at.millis()));
         group.x = std::round((firstX + group.x) / 2);
     }
     return groups;

@@ -33,7 +33,8 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     hit.lane = lane;
     // A freeze still in force is shaded to the right edge, and hit there too.
     for (const auto& freeze : laneData.freezes)
-        if (t >= static_cast<double>(freeze.from) && (!freeze.to || t <= static_cast<double>(*freeze.to)))
+        if (t >= static_cast<double>(freeze.from.millis()) &&
+            (!freeze.to || t <= static_cast<double>(freeze.to->millis())))
             hit.freeze = &freeze;
 
     // Markers first: they are drawn over the lane and are the smaller target.
@@ -46,7 +47,7 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
             for (std::size_t i = group->first; i < group->last; ++i) {
                 const auto& marker = laneData.markers[i];
                 hit.group.push_back(&marker);
-                double distance = std::abs(static_cast<double>(marker.at) - t);
+                double distance = std::abs(static_cast<double>(marker.at.millis()) - t);
                 // Refusals are painted on top: at equal distance, they win.
                 if (markerKind(marker.kind) == MarkerKind::Refusal)
                     distance -= 0.5 * msPerPx;
@@ -67,8 +68,8 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     double bestDistance = std::numeric_limits<double>::max();
     for (std::size_t i = first; i < last; ++i) {
         const auto& lease = laneData.leases[i];
-        const double start = static_cast<double>(lease.acquiredAt);
-        const double end = static_cast<double>(lease.endsAt);
+        const double start = static_cast<double>(lease.acquiredAt.millis());
+        const double end = static_cast<double>(lease.endsAt.millis());
         const double distance = t < start ? start - t : (t > end ? t - end : 0.0);
         // "<=": the later lease is painted over the earlier one.
         if (distance <= slack && distance <= bestDistance) {
@@ -90,7 +91,8 @@ std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
     const auto& marker =
         m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
     // The painter draws markers on whole pixels: report the same position.
-    return QPointF(m_geometry.plotLeft() + std::round(m_geometry.xForTime(static_cast<double>(marker.at))),
+    return QPointF(m_geometry.plotLeft() +
+                       std::round(m_geometry.xForTime(static_cast<double>(marker.at.millis()))),
                    std::round(m_geometry.markerY(lane)));
 }
 

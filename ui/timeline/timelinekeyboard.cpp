@@ -74,17 +74,18 @@ bool TimelineWidget::stepMarker(int direction, bool allLanes)
 {
     // Markers are ordered by (time, event id): ids break ties between events
     // written in the same millisecond, so every event is reachable.
-    using Key = std::pair<relctl::EpochMs, qint64>;
+    using Key = std::pair<qint64, qint64>;
     Key from;
     if (const auto found = m_data.markerIndex.constFind(m_selectedEvent);
         m_selectedEvent != 0 && found != m_data.markerIndex.cend()) {
         const auto [lane, index] = *found;
-        from = {m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at,
-                m_selectedEvent};
+        from = {
+            m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at.millis(),
+            m_selectedEvent};
     } else {
         // Nothing selected: start at the centre, including markers right on it.
         const auto centre =
-            static_cast<relctl::EpochMs>(std::llround(m_geometry.timeForX(m_geometry.plotWidth() / 2)));
+            static_cast<qint64>(std::llround(m_geometry.timeForX(m_geometry.plotWidth() / 2)));
         from = {centre,
                 direction > 0 ? std::numeric_limits<qint64>::min() : std::numeric_limits<qint64>::max()};
     }
@@ -100,28 +101,29 @@ bool TimelineWidget::stepMarker(int direction, bool allLanes)
         if (!allLanes && l != m_currentLane)
             continue;
         const auto& markers = m_data.lanes[static_cast<std::size_t>(l)].markers;
-        const auto byTime = [](const relctl::TimelineMarker& m, relctl::EpochMs t) { return m.at < t; };
+        const auto byTime = [](const relctl::TimelineMarker& m, qint64 t) { return m.at.millis() < t; };
         // Markers are sorted by time only: those sharing a time are all
         // looked at, since any of them may be the next by id. A marker later
         // (earlier) than the best found so far cannot beat it: stop there.
         if (direction > 0) {
             for (auto it = std::lower_bound(markers.begin(), markers.end(), from.first, byTime);
                  it != markers.end(); ++it) {
-                if (best && it->at > best->first)
+                if (best && it->at.millis() > best->first)
                     break;
-                if (it->eventId != 0 && better({it->at, it->eventId})) // 0: a queued candidate, not an event
-                    best = Key{it->at, it->eventId};
+                if (it->eventId != 0 &&
+                    better({it->at.millis(), it->eventId})) // 0: a queued candidate, not an event
+                    best = Key{it->at.millis(), it->eventId};
             }
         } else {
             auto r =
                 std::upper_bound(markers.begin(), markers.end(), from.first,
-                                 [](relctl::EpochMs t, const relctl::TimelineMarker& m) { return t < m.at; });
+                                 [](qint64 t, const relctl::TimelineMarker& m) { return t < m.at.millis(); });
             while (r != markers.begin()) {
                 --r;
-                if (best && r->at < best->first)
+                if (best && r->at.millis() < best->first)
                     break;
-                if (r->eventId != 0 && better({r->at, r->eventId}))
-                    best = Key{r->at, r->eventId};
+                if (r->eventId != 0 && better({r->at.millis(), r->eventId}))
+                    best = Key{r->at.millis(), r->eventId};
             }
         }
     }

@@ -51,9 +51,9 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
         std::stable_sort(current.freezes.begin(), current.freezes.end(),
                          [](const auto& a, const auto& b) { return a.from < b.from; });
         current.reach.reserve(current.leases.size());
-        relctl::EpochMs reach = std::numeric_limits<relctl::EpochMs>::min();
+        qint64 reach = std::numeric_limits<qint64>::min();
         for (const auto& lease : current.leases) {
-            reach = std::max(reach, std::max(lease.endsAt, lease.acquiredAt));
+            reach = std::max<qint64>(reach, std::max(lease.endsAt, lease.acquiredAt).millis());
             current.reach.push_back(reach);
         }
         for (int i = 0; i < static_cast<int>(current.markers.size()); ++i)
@@ -66,10 +66,10 @@ std::pair<std::size_t, std::size_t> leasesOverlapping(const TimelineLane& lane, 
 {
     const auto first =
         std::lower_bound(lane.reach.begin(), lane.reach.end(), from,
-                         [](relctl::EpochMs reach, double t) { return static_cast<double>(reach) < t; });
+                         [](qint64 reach, double t) { return static_cast<double>(reach) < t; });
     const auto last = std::upper_bound(
         lane.leases.begin(), lane.leases.end(), to,
-        [](double t, const relctl::LeaseSpan& l) { return t < static_cast<double>(l.acquiredAt); });
+        [](double t, const relctl::LeaseSpan& l) { return t < static_cast<double>(l.acquiredAt.millis()); });
     const auto begin = static_cast<std::size_t>(first - lane.reach.begin());
     const auto end = static_cast<std::size_t>(last - lane.leases.begin());
     return {begin, std::max(begin, end)};
@@ -79,10 +79,10 @@ std::pair<std::size_t, std::size_t> markersWithin(const TimelineLane& lane, doub
 {
     const auto first = std::lower_bound(
         lane.markers.begin(), lane.markers.end(), from,
-        [](const relctl::TimelineMarker& m, double t) { return static_cast<double>(m.at) < t; });
+        [](const relctl::TimelineMarker& m, double t) { return static_cast<double>(m.at.millis()) < t; });
     const auto last =
         std::upper_bound(first, lane.markers.end(), to, [](double t, const relctl::TimelineMarker& m) {
-            return t < static_cast<double>(m.at);
+            return t < static_cast<double>(m.at.millis());
         });
     return {static_cast<std::size_t>(first - lane.markers.begin()),
             static_cast<std::size_t>(last - lane.markers.begin())};

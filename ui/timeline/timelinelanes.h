@@ -22,7 +22,7 @@ struct TimelineLane
     // reach[i] = the latest endsAt among leases[0..i]. Sorting by start alone
     // cannot find the first lease overlapping a window (an early, long lease
     // may still be running); this running maximum is monotonic, so it can.
-    std::vector<relctl::EpochMs> reach;
+    std::vector<qint64> reach;
     std::vector<relctl::TimelineMarker> markers; // by at
     std::vector<relctl::FrozenSpan> freezes;     // by from; a handful, so scanned, not searched
 };
@@ -32,8 +32,8 @@ struct TimelineLanes
     std::vector<TimelineLane> lanes;
     QHash<qint64, std::pair<int, int>> markerIndex; // eventId -> (lane, index in its markers)
     // The audit trail's first and last events, beyond the slice's window.
-    std::optional<relctl::EpochMs> historyFirst;
-    std::optional<relctl::EpochMs> historyLast;
+    std::optional<relctl::Timestamp> historyFirst;
+    std::optional<relctl::Timestamp> historyLast;
 
     static TimelineLanes fromSlice(relctl::TimelineSlice slice);
 };

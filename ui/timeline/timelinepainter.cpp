@@ -278,11 +278,11 @@ void TimelinePainter::paintLeases(QPainter& painter, const TimelineGeometry& g, 
 
     for (std::size_t i = first; i < last; ++i) {
         const auto& lease = lane.leases[i];
-        if (static_cast<double>(lease.endsAt) < from)
+        if (static_cast<double>(lease.endsAt.millis()) < from)
             continue; // ended before the window; only here because an earlier lease reaches into it
         const LeaseEnding ending = leaseEnding(lease.ending);
-        const double x0 = std::max(-2.0, g.xForTime(static_cast<double>(lease.acquiredAt)));
-        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(static_cast<double>(lease.endsAt)));
+        const double x0 = std::max(-2.0, g.xForTime(static_cast<double>(lease.acquiredAt.millis())));
+        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(static_cast<double>(lease.endsAt.millis())));
         if (x1 - x0 < 4) {
             const int ix0 = static_cast<int>(std::floor(x0));
             const int ix1 = std::max(ix0 + 1, static_cast<int>(std::ceil(x1)));
@@ -390,11 +390,11 @@ void TimelinePainter::paintFreezes(QPainter& painter, const TimelineGeometry& g,
     for (const auto& freeze : lane.freezes) {
         // Still in force: frozen up to now and, until someone unfreezes it,
         // beyond; shaded to the right edge.
-        const double end =
-            freeze.to ? static_cast<double>(*freeze.to) : std::max(nowMs, g.endMs()) + g.msPerPixel();
-        if (end < g.startMs() || static_cast<double>(freeze.from) > g.endMs())
+        const double end = freeze.to ? static_cast<double>(freeze.to->millis())
+                                     : std::max(nowMs, g.endMs()) + g.msPerPixel();
+        if (end < g.startMs() || static_cast<double>(freeze.from.millis()) > g.endMs())
             continue;
-        const double x0 = g.xForTime(static_cast<double>(freeze.from));
+        const double x0 = g.xForTime(static_cast<double>(freeze.from.millis()));
         const double x1 = std::min(g.plotWidth() + 2, g.xForTime(end));
         const double left = std::max(-2.0, std::round(x0));
         paintFrozen(painter,
@@ -411,7 +411,7 @@ void TimelinePainter::paintSelection(QPainter& painter, const TimelineGeometry& 
         return;
     const auto [lane, index] = *found;
     const auto& marker = data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
-    const double x = std::round(g.xForTime(static_cast<double>(marker.at)));
+    const double x = std::round(g.xForTime(static_cast<double>(marker.at.millis())));
     const double y = std::round(g.markerY(lane));
     painter.save();
     painter.setRenderHint(QPainter::Antialiasing);

@@ -64,7 +64,8 @@ QString describeLease(const relctl::LeaseSpan& l)
            QStringLiteral("\nacquired %1").arg(formatTime(l.acquiredAt, true)) +
            (live ? QStringLiteral("\nexpires %1") : QStringLiteral("\nended %1"))
                .arg(formatTime(l.endsAt, true)) +
-           QStringLiteral("\nheld %1 \u00b7 %2").arg(formatDuration(l.endsAt - l.acquiredAt), str(l.ending));
+           QStringLiteral("\nheld %1 \u00b7 %2")
+               .arg(formatDuration(l.endsAt.millis() - l.acquiredAt.millis()), str(l.ending));
 }
 
 QString describeMarkers(const std::vector<const relctl::TimelineMarker*>& markers)
@@ -89,7 +90,7 @@ QString describeMarkers(const std::vector<const relctl::TimelineMarker*>& marker
     QString text = QStringLiteral("%1 events on %2 within %3 (zoom in to separate them; . and , step "
                                   "through each)")
                        .arg(markers.size())
-                       .arg(str(first.env), formatDuration(last.at - first.at));
+                       .arg(str(first.env), formatDuration(last.at.millis() - first.at.millis()));
     for (std::size_t i = 0; i < markers.size() && i < kListed; ++i) {
         const auto& m = *markers[i];
         text += QLatin1Char('\n') + markerTitle(markerKind(m.kind)) + QStringLiteral(" \u00b7 ") +
@@ -105,15 +106,17 @@ QString describeMarkers(const std::vector<const relctl::TimelineMarker*>& marker
 
 QString describeFreeze(const relctl::FrozenSpan& f, double nowMs)
 {
-    const relctl::EpochMs end = f.to ? *f.to : static_cast<relctl::EpochMs>(std::llround(nowMs));
+    const qint64 end = f.to ? f.to->millis() : static_cast<qint64>(std::llround(nowMs));
     QString text = QStringLiteral("Frozen \u00b7 %1\nby %2").arg(str(f.env), str(f.by));
     if (!f.reason.empty())
         text += QStringLiteral(": ") + str(f.reason);
     text += QStringLiteral("\nfrom %1").arg(formatTime(f.from));
     if (f.to)
-        text += QStringLiteral("\nto %1 \u00b7 %2").arg(formatTime(*f.to), formatDuration(end - f.from));
+        text +=
+            QStringLiteral("\nto %1 \u00b7 %2").arg(formatTime(*f.to), formatDuration(end - f.from.millis()));
     else
-        text += QStringLiteral("\nstill in force \u00b7 for %1 so far").arg(formatDuration(end - f.from));
+        text += QStringLiteral("\nstill in force \u00b7 for %1 so far")
+                    .arg(formatDuration(end - f.from.millis()));
     return text;
 }
 

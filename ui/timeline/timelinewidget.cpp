@@ -59,7 +59,7 @@ TimelineWidget::~TimelineWidget() = default;
 
 void TimelineWidget::setSlice(relctl::TimelineSlice slice)
 {
-    m_serverNow = slice.serverNow;
+    m_serverNow = slice.serverNow.millis();
     m_sinceSlice.restart();
     m_data = TimelineLanes::fromSlice(std::move(slice));
     m_geometry.setLaneCount(static_cast<int>(m_data.lanes.size()));
@@ -81,7 +81,7 @@ void TimelineWidget::setSlice(relctl::TimelineSlice slice)
     update();
 }
 
-void TimelineWidget::setVisibleRange(relctl::EpochMs from, relctl::EpochMs to)
+void TimelineWidget::setVisibleRange(qint64 from, qint64 to)
 {
     // An explicit range is a decision about what to look at: following the
     // clock would immediately override it.
@@ -90,14 +90,14 @@ void TimelineWidget::setVisibleRange(relctl::EpochMs from, relctl::EpochMs to)
     rangeChanged();
 }
 
-relctl::EpochMs TimelineWidget::visibleFrom() const
+qint64 TimelineWidget::visibleFrom() const
 {
-    return static_cast<relctl::EpochMs>(std::floor(m_geometry.startMs()));
+    return static_cast<qint64>(std::floor(m_geometry.startMs()));
 }
 
-relctl::EpochMs TimelineWidget::visibleTo() const
+qint64 TimelineWidget::visibleTo() const
 {
-    return static_cast<relctl::EpochMs>(std::ceil(m_geometry.endMs()));
+    return static_cast<qint64>(std::ceil(m_geometry.endMs()));
 }
 
 void TimelineWidget::setFollowNow(bool on)
@@ -156,8 +156,8 @@ void TimelineWidget::rangeChanged()
 {
     updateFollowInterval();
     update();
-    const relctl::EpochMs from = visibleFrom();
-    const relctl::EpochMs to = visibleTo();
+    const qint64 from = visibleFrom();
+    const qint64 to = visibleTo();
     if (from == m_emittedFrom && to == m_emittedTo)
         return;
     m_emittedFrom = from;
@@ -184,7 +184,7 @@ void TimelineWidget::panBy(double dx)
     rangeChanged();
 }
 
-void TimelineWidget::selectEvent(qint64 eventId, std::optional<relctl::EpochMs> at)
+void TimelineWidget::selectEvent(qint64 eventId, std::optional<qint64> at)
 {
     m_selectedEvent = eventId;
     m_revealPending = false;
@@ -207,7 +207,7 @@ bool TimelineWidget::revealSelected()
         return false;
     const auto [lane, index] = *found;
     const auto at = static_cast<double>(
-        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at);
+        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at.millis());
     // The keyboard continues from where the selection is.
     m_currentLane = lane;
     m_currentLaneName = m_data.lanes[static_cast<std::size_t>(lane)].name;
@@ -355,10 +355,10 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
     // event, so the nearest event beside it is taken instead.
     const relctl::TimelineMarker* chosen = hit.marker && hit.marker->eventId != 0 ? hit.marker : nullptr;
     if (hit.marker && !chosen) {
-        const double at = static_cast<double>(hit.marker->at);
+        const double at = static_cast<double>(hit.marker->at.millis());
         for (const auto* m : hit.group)
-            if (m->eventId != 0 && (!chosen || std::abs(static_cast<double>(m->at) - at) <
-                                                   std::abs(static_cast<double>(chosen->at) - at)))
+            if (m->eventId != 0 && (!chosen || std::abs(static_cast<double>(m->at.millis()) - at) <
+                                                   std::abs(static_cast<double>(chosen->at.millis()) - at)))
                 chosen = m;
     }
     if (chosen) {

@@ -80,9 +80,9 @@ public:
 
     void setSlice(relctl::TimelineSlice slice);
 
-    void setVisibleRange(relctl::EpochMs from, relctl::EpochMs to);
-    relctl::EpochMs visibleFrom() const;
-    relctl::EpochMs visibleTo() const;
+    void setVisibleRange(qint64 from, qint64 to);
+    qint64 visibleFrom() const;
+    qint64 visibleTo() const;
     const TimelineGeometry& timelineGeometry() const { return m_geometry; }
 
     // Follow now: the right edge tracks the server's clock, estimated as the
@@ -103,7 +103,7 @@ public:
     // without echoing. When the event is not in the current slice, `at` (its
     // time, which the browser knows) centres the view on it, so the owner
     // fetches a slice holding it; the marker is revealed when that arrives.
-    void selectEvent(qint64 eventId, std::optional<relctl::EpochMs> at = std::nullopt);
+    void selectEvent(qint64 eventId, std::optional<qint64> at = std::nullopt);
     qint64 selectedEvent() const { return m_selectedEvent; }
 
     // The lane the keyboard works on (-1 while there are no lanes). It follows
@@ -139,7 +139,7 @@ public slots:
 
 signals:
     void eventSelected(qint64 eventId);
-    void visibleRangeChanged(relctl::EpochMs from, relctl::EpochMs to);
+    void visibleRangeChanged(qint64 from, qint64 to);
     void followNowChanged(bool on);
 
 protected:
@@ -178,7 +178,7 @@ private:
     std::unique_ptr<TimelineLegend> m_legend;
     bool m_legendVisible = true;
     QScrollBar* m_laneScroll = nullptr;
-    relctl::EpochMs m_serverNow = 0;
+    qint64 m_serverNow = 0;
     QElapsedTimer m_sinceSlice;
     QTimer m_followTimer;
     bool m_followNow = false;
@@ -188,8 +188,8 @@ private:
     int m_currentLane = -1;
     QString m_currentLaneName;
     bool m_revealPending = false;
-    relctl::EpochMs m_emittedFrom = 0;
-    relctl::EpochMs m_emittedTo = 0;
+    qint64 m_emittedFrom = 0;
+    qint64 m_emittedTo = 0;
     // Left button state: a press becomes a drag once it moves past the
     // platform's drag distance, otherwise its release is a click.
     bool m_pressed = false;

@@ -74,8 +74,7 @@ void TimelineWidget::zoomToRange(double from, double to)
 {
     // A little room either side, so the ends of what was fitted are not on the edge.
     const double pad = std::max(500.0, (to - from) * 0.04);
-    setVisibleRange(static_cast<relctl::EpochMs>(std::floor(from - pad)),
-                    static_cast<relctl::EpochMs>(std::ceil(to + pad)));
+    setVisibleRange(static_cast<qint64>(std::floor(from - pad)), static_cast<qint64>(std::ceil(to + pad)));
 }
 
 bool TimelineWidget::zoomToSelection()
@@ -86,7 +85,7 @@ bool TimelineWidget::zoomToSelection()
     const auto [laneIndex, index] = *found;
     const auto& lane = m_data.lanes[static_cast<std::size_t>(laneIndex)];
     const auto& marker = lane.markers[static_cast<std::size_t>(index)];
-    const auto at = static_cast<double>(marker.at);
+    const auto at = static_cast<double>(marker.at.millis());
     // The event's lease is its job's: the one it happened in or, for a
     // refused write that came after its lease ended (the usual refusal), the
     // job's last lease before it. Without one of its job's, the lease it
@@ -94,18 +93,18 @@ bool TimelineWidget::zoomToSelection()
     const relctl::LeaseSpan* own = nullptr;
     const relctl::LeaseSpan* around = nullptr;
     for (const auto& l : lane.leases) {
-        if (static_cast<double>(l.acquiredAt) > at)
+        if (static_cast<double>(l.acquiredAt.millis()) > at)
             break; // sorted by acquisition
         if (!marker.job.empty() && l.job == marker.job)
             own = &l;
-        if (at <= static_cast<double>(l.endsAt))
+        if (at <= static_cast<double>(l.endsAt.millis()))
             around = &l;
     }
     const relctl::LeaseSpan* lease = own ? own : around;
     // The marker stays in view too: a refusal may come well after its lease ended.
     if (lease)
-        zoomToRange(std::min(static_cast<double>(lease->acquiredAt), at),
-                    std::max(static_cast<double>(lease->endsAt), at));
+        zoomToRange(std::min(static_cast<double>(lease->acquiredAt.millis()), at),
+                    std::max(static_cast<double>(lease->endsAt.millis()), at));
     else
         zoomToRange(at - 30 * 1000.0, at + 30 * 1000.0);
     return true;
@@ -120,21 +119,21 @@ bool TimelineWidget::zoomToHistory()
         to = to ? std::max(*to, t) : t;
     };
     if (m_data.historyFirst)
-        take(static_cast<double>(*m_data.historyFirst));
+        take(static_cast<double>(m_data.historyFirst->millis()));
     if (m_data.historyLast)
-        take(static_cast<double>(*m_data.historyLast));
+        take(static_cast<double>(m_data.historyLast->millis()));
     // The slice may reach beyond the trail's ends: a live lease's expiry, a freeze's start.
     for (const auto& lane : m_data.lanes) {
         if (!lane.leases.empty()) {
-            take(static_cast<double>(lane.leases.front().acquiredAt));
+            take(static_cast<double>(lane.leases.front().acquiredAt.millis()));
             take(static_cast<double>(lane.reach.back()));
         }
         if (!lane.markers.empty()) {
-            take(static_cast<double>(lane.markers.front().at));
-            take(static_cast<double>(lane.markers.back().at));
+            take(static_cast<double>(lane.markers.front().at.millis()));
+            take(static_cast<double>(lane.markers.back().at.millis()));
         }
         for (const auto& freeze : lane.freezes)
-            take(static_cast<double>(freeze.from));
+            take(static_cast<double>(freeze.from.millis()));
     }
     if (!from)
         return false;

@@ -37,7 +37,7 @@ int leaseRenew(CommandContext& c)
     Outcome outcome = c.database().renew(h, ttl);
     return c.out().outcome(outcome, [&] {
         return "renewed lease " + std::to_string(h.token) + " on " + h.env + " until " +
-               escapeControl(outcome.reply<Renewal>().expiresAt) + "\n";
+               outcome.reply<Renewal>().expiresAt.iso() + "\n";
     });
 }
 

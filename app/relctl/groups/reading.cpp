@@ -106,7 +106,7 @@ int verify(CommandContext& c)
     const bool passed = history::allPassed(verdicts);
     const json body{{"passed", passed},
                     {"env", env ? json(*env) : json()},
-                    {"since", h.since ? json(*h.since) : json()},
+                    {"since", h.since ? json(h.since->millis()) : json()}, // epoch ms, as ever
                     {"checks", std::move(checks)}};
     c.out().success(body, render::verdicts(verdicts));
     return static_cast<int>(passed ? ExitCode::Ok : ExitCode::Violations);

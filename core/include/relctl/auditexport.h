@@ -62,7 +62,7 @@ std::int64_t exportAuditFile(ConsoleQueries& queries, const AuditExportOptions& 
                              const std::string& path);
 
 // One event as an export writes it (for tests and the CLI).
-void writeAuditCsvRow(std::ostream& out, const AuditEvent& event);
-void writeAuditJsonObject(std::ostream& out, const AuditEvent& event);
+void writeAuditCsvRow(std::ostream& out, const Event& event);
+void writeAuditJsonObject(std::ostream& out, const Event& event);
 
 } // namespace relctl

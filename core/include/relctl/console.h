@@ -4,6 +4,9 @@
 // core runs the queries on a worker's connection, the UI's models are fed
 // with these values.
 
+#include "relctl/event.h"
+#include "relctl/time.h"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,9 +19,6 @@ namespace relctl {
 
 class Database;
 
-// Times are milliseconds since the Unix epoch, UTC, as the server wrote them.
-using EpochMs = std::int64_t;
-
 // A candidate waiting in an environment's queue, as the console shows it.
 struct QueuedCandidate
 {
@@ -27,7 +27,7 @@ struct QueuedCandidate
     std::string job;
     std::string release;
     std::int64_t generation = 0;
-    EpochMs queuedAt = 0;
+    Timestamp queuedAt;
     std::optional<std::string> host;
     std::optional<std::string> jobUrl;
     std::optional<std::int64_t> skippedBy; // the supersession request that would skip it
@@ -43,15 +43,15 @@ struct EnvironmentRow
     std::optional<std::string> currentRelease;
     std::optional<std::int64_t> currentGeneration;
     std::optional<std::string> publishedBy; // the publishing job
-    std::optional<EpochMs> publishedAt;
+    std::optional<Timestamp> publishedAt;
     // The live lease, if any.
     std::optional<std::string> holderJob;
     std::optional<std::string> holderRelease;
     std::optional<std::int64_t> holderToken;
     std::optional<std::int64_t> holderGeneration;
-    std::optional<EpochMs> holderAcquiredAt;
+    std::optional<Timestamp> holderAcquiredAt;
     std::optional<std::string> holderHost;
-    std::optional<EpochMs> leaseExpiresAt;
+    std::optional<Timestamp> leaseExpiresAt;
     std::int64_t queueLength = 0;
     std::vector<QueuedCandidate> queue; // in the order it is served
     std::int64_t pendingSupersessions = 0;
@@ -59,33 +59,8 @@ struct EnvironmentRow
     bool frozen = false;
     std::optional<std::string> frozenBy;
     std::optional<std::string> frozenReason;
-    std::optional<EpochMs> frozenAt;
-    EpochMs serverNow = 0; // the server's clock when read: countdowns start from it
-};
-
-struct AuditEvent
-{
-    std::int64_t id = 0;
-    EpochMs at = 0;
-    std::string env;
-    std::string operation;
-    std::string outcome; // accepted | rejected
-    std::optional<std::string> reason;
-    std::optional<std::string> job;
-    std::optional<std::string> release;
-    std::optional<std::int64_t> generation;
-    std::optional<std::int64_t> token;
-    std::optional<std::int64_t> currentToken;
-    std::optional<std::int64_t> currentGeneration;
-    std::optional<std::string> currentRelease;
-    std::optional<std::string> opId;
-    std::optional<std::string> host;
-    std::optional<std::int64_t> pid;
-    std::optional<std::string> jobUrl;
-    std::optional<std::string> actor;      // the person an operator action names
-    std::optional<std::string> dbUser;     // the database login that made the call
-    std::optional<std::string> clientAddr; // its address; none over a local socket
-    std::optional<std::string> detail;     // the event's detail as compact JSON; none when it has none
+    std::optional<Timestamp> frozenAt;
+    Timestamp serverNow; // the server's clock when read: countdowns start from it
 };
 
 // Filters for the audit browser; every one is applied by the server.
@@ -95,8 +70,8 @@ struct AuditFilter
     std::optional<std::string> job; // a case-insensitive substring of the job's name
     std::optional<std::string> operation;
     std::optional<std::string> reason;
-    std::optional<EpochMs> from;
-    std::optional<EpochMs> to;
+    std::optional<Timestamp> from;
+    std::optional<Timestamp> to;
     // free text: matched against job, release, op id, host, reason, actor, job url, login and the
     // detail's values
     std::optional<std::string> text;
@@ -146,7 +121,7 @@ struct AuditCursor
 };
 
 // The cursor that continues after `event` under `sort`.
-AuditCursor auditCursorAfter(const AuditEvent& event, AuditSort::Column column);
+AuditCursor auditCursorAfter(const Event& event, AuditSort::Column column);
 
 // Keyset pagination under a sort: the next page holds the rows after `after`
 // (from the first row when empty). With newerThan, the page holds instead the
@@ -165,8 +140,8 @@ struct AuditPageRequest
 
 struct AuditPage
 {
-    std::vector<AuditEvent> events; // in the request's order
-    bool more = false;              // another page exists
+    std::vector<Event> events; // in the request's order
+    bool more = false;         // another page exists
     // The newest event id the page's snapshot saw (0: an empty trail). Events
     // above it, if they match the filter, are new to the page's reader.
     std::int64_t horizon = 0;
@@ -187,8 +162,8 @@ struct LeaseSpan
     std::string job;
     std::string release;
     std::int64_t generation = 0;
-    EpochMs acquiredAt = 0;
-    EpochMs endsAt = 0; // ended_at, else expires_at (for a live lease: its current expiry)
+    Timestamp acquiredAt;
+    Timestamp endsAt;   // ended_at, else expires_at (for a live lease: its current expiry)
     std::string ending; // released | revoked | expired | live
 };
 
@@ -197,7 +172,7 @@ struct TimelineMarker
 {
     std::int64_t eventId = 0;
     std::string env;
-    EpochMs at = 0;
+    Timestamp at;
     std::string kind; // publish | refusal | superseded | queued | operator | rollback | promotion
     std::string label;
     std::string job; // the job the event concerns; empty for an operator's action without one
@@ -208,9 +183,9 @@ struct TimelineMarker
 struct FrozenSpan
 {
     std::string env;
-    EpochMs from = 0;
-    std::optional<EpochMs> to; // empty: still frozen
-    std::string by;            // the operator who froze it
+    Timestamp from;
+    std::optional<Timestamp> to; // empty: still frozen
+    std::string by;              // the operator who froze it
     std::string reason;
 };
 
@@ -220,11 +195,11 @@ struct TimelineSlice
     std::vector<LeaseSpan> leases;         // overlapping [from, to], by env then acquiredAt
     std::vector<TimelineMarker> markers;   // within [from, to], by env then at
     std::vector<FrozenSpan> freezes;       // overlapping [from, to], by env then from
-    EpochMs serverNow = 0;
+    Timestamp serverNow;
     // The audit trail's first and last events, whatever the window: the
     // extent of the whole history (empty while the trail is empty).
-    std::optional<EpochMs> historyFirst;
-    std::optional<EpochMs> historyLast;
+    std::optional<Timestamp> historyFirst;
+    std::optional<Timestamp> historyLast;
 };
 
 // What a promotion gate saw when it refused (NOT_PROMOTED, APPROVAL_REQUIRED,
@@ -237,7 +212,7 @@ struct PromotionGate
     // The environment promoted from, and the candidate's standing there.
     std::optional<std::string> upstreamEnv;
     std::optional<std::int64_t> soakMs;
-    std::optional<EpochMs> upstreamAcceptedAt; // empty: not accepted there, or withdrawn by a rollback
+    std::optional<Timestamp> upstreamAcceptedAt; // empty: not accepted there, or withdrawn by a rollback
     std::optional<std::int64_t> soakedMs;
     std::optional<std::int64_t> soakRemainingMs;
     std::optional<std::string> upstreamRelease; // what the upstream had current
@@ -248,7 +223,7 @@ struct PromotionGate
     std::optional<std::int64_t> approvalsRequired;
     std::optional<std::string> deniedBy;
     std::optional<std::string> denialReason;
-    std::optional<EpochMs> deniedAt;
+    std::optional<Timestamp> deniedAt;
     std::optional<std::string> requestedBy;    // SELF_APPROVAL: who asked (and tried to approve)
     std::optional<std::string> requestedLogin; // SELF_APPROVAL: the login that asked
     std::optional<std::string> approverRole;   // NOT_APPROVER: the role whose members may decide
@@ -275,13 +250,13 @@ struct TraceCause
     std::optional<std::int64_t> approval; // the supersession approval that decided it
     std::optional<std::string> by;        // the approver or operator
     std::optional<std::string> reason;    // their reason
-    std::optional<EpochMs> at;            // when it was decided
+    std::optional<Timestamp> at;          // when it was decided
 };
 
 // The full story of one refusal, for the trace panel.
 struct RefusalTrace
 {
-    AuditEvent event;
+    Event event;
     std::optional<LeaseSpan> lease;        // the refused job's own lease
     std::optional<LeaseSpan> supersededBy; // the lease that beat it
     std::optional<std::string> supersedingHost;
@@ -291,7 +266,7 @@ struct RefusalTrace
     std::optional<std::string> currentRelease;
     std::optional<std::int64_t> currentGeneration;
     std::optional<std::string> currentJob;
-    std::optional<EpochMs> currentPublishedAt;
+    std::optional<Timestamp> currentPublishedAt;
     std::optional<std::int64_t> publishedBeforeMs; // time from that publish to the refusal
     std::optional<PromotionGate> gate;             // a promotion gate's refusal: what it saw
     std::optional<TraceCause> cause;               // what decided it (none for a promotion gate)
@@ -314,7 +289,7 @@ public:
     // thrown by `row` cancels the statement and propagates unchanged.
     void auditRows(const AuditFilter& filter, const AuditSort& sort,
                    const std::function<void(const AuditRowText& row)>& row);
-    TimelineSlice timeline(EpochMs from, EpochMs to);
+    TimelineSlice timeline(Timestamp from, Timestamp to);
     std::optional<RefusalTrace> trace(std::int64_t eventId); // empty: no such event, or not a refusal
     // Distinct values for the filter drop-downs.
     std::vector<std::string> operations();

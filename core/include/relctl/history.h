@@ -10,6 +10,9 @@
 // fabricated histories that break exactly that check (tests/test_history.cpp);
 // nothing in the protocol has to be bypassed to show that a check can fail.
 
+#include "relctl/event.h"
+#include "relctl/time.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,8 +23,6 @@ namespace relctl {
 class Database;
 
 namespace history {
-
-using EpochMs = std::int64_t; // milliseconds since the epoch, from the server's clock
 
 struct EnvironmentRow
 {
@@ -37,13 +38,13 @@ struct LeaseRow
     std::string job;
     std::string release;
     std::int64_t generation = 0;
-    EpochMs acquiredAt = 0;
+    Timestamp acquiredAt;
     // A renewal moves it only while the lease is live and newest (one that
     // has expired, ended or been superseded is refused), so a lease was live
     // exactly on [acquiredAt, min(expiresAt, endedAt)), and once a newer token
     // is granted neither moves again.
-    EpochMs expiresAt = 0;
-    std::optional<EpochMs> endedAt;
+    Timestamp expiresAt;
+    std::optional<Timestamp> endedAt;
     std::optional<std::string> endReason; // released | revoked
     std::optional<std::string> opId;
 };
@@ -56,7 +57,7 @@ struct ManifestRow
     std::int64_t generation = 0;
     std::string job;
     std::optional<std::int64_t> token; // empty: published with serialization off
-    EpochMs publishedAt = 0;
+    Timestamp publishedAt;
     std::optional<std::string> opId;
 };
 
@@ -71,45 +72,8 @@ struct RollbackRow
     std::int64_t token = 0;
     std::int64_t restoredManifestId = 0;
     std::int64_t replacedManifestId = 0; // current until the rollback
-    EpochMs at = 0;
+    Timestamp at;
     std::optional<std::string> opId;
-};
-
-struct EventRow
-{
-    std::int64_t id = 0;
-    EpochMs at = 0;
-    std::optional<std::string> env;
-    std::string operation;
-    std::string outcome; // accepted | rejected
-    std::optional<std::string> reason;
-    std::optional<std::string> job;
-    std::optional<std::string> release;
-    std::optional<std::int64_t> generation;
-    std::optional<std::int64_t> token;
-    std::optional<std::int64_t> currentToken;
-    std::optional<std::int64_t> currentGeneration;
-    std::optional<std::string> currentRelease;
-    std::optional<std::string> opId;
-    // A publish without a lease (serialization off): it presents no token.
-    bool unserialized = false;
-    // The environment's high-water mark (the highest generation ever
-    // accepted there) when the event was recorded: what a STALE_GENERATION
-    // refusal is judged against since rollbacks exist. Empty on events
-    // recorded before migration 0006.
-    std::optional<std::int64_t> highWaterGeneration;
-    // The manifest an accepted publish wrote.
-    std::optional<std::int64_t> manifestId;
-    // Whose request an accepted acquire or publish was: the session's login,
-    // or for a queued candidate granted on its behalf the login it queued
-    // with. Empty on other events, and on a grant that recorded another
-    // session's login (a candidate queued before migration 0011, handed
-    // over by the session that freed the lease).
-    std::optional<std::string> login;
-    // What an env-set changed of the promotion path: the environment it is
-    // promoted from ("" when cleared), and the soak. Empty: unchanged.
-    std::optional<std::string> promoteFrom;
-    std::optional<std::int64_t> soakMs;
 };
 
 // The first recorded outcome of an operation id.
@@ -120,7 +84,7 @@ struct OperationRow
     std::string status; // ok | refused | busy | queued ...
     std::optional<std::string> reason;
     std::optional<std::string> env;
-    EpochMs recordedAt = 0;
+    Timestamp recordedAt;
 };
 
 struct History
@@ -129,11 +93,11 @@ struct History
     std::vector<LeaseRow> leases;       // by env, token
     std::vector<ManifestRow> manifests; // by id
     std::vector<RollbackRow> rollbacks; // by env, token
-    std::vector<EventRow> events;       // by id
+    std::vector<Event> events;          // by id
     std::vector<OperationRow> operations;
     // What the history was read for (`--env`, `--since`); empty: everything.
     std::optional<std::string> env;
-    std::optional<EpochMs> since;
+    std::optional<Timestamp> since;
 };
 
 // Reads the history from a relctl database through relctl.history() (granted

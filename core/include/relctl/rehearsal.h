@@ -46,8 +46,8 @@ struct Step
     std::string reason;         // a refusal reason, when there is one
     std::optional<std::int64_t> token;
     std::optional<std::int64_t> generation;
-    std::optional<EpochMs> serverAt; // the database's clock, for recorded events
-    std::string detail;              // free text: a message, a process id
+    std::optional<Timestamp> serverAt; // the database's clock, for recorded events
+    std::string detail;                // free text: a message, a process id
 };
 
 struct ScenarioResult

@@ -12,7 +12,7 @@
 //
 // This is the header to include. The types live with the SQL function family
 // that sends them, one header each:
-//   replies_audit.h        the audit trail, traces, status lookups (and Timestamp)
+//   replies_audit.h        the audit trail, traces, status lookups
 //   replies_lease.h        leases, the queue, supersession requests, and
 //                          the answers of acquire, renew, release, queue drop
 //   replies_manifest.h     published manifests, rollbacks, manifest history,

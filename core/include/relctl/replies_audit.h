@@ -4,11 +4,13 @@
 // (relctl.event_json, relctl.audit), the trace of a job's refusals
 // (relctl.trace), the stored outcome of an operation (relctl.op_show) and the
 // state of a job or operation (relctl.job_state, relctl.op_state); and the
-// server itself. Timestamp is declared here, with Event; the other
-// replies_*.h include this header for it.
+// server itself. The event itself is relctl/event.h, the one type every
+// reader of the trail shares.
 
+#include "relctl/event.h"
 #include "relctl/protocol.h"
 #include "relctl/replyjson.h"
+#include "relctl/time.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -17,42 +19,6 @@
 #include <vector>
 
 namespace relctl {
-
-// A time as the server wrote it (ISO 8601, UTC): kept as text so that --json
-// and the plain output print it unchanged, to the microsecond.
-using Timestamp = std::string;
-
-// relctl.event_json: one row of the audit trail. (The console reads the same
-// rows as AuditEvent, with times in epoch milliseconds.)
-struct Event
-{
-    std::int64_t id = 0;
-    Timestamp at;
-    std::optional<std::string> env;
-    std::string operation;
-    std::string outcome; // accepted | rejected
-    std::optional<std::string> reason;
-    std::optional<std::string> job;
-    std::optional<std::string> release;
-    std::optional<std::int64_t> generation;
-    std::optional<std::int64_t> token;
-    std::optional<std::int64_t> currentToken;
-    std::optional<std::int64_t> currentGeneration;
-    std::optional<std::string> currentRelease;
-    std::optional<std::string> opId;
-    std::optional<std::string> host;
-    std::optional<std::int64_t> pid;
-    std::optional<std::string> jobUrl;
-    nlohmann::json detail; // free-form, per operation; null when none
-    // Who: the person an operator action names (--by), the database login
-    // that made the call, and the address it came from (none: a local
-    // socket). The login and address are the server's, not the caller's word.
-    std::optional<std::string> actor;
-    std::optional<std::string> dbUser;
-    std::optional<std::string> clientAddr;
-    // The environment's freshness bar after the event (none before 0006).
-    std::optional<std::int64_t> highWaterGeneration;
-};
 
 // relctl.audit: the newest matching events, oldest first.
 struct AuditTrail
@@ -197,6 +163,7 @@ struct ServerInfo
 };
 
 RELCTL_REPLY_JSON(ServerInfo);
+// relctl.event_json: one row of the audit trail (relctl/event.h).
 RELCTL_REPLY_JSON(Event);
 RELCTL_REPLY_JSON(AuditTrail);
 RELCTL_REPLY_JSON(TracedRefusal::OwnLease);

@@ -5,10 +5,10 @@
 // current manifest, and the calls that list, add, change and freeze
 // environments.
 
-#include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replies_lease.h"
 #include "relctl/replies_manifest.h"
 #include "relctl/replyjson.h"
+#include "relctl/time.h"
 
 #include <cstdint>
 #include <optional>

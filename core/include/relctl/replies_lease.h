@@ -7,8 +7,8 @@
 // writes (acquire, renew, release, a candidate dropped from the queue, a
 // supersession decided).
 
-#include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
+#include "relctl/time.h"
 
 #include <cstdint>
 #include <optional>

@@ -5,8 +5,8 @@
 // of publishes and rollbacks; and the accepted answers of a publish and a
 // rollback.
 
-#include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
+#include "relctl/time.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>

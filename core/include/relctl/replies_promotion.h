@@ -5,8 +5,8 @@
 // denial and where it stands upstream, and the list of them; and the
 // accepted answers of opening and deciding one.
 
-#include "relctl/replies_audit.h" // Timestamp
 #include "relctl/replyjson.h"
+#include "relctl/time.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
