@@ -85,7 +85,7 @@ void appendPadded(std::string& out, std::int64_t n, int width)
 
 } // namespace
 
-std::optional<Timestamp> Timestamp::parse(std::string_view s)
+std::optional<Timestamp> Timestamp::parse(std::string_view text)
 {
     std::size_t pos = 0;
     unsigned year = 0;
@@ -94,26 +94,26 @@ std::optional<Timestamp> Timestamp::parse(std::string_view s)
     unsigned hour = 0;
     unsigned minute = 0;
     unsigned second = 0;
-    if (!digits(s, pos, 4, year) || !expect(s, pos, '-') || !digits(s, pos, 2, month) ||
-        !expect(s, pos, '-') || !digits(s, pos, 2, day))
+    if (!digits(text, pos, 4, year) || !expect(text, pos, '-') || !digits(text, pos, 2, month) ||
+        !expect(text, pos, '-') || !digits(text, pos, 2, day))
         return std::nullopt;
-    if (pos >= s.size() || (s[pos] != 'T' && s[pos] != ' '))
+    if (pos >= text.size() || (text[pos] != 'T' && text[pos] != ' '))
         return std::nullopt;
     ++pos;
-    if (!digits(s, pos, 2, hour) || !expect(s, pos, ':') || !digits(s, pos, 2, minute) ||
-        !expect(s, pos, ':') || !digits(s, pos, 2, second))
+    if (!digits(text, pos, 2, hour) || !expect(text, pos, ':') || !digits(text, pos, 2, minute) ||
+        !expect(text, pos, ':') || !digits(text, pos, 2, second))
         return std::nullopt;
     if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59)
         return std::nullopt;
     std::int64_t fraction = 0;
-    if (pos < s.size() && s[pos] == '.') {
+    if (pos < text.size() && text[pos] == '.') {
         ++pos;
         std::int64_t scale = 100'000;
         const std::size_t first = pos;
-        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
             if (pos - first >= 6)
                 return std::nullopt; // finer than the server keeps
-            fraction += (s[pos] - '0') * scale;
+            fraction += (text[pos] - '0') * scale;
             scale /= 10;
             ++pos;
         }
@@ -121,25 +121,25 @@ std::optional<Timestamp> Timestamp::parse(std::string_view s)
             return std::nullopt;
     }
     std::int64_t offset = 0; // seconds east of UTC
-    if (pos < s.size() && s[pos] == 'Z') {
+    if (pos < text.size() && text[pos] == 'Z') {
         ++pos;
     } else {
-        if (pos >= s.size() || (s[pos] != '+' && s[pos] != '-'))
+        if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
             return std::nullopt;
-        const int sign = s[pos] == '-' ? -1 : 1;
+        const int sign = text[pos] == '-' ? -1 : 1;
         ++pos;
         unsigned oh = 0;
         unsigned om = 0;
         unsigned os = 0;
-        if (!digits(s, pos, 2, oh))
+        if (!digits(text, pos, 2, oh))
             return std::nullopt;
-        if (pos < s.size() && s[pos] == ':' && !(++pos, digits(s, pos, 2, om)))
+        if (pos < text.size() && text[pos] == ':' && !(++pos, digits(text, pos, 2, om)))
             return std::nullopt;
-        if (pos < s.size() && s[pos] == ':' && !(++pos, digits(s, pos, 2, os)))
+        if (pos < text.size() && text[pos] == ':' && !(++pos, digits(text, pos, 2, os)))
             return std::nullopt;
         offset = sign * static_cast<std::int64_t>(oh * 3600 + om * 60 + os);
     }
-    if (pos != s.size())
+    if (pos != text.size())
         return std::nullopt;
     const Civil back = civilFromDays(daysFromCivil(year, month, day));
     if (back.month != month || back.day != day)
