@@ -100,6 +100,15 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(json::type_error, (void)json("yesterday").get<Timestamp>());
         QVERIFY_THROWS_EXCEPTION(json::type_error, (void)json(1.5).get<Timestamp>());
         QVERIFY_THROWS_EXCEPTION(json::type_error, (void)json(true).get<Timestamp>());
+        // Milliseconds that microseconds cannot hold are refused, not wrapped.
+        QVERIFY_THROWS_EXCEPTION(json::type_error,
+                                 (void)json(std::numeric_limits<std::int64_t>::max()).get<Timestamp>());
+        QVERIFY_THROWS_EXCEPTION(json::type_error,
+                                 (void)json(std::numeric_limits<std::int64_t>::min()).get<Timestamp>());
+        QVERIFY_THROWS_EXCEPTION(json::type_error,
+                                 (void)json(std::numeric_limits<std::uint64_t>::max()).get<Timestamp>());
+        QCOMPARE(json(std::numeric_limits<std::int64_t>::max() / 1000).get<Timestamp>().millis(),
+                 std::numeric_limits<std::int64_t>::max() / 1000);
     }
 };
 

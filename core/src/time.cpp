@@ -7,6 +7,7 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace relctl {
@@ -197,7 +198,15 @@ void to_json(nlohmann::json& j, const Timestamp& t)
 void from_json(const nlohmann::json& j, Timestamp& t)
 {
     if (j.is_number_integer()) {
-        t = Timestamp::fromMillis(j.get<std::int64_t>());
+        // Beyond what microseconds hold (about 292,000 years either side):
+        // refused rather than wrapped.
+        constexpr std::int64_t kMaxMillis = std::numeric_limits<std::int64_t>::max() / 1000;
+        const std::int64_t ms = j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(kMaxMillis)
+                                    ? kMaxMillis + 1
+                                    : j.get<std::int64_t>();
+        if (ms > kMaxMillis || ms < -kMaxMillis)
+            throw nlohmann::json::type_error::create(302, "a timestamp out of range: " + j.dump(), &j);
+        t = Timestamp::fromMillis(ms);
         return;
     }
     if (j.is_string()) {
