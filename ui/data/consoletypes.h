@@ -49,7 +49,6 @@ struct SupersessionRow
     QString winnerRelease;
     qint64 winnerGeneration = 0;
     QStringList skipped; // "job (generation N)"
-    QString openedAt;
 };
 
 } // namespace relctl::ui

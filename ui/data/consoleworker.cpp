@@ -288,7 +288,6 @@ void ConsoleWorker::loadSupersessions(quint64 serial)
             row.winnerGeneration = w.generation;
             for (const relctl::Candidate& c : a.skipped)
                 row.skipped << QStringLiteral("%1 (generation %2)").arg(q(c.job)).arg(c.generation);
-            row.openedAt = q(a.openedAt.iso());
             rows << row;
         }
         emit supersessionsLoaded(serial, rows);
