@@ -302,11 +302,16 @@ private slots:
         QVERIFY(op2.outcome && !op2.outcome->accepted());
         const auto none = roundTrip<relctl::OperationRecord>(db.json("SELECT relctl.op_show('no-such-op')"));
         QVERIFY(!none.recorded() && !none.outcome && !none.operation);
-        const auto info = roundTrip<relctl::ServerInfo>(db.json(
-            "SELECT jsonb_build_object('server_version', current_setting('server_version'), 'database', "
-            "current_database(), 'login', session_user, 'now', clock_timestamp(), 'schema_version', "
-            "(SELECT max(version) FROM relctl.schema_migrations))"));
+        const auto info = roundTrip<relctl::ServerInfo>(db.json(relctl::Database::serverInfoQuery));
         QVERIFY(info.schemaVersion.value_or(0) > 0);
+        // The test's connection (the superuser's) has every role; the
+        // manager's login has relctl_manager and the two it is granted.
+        QVERIFY(info.hasRole("relctl_manager") && info.hasRole("relctl_job"));
+        const auto managerInfo = m.serverInfo();
+        QCOMPARE(managerInfo.roles,
+                 (std::vector<std::string>{"relctl_job", "relctl_manager", "relctl_reviewer"}));
+        QVERIFY(managerInfo.isMemberOf("relctl_manager") && !managerInfo.isMemberOf("relctl_owner"));
+        QVERIFY(!managerInfo.tls); // the tests' server listens on a local socket, without TLS
         QCOMPARE(m.serverInfo().database, db.name());
         // The login the server authenticated: what approvals are counted by.
         QCOMPARE(m.serverInfo().login, std::string("relctl_test_manager"));

@@ -354,13 +354,21 @@ Outcome Database::publish(const PublishRequest& r,
     });
 }
 
+const char* const Database::serverInfoQuery =
+    "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
+    "'database', current_database(), 'login', session_user, 'now', clock_timestamp(), "
+    "'schema_version', (SELECT max(version) FROM relctl.schema_migrations), "
+    "'roles', (SELECT coalesce(jsonb_agg(rolname ORDER BY rolname), '[]') FROM pg_catalog.pg_roles "
+    "WHERE rolname IN ('relctl_job', 'relctl_reviewer', 'relctl_manager') "
+    "AND pg_catalog.pg_has_role(session_user, oid, 'USAGE')), "
+    "'member_of', (SELECT coalesce(jsonb_agg(rolname ORDER BY rolname), '[]') FROM pg_catalog.pg_roles "
+    "WHERE pg_catalog.pg_has_role(session_user, oid, 'MEMBER')), "
+    "'tls', coalesce((SELECT ssl FROM pg_catalog.pg_stat_ssl WHERE pid = pg_catalog.pg_backend_pid()), "
+    "false))";
+
 ServerInfo Database::serverInfo()
 {
-    return Impl::parsed<ServerInfo>(
-        d->call(false, "SELECT jsonb_build_object('server_version', current_setting('server_version'), "
-                       "'database', current_database(), 'login', session_user, 'now', clock_timestamp(), "
-                       "'schema_version', "
-                       "(SELECT max(version) FROM relctl.schema_migrations))"));
+    return Impl::parsed<ServerInfo>(d->call(false, serverInfoQuery));
 }
 
 void Database::sleepOnServer(double seconds)

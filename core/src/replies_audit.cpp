@@ -4,6 +4,8 @@
 
 #include "replyfields.h"
 
+#include <algorithm>
+
 namespace relctl {
 
 namespace {
@@ -15,6 +17,9 @@ template <class Io, Is<ServerInfo> S> void fields(Io& io, S& s)
     io.required("login", s.login);
     io.required("now", s.now);
     io.nullable("schema_version", s.schemaVersion);
+    io.required("roles", s.roles);
+    io.required("member_of", s.memberOf);
+    io.required("tls", s.tls);
 }
 
 template <class Io, Is<Event> E> void fields(Io& io, E& e)
@@ -145,6 +150,16 @@ template <class Io, Is<JobStatus> S> void fields(Io& io, S& s)
 } // namespace
 
 RELCTL_JSON_FROM_FIELDS(ServerInfo)
+
+bool ServerInfo::hasRole(const std::string& role) const
+{
+    return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
+bool ServerInfo::isMemberOf(const std::string& role) const
+{
+    return std::find(memberOf.begin(), memberOf.end(), role) != memberOf.end();
+}
 RELCTL_JSON_FROM_FIELDS(Event)
 RELCTL_JSON_FROM_FIELDS(AuditTrail)
 RELCTL_JSON_FROM_FIELDS(TracedRefusal::OwnLease)

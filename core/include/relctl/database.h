@@ -117,6 +117,9 @@ public:
 
     // The server and schema. Cheap; the console times it as its round trip.
     ServerInfo serverInfo();
+    // The statement serverInfo() sends: catalogue reads any login may make,
+    // so a login with no relctl role learns that it has none.
+    static const char* const serverInfoQuery;
 
     // Keeps this connection busy on the server (pg_sleep): a stand-in for a
     // slow query, for diagnostics and the console's responsiveness tests.

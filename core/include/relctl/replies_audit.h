@@ -160,6 +160,18 @@ struct ServerInfo
     std::string login; // session_user: who the server says this connection is
     Timestamp now;
     std::optional<std::int64_t> schemaVersion; // empty before the first migration
+    // relctl's group roles whose privileges the login has (relctl_job,
+    // relctl_reviewer, relctl_manager; pg_has_role USAGE, so a role it must
+    // SET ROLE to first does not count): what it may call.
+    std::vector<std::string> roles;
+    // Every role the login is a member of: an environment's approver role
+    // (env set --approver-role) is checked against these, as decide_promotion
+    // checks it.
+    std::vector<std::string> memberOf;
+    bool tls = false; // the connection is encrypted (pg_stat_ssl)
+
+    bool hasRole(const std::string& role) const;
+    bool isMemberOf(const std::string& role) const;
 };
 
 RELCTL_REPLY_JSON(ServerInfo);
