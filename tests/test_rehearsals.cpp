@@ -14,6 +14,7 @@
 #include "rehearsalsview.h"
 #include "relctl/database.h"
 #include "testdatabase.h"
+#include "timelinepainter.h"
 #include "timelinewidget.h"
 
 #include <QComboBox>
@@ -23,6 +24,7 @@
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -303,6 +305,64 @@ private slots:
                      c.status().contains(QStringLiteral("r8-exit-4")),
                  qPrintable(c.status()));
         QVERIFY(c.status().contains(QStringLiteral("#dc322f")));
+    }
+    void theReportDrawsInTheConsolesColours()
+    {
+        // A lease of every ending and an event of every kind, as a scenario records them.
+        const auto at = [](std::int64_t s) {
+            return relctl::Timestamp::fromMillis(1'700'000'000'000 + s * 1000);
+        };
+        rh::ScenarioResult scenario;
+        scenario.name = "colours";
+        std::int64_t token = 1;
+        const std::vector<std::string> endings{"live", "released", "expired", "revoked"};
+        for (const auto& ending : endings) {
+            scenario.timeline.leases.push_back(
+                {"prod", token, "job-" + ending, "v1", 1, at(token), at(token + 1), ending});
+            ++token;
+        }
+        const std::vector<std::string> kinds{"publish",  "refusal",  "superseded", "queued",
+                                             "operator", "rollback", "promotion"};
+        std::int64_t id = 1;
+        for (const auto& kind : kinds) {
+            scenario.timeline.markers.push_back({id, "prod", at(id), kind, "what happened", "job"});
+            ++id;
+        }
+        rh::Report report;
+        report.scenarios.push_back(scenario);
+        const QString html = QString::fromStdString(rh::toHtml(report));
+
+        // The console's colours on a light theme (white plot, black text),
+        // which is what the report is drawn on.
+        QPalette light;
+        for (auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+            light.setColor(group, QPalette::Base, Qt::white);
+            light.setColor(group, QPalette::Text, Qt::black);
+        }
+        const auto console = relctl::ui::TimelineColors::fromPalette(light);
+        // A lease bar: <rect ... fill='#rrggbb'><title>job: token N, ..., ENDING after ...
+        const QRegularExpression bar(QStringLiteral("fill='(#[0-9a-f]{6})'><title>[^<]*, (\\w+) after"));
+        int bars = 0;
+        for (auto m = bar.globalMatch(html); m.hasNext(); ++bars) {
+            const auto match = m.next();
+            const auto ending = match.captured(2).toStdString();
+            QCOMPARE(match.captured(1), console.ending(relctl::ui::leaseEnding(ending)).name());
+        }
+        QCOMPARE(bars, static_cast<int>(endings.size()));
+        // An event's mark: its colour (a fill, or a stroke when hollow), then <title>KIND: ...
+        const QRegularExpression mark(QStringLiteral(
+            "<(?:polygon|rect|circle)[^>]*?(?:fill|stroke)='(#[0-9a-f]{6})'[^>]*><title>(\\w+):"));
+        int marks = 0;
+        for (auto m = mark.globalMatch(html); m.hasNext(); ++marks) {
+            const auto match = m.next();
+            const auto kind = match.captured(2).toStdString();
+            QVERIFY2(console.marker(relctl::ui::markerKind(kind)).name() == match.captured(1),
+                     qPrintable(QString::fromStdString(kind) + QStringLiteral(": ") + match.captured(1)));
+        }
+        QCOMPARE(marks, static_cast<int>(kinds.size()));
+        // Red is the refusals' alone, in the report as in the console.
+        const QString red = console.marker(relctl::ui::MarkerKind::Refusal).name();
+        QCOMPARE(html.count(red), 2); // the refusal's mark and its legend entry
     }
 };
 

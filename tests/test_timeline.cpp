@@ -3,8 +3,10 @@
 // interaction and painting. No database: the widget is fed a TimelineSlice.
 // With RELCTL_BENCH=1, benchmarkPaint() reports how long a full paint takes.
 
+#include "relctl/timelinecolours.h"
 #include "timeformat.h"
 #include "timelinegeometry.h"
+#include "timelinegroups.h"
 #include "timelinelanes.h"
 #include "timelinelegend.h"
 #include "timelinepainter.h"
@@ -482,7 +484,11 @@ private slots:
 
         QTest::keyClick(&w, Qt::Key_Home); // Home = follow now again
         QVERIFY(w.followNow());
+        // Zooming says how much to see, not where: following goes on.
         QTest::keyClick(&w, Qt::Key_Minus);
+        QVERIFY(w.followNow());
+        QCOMPARE(follow.count(), 3);
+        QTest::keyClick(&w, Qt::Key_Left); // a pan is a decision about where: it ends following
         QVERIFY(!w.followNow());
         QCOMPARE(follow.count(), 4);
     }
@@ -492,11 +498,13 @@ private slots:
         QTest::addColumn<int>("key");
         QTest::addColumn<double>("spanFactor"); // span after / span before
         QTest::addColumn<double>("shift");      // how far the centre moved, in spans before
-        QTest::addRow("Right pans later") << int(Qt::Key_Right) << 1.0 << 1.0 / 8;
-        QTest::addRow("Left pans earlier") << int(Qt::Key_Left) << 1.0 << -1.0 / 8;
-        QTest::addRow("+ zooms in around the centre") << int(Qt::Key_Plus) << 1 / 1.5 << 0.0;
-        QTest::addRow("= zooms in (+ without Shift)") << int(Qt::Key_Equal) << 1 / 1.5 << 0.0;
-        QTest::addRow("- zooms out around the centre") << int(Qt::Key_Minus) << 1.5 << 0.0;
+        QTest::addColumn<bool>("following");    // follow now before the key (a pan ends it)
+        QTest::addRow("Right pans later") << int(Qt::Key_Right) << 1.0 << 1.0 / 8 << true;
+        QTest::addRow("Left pans earlier") << int(Qt::Key_Left) << 1.0 << -1.0 / 8 << true;
+        // No pointer over the plot and no selection: around the centre.
+        QTest::addRow("+ zooms in around the centre") << int(Qt::Key_Plus) << 1 / 1.5 << 0.0 << false;
+        QTest::addRow("= zooms in (+ without Shift)") << int(Qt::Key_Equal) << 1 / 1.5 << 0.0 << false;
+        QTest::addRow("- zooms out around the centre") << int(Qt::Key_Minus) << 1.5 << 0.0 << false;
     }
 
     void keyboard()
@@ -504,11 +512,12 @@ private slots:
         QFETCH(int, key);
         QFETCH(double, spanFactor);
         QFETCH(double, shift);
+        QFETCH(bool, following);
         TimelineWidget w;
         showSmall(w);
         QCOMPARE(w.focusPolicy(), Qt::StrongFocus);
         w.setSlice(smallSlice(kBase + 1800 * 1000));
-        w.setFollowNow(true);
+        w.setFollowNow(following);
         const double span = g(w).spanMs();
         const double centre = g(w).timeForX(g(w).plotWidth() / 2);
         QSignalSpy range(&w, &TimelineWidget::visibleRangeChanged);
@@ -519,7 +528,7 @@ private slots:
         QVERIFY2(std::abs(moved - shift * span) < 1e-6 * span,
                  qPrintable(QStringLiteral("centre moved by %1 ms").arg(moved)));
         QCOMPARE(range.count(), 1);
-        QVERIFY(!w.followNow()); // a decision about what to look at ends following
+        QVERIFY(!w.followNow()); // a pan ends following
         // With Ctrl the key is the window's (a shortcut), not navigation.
         const double before = g(w).startMs();
         QTest::keyClick(&w, static_cast<Qt::Key>(key), Qt::ControlModifier);
@@ -998,7 +1007,7 @@ private slots:
         QCOMPARE(hit.group.size(), std::size_t(3));
         for (qint64 id : {20, 22}) // every member hits the same glyph
             QCOMPARE(w.itemAt(w.markerPosition(id)->toPoint()).group.size(), std::size_t(3));
-        // One glyph, with the refusal's red (it holds one) and a count.
+        // One glyph, with a count and the refusal's red (its ring: it holds one among other kinds).
         const QImage image = w.grab().toImage();
         const QColor red = TimelineColors::fromPalette(w.palette()).marker(MarkerKind::Refusal);
         const QPoint c = w.markerPosition(21)->toPoint();
@@ -1031,6 +1040,282 @@ private slots:
             QCOMPARE(single.group.size(), std::size_t(1));
             QCOMPARE(single.eventId(), id);
         }
+    }
+
+    void badgesNeverOverlapOrTouch()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        // A second a pixel, so marker times are pixel positions.
+        const double width = g(w).plotWidth();
+        const std::int64_t from = kBase;
+        w.setVisibleRange(from, from + static_cast<std::int64_t>(width * 1000));
+        QCOMPARE(g(w).msPerPixel(), 1000.0);
+        // Six markers over 9 px, then three over the next 8 px: grouped by
+        // their first markers' distance alone, a "6" badge and a "3" badge
+        // would sit 9 px apart, 14 px wide each: read as "63".
+        auto slice = smallSlice(from + 600 * 1000);
+        std::int64_t id = 100;
+        for (int px : {300, 302, 304, 306, 308, 309, 310, 313, 318})
+            slice.markers.push_back(marker(id++, "dev", from + px * 1000, "publish"));
+        std::sort(slice.markers.begin(), slice.markers.end(),
+                  [](const auto& a, const auto& b) { return std::tie(a.env, a.at) < std::tie(b.env, b.at); });
+        w.setSlice(slice);
+        const auto lanes = relctl::ui::TimelineLanes::fromSlice(slice);
+        // Empty when every two neighbouring glyphs keep the gap, else what is wrong.
+        const auto gapsIn = [&](const std::vector<relctl::ui::MarkerGroup>& groups, const char* what) {
+            const double r = g(w).markerRadius();
+            for (std::size_t i = 1; i < groups.size(); ++i) {
+                const auto& a = groups[i - 1];
+                const auto& b = groups[i];
+                if (b.first != a.last) // every marker in exactly one glyph
+                    return QStringLiteral("%1: markers %2 .. %3 in no glyph")
+                        .arg(QLatin1String(what))
+                        .arg(a.last)
+                        .arg(b.first);
+                const double gap =
+                    (b.x - relctl::ui::groupHalfWidth(b, r)) - (a.x + relctl::ui::groupHalfWidth(a, r));
+                if (gap < relctl::ui::kGlyphGapPx)
+                    return QStringLiteral("%1: glyphs of %2 and %3 at %4 and %5 px, %6 px apart")
+                        .arg(QLatin1String(what))
+                        .arg(a.count())
+                        .arg(b.count())
+                        .arg(a.x)
+                        .arg(b.x)
+                        .arg(gap);
+            }
+            return QString();
+        };
+        const auto groups = relctl::ui::groupMarkers(lanes.lanes[0], g(w));
+        QVERIFY2(gapsIn(groups, "dev").isEmpty(), qPrintable(gapsIn(groups, "dev")));
+        const auto nine =
+            std::find_if(groups.begin(), groups.end(), [](const auto& x) { return x.count() > 1; });
+        QVERIFY(nine != groups.end());
+        QCOMPARE(nine->count(), std::size_t(9)); // merged: one badge, one number
+        // Hit-testing finds what was drawn: the one glyph, all nine in it.
+        const QPoint centre(static_cast<int>(g(w).plotLeft() + nine->x), static_cast<int>(g(w).markerY(0)));
+        QCOMPARE(w.itemAt(centre).group.size(), std::size_t(9));
+        // And on the screen: between the badge and its neighbours, background.
+        const QImage image = w.grab().toImage();
+        const QColor base = w.palette().color(QPalette::Base);
+        const double half = relctl::ui::groupHalfWidth(*nine, g(w).markerRadius());
+        for (int dx : {-1, 1}) {
+            const int x = static_cast<int>(centre.x() + dx * (half + 2));
+            QVERIFY2(countNear(image, QRect(x, centre.y() - 4, 1, 9), base, 8) == 9,
+                     qPrintable(QStringLiteral("column %1").arg(x)));
+        }
+        // Dense lanes at every zoom: never closer than the gap.
+        const auto dense = relctl::ui::TimelineLanes::fromSlice(bigSlice(2, 20, 3000, kBase, 3600 * 1000));
+        for (double span : {3600e3, 900e3, 300e3, 60e3, 20e3}) {
+            w.setVisibleRange(kBase + 600 * 1000, kBase + 600 * 1000 + static_cast<std::int64_t>(span));
+            for (const auto& lane : dense.lanes) {
+                const auto glyphs = relctl::ui::groupMarkers(lane, g(w));
+                QVERIFY2(gapsIn(glyphs, "dense").isEmpty(), qPrintable(gapsIn(glyphs, "dense")));
+                QVERIFY(glyphs.size() > 3);
+            }
+        }
+    }
+
+    void aMixedBadgeIsNotARefusalBadge()
+    {
+        TimelineWidget w;
+        w.setPalette(lightPalette());
+        showSmall(w); // an hour over 880 px: about 4 s a pixel
+        const std::int64_t t = kBase + 1800 * 1000;
+        auto slice = smallSlice(t - 900 * 1000);
+        // On prod: a refusal among operator actions; on staging: refusals alone.
+        slice.markers.push_back(marker(30, "prod", t, "operator"));
+        slice.markers.push_back(marker(31, "prod", t + 2000, "refusal"));
+        slice.markers.push_back(marker(32, "prod", t + 4000, "operator"));
+        slice.markers.push_back(marker(40, "staging", t, "refusal"));
+        slice.markers.push_back(marker(41, "staging", t + 3000, "refusal"));
+        std::sort(slice.markers.begin(), slice.markers.end(),
+                  [](const auto& a, const auto& b) { return std::tie(a.env, a.at) < std::tie(b.env, b.at); });
+        w.setSlice(slice);
+        const auto lanes = relctl::ui::TimelineLanes::fromSlice(slice);
+        const auto groupOf = [&](int lane, std::size_t count) {
+            const auto groups = relctl::ui::groupMarkers(lanes.lanes[static_cast<std::size_t>(lane)], g(w));
+            const auto found =
+                std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.count() == count; });
+            return found == groups.end() ? relctl::ui::MarkerGroup{} : *found;
+        };
+        using relctl::ui::GlyphStyle;
+        const auto mixed = groupOf(1, 3);
+        QCOMPARE(mixed.count(), std::size_t(3));
+        QVERIFY(mixed.mixed());
+        QVERIFY(mixed.kind != MarkerKind::Refusal);
+        QCOMPARE(mixed.refusals, std::size_t(1));
+        QCOMPARE(relctl::ui::glyphStyle(mixed), GlyphStyle::MixedRefusalBadge);
+        const auto refusals = groupOf(2, 2);
+        QCOMPARE(refusals.count(), std::size_t(2));
+        QCOMPARE(refusals.kind, MarkerKind::Refusal);
+        QCOMPARE(relctl::ui::glyphStyle(refusals), GlyphStyle::KindBadge);
+
+        // On the screen: the refusals' badge is filled red; the mixed one is
+        // grey inside, and its red is a ring around it.
+        const QImage image = w.grab().toImage();
+        const auto colors = TimelineColors::fromPalette(w.palette());
+        const QColor red = colors.marker(MarkerKind::Refusal);
+        const auto badge = [&](int lane, const relctl::ui::MarkerGroup& group) {
+            const double half = relctl::ui::groupHalfWidth(group, g(w).markerRadius());
+            const QPoint c(static_cast<int>(g(w).plotLeft() + group.x), static_cast<int>(g(w).markerY(lane)));
+            return QRect(c.x() - static_cast<int>(half), c.y() - 6, 2 * static_cast<int>(half) + 1, 13);
+        };
+        const QRect mixedRect = badge(1, mixed);
+        const QRect inner = mixedRect.adjusted(3, 3, -3, -3);
+        QVERIFY2(countNear(image, inner, red, 40) == 0, "the mixed badge is not filled red");
+        QVERIFY2(countNear(image, inner, colors.mixed, 10) >= 10, "the mixed badge is grey");
+        QVERIFY2(countNear(image, mixedRect, red, 10) >= 20, "its ring is red");
+        const QRect refusalRect = badge(2, refusals);
+        QVERIFY(countNear(image, refusalRect.adjusted(3, 3, -3, -3), red, 10) >= 10);
+        // The legend shows the three badges, the refusal's ring on one only.
+        int withRing = 0;
+        int badges = 0;
+        for (const auto& e : w.legend().entries()) {
+            if (e.swatch != relctl::ui::LegendEntry::Swatch::Group)
+                continue;
+            ++badges;
+            if (countNear(image, e.swatchRect, red, 10) >= 10) {
+                ++withRing;
+                QVERIFY2(e.help.contains(QStringLiteral("refusal")), qPrintable(e.help));
+            }
+        }
+        QCOMPARE(badges, 3);
+        QCOMPARE(withRing, 1);
+    }
+
+    void tooltipsGoWithTheirItem()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const auto slice = smallSlice(kBase + 1800 * 1000);
+        w.setSlice(slice);
+        const QPoint at = w.markerPosition(7)->toPoint();
+        const auto show = [&] {
+            QHelpEvent help(QEvent::ToolTip, at, w.mapToGlobal(at));
+            QApplication::sendEvent(&w, &help);
+            return QTest::qWaitFor([] { return QToolTip::isVisible(); }) &&
+                   QToolTip::text().contains(QStringLiteral("Refusal"));
+        };
+        // QToolTip hides a tip 300 ms after it is told to; without the
+        // widget telling it, one stayed 10 s and more (40 ms for every
+        // character beyond 100), over whatever had moved under it by then.
+        const auto hidden = [] { return QTest::qWaitFor([] { return !QToolTip::isVisible(); }, 1000); };
+        // Leaving the widget hides it.
+        QVERIFY(show());
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(&w, &leave);
+        QVERIFY(hidden());
+        // Panning and zooming by keys (no pointer event to hide it) hide it.
+        QVERIFY(show());
+        QTest::keyClick(&w, Qt::Key_Left);
+        QVERIFY(hidden());
+        QTest::keyClick(&w, Qt::Key_Right);
+        QVERIFY(show());
+        QTest::keyClick(&w, Qt::Key_Plus);
+        QVERIFY(hidden());
+        QTest::keyClick(&w, Qt::Key_Minus);
+        // A new slice keeps it while the item is still there, and hides it
+        // when the item is gone.
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        QVERIFY(show());
+        w.setSlice(slice);
+        QTest::qWait(400);
+        QVERIFY(QToolTip::isVisible());
+        auto without = slice;
+        without.markers.erase(std::remove_if(without.markers.begin(), without.markers.end(),
+                                             [](const auto& m) { return m.eventId == 7; }),
+                              without.markers.end());
+        w.setSlice(without);
+        QVERIFY(hidden());
+        // Following now moves the item away from under the pointer: gone with it.
+        w.setSlice(slice);
+        QVERIFY(show());
+        w.setFollowNow(true);
+        QVERIFY(hidden());
+        w.setFollowNow(false);
+        // It belongs to the glyph's area: moving off the item hides it.
+        w.setVisibleRange(kBase, kBase + 3600 * 1000);
+        QVERIFY(show());
+        QTest::mouseMove(&w, at + QPoint(40, 0));
+        QVERIFY(hidden());
+    }
+
+    void zoomKeysFollowThePointer()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        // The pointer over the plot: the time under it stays under it.
+        const QPoint pointer(static_cast<int>(g(w).plotLeft()) + 200, static_cast<int>(g(w).markerY(0)));
+        QTest::mouseMove(&w, pointer);
+        const double px = pointer.x() - g(w).plotLeft();
+        for (auto key : {Qt::Key_Plus, Qt::Key_Plus, Qt::Key_Minus}) {
+            const double before = g(w).timeForX(px);
+            const double span = g(w).spanMs();
+            QTest::keyClick(&w, key);
+            QVERIFY(g(w).spanMs() != span);
+            QVERIFY2(std::abs(g(w).xForTime(before) - px) <= 1.0,
+                     qPrintable(QStringLiteral("moved to %1 px").arg(g(w).xForTime(before))));
+        }
+        // The pointer gone: around the selected marker, which stays in place.
+        QEvent leave(QEvent::Leave);
+        QApplication::sendEvent(&w, &leave);
+        w.setVisibleRange(kBase + 600 * 1000, kBase + 4200 * 1000); // event 7 a third of the way in
+        w.selectEvent(7);
+        const double markerX = w.markerPosition(7)->x();
+        QVERIFY(std::abs(markerX - (g(w).plotLeft() + g(w).plotWidth() / 2)) > 50); // not the centre
+        QTest::keyClick(&w, Qt::Key_Plus);
+        QVERIFY(std::abs(w.markerPosition(7)->x() - markerX) <= 1.0);
+        // Following now: zooming keeps following, the now line where it was.
+        auto slice = smallSlice(kBase + 1800 * 1000);
+        w.setSlice(slice);
+        w.setFollowNow(true);
+        QSignalSpy follow(&w, &TimelineWidget::followNowChanged);
+        QTest::mouseMove(&w, pointer);
+        for (auto key : {Qt::Key_Plus, Qt::Key_Minus, Qt::Key_Minus}) {
+            const double span = g(w).spanMs();
+            QTest::keyClick(&w, key);
+            QVERIFY(w.followNow());
+            QVERIFY(g(w).spanMs() != span);
+            const double fraction = g(w).xForTime(w.serverNowEstimate()) / g(w).plotWidth();
+            QVERIFY2(std::abs(fraction - 5.0 / 6) < 0.01, qPrintable(QString::number(fraction)));
+        }
+        const QPointF pos(pointer);
+        QWheelEvent wheel(pos, w.mapToGlobal(pos), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&w, &wheel);
+        QVERIFY(w.followNow());
+        QCOMPARE(follow.count(), 0);
+    }
+
+    void coloursAreTheSharedTable()
+    {
+        namespace tc = relctl::timelinecolours;
+        const auto light = TimelineColors::fromPalette(lightPalette());
+        const auto dark = TimelineColors::fromPalette(darkPalette());
+        for (const char* ending : {"live", "released", "expired", "revoked"}) {
+            const auto e = relctl::ui::leaseEnding(ending);
+            // On white with black text, exactly the table (shared with the rehearsal report).
+            QCOMPARE(light.ending(e).name(), QString::fromLatin1(tc::forEnding(ending).data(), 7));
+            // On a dark theme, the same hue.
+            if (light.ending(e).hslSaturation() == 0) // a grey: a share of the theme's text colour
+                QVERIFY(dark.ending(e).hslSaturation() < 30);
+            else
+                QCOMPARE(dark.ending(e).hslHue(), light.ending(e).hslHue());
+        }
+        for (const char* kind :
+             {"publish", "refusal", "superseded", "queued", "operator", "rollback", "promotion"}) {
+            const auto k = relctl::ui::markerKind(kind);
+            QCOMPARE(light.marker(k).name(), QString::fromLatin1(tc::forMarker(kind).data(), 7));
+            if (light.marker(k).hslSaturation() == 0)
+                QVERIFY2(dark.marker(k).hslSaturation() < 30, kind);
+            else
+                QVERIFY2(std::abs(dark.marker(k).hslHue() - light.marker(k).hslHue()) <= 2, kind);
+        }
+        // Live is blue and released is grey, in the console as in the report.
+        QVERIFY(std::abs(light.ending(relctl::ui::LeaseEnding::Live).hslHue() - 210) <= 20);
+        QCOMPARE(light.ending(relctl::ui::LeaseEnding::Released).hslSaturation(), 0);
     }
 
     void zoomToFit()
@@ -1165,8 +1450,9 @@ private slots:
             for (int x = 0; x < image.width() && !varied; x += 3)
                 varied = image.pixel(x, y) != first;
         QVERIFY(varied);
-        // A live lease's color (the palette's highlight) made it into a lane.
-        const QRgb live = w.palette().color(QPalette::Highlight).rgb();
+        // A live lease's color (the shared table's blue) made it into a lane.
+        const QRgb live =
+            TimelineColors::fromPalette(w.palette()).ending(relctl::ui::LeaseEnding::Live).rgb();
         bool liveSeen = false;
         for (int x = 120; x < image.width() && !liveSeen; ++x)
             liveSeen = image.pixel(x, static_cast<int>(g(w).barTop(0) + 5)) == live;

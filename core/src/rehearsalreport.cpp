@@ -3,6 +3,7 @@
 // a CI artifact and opened anywhere.
 
 #include "relctl/rehearsal.h"
+#include "relctl/timelinecolours.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,15 +48,69 @@ std::string seconds(std::int64_t ms)
     return buffer;
 }
 
-const char* colourOf(const std::string& ending)
+// The console's colours (relctl/timelinecolours.h): a colour means the same
+// in the report as on the console's timeline.
+std::string colourOf(const std::string& ending)
 {
-    if (ending == "released")
-        return "#4c8bf5";
-    if (ending == "expired")
-        return "#e8a33d";
-    if (ending == "revoked")
-        return "#c0392b";
-    return "#7cb342"; // live
+    return std::string(timelinecolours::forEnding(ending));
+}
+
+// An event's mark as the console draws it: its kind's shape and colour, so
+// the report reads like the timeline (red is a refusal, and only that). The
+// title, already escaped, is its hover text.
+std::string markerShape(const std::string& kind, int cx, int cy, const std::string& title)
+{
+    const std::string colour(timelinecolours::forMarker(kind));
+    const std::string solid = " fill='" + colour + "' stroke='#fff'";
+    const std::string hollow = " fill='none' stroke-width='1.6' stroke='" + colour + "'";
+    const auto n = [](int v) { return std::to_string(v); };
+    const auto point = [&](int px, int py) { return n(px) + "," + n(py) + " "; };
+    std::string tag;
+    std::string element;
+    if (kind == "publish" || kind == "refusal" || kind == "rollback") {
+        // A diamond; a triangle pointing down at the moment of the refusal;
+        // one pointing back for a rollback.
+        const std::string points =
+            kind == "publish" ? point(cx, cy - 5) + point(cx + 5, cy) + point(cx, cy + 5) + point(cx - 5, cy)
+            : kind == "refusal" ? point(cx - 5, cy - 4) + point(cx + 5, cy - 4) + point(cx, cy + 5)
+                                : point(cx + 4, cy - 5) + point(cx + 4, cy + 5) + point(cx - 5, cy);
+        tag = "polygon";
+        element = "<polygon points='" + points + "'" + solid;
+    } else if (kind == "superseded" || kind == "promotion") {
+        // A square: a gate decided; hollow for a superseded candidate.
+        const int half = 4;
+        tag = "rect";
+        element = "<rect x='" + n(cx - half) + "' y='" + n(cy - half) + "' width='" + n(2 * half) +
+                  "' height='" + n(2 * half) + "'" + (kind == "superseded" ? hollow : solid);
+    } else {
+        // A dot: an operator action; hollow for a queued candidate (not an event).
+        tag = "circle";
+        element = "<circle cx='" + n(cx) + "' cy='" + n(cy) + "' r='" +
+                  (kind == "queued" ? "3.5'" + hollow : "4.5'" + solid);
+    }
+    if (title.empty())
+        return element + "/>";
+    return element + "><title>" + title + "</title></" + tag + ">";
+}
+
+// What the colours and shapes mean, from the same table: the legend cannot
+// drift from the drawing.
+std::string legend()
+{
+    namespace tc = timelinecolours;
+    std::ostringstream out;
+    out << "<p class=muted>Bars, leases by token:";
+    for (const char* ending : {"live", "released", "expired", "revoked"})
+        out << " <span style='color:" << tc::forEnding(ending) << "'>&#9632;</span> " << ending;
+    out << ". Marks, events:";
+    for (const char* kind :
+         {"publish", "refusal", "superseded", "queued", "operator", "rollback", "promotion"})
+        out << " <svg width='12' height='12' aria-hidden='true'>" << markerShape(kind, 6, 6, {}) << "</svg> "
+            << (std::string_view(kind) == "operator"    ? "operator action"
+                : std::string_view(kind) == "promotion" ? "promotion decision"
+                                                        : kind);
+    out << ". Red is kept for refusals. Hover for details.</p>";
+    return out.str();
 }
 
 // The scenario's leases as bars, one row per lease in token order, and its
@@ -113,15 +168,10 @@ std::string timelineSvg(const TimelineSlice& slice)
     svg << "<text x='4' y='" << y + 14 << "' font-size='11'>events</text>";
     for (const TimelineMarker& m : slice.markers) {
         const int px = x(m.at.millis());
-        const char* colour = m.kind == "publish"                             ? "#2e7d32"
-                             : m.kind == "refusal" || m.kind == "superseded" ? "#c62828"
-                                                                             : "#888";
-        svg << "<circle cx='" << px << "' cy='" << y + 8 << "' r='5' fill='" << colour << "'><title>"
-            << html(m.kind + ": " + m.label) << " at +" << seconds(m.at.millis() - from)
-            << "</title></circle>";
+        svg << markerShape(m.kind, px, y + 8,
+                           html(m.kind + ": " + m.label) + " at +" + seconds(m.at.millis() - from));
     }
-    svg << "</svg><p class=muted>Bars: leases by token (blue released, orange expired, red revoked, green "
-           "live). Dots: green publish, red refusal, grey queued or operator action. Hover for details.</p>";
+    svg << "</svg>" << legend();
     return svg.str();
 }
 

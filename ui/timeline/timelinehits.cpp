@@ -1,12 +1,16 @@
 // The timeline widget's hit-testing: what lies under a point (for the
-// tooltip and a click), where a marker is painted, and the words that
-// describe a hit, apart from timelinewidget.cpp's event handling.
+// tooltip and a click), where a marker is painted, and the tooltips: the
+// words that describe a hit, and when a tooltip goes; apart from
+// timelinewidget.cpp's event handling.
 
 #include "timelinegroups.h"
+#include "timelinelegend.h"
 #include "timelinepainter.h"
 #include "timelinetext.h"
 #include "timelinewidget.h"
 
+#include <QToolTip>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -31,11 +35,21 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     const double msPerPx = m_geometry.msPerPixel();
     TimelineHit hit;
     hit.lane = lane;
+    const double left = m_geometry.plotLeft();
+    const QRectF plot(left, m_geometry.plotTop(), m_geometry.plotWidth(),
+                      m_geometry.viewportHeight() - m_geometry.plotTop());
     // A freeze still in force is shaded to the right edge, and hit there too.
     for (const auto& freeze : laneData.freezes)
         if (t >= static_cast<double>(freeze.from.millis()) &&
-            (!freeze.to || t <= static_cast<double>(freeze.to->millis())))
+            (!freeze.to || t <= static_cast<double>(freeze.to->millis()))) {
             hit.freeze = &freeze;
+            const double x0 = m_geometry.xForTime(static_cast<double>(freeze.from.millis()));
+            const double x1 = freeze.to ? m_geometry.xForTime(static_cast<double>(freeze.to->millis()))
+                                        : m_geometry.plotWidth();
+            hit.area = QRectF(left + x0, m_geometry.laneTop(lane), x1 - x0 + 1, m_geometry.laneHeight())
+                           .intersected(plot)
+                           .toAlignedRect();
+        }
 
     // Markers first: they are drawn over the lane and are the smaller target.
     // The groups are the painter's, so a glyph is hit where it was drawn.
@@ -43,6 +57,11 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
         const auto groups = groupMarkers(laneData, m_geometry);
         if (const MarkerGroup* group = groupAt(groups, px, kHitTolerance + m_geometry.markerRadius())) {
+            const double half = groupHalfWidth(*group, m_geometry.markerRadius()) + kHitTolerance;
+            hit.area =
+                QRectF(left + group->x - half, m_geometry.markerY(lane) - reach, 2 * half + 1, 2 * reach + 1)
+                    .intersected(plot)
+                    .toAlignedRect();
             double bestDistance = std::numeric_limits<double>::max();
             for (std::size_t i = group->first; i < group->last; ++i) {
                 const auto& marker = laneData.markers[i];
@@ -77,6 +96,14 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
             hit.lease = &lease;
         }
     }
+    if (hit.lease) {
+        const double x0 = m_geometry.xForTime(static_cast<double>(hit.lease->acquiredAt.millis()));
+        const double x1 = m_geometry.xForTime(static_cast<double>(hit.lease->endsAt.millis()));
+        hit.area = QRectF(left + x0 - kHitTolerance, top - kHitTolerance, x1 - x0 + 2 * kHitTolerance + 1,
+                          m_geometry.barHeight() + 2 * kHitTolerance + 1)
+                       .intersected(plot)
+                       .toAlignedRect();
+    }
     if (hit.lease || hit.freeze)
         return hit;
     return {};
@@ -108,6 +135,73 @@ QString TimelineWidget::describe(const TimelineHit& hit) const
         text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
                 describeFreeze(*hit.freeze, serverNowEstimate());
     return text;
+}
+
+TimelineWidget::Tip TimelineWidget::tipAt(QPoint pos) const
+{
+    if (pos.y() >= m_geometry.viewportHeight()) {
+        if (const LegendEntry* entry = m_legendVisible ? m_legend->entryAt(pos) : nullptr)
+            return {entry->label + QStringLiteral(": ") + entry->help, entry->rect,
+                    QStringLiteral("legend:") + entry->label};
+        return {};
+    }
+    const TimelineHit hit = itemAt(pos);
+    if (hit.marker || hit.lease || hit.freeze) {
+        // What the tooltip is about, in values that outlive the slice: a new
+        // slice keeps the tooltip only while the same item is under it.
+        QString key = QStringLiteral("lane:%1").arg(hit.lane);
+        if (hit.marker)
+            key += QStringLiteral(" markers:%1@%2x%3")
+                       .arg(hit.group.front()->eventId)
+                       .arg(hit.group.front()->at.millis())
+                       .arg(hit.group.size());
+        if (hit.lease)
+            key += QStringLiteral(" lease:%1").arg(hit.lease->token);
+        if (hit.freeze)
+            key += QStringLiteral(" freeze:%1").arg(hit.freeze->from.millis());
+        return {describe(hit), hit.area, key};
+    }
+    // Over the lane names and the axis, where nothing else is to describe:
+    // how to drive the timeline. The plot stays quiet.
+    const int left = static_cast<int>(m_geometry.plotLeft());
+    const int top = static_cast<int>(m_geometry.plotTop());
+    if (pos.x() < left)
+        return {keyboardHelp(), QRect(0, 0, left, static_cast<int>(m_geometry.viewportHeight())),
+                QStringLiteral("help:lanes")};
+    if (pos.y() < top)
+        return {keyboardHelp(), QRect(left, 0, width() - left, top), QStringLiteral("help:axis")};
+    return {};
+}
+
+void TimelineWidget::showTip(const QPoint& pos, const QPoint& globalPos, const Tip& tip)
+{
+    // With the item's area: QToolTip hides it as soon as the pointer leaves
+    // that, instead of leaving it up for its whole display time (10 s and
+    // more for a long list) over whatever is there by then.
+    QToolTip::showText(globalPos, tip.text, this, tip.area);
+    m_tipShown = true;
+    m_tipText = tip.text;
+    m_tipKey = tip.key;
+    m_tipPos = pos;
+}
+
+void TimelineWidget::hideTip()
+{
+    if (m_tipShown && QToolTip::isVisible() && QToolTip::text() == m_tipText)
+        QToolTip::hideText();
+    m_tipShown = false;
+}
+
+void TimelineWidget::refreshTip()
+{
+    if (!m_tipShown)
+        return;
+    if (!QToolTip::isVisible() || QToolTip::text() != m_tipText) {
+        m_tipShown = false; // gone already, or another widget's now
+        return;
+    }
+    if (tipAt(m_tipPos).key != m_tipKey)
+        hideTip();
 }
 
 } // namespace relctl::ui

@@ -147,10 +147,12 @@ QString TimelineWidget::keyboardHelp()
     return tr("<p><b>Lease timeline</b>: one lane per environment; leases are bars, audit events are "
               "markers (red: refused writes), shaded stretches are freezes; the legend below says what each "
               "colour and shape means. Click a marker to trace it; drag to pan; the wheel zooms around "
-              "the cursor, and over the lane names scrolls the lanes.</p>"
+              "the pointer, and over the lane names scrolls the lanes. While following now, zooming keeps "
+              "following.</p>"
               "<table>"
               "<tr><td><b>Left</b> / <b>Right</b></td><td>pan</td></tr>"
-              "<tr><td><b>+</b> / <b>-</b></td><td>zoom in / out</td></tr>"
+              "<tr><td><b>+</b> / <b>-</b></td><td>zoom in / out around the pointer (or the selected "
+              "marker)</td></tr>"
               "<tr><td><b>Home</b></td><td>follow now</td></tr>"
               "<tr><td><b>F</b></td><td>zoom to fit the selection (the selected marker's lease)</td></tr>"
               "<tr><td><b>Shift+F</b></td><td>zoom to fit the whole history</td></tr>"
@@ -167,16 +169,15 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
 {
     if (!plainKey(event))
         return QWidget::keyPressEvent(event);
-    const double centre = m_geometry.plotWidth() / 2;
     const double step = m_geometry.plotWidth() * kKeyPan;
     const bool shift = event->modifiers() & Qt::ShiftModifier;
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal: // "+" without Shift on most layouts
-        zoomBy(centre, kKeyZoom);
+        zoomBy(keyZoomAnchor(), kKeyZoom);
         break;
     case Qt::Key_Minus:
-        zoomBy(centre, 1 / kKeyZoom);
+        zoomBy(keyZoomAnchor(), 1 / kKeyZoom);
         break;
     case Qt::Key_Left:
         panBy(step);

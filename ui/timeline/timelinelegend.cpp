@@ -60,11 +60,25 @@ TimelineLegend::TimelineLegend()
                QStringLiteral("Revoke, freeze, unfreeze, approval, environment settings")),
         marker(MarkerKind::Rollback, QStringLiteral("An operator rolled the environment back")),
         marker(MarkerKind::Promotion, QStringLiteral("A promotion approved or denied")),
+        // Badges: a colour names one kind, so a red fill is refusals alone.
         {S::Group,
          0,
          QStringLiteral("Several events"),
-         QStringLiteral("Events a few pixels apart, with their count: zoom in to separate them, hover to "
-                        "list them"),
+         QStringLiteral("Events a few pixels apart, all of one kind: a badge in that kind's colour with "
+                        "their count. Zoom in to separate them, hover to list them"),
+         {},
+         {}},
+        {S::Group,
+         1,
+         QStringLiteral("Several kinds"),
+         QStringLiteral("Events of several kinds a few pixels apart: a grey badge with their count"),
+         {},
+         {}},
+        {S::Group,
+         2,
+         QStringLiteral("With a refusal"),
+         QStringLiteral("Events of several kinds, a refusal among them: a grey badge in a red ring (a badge "
+                        "filled red holds refusals only)"),
          {},
          {}},
     };
@@ -141,8 +155,9 @@ void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const T
             break;
         }
         case LegendEntry::Swatch::Group:
+            // 0: one kind (publish, as an example), 1: several kinds, 2: with a refusal.
             paintGroupBadge(painter, QPointF(s.center().x() + 0.5, s.center().y() + 0.5), 3,
-                            MarkerKind::Publish, 5);
+                            e.index == 0 ? MarkerKind::Publish : MarkerKind::Count, e.index == 2, 5);
             break;
         case LegendEntry::Swatch::Now:
             painter.setPen(QPen(m_colors.now, 1, Qt::DashLine));

@@ -17,7 +17,9 @@ struct LegendEntry
 {
     enum class Swatch { Caption, Lease, Freeze, Marker, Group, Now };
     Swatch swatch = Swatch::Caption;
-    int index = 0; // the LeaseEnding or MarkerKind it shows
+    // The LeaseEnding or MarkerKind it shows; for a Group: 0 one kind,
+    // 1 several kinds, 2 several kinds with a refusal.
+    int index = 0;
     QString label;
     QString help;     // the tooltip's explanation
     QRect rect;       // the whole entry, in widget coordinates

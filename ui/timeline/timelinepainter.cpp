@@ -1,5 +1,6 @@
 #include "timelinepainter.h"
 
+#include "relctl/timelinecolours.h"
 #include "timelinegroups.h"
 
 #include <QFontMetrics>
@@ -48,6 +49,28 @@ QColor hue(int h, int s, const QColor& base)
         color = QColor::fromHsl(h, s, lightness);
     }
     return color;
+}
+
+// A colour of the shared table (relctl/timelinecolours.h) on this palette.
+// A grey is a share of the text colour over the base (on white with black
+// text: itself), so quiet kinds stay quiet on dark themes; a hue is kept as
+// it is where it reads, else made darker (light themes) or lighter (dark
+// ones) until it reaches kMinContrast against the base.
+QColor tableColour(std::string_view hex, const QColor& base, const QColor& text)
+{
+    const QColor colour(QLatin1String(hex.data(), static_cast<qsizetype>(hex.size())));
+    if (colour.hslSaturation() == 0)
+        return mix(base, text, 1.0 - static_cast<double>(colour.lightnessF()));
+    if (contrastRatio(colour, base) >= TimelineColors::kMinContrast)
+        return colour;
+    const bool dark = base.lightness() < 128;
+    int lightness = colour.lightness();
+    QColor adjusted = colour;
+    while (contrastRatio(adjusted, base) < TimelineColors::kMinContrast && lightness > 0 && lightness < 255) {
+        lightness = std::clamp(lightness + (dark ? 5 : -5), 0, 255);
+        adjusted = QColor::fromHsl(colour.hslHue(), colour.hslSaturation(), lightness);
+    }
+    return adjusted;
 }
 
 QColor readableOn(const QColor& background)
@@ -113,22 +136,15 @@ TimelineColors TimelineColors::fromPalette(const QPalette& palette)
     c.now = palette.color(QPalette::Highlight);
     c.frozen = hue(200, 150, c.base);
     c.frozenFill = mix(c.base, c.frozen, 0.16);
-    c.endings = {
-        palette.color(QPalette::Highlight), // live: the one that matters now
-        mix(c.base, c.text, 0.38),          // released: the normal case, quiet
-        hue(38, 200, c.base),               // expired: amber, a holder went silent
-        hue(285, 110, c.base),              // revoked: an operator stepped in
-    };
+    namespace tc = relctl::timelinecolours;
+    const auto table = [&c](std::string_view hex) { return tableColour(hex, c.base, c.text); };
+    c.endings = {table(tc::kLive), table(tc::kReleased), table(tc::kExpired), table(tc::kRevoked)};
     // Red is kept for refusals alone, so they can be found at a glance.
-    c.markers = {
-        hue(135, 150, c.base),     // publish
-        hue(0, 220, c.base),       // refusal
-        mix(c.base, c.text, 0.75), // superseded
-        mix(c.base, c.text, 0.5),  // queued
-        hue(210, 170, c.base),     // operator
-        hue(300, 160, c.base),     // rollback: magenta, away from the refusals' red
-        hue(175, 170, c.base),     // promotion decision: teal
-    };
+    c.markers = {table(tc::kPublish),  table(tc::kRefusal),  table(tc::kSuperseded), table(tc::kQueued),
+                 table(tc::kOperator), table(tc::kRollback), table(tc::kPromotion)};
+    // Darker than the queued grey and lighter than the superseded one: a
+    // badge's own grey, with room for a white count.
+    c.mixed = mix(c.base, c.text, 0.62);
     return c;
 }
 
@@ -318,33 +334,19 @@ void TimelinePainter::paintMarkers(QPainter& painter, const TimelineGeometry& g,
     const double r = g.markerRadius();
     const int y = static_cast<int>(std::round(g.markerY(index)));
     const auto groups = groupMarkers(lane, g);
-    // Refusals are drawn last so no other marker covers one; groups with
-    // them, since a badge takes the colour of a refusal it holds.
+    // Glyphs never overlap (groupMarkers keeps a gap between them); those
+    // holding a refusal are still drawn last, so a selection ring or a
+    // neighbour's antialiased edge never covers their red.
     for (const bool refusals : {false, true}) {
         for (const auto& group : groups) {
-            MarkerKind kind = markerKind(lane.markers[group.first].kind);
-            if (group.count() > 1) {
-                // The most telling kind speaks for the group: a refusal above
-                // all, then what changed the environment, then the routine.
-                static constexpr std::array kPrecedence{
-                    MarkerKind::Refusal,  MarkerKind::Rollback,   MarkerKind::Promotion, MarkerKind::Publish,
-                    MarkerKind::Operator, MarkerKind::Superseded, MarkerKind::Queued};
-                std::size_t best = kPrecedence.size();
-                for (std::size_t i = group.first; i < group.last; ++i) {
-                    const auto k = markerKind(lane.markers[i].kind);
-                    const auto rank = static_cast<std::size_t>(
-                        std::find(kPrecedence.begin(), kPrecedence.end(), k) - kPrecedence.begin());
-                    best = std::min(best, rank);
-                }
-                kind = best < kPrecedence.size() ? kPrecedence[best] : MarkerKind::Operator;
-            }
-            if ((kind == MarkerKind::Refusal) != refusals)
+            if ((group.refusals > 0) != refusals)
                 continue;
-            if (group.count() > 1) {
-                paintGroupBadge(painter, QPointF(group.x, y), group.count(), kind, r);
+            if (glyphStyle(group) != GlyphStyle::Stamp) {
+                paintGroupBadge(painter, QPointF(group.x, y), group.count(), group.kind, group.refusals > 0,
+                                r);
                 continue;
             }
-            const QPixmap& pm = stamp(kind, dpr, r);
+            const QPixmap& pm = stamp(group.kind, dpr, r);
             const int half = static_cast<int>(std::lround(pm.width() / dpr / 2 - 0.5));
             const int x = static_cast<int>(group.x);
             painter.drawPixmap(x - half, y - half, pm);
@@ -353,23 +355,37 @@ void TimelinePainter::paintMarkers(QPainter& painter, const TimelineGeometry& g,
 }
 
 void TimelinePainter::paintGroupBadge(QPainter& painter, const QPointF& centre, std::size_t count,
-                                      MarkerKind kind, double radius)
+                                      MarkerKind kind, bool refusal, double radius)
 {
-    MarkerGroup shape;
-    shape.last = count;
-    const double half = groupHalfWidth(shape, radius);
+    const double half = badgeHalfWidth(count, radius);
     const QRectF badge(centre.x() - half, centre.y() - radius - 1, 2 * half, 2 * radius + 2);
-    const QColor& fill = m_colors.marker(kind);
+    const bool mixed = kind == MarkerKind::Count;
+    // The hollow kinds (superseded, queued) stay hollow: an outline and a
+    // count in their colour, as their stamps are drawn.
+    const bool hollow = kind == MarkerKind::Superseded || kind == MarkerKind::Queued;
+    const QColor& colour = mixed ? m_colors.mixed : m_colors.marker(kind);
     painter.save();
     painter.setRenderHint(QPainter::Antialiasing);
-    painter.setPen(QPen(m_colors.base, 1));
-    painter.setBrush(fill);
-    painter.drawRoundedRect(badge, radius, radius);
+    if (hollow) {
+        painter.setPen(QPen(colour, 1.6));
+        painter.setBrush(m_colors.base);
+        painter.drawRoundedRect(badge.adjusted(0.8, 0.8, -0.8, -0.8), radius, radius);
+    } else if (mixed && refusal) {
+        // A ring of the refusals' red inside the badge's bounds, so the
+        // badge is as wide as any other and keeps its gap to its neighbours.
+        painter.setPen(QPen(m_colors.marker(MarkerKind::Refusal), 1.5));
+        painter.setBrush(colour);
+        painter.drawRoundedRect(badge.adjusted(0.75, 0.75, -0.75, -0.75), radius - 0.75, radius - 0.75);
+    } else {
+        painter.setPen(QPen(m_colors.base, 1));
+        painter.setBrush(colour);
+        painter.drawRoundedRect(badge, radius, radius);
+    }
     QFont font = painter.font();
     font.setPixelSize(static_cast<int>(2 * radius));
     font.setBold(true);
     painter.setFont(font);
-    painter.setPen(readableOn(fill));
+    painter.setPen(hollow ? colour : readableOn(colour));
     painter.drawText(badge, Qt::AlignCenter, count > 9999 ? QStringLiteral("9999+") : QString::number(count));
     painter.restore();
 }

@@ -35,9 +35,11 @@ QString leaseLabel(const relctl::LeaseSpan& lease); // "job · release · #token
 
 // Colors derived from the widget's palette, so the timeline follows light
 // and dark themes. The plot is drawn on Base (with Text), the axis and the
-// lane names on Window (with WindowText), as Qt's own views do. The hues that
-// carry meaning (red = refusal) are picked with a lightness that gives them a
-// contrast of at least kMinContrast against Base, on light and dark palettes.
+// lane names on Window (with WindowText), as Qt's own views do. The colours
+// that carry meaning (red = refusal, blue = live) are relctl/timelinecolours.h's,
+// shared with the rehearsal report: on a light Base exactly those, elsewhere
+// the same hue at a lightness that gives a contrast of at least kMinContrast
+// against Base; its greys are the same share of Text on any palette.
 struct TimelineColors
 {
     // WCAG's minimum for graphical objects that must be recognised.
@@ -47,6 +49,8 @@ struct TimelineColors
     // A frozen period: a light wash of ice blue with a hatch, so it reads as
     // "closed" under the bars and is not mistaken for the alternate lane.
     QColor frozen, frozenFill;
+    // A badge of several kinds: a grey that is no kind's colour.
+    QColor mixed;
     std::array<QColor, static_cast<int>(LeaseEnding::Count)> endings;
     std::array<QColor, static_cast<int>(MarkerKind::Count)> markers;
 
@@ -84,10 +88,11 @@ private:
     void paintFrozen(QPainter& painter, const QRectF& rect, bool startEdge);
     void paintFreezes(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index,
                       double nowMs);
-    // Several markers in one glyph: a badge in the colour of the most telling
-    // kind among them, carrying their count.
+    // Several markers in one glyph, carrying their count: a badge in their
+    // kind's colour when they share one (kind), else grey, with a red ring
+    // when a refusal is among them (kind == MarkerKind::Count).
     void paintGroupBadge(QPainter& painter, const QPointF& centre, std::size_t count, MarkerKind kind,
-                         double radius);
+                         bool refusal, double radius);
     void paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index);
     void paintMarkers(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index,
                       qreal dpr);

@@ -38,10 +38,14 @@ TimelineWidget::TimelineWidget(QWidget* parent)
     m_laneScroll->setFocusPolicy(Qt::NoFocus);
     m_laneScroll->setAccessibleName(tr("Scroll lanes"));
     connect(m_laneScroll, &QScrollBar::valueChanged, this, [this](int value) {
+        hideTip();
         m_geometry.scrollLanesBy(value - m_geometry.laneScroll());
         update();
     });
     setFocusPolicy(Qt::StrongFocus);
+    // Only to know where the pointer is, for + and - (mouseMoveEvent does
+    // nothing else without a button down).
+    setMouseTracking(true);
     setAccessibleName(tr("Lease timeline"));
     setWhatsThis(keyboardHelp());
     setAttribute(Qt::WA_OpaquePaintEvent); // the painter fills every pixel
@@ -78,6 +82,7 @@ void TimelineWidget::setSlice(relctl::TimelineSlice slice)
         m_revealPending = false;
     if (m_followNow)
         followTick();
+    refreshTip();
     update();
 }
 
@@ -155,6 +160,7 @@ void TimelineWidget::updateFollowInterval()
 void TimelineWidget::rangeChanged()
 {
     updateFollowInterval();
+    refreshTip(); // following now moves the items under a tooltip away
     update();
     const qint64 from = visibleFrom();
     const qint64 to = visibleTo();
@@ -172,13 +178,37 @@ void TimelineWidget::viewMovedByUser()
 
 void TimelineWidget::zoomBy(double plotX, double factor)
 {
-    viewMovedByUser();
+    hideTip();
+    if (m_followNow) {
+        // Zooming says how much to see, not where: following goes on, and
+        // the now line is the one place that following keeps still.
+        m_geometry.zoomAround(m_geometry.xForTime(serverNowEstimate()), factor);
+        followTick();
+        return;
+    }
     m_geometry.zoomAround(plotX, factor);
     rangeChanged();
 }
 
+double TimelineWidget::keyZoomAnchor() const
+{
+    const double width = m_geometry.plotWidth();
+    if (m_hoverPos && m_hoverPos->y() < m_geometry.viewportHeight()) {
+        const double x = m_hoverPos->x() - m_geometry.plotLeft();
+        if (x >= 0 && x <= width)
+            return x;
+    }
+    if (const auto at = markerPosition(m_selectedEvent)) {
+        const double x = at->x() - m_geometry.plotLeft();
+        if (x >= 0 && x <= width)
+            return x;
+    }
+    return width / 2;
+}
+
 void TimelineWidget::panBy(double dx)
 {
+    hideTip();
     viewMovedByUser();
     m_geometry.panByPixels(dx);
     rangeChanged();
@@ -239,28 +269,15 @@ bool TimelineWidget::event(QEvent* event)
     }
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
-        if (help->pos().y() >= m_geometry.viewportHeight()) {
-            if (const LegendEntry* entry = m_legendVisible ? m_legend->entryAt(help->pos()) : nullptr) {
-                QToolTip::showText(help->globalPos(), entry->label + QStringLiteral(": ") + entry->help, this,
-                                   entry->rect);
-            } else {
-                QToolTip::hideText();
-                event->ignore();
-            }
-            return true;
-        }
-        const TimelineHit hit = itemAt(help->pos());
-        if (!hit.marker && !hit.lease && !hit.freeze) {
-            // Over the lane names and the axis, where nothing else is to
-            // describe: how to drive the timeline. The plot stays quiet.
-            if (help->pos().x() < m_geometry.plotLeft() || help->pos().y() < m_geometry.plotTop()) {
-                QToolTip::showText(help->globalPos(), keyboardHelp(), this);
-                return true;
-            }
+        const Tip tip = tipAt(help->pos());
+        if (tip.text.isEmpty()) {
+            // Nothing here to describe (the plot stays quiet): whatever
+            // tooltip is up belongs to what the pointer left.
             QToolTip::hideText();
+            m_tipShown = false;
             event->ignore();
         } else {
-            QToolTip::showText(help->globalPos(), describe(hit), this);
+            showTip(help->pos(), help->globalPos(), tip);
         }
         return true;
     }
@@ -289,6 +306,7 @@ void TimelineWidget::resizeEvent(QResizeEvent* event)
     // A wider window shows the same time range in more detail, so the range
     // (and thus the slice) stays as it is.
     layoutLanes();
+    refreshTip();
     QWidget::resizeEvent(event);
 }
 
@@ -299,6 +317,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* event)
     const double steps = angle.y() / 120.0;
     if (pos.x() < m_geometry.plotLeft() || event->modifiers() & Qt::ShiftModifier) {
         // Over the lane names (or with Shift): scroll the lanes, not time.
+        hideTip();
         m_geometry.scrollLanesBy(-steps * m_geometry.laneHeight());
         syncLaneScrollBar();
         update();
@@ -321,9 +340,10 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event)
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* event)
 {
+    const QPoint pos = event->position().toPoint();
+    m_hoverPos = pos;
     if (!m_pressed)
         return QWidget::mouseMoveEvent(event);
-    const QPoint pos = event->position().toPoint();
     if (!m_dragging && (pos - m_pressPos).manhattanLength() >= QApplication::startDragDistance()) {
         m_dragging = true;
         setCursor(Qt::ClosedHandCursor);
@@ -333,6 +353,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event)
     const QPoint delta = pos - m_lastDragPos;
     m_lastDragPos = pos;
     if (delta.y() != 0) {
+        hideTip();
         m_geometry.scrollLanesBy(-delta.y());
         syncLaneScrollBar();
         update();
@@ -382,6 +403,15 @@ void TimelineWidget::focusOutEvent(QFocusEvent* event)
 {
     update();
     QWidget::focusOutEvent(event);
+}
+
+void TimelineWidget::leaveEvent(QEvent* event)
+{
+    // The pointer is gone: + and - zoom around the selection or the centre,
+    // and the tooltip goes with it (QToolTip would hide it as well).
+    m_hoverPos.reset();
+    hideTip();
+    QWidget::leaveEvent(event);
 }
 
 void TimelineWidget::changeEvent(QEvent* event)

@@ -8,8 +8,12 @@
 // Keyboard (the widget takes focus by click or Tab; Tab keeps moving focus on,
 // so the timeline never traps it, which is why markers are stepped with . and ,):
 //   Left / Right    pan by an eighth of the visible span
-//   + (=) / -       zoom in / out around the centre (the wheel, with or
-//                   without Ctrl, zooms around the cursor)
+//   + (=) / -       zoom in / out around the pointer when it is over the
+//                   plot, else around the selected marker when it is in
+//                   view, else around the centre (the wheel, with or
+//                   without Ctrl, zooms around the pointer). While following
+//                   now, zooming (keys or wheel) keeps following: it zooms
+//                   around the now line, which stays where it is.
 //   Home            follow now ("now" sits a sixth of the span inside the
 //                   right edge, so live leases' expiry and the queue show)
 //   F               zoom to fit the selection: the selected marker's lease
@@ -27,6 +31,9 @@
 // Markers a few pixels apart are drawn as one glyph with their count; the
 // tooltip lists them, a click selects the one nearest the pointer, zooming in
 // separates them, and . , > < still step through each one.
+// A tooltip belongs to the item it describes: it goes when the pointer
+// leaves that item or the widget, when the view is panned, zoomed or
+// scrolled, and when a new slice (or following now) takes the item away.
 // When the lanes do not fit, they scroll: a scroll bar on the right, the
 // wheel over the lane names (or with Shift), or a vertical drag; the axis and
 // the legend stay in place.
@@ -64,6 +71,9 @@ struct TimelineHit
     // group's members.
     std::vector<const relctl::TimelineMarker*> group;
     const relctl::FrozenSpan* freeze = nullptr; // the lane is frozen there (with or without an item)
+    // Where the item found is drawn (the glyph, the bar, the frozen
+    // stretch), with the hit-testing's tolerance, in widget coordinates.
+    QRect area;
 
     bool isMarker() const { return marker != nullptr; }
     bool isLease() const { return lease != nullptr; }
@@ -153,11 +163,17 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void focusInEvent(QFocusEvent* event) override;
     void focusOutEvent(QFocusEvent* event) override;
+    void leaveEvent(QEvent* event) override;
     void changeEvent(QEvent* event) override;
 
 private:
-    void zoomBy(double plotX, double factor); // user zoom: leaves follow-now mode
-    void panBy(double dx);                    // user pan: leaves follow-now mode
+    // User zoom around plot x; while following now, around the now line
+    // instead, and following goes on.
+    void zoomBy(double plotX, double factor);
+    // Where + and - zoom: the pointer over the plot, else the selected
+    // marker in view, else the centre (plot x).
+    double keyZoomAnchor() const;
+    void panBy(double dx); // user pan: leaves follow-now mode
     void viewMovedByUser();
     void selectByUser(qint64 eventId); // as a click does: select, reveal, emit
     void rangeChanged();
@@ -168,6 +184,18 @@ private:
     void syncLaneScrollBar();
     void zoomToRange(double from, double to);
     QString describe(const TimelineHit& hit) const;
+    // The tooltip at a point: its text, the area it belongs to and what it
+    // is about (to tell whether a new slice still has that item).
+    struct Tip
+    {
+        QString text;
+        QRect area;
+        QString key;
+    };
+    Tip tipAt(QPoint pos) const;
+    void showTip(const QPoint& pos, const QPoint& globalPos, const Tip& tip);
+    void hideTip();    // our tooltip, if it is the one showing
+    void refreshTip(); // hides it when the item it describes is no longer under it
     // A navigation key without Ctrl, Alt or Meta: while the timeline has
     // focus it is the timeline's, not a window shortcut's.
     static bool isNavigation(const QKeyEvent* event);
@@ -196,6 +224,13 @@ private:
     bool m_dragging = false;
     QPoint m_pressPos;
     QPoint m_lastDragPos;
+    std::optional<QPoint> m_hoverPos; // the pointer, while it is over the widget
+    // The tooltip this widget shows (QToolTip is one for the application:
+    // only ours is hidden), where it was asked for, and what it is about.
+    bool m_tipShown = false;
+    QString m_tipText;
+    QString m_tipKey;
+    QPoint m_tipPos;
 };
 
 } // namespace relctl::ui
