@@ -9,8 +9,8 @@ std::span<const Command> commands()
 {
     static const std::vector<Command> all = [] {
         std::vector<Command> out;
-        for (const std::span<const Command> group :
-             {groups::setup(), groups::lease(), groups::decisions(), groups::reading(), groups::local()})
+        for (const std::span<const Command> group : {groups::setup(), groups::lease(), groups::decisions(),
+                                                     groups::reading(), groups::watch(), groups::local()})
             out.insert(out.end(), group.begin(), group.end());
         return out;
     }();
