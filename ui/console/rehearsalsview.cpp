@@ -12,15 +12,18 @@
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
-#include <QGridLayout>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSplitter>
+#include <QStandardPaths>
 #include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTabWidget>
@@ -44,6 +47,9 @@ const QColor passedGreen(0x2e, 0x8b, 0x57);
 
 constexpr int kScenarioName = Qt::UserRole + 1; // QString: the scenario an item belongs to
 constexpr int kPassed = Qt::UserRole + 2;       // bool: the item's verdict
+
+// Where the last report was saved: the next one is proposed beside it.
+const QString kReportFolder = QStringLiteral("rehearsals/reportFolder");
 
 const rh::Scenario* scenarioNamed(const QString& name)
 {
@@ -107,6 +113,11 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
       m_verdicts(new QTreeWidget(this))
 {
     m_timeline->setObjectName(QStringLiteral("rehearsalTimeline"));
+    // Its own minimum counts a legend laid out at whatever width the tab last
+    // had (hundreds of pixels when hidden), and would hold the whole page
+    // taller than a dock below the timeline. A lane and the axis are enough:
+    // the splitter gives it more.
+    m_timeline->setMinimumHeight(fontMetrics().height() * 6);
 
     m_log->setObjectName(QStringLiteral("rehearsalSteps"));
     m_log->setModel(m_steps);
@@ -152,26 +163,33 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
             showSlice(m_slices.value(name), false);
     });
 
+    // Never squeezed to nothing: a header and three rows, whatever the splitter says.
+    m_verdicts->setMinimumHeight(m_verdicts->header()->sizeHint().height() +
+                                 3 * (fontMetrics().height() + 4) + 2 * m_verdicts->frameWidth());
+
     m_tabs->setObjectName(QStringLiteral("rehearsalTabs"));
     m_tabs->addTab(createChooser(), tr("Scenarios"));
     m_tabs->addTab(m_log, tr("Steps"));
-    m_tabs->addTab(m_verdicts, tr("Verdicts"));
+    m_tabs->addTab(m_timeline, tr("Timeline"));
 
-    // Stacked, not side by side: the page shares a narrow dock with Supersessions.
-    // The run's controls stay in view; the chooser, the log and the verdicts
-    // take turns below the timeline, so each gets the dock's height.
-    auto* splitter = new QSplitter(Qt::Vertical, this);
-    splitter->setObjectName(QStringLiteral("rehearsalSplitter"));
-    splitter->setChildrenCollapsible(false);
-    splitter->addWidget(m_timeline);
-    splitter->addWidget(m_tabs);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 3);
+    // The verdicts are what a run is for: they keep their own pane beside the
+    // chooser, the log and the timeline (which take turns in the tabs) instead
+    // of being one more tab, and a splitter shares the space between them.
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_splitter->setObjectName(QStringLiteral("rehearsalSplitter"));
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->addWidget(m_tabs);
+    m_splitter->addWidget(m_verdicts);
+    // The run's controls and its verdict sit above the splitter, outside
+    // anything that scrolls, so Run, Cancel and Like stay within reach
+    // however the panes are sized.
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
     layout->addWidget(createRunControls());
-    layout->addWidget(splitter, 1);
+    layout->addWidget(createNotice());
+    layout->addWidget(m_splitter, 1);
+    arrange(false);
     setFocusProxy(m_scenarios);
 
     connect(m_session, &ConsoleSession::rehearsalScenarioStarted, this, &RehearsalsView::scenarioStarted);
@@ -194,6 +212,38 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
 
 RehearsalsView::~RehearsalsView() = default;
 
+void RehearsalsView::setUrlOpener(std::function<bool(const QUrl&)> open)
+{
+    m_openUrl = std::move(open);
+}
+
+QString RehearsalsView::notice() const
+{
+    return m_noticeBar->isHidden() ? QString() : m_notice->text();
+}
+
+void RehearsalsView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    // Below the timeline the dock is wide and a few rows tall; at the side,
+    // or floating, it is narrow and tall. Stacking everything in a short dock
+    // left a row and a half for the verdicts.
+    const QSize size = event->size();
+    arrange(size.width() >= 2 * size.height());
+}
+
+void RehearsalsView::arrange(bool wide)
+{
+    if (m_wide == int(wide))
+        return;
+    m_wide = int(wide);
+    m_bar->setDirection(wide ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom);
+    m_splitter->setOrientation(wide ? Qt::Horizontal : Qt::Vertical);
+    // Shares, not pixels (the splitter keeps their ratio): the verdicts get
+    // the larger one.
+    m_splitter->setSizes(wide ? QList<int>{500, 500} : QList<int>{400, 600});
+}
+
 RehearsalRunner* RehearsalsView::runner() const
 {
     return m_session->rehearsalRunner();
@@ -203,6 +253,14 @@ QSize RehearsalsView::sizeHint() const
 {
     return {std::max(minimumSizeHint().width(), fontMetrics().horizontalAdvance(QLatin1Char('m')) * 34),
             QWidget::sizeHint().height()};
+}
+
+int RehearsalsView::heightForWidth(int width) const
+{
+    int height = m_controls->heightForWidth(width);
+    if (!m_noticeBar->isHidden())
+        height += layout()->spacing() + m_noticeBar->heightForWidth(width);
+    return height + layout()->spacing() + m_splitter->minimumSizeHint().height();
 }
 
 QWidget* RehearsalsView::createChooser()
@@ -234,24 +292,12 @@ QWidget* RehearsalsView::createChooser()
     m_explanation->setObjectName(QStringLiteral("rehearsalExplanation"));
     m_explanation->setPlaceholderText(tr("Select a scenario to read what it plays and proves."));
 
-    m_like = new QComboBox(chooser);
-    m_like->setObjectName(QStringLiteral("rehearsalLike"));
-    m_like->setToolTip(tr("Copy this environment's queue policy, supersede mode and serialization (read "
-                          "only) into the scratch environments. A scenario still forces what its story "
-                          "needs, and its log says so."));
-    auto* likeLabel = new QLabel(tr("&Like environment:"), chooser);
-    likeLabel->setBuddy(m_like);
-    auto* like = new QHBoxLayout;
-    like->addWidget(likeLabel);
-    like->addWidget(m_like, 1);
-
     auto* scenarios = new QHBoxLayout;
     scenarios->addWidget(m_scenarios);
     scenarios->addWidget(m_explanation, 1);
     auto* layout = new QVBoxLayout(chooser);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addLayout(scenarios, 1);
-    layout->addLayout(like);
     m_scenarios->setCurrentRow(0);
     return chooser;
 }
@@ -259,6 +305,7 @@ QWidget* RehearsalsView::createChooser()
 QWidget* RehearsalsView::createRunControls()
 {
     auto* controls = new QWidget(this);
+    m_controls = controls;
     m_run = new QPushButton(consoleIcon(QStringLiteral("rehearsal")), tr("&Run"), controls);
     m_run->setObjectName(QStringLiteral("rehearsalRun"));
     m_run->setToolTip(tr("Play the checked scenarios on a scratch database of the connected server; it is "
@@ -288,19 +335,88 @@ QWidget* RehearsalsView::createRunControls()
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    auto* layout = new QGridLayout(controls);
-    layout->setContentsMargins(2, 2, 2, 2);
-    layout->setVerticalSpacing(2);
-    // One row in equal columns: every line of the dock's height spent here is one less log line.
-    layout->addWidget(m_run, 0, 0);
-    layout->addWidget(m_cancel, 0, 1);
-    layout->addWidget(m_save, 0, 2);
-    layout->addWidget(m_open, 0, 3);
-    layout->addWidget(m_progress, 1, 0, 1, 4);
-    layout->addWidget(m_status, 2, 0, 1, 4);
-    for (int column = 0; column < 4; ++column)
-        layout->setColumnStretch(column, 1);
+    m_like = new QComboBox(controls);
+    m_like->setObjectName(QStringLiteral("rehearsalLike"));
+    m_like->setToolTip(tr("Copy this environment's queue policy, supersede mode and serialization (read "
+                          "only) into the scratch environments. A scenario still forces what its story "
+                          "needs, and its log says so."));
+    m_like->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_like->setMinimumContentsLength(12);
+    auto* likeLabel = new QLabel(tr("&Like environment:"), controls);
+    likeLabel->setBuddy(m_like);
+
+    auto* buttons = new QHBoxLayout;
+    buttons->setSpacing(4);
+    for (QPushButton* button : {m_run, m_cancel, m_save, m_open})
+        buttons->addWidget(button, 1);
+    auto* like = new QHBoxLayout;
+    like->setSpacing(4);
+    like->addWidget(likeLabel);
+    like->addWidget(m_like, 1);
+    // One line in a wide dock, three in a narrow one (arrange() turns it):
+    // every line spent here is one less verdict.
+    m_bar = new QBoxLayout(QBoxLayout::TopToBottom);
+    m_bar->setSpacing(4);
+    m_bar->addLayout(buttons, 1);
+    m_bar->addLayout(like, 2); // the environments' names read whole
+    m_bar->addWidget(m_progress, 1);
+
+    auto* layout = new QVBoxLayout(controls);
+    layout->setContentsMargins(2, 2, 2, 0);
+    layout->setSpacing(2);
+    layout->addLayout(m_bar);
+    layout->addWidget(m_status);
     return controls;
+}
+
+QWidget* RehearsalsView::createNotice()
+{
+    // Where a saved report went, or why it did not open: a line of its own,
+    // so the verdict above stays as the run left it.
+    m_noticeBar = new QWidget(this);
+    m_noticeBar->setObjectName(QStringLiteral("rehearsalNoticeBar"));
+    m_notice = new QLabel(m_noticeBar);
+    m_notice->setObjectName(QStringLiteral("rehearsalNotice"));
+    m_notice->setTextFormat(Qt::PlainText); // it quotes a path
+    m_notice->setWordWrap(true);
+    // The path is for copying into a browser or a mail by hand.
+    m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_openSaved = new QPushButton(tr("Open"), m_noticeBar);
+    m_openSaved->setObjectName(QStringLiteral("rehearsalOpenSaved"));
+    m_openSaved->setToolTip(tr("Open the saved report in the browser"));
+    m_showSaved = new QPushButton(tr("Show in folder"), m_noticeBar);
+    m_showSaved->setObjectName(QStringLiteral("rehearsalShowSaved"));
+    m_showSaved->setToolTip(tr("Open the folder that holds the saved report"));
+    connect(m_openSaved, &QPushButton::clicked, this, [this] {
+        openUrl(QUrl::fromLocalFile(m_savedPath), tr("No program could open the report. It is saved at %1")
+                                                      .arg(QDir::toNativeSeparators(m_savedPath)));
+    });
+    connect(m_showSaved, &QPushButton::clicked, this, [this] {
+        const QString folder = QFileInfo(m_savedPath).absolutePath();
+        openUrl(QUrl::fromLocalFile(folder),
+                tr("No program could show the folder %1").arg(QDir::toNativeSeparators(folder)));
+    });
+    auto* layout = new QHBoxLayout(m_noticeBar);
+    layout->setContentsMargins(2, 0, 2, 0);
+    layout->addWidget(m_notice, 1);
+    layout->addWidget(m_openSaved, 0, Qt::AlignTop);
+    layout->addWidget(m_showSaved, 0, Qt::AlignTop);
+    m_noticeBar->hide();
+    return m_noticeBar;
+}
+
+void RehearsalsView::showNotice(const QString& text, bool failed, bool saved)
+{
+    m_notice->setText(text);
+    // The verdict's red, for a report that could not be written.
+    QPalette palette = m_notice->parentWidget()->palette();
+    if (failed)
+        palette.setColor(QPalette::WindowText, failedRed);
+    m_notice->setPalette(palette);
+    m_notice->setProperty("failed", failed);
+    m_openSaved->setVisible(saved);
+    m_showSaved->setVisible(saved);
+    m_noticeBar->show();
 }
 
 void RehearsalsView::explainSelected()
@@ -372,6 +488,8 @@ void RehearsalsView::run()
     m_slices.clear();
     m_report = {};
     m_hasReport = false;
+    m_savedPath.clear();
+    m_noticeBar->hide();
     m_progress->setRange(0, static_cast<int>(options.scenarios.size()));
     m_progress->setValue(0);
     m_progress->setFormat(tr("%v of %m scenario(s)"));
@@ -492,8 +610,6 @@ void RehearsalsView::finished(const rh::Report& report, const QString& error)
         }
         showStatus(tr("FAILED — %1 (%2)").arg(broken, dropped), Tone::Failed);
     }
-    if (!report.scenarios.empty())
-        m_tabs->setCurrentWidget(m_verdicts);
     updateButtons();
 }
 
@@ -505,26 +621,61 @@ bool RehearsalsView::saveReport(const QString& path)
     const std::string html = rh::toHtml(m_report);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
         file.write(html.data(), static_cast<qint64>(html.size())) != static_cast<qint64>(html.size())) {
-        showStatus(tr("Could not write the report to %1: %2").arg(path, file.errorString()), Tone::Failed);
+        showNotice(tr("Could not write the report to %1: %2")
+                       .arg(QDir::toNativeSeparators(path), file.errorString()),
+                   true, false);
         return false;
     }
     return true;
 }
 
+QString RehearsalsView::proposedReportPath() const
+{
+    // Not the process's working directory: the console may have been started
+    // from anywhere, and a report belongs where the operator keeps documents.
+    QString folder = QSettings().value(kReportFolder).toString();
+    if (folder.isEmpty() || !QDir(folder).exists())
+        folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (folder.isEmpty() || !QDir(folder).exists())
+        folder = QDir::homePath();
+    // Dated in UTC like every time the console shows, to the minute, so
+    // reports of one day's rehearsals do not overwrite each other.
+    const QString stamp = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyy-MM-dd-HHmm"));
+    return QDir(folder).filePath(QStringLiteral("relctl-rehearsal-%1.html").arg(stamp));
+}
+
 void RehearsalsView::chooseReportFile()
 {
-    auto* dialog =
-        new QFileDialog(this, tr("Save the rehearsal report"),
-                        QDir::home().filePath(QStringLiteral("rehearsal.html")), tr("HTML pages (*.html)"));
+    auto* dialog = new QFileDialog(this, tr("Save the rehearsal report"), proposedReportPath(),
+                                   tr("HTML pages (*.html)"));
+    dialog->setObjectName(QStringLiteral("rehearsalSaveDialog"));
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setDefaultSuffix(QStringLiteral("html"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
         if (saveReport(path))
-            m_save->setToolTip(tr("Last saved to %1").arg(path));
+            reportSaved(path);
     });
     // Not exec(): the console keeps updating while the dialog is open.
     dialog->open();
+}
+
+void RehearsalsView::reportSaved(const QString& path)
+{
+    m_savedPath = QFileInfo(path).absoluteFilePath();
+    QSettings().setValue(kReportFolder, QFileInfo(path).absolutePath());
+    m_save->setToolTip(tr("Last saved to %1").arg(QDir::toNativeSeparators(m_savedPath)));
+    showNotice(tr("Report saved to %1").arg(QDir::toNativeSeparators(m_savedPath)), false, true);
+}
+
+bool RehearsalsView::openUrl(const QUrl& url, const QString& failure)
+{
+    if (m_openUrl ? m_openUrl(url) : QDesktopServices::openUrl(url))
+        return true;
+    // Beside the verdict, never over it: the run's outcome is what the
+    // operator came for, and the file is still there to copy.
+    showNotice(failure, false, !m_savedPath.isEmpty());
+    return false;
 }
 
 void RehearsalsView::openReport()
@@ -534,8 +685,10 @@ void RehearsalsView::openReport()
     const QString path = m_reportDir->filePath(QStringLiteral("rehearsal-report.html"));
     if (!m_reportDir->isValid() || !saveReport(path))
         return;
-    if (!QDesktopServices::openUrl(QUrl::fromLocalFile(path)))
-        showStatus(tr("No browser could be started; the report is at %1").arg(path));
+    openUrl(QUrl::fromLocalFile(path),
+            tr("No program could open the report. A copy is at %1 until the console closes; Save report… "
+               "keeps one.")
+                .arg(QDir::toNativeSeparators(path)));
 }
 
 } // namespace relctl::ui
