@@ -11,11 +11,13 @@
 #include "postgresbackend.h"
 #include "relctlprocess.h"
 #include "testdatabase.h"
+#include "tracepanel.h"
 
 #include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
-#include <QDateTimeEdit>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QHeaderView>
@@ -25,10 +27,14 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMimeData>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QUrl>
 #include <QtTest>
 
 using namespace relctl::ui;
@@ -69,6 +75,8 @@ class TestAuditView final : public QObject
 private slots:
     void initTestCase()
     {
+        // The export's remembered directory goes to a test's settings, not the user's.
+        QStandardPaths::setTestModeEnabled(true);
         m_db = std::make_unique<TestDatabase>();
         seed();
     }
@@ -390,6 +398,8 @@ private slots:
         QCOMPARE(model->pendingNewEvents(), 0);
     }
 
+    // A custom range is typed (UTC), validated as it is typed and applied
+    // by the server; showing its fields moves none of the filters.
     void customRangeIsValidatedAndAppliedByTheServer()
     {
         Browser browser(*m_db);
@@ -402,33 +412,259 @@ private slots:
             if (box->toolTip() == QStringLiteral("Time range"))
                 since = box;
         QVERIFY(since);
-        auto* from = view.findChild<QDateTimeEdit*>(QStringLiteral("rangeFrom"));
-        auto* to = view.findChild<QDateTimeEdit*>(QStringLiteral("rangeTo"));
-        QVERIFY(from && to && !from->isVisible());
-        QCOMPARE(from->timeSpec(), Qt::UTC);
-        QVERIFY(from->displayFormat().contains(QStringLiteral("UTC")));
+        auto* from = view.findChild<QLineEdit*>(QStringLiteral("rangeFrom"));
+        auto* to = view.findChild<QLineEdit*>(QStringLiteral("rangeTo"));
+        auto* note = view.findChild<QLabel*>(QStringLiteral("rangeNote"));
+        auto* search = view.findChild<QLineEdit*>(QStringLiteral("searchText"));
+        QVERIFY(from && to && note && search && !from->isVisible());
+        const QPoint searchAt = search->mapTo(&view, QPoint());
+        const QPoint tableAt = view.table()->mapTo(&view, QPoint());
 
-        // The range ends before it starts: not applied.
-        const QDateTime now = QDateTime::currentDateTimeUtc();
-        from->setDateTime(now);
-        to->setDateTime(now.addSecs(-3600));
-        since->setCurrentIndex(since->count() - 1); // custom range…
+        // Custom: the fields appear where their room was kept, filled with
+        // the hour up to now (not up to when the console opened).
+        since->setCurrentIndex(since->findText(QStringLiteral("Custom\u2026")));
         QVERIFY(from->isVisible() && to->isVisible());
-        QVERIFY(!model->filter().from && !model->filter().to);
+        QCOMPARE(search->mapTo(&view, QPoint()), searchAt);
+        QCOMPARE(view.table()->mapTo(&view, QPoint()), tableAt);
+        QVERIFY(model->filter().from && model->filter().to);
+        QVERIFY(qAbs(model->filter().to->millis() - QDateTime::currentMSecsSinceEpoch()) < 61'000);
+
+        // Typed digits count at once; a range that ends before it starts,
+        // or text that is no time, is said and not applied.
+        const relctl::AuditFilter before = model->filter();
+        from->clear();
+        QTest::keyClicks(from, QStringLiteral("2026-12-06 14:30"));
+        to->clear();
+        QTest::keyClicks(to, QStringLiteral("2026-12-06 14:00"));
+        QTest::keyClick(to, Qt::Key_Return);
+        QVERIFY2(note->text().contains(QStringLiteral("ends before it starts")), qPrintable(note->text()));
+        QVERIFY(to->property("invalid").toBool());
+        QCOMPARE(model->filter(), before);
+        to->clear();
+        QTest::keyClicks(to, QStringLiteral("half past two"));
+        QTest::keyClick(to, Qt::Key_Return);
+        QVERIFY(note->text().contains(QStringLiteral("2026-12-06 14:30")));
+        QVERIFY(to->property("invalid").toBool() && !from->property("invalid").toBool());
+        QCOMPARE(model->filter(), before);
 
         // 100 s of the seeded 2,000: the server returns what the range holds.
-        from->setDateTime(now.addSecs(-1000 - 60));
-        to->setDateTime(now.addSecs(-900 - 60));
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const QString format = QStringLiteral("yyyy-MM-dd HH:mm:ss");
+        from->setText(now.addSecs(-1000 - 60).toString(format));
+        to->setText(now.addSecs(-900 - 60).toString(format));
         emit to->editingFinished();
+        QVERIFY(note->text().isEmpty());
         QVERIFY(model->filter().from && model->filter().to);
         QVERIFY(qAbs(model->filter().from->millis() - now.addSecs(-1060).toMSecsSinceEpoch()) < 1000);
         QVERIFY(*model->filter().to > *model->filter().from);
         const long long expected =
-            m_db->count("SELECT count(*) FROM relctl.events WHERE relctl.epoch_ms(at) BETWEEN " +
-                        std::to_string(model->filter().from->millis()) + " AND " +
-                        std::to_string(model->filter().to->millis()));
+            m_db->count("SELECT count(*) FROM relctl.events WHERE at BETWEEN '" +
+                        model->filter().from->iso() + "' AND '" + model->filter().to->iso() + "'");
         QVERIFY(expected > 50 && expected < 200);
         QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), int(expected), 10000);
+        // The whole result is loaded: the count is exact.
+        auto* count = view.findChild<QLabel*>(QStringLiteral("eventCount"));
+        QVERIFY(count);
+        QTRY_COMPARE_WITH_TIMEOUT(count->text(), QStringLiteral("%1 events").arg(expected), 10000);
+
+        // Back to a preset: the fields go, nothing moves.
+        since->setCurrentIndex(since->findText(QStringLiteral("Last hour")));
+        QVERIFY(!from->isVisible());
+        QCOMPARE(search->mapTo(&view, QPoint()), searchAt);
+        QVERIFY(model->filter().from && !model->filter().to);
+    }
+
+    // The presets: the last hour is the hour before now, and the minutes
+    // around the selected event hold it and keep it selected.
+    void rangePresetsFollowTheClockAndTheSelection()
+    {
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        auto* since = view.findChild<QComboBox*>(QStringLiteral("timeRange"));
+        QVERIFY(since);
+        for (const char* preset : {"Any time", "Last hour", "Today (UTC)", "Yesterday (UTC)", "Last 7 days",
+                                   "Around selected event (\u00b110 min)", "Custom\u2026"})
+            QVERIFY2(since->findText(QString::fromUtf8(preset)) >= 0, preset);
+
+        since->setCurrentIndex(since->findText(QStringLiteral("Last hour")));
+        QVERIFY(model->filter().from);
+        QVERIFY(qAbs(model->filter().from->millis() - (QDateTime::currentMSecsSinceEpoch() - 3'600'000)) <
+                2000);
+        QCOMPARE(model->rangePreset(), relctl::ui::auditrange::Preset::LastHour);
+
+        // Around an event: nothing selected says so; a selected row narrows to ±10 min.
+        since->setCurrentIndex(since->findText(QStringLiteral("Any time")));
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 100, 10000);
+        view.table()->clearSelection();
+        view.table()->selectionModel()->setCurrentIndex({}, QItemSelectionModel::Clear);
+        auto* note = view.findChild<QLabel*>(QStringLiteral("rangeNote"));
+        since->setCurrentIndex(since->findText(QStringLiteral("Around selected event (\u00b110 min)")));
+        QVERIFY(note->text().contains(QStringLiteral("select an event")));
+        const qint64 eventId = model->index(100, 0).data(AuditModel::EventId).toLongLong();
+        const qint64 atMs = model->index(100, 0).data(AuditModel::AtMs).toLongLong();
+        since->setCurrentIndex(0); // any time: read again
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowForEvent(eventId).has_value(), 10000);
+        view.selectEvent(eventId);
+        since->setCurrentIndex(since->findText(QStringLiteral("Around selected event (\u00b110 min)")));
+        QCOMPARE(model->filter().from, relctl::Timestamp::fromMillis(atMs - 600'000));
+        QCOMPARE(model->filter().to, relctl::Timestamp::fromMillis(atMs + 600'000));
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowForEvent(eventId).has_value(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.table()->selectionModel()->currentIndex().data(AuditModel::EventId),
+                                  QVariant(eventId), 5000);
+    }
+
+    // What a reviewer does with the rows: every filter is labelled, Tab
+    // leaves the table, Ctrl+C copies the selected rows with a header, and
+    // the count says how many events match as far as it is known.
+    void reviewersToolsOnTheTable()
+    {
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
+        AuditModel* model = session.audit();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 15000);
+        for (QComboBox* box : view.findChildren<QComboBox*>()) {
+            QVERIFY2(!box->accessibleName().isEmpty(), qPrintable(box->toolTip()));
+            bool labelled = false;
+            for (QLabel* label : view.findChildren<QLabel*>())
+                labelled = labelled || (label->buddy() == box && label->text().endsWith(QLatin1Char(':')));
+            QVERIFY2(labelled, qPrintable(box->accessibleName()));
+        }
+
+        // Not every event is loaded: the count says "at least".
+        auto* count = view.findChild<QLabel*>(QStringLiteral("eventCount"));
+        QVERIFY(model->canFetchMore({}));
+        QTRY_COMPARE_WITH_TIMEOUT(count->text(), QStringLiteral("at least %1 events").arg(model->rowCount()),
+                                  5000);
+
+        QVERIFY(!view.table()->tabKeyNavigation());
+        view.activateWindow();
+        view.table()->setFocus();
+        QTRY_VERIFY(view.table()->hasFocus());
+        QTest::keyClick(view.table(), Qt::Key_Tab);
+        QVERIFY(!view.table()->hasFocus());
+
+        view.table()->selectRow(1);
+        view.table()->selectionModel()->select(model->index(3, 0),
+                                               QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        QGuiApplication::clipboard()->clear();
+        view.table()->setFocus();
+        QTest::keyClick(view.table(), Qt::Key_C, Qt::ControlModifier);
+        const QStringList lines = QGuiApplication::clipboard()->text().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 4);
+        QVERIFY(lines[0].startsWith(QStringLiteral("Time\tEnvironment\tOperation\t")));
+        QCOMPARE(lines[1].split(QLatin1Char('\t')).value(int(Column::Time)),
+                 model->index(1, int(Column::Time)).data().toString());
+        QCOMPARE(lines[2].split(QLatin1Char('\t')).value(int(Column::Generation)),
+                 model->index(3, int(Column::Generation)).data().toString());
+        QCOMPARE(view.selectedRowsText(), QGuiApplication::clipboard()->text());
+    }
+
+    // A login that cannot read the trail sees why where the rows would be,
+    // with the filters disabled; readable again, the table is back.
+    void anUnreadableTrailSaysWhy()
+    {
+        Browser browser(*m_db);
+        AuditView& view = browser.view;
+        const QString why =
+            QStringLiteral("This login may not read the audit trail (it is not in relctl_audit).");
+        view.setTrailReadable(false, why);
+        auto* sentence = view.findChild<QLabel*>(QStringLiteral("trailUnreadable"));
+        QVERIFY(sentence && sentence->isVisible());
+        QCOMPARE(sentence->text(), why);
+        QVERIFY(!view.table()->isVisible());
+        QVERIFY(!view.findChild<QLineEdit*>(QStringLiteral("searchText"))->isEnabled());
+        QVERIFY(!view.findChild<QComboBox*>(QStringLiteral("timeRange"))->isEnabled());
+        QVERIFY(!view.findChild<QPushButton*>(QStringLiteral("export"))->isEnabled());
+        view.setTrailReadable(true, {});
+        QVERIFY(view.table()->isVisible() && !sentence->isVisible());
+        QVERIFY(view.findChild<QLineEdit*>(QStringLiteral("searchText"))->isEnabled());
+        QVERIFY(view.findChild<QPushButton*>(QStringLiteral("export"))->isEnabled());
+    }
+
+    // An export starts in the documents folder (then where the last one
+    // went) under a dated name, and offers to open the file or its folder; a
+    // failure to open says so beside the export's outcome, which stays.
+    void exportOffersToOpenWhatItWrote()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().remove(QStringLiteral("audit/exportDirectory"));
+        QCOMPARE(AuditView::exportFileName(1'796'567'415'000, false),
+                 QStringLiteral("relctl-audit-2026-12-06-1430.csv"));
+        QCOMPARE(AuditView::exportFileName(1'796'567'415'000, true),
+                 QStringLiteral("relctl-audit-2026-12-06-1430.json"));
+
+        Browser browser(*m_db);
+        ConsoleSession& session = browser.session;
+        AuditView& view = browser.view;
+        QTRY_VERIFY_WITH_TIMEOUT(session.audit()->rowCount() > 0, 15000);
+        const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+        QCOMPARE(view.exportDirectory(), QFileInfo(documents).isDir() ? documents : QDir::homePath());
+        QVERIFY(view.exportDirectory() != QDir::currentPath() || QDir::currentPath() == QDir::homePath());
+
+        QList<QUrl> opened;
+        bool opens = true;
+        view.setUrlOpener([&](const QUrl& url) {
+            opened << url;
+            return opens;
+        });
+        QTemporaryDir dir;
+        view.exportTo(dir.filePath(QStringLiteral("review")), false);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isExporting(), 30000);
+        auto* status = view.findChild<QLabel*>(QStringLiteral("exportStatus"));
+        auto* open = view.findChild<QPushButton*>(QStringLiteral("exportOpen"));
+        auto* folder = view.findChild<QPushButton*>(QStringLiteral("exportShowInFolder"));
+        auto* failed = view.findChild<QLabel*>(QStringLiteral("exportOpenFailed"));
+        QVERIFY(open && folder && failed);
+        QVERIFY(open->isVisible() && folder->isVisible() && !failed->isVisible());
+        open->click();
+        folder->click();
+        QCOMPARE(opened,
+                 (QList<QUrl>{QUrl::fromLocalFile(
+                                  QFileInfo(dir.filePath(QStringLiteral("review.csv"))).absoluteFilePath()),
+                              QUrl::fromLocalFile(QFileInfo(dir.path()).absoluteFilePath())}));
+        opens = false;
+        open->click();
+        QVERIFY(failed->isVisible() && failed->text().contains(QStringLiteral("review.csv")));
+        QVERIFY(status->text().startsWith(QStringLiteral("Exported ")));
+
+        // The dialog starts where the last export went, in the next session too.
+        QSettings().setValue(QStringLiteral("audit/exportDirectory"), dir.path());
+        AuditView again(&session);
+        QCOMPARE(again.exportDirectory(), dir.path());
+        QSettings().remove(QStringLiteral("audit/exportDirectory"));
+    }
+
+    // "Copy trace" gives the refusal's story as plain text, not HTML, with
+    // the console's times. (Here because the trace panel is copied from the
+    // audit browser's rows; the panel needs no database.)
+    void aTraceCopiesAsPlainText()
+    {
+        TracePanel panel;
+        auto* copy = panel.findChild<QPushButton*>(QStringLiteral("copyTrace"));
+        QVERIFY(copy && !copy->isEnabled());
+        relctl::RefusalTrace t;
+        t.event.id = 41;
+        t.event.at = relctl::Timestamp::fromMillis(1'796'567'415'250); // 2026-12-06 14:30:15.250 UTC
+        t.event.env = "web";
+        t.event.operation = "acquire";
+        t.event.outcome = "rejected";
+        t.event.reason = "SUPERSEDED";
+        t.event.job = "job-<2>";
+        panel.showTrace(t);
+        QVERIFY(copy->isEnabled());
+        QGuiApplication::clipboard()->clear();
+        copy->click();
+        const QString text = QGuiApplication::clipboard()->text();
+        QVERIFY2(text.startsWith(QStringLiteral("acquire on web refused: SUPERSEDED\n")), qPrintable(text));
+        QVERIFY(text.contains(QStringLiteral("Job job-<2>")));
+        QVERIFY(text.contains(QStringLiteral("at 2026-12-06 14:30:15.250 UTC")));
+        QVERIFY(!text.contains(QLatin1Char('<') + QStringLiteral("p>")) &&
+                !text.contains(QStringLiteral("&lt;")));
+        QVERIFY(!QGuiApplication::clipboard()->mimeData()->hasHtml());
     }
 
     void exportWritesEveryFilteredEventInTheBackground()

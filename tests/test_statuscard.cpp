@@ -225,7 +225,7 @@ private slots:
         QTest::addRow("completed job")
             << int(Job) << QStringLiteral("pipeline-109") << QStringLiteral("completed")
             << QStringLiteral("Completed: v1.9 (generation 9) was published on prod by pipeline-109 at "
-                              "2026-12-01 20:09:29.501378+00 and is still current.")
+                              "2026-12-01 20:09:29.501 UTC and is still current.")
             << QStringLiteral("Next: Nothing to retry: the publish took effect.");
         QTest::addRow("cancelled job")
             << int(Job) << QStringLiteral("pipeline-111") << QStringLiteral("cancelled")

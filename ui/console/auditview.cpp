@@ -1,6 +1,8 @@
 #include "auditview.h"
 
+#include "auditcells.h"
 #include "auditmodel.h"
+#include "auditrange.h"
 #include "consolesession.h"
 #include "jobstatus.h"
 #include "relctl/catalogue.h"
@@ -8,15 +10,19 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDateTime>
-#include <QDateTimeEdit>
+#include <QDesktopServices>
+#include <QDir>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
@@ -24,8 +30,12 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTimer>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -55,11 +65,11 @@ QComboBox* vocabulary(QWidget* parent, const QStringList& items)
 {
     QComboBox* box = choices(parent, items);
     // As wide as a usual choice, not the longest ("REQUEST_SECRET_MISMATCH"):
-    // on a narrow window the search field needs the room. The list opens
+    // on a narrow window the labelled filters need the room. The list opens
     // wide enough for every choice.
     const int full = box->sizeHint().width();
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    box->setMinimumContentsLength(16);
+    box->setMinimumContentsLength(12);
     box->view()->setMinimumWidth(full);
     return box;
 }
@@ -90,18 +100,38 @@ QString events(qint64 n)
     return n == 1 ? QObject::tr("1 event") : QObject::tr("%1 events").arg(n);
 }
 
-// The range preset that opens the from/to fields.
-constexpr int customRange = -1;
+using auditrange::Preset;
 
-QDateTimeEdit* utcEdit(QWidget* parent, const QString& tip)
+// Where the last export's directory is kept between runs.
+const QString exportDirKey = QStringLiteral("audit/exportDirectory");
+
+// A typed moment, as the field shows it when the console fills it in.
+QString typedText(qint64 ms)
 {
-    auto* edit = new QDateTimeEdit(parent);
-    edit->setTimeSpec(Qt::UTC);
-    edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"));
-    edit->setCalendarPopup(true);
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+QLineEdit* rangeField(QWidget* parent, const QString& name, const QString& tip)
+{
+    auto* edit = new QLineEdit(parent);
+    edit->setObjectName(name);
+    edit->setPlaceholderText(QStringLiteral("2026-12-06 14:30"));
     edit->setToolTip(tip);
-    edit->hide();
+    edit->setAccessibleName(tip);
+    // "2026-12-06 14:30:15", and a little room.
+    edit->setMinimumWidth(edit->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-06 14:30:15")) + 16);
+    edit->setMaximumWidth(edit->minimumWidth() + 24);
+    edit->setClearButtonEnabled(false);
     return edit;
+}
+
+// A visible label for a filter, which screen readers also hear as its name.
+QLabel* labelFor(QWidget* parent, const QString& text, QWidget* field, const QString& accessibleName)
+{
+    auto* label = new QLabel(text, parent);
+    label->setBuddy(field);
+    field->setAccessibleName(accessibleName);
+    return label;
 }
 
 } // namespace
@@ -111,24 +141,39 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
       m_job(new QLineEdit(this)), m_operation(vocabulary(this, catalogueChoices(catalogue::kOperations))),
       m_reason(vocabulary(this, catalogueChoices(catalogue::kReasons))),
       m_refusedOnly(new QCheckBox(tr("Refused only"), this)), m_text(new QLineEdit(this)),
-      m_typing(new QTimer(this)), m_since(new QComboBox(this)),
-      m_from(utcEdit(this, tr("From (UTC, inclusive)"))), m_to(utcEdit(this, tr("To (UTC, inclusive)"))),
-      m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())),
+      m_typing(new QTimer(this)), m_range(new QComboBox(this)),
+      m_from(rangeField(this, QStringLiteral("rangeFrom"), tr("From (UTC, inclusive)"))),
+      m_to(rangeField(this, QStringLiteral("rangeTo"), tr("To (UTC, inclusive)"))),
+      m_rangeNote(new QLabel(this)), m_tableArea(new QStackedWidget(this)), m_unreadable(new QLabel(this)),
+      m_count(new QLabel(this)), m_table(new QTableView(this)), m_empty(new QLabel(m_table->viewport())),
       m_newEvents(new QFrame(m_table)), m_newEventsLabel(new QLabel(this)), m_exporting(new QWidget(this)),
       m_exportProgress(new QProgressBar(this)), m_exportLabel(new QLabel(this)),
-      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_export(new QPushButton(tr("E&xport"), this)),
-      m_status(new QPushButton(tr("&Status…"), this)), m_csv(new QAction(tr("&CSV…"), this)),
-      m_json(new QAction(tr("&JSON…"), this))
+      m_exportCancel(new QPushButton(tr("Cancel"), this)), m_exportOpen(new QPushButton(tr("Open"), this)),
+      m_exportShow(new QPushButton(tr("Show in folder"), this)), m_exportNote(new QLabel(this)),
+      m_export(new QPushButton(tr("E&xport"), this)), m_status(new QPushButton(tr("&Status…"), this)),
+      m_csv(new QAction(tr("&CSV…"), this)), m_json(new QAction(tr("&JSON…"), this)),
+      m_exportDir(QSettings().value(exportDirKey).toString()),
+      m_openUrl([](const QUrl& url) { return QDesktopServices::openUrl(url); })
 {
-    QHBoxLayout* filters = buildFilterRow();
+    QVBoxLayout* filters = buildFilterRows();
     buildNewEventsBar();
     buildExportStatus();
     buildTable();
 
+    // The table, or in its place why the trail cannot be read: a blank
+    // table would read as "nothing happened".
+    m_unreadable->setObjectName(QStringLiteral("trailUnreadable"));
+    m_unreadable->setTextFormat(Qt::PlainText);
+    m_unreadable->setAlignment(Qt::AlignCenter);
+    m_unreadable->setWordWrap(true);
+    m_unreadable->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_tableArea->addWidget(m_table);
+    m_tableArea->addWidget(m_unreadable);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(filters);
-    layout->addWidget(m_table);
+    layout->addWidget(m_tableArea, 1);
     // Below the rows, like a status line: appearing, it moves none of them.
     layout->addWidget(m_exporting);
 
@@ -136,30 +181,35 @@ AuditView::AuditView(ConsoleSession* session, QWidget* parent)
     connectActions();
 }
 
-QHBoxLayout* AuditView::buildFilterRow()
+QVBoxLayout* AuditView::buildFilterRows()
 {
-    // The time range, as incident reviews ask for it: the last so much, or
-    // a range of their own.
-    m_since->addItem(tr("any time"), QVariant());
-    m_since->addItem(tr("last 15 minutes"), 15 * 60);
-    m_since->addItem(tr("last hour"), 60 * 60);
-    m_since->addItem(tr("last 24 hours"), 24 * 60 * 60);
-    m_since->addItem(tr("last 7 days"), 7 * 24 * 60 * 60);
-    m_since->addItem(tr("custom range…"), customRange);
-    m_since->setToolTip(tr("Time range"));
-    const QDateTime now = QDateTime::currentDateTimeUtc();
-    m_from->setDateTime(now.addSecs(-60 * 60));
-    m_to->setDateTime(now);
-    m_job->setPlaceholderText(tr("job"));
+    // The time range, as incident reviews ask for it. The presets that
+    // follow the clock are computed again each time the trail is read.
+    for (const Preset preset : {Preset::AnyTime, Preset::LastHour, Preset::Today, Preset::Yesterday,
+                                Preset::Last7Days, Preset::AroundEvent, Preset::Custom})
+        m_range->addItem(auditrange::name(preset), int(preset));
+    m_range->setToolTip(tr("Time range"));
+    m_range->setObjectName(QStringLiteral("timeRange"));
+    // As wide as the usual presets; the list opens wide enough for all.
+    const int full = m_range->sizeHint().width();
+    m_range->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_range->setMinimumContentsLength(14);
+    m_range->view()->setMinimumWidth(full);
+    m_rangeNote->setObjectName(QStringLiteral("rangeNote"));
+    m_rangeNote->setTextFormat(Qt::PlainText);
+    // Its text never changes the row's layout: it takes the room it is given.
+    m_rangeNote->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_job->setPlaceholderText(tr("part of a name"));
     m_job->setToolTip(tr("Part of a job's name (any case)"));
-    m_job->setMinimumWidth(m_job->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 14);
-    m_text->setPlaceholderText(tr("search job, release, actor, reason, detail, host…"));
+    m_job->setMinimumWidth(m_job->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 12);
+    m_text->setPlaceholderText(tr("job, release, actor, reason, detail, host…"));
     m_text->setToolTip(tr("Part of a job, release, op id, host, reason, actor, job URL, login or detail"));
     m_env->setToolTip(tr("Environment"));
     m_operation->setToolTip(tr("Operation"));
     m_reason->setToolTip(tr("Refusal reason"));
     m_refusedOnly->setToolTip(tr("Only the refusals (outcome rejected), whatever their reason"));
     m_refusedOnly->setObjectName(QStringLiteral("refusedOnly"));
+    m_refusedOnly->setAccessibleName(tr("Refused only"));
     // One button, two formats: the filter row must fit a 1024-pixel window.
     m_export->setToolTip(tr("Exports every event the filter matches, in the table's order, as CSV or JSON"));
     m_export->setObjectName(QStringLiteral("export"));
@@ -176,25 +226,54 @@ QHBoxLayout* AuditView::buildFilterRow()
     m_export->setMenu(formats);
     m_job->setObjectName(QStringLiteral("jobFilter"));
     m_text->setObjectName(QStringLiteral("searchText"));
-    m_from->setObjectName(QStringLiteral("rangeFrom"));
-    m_to->setObjectName(QStringLiteral("rangeTo"));
 
-    auto* filters = new QHBoxLayout;
-    filters->addWidget(m_env);
-    filters->addWidget(m_job);
-    filters->addWidget(m_operation);
-    filters->addWidget(m_reason);
-    filters->addWidget(m_refusedOnly);
-    filters->addWidget(m_since);
-    filters->addWidget(m_from);
-    filters->addWidget(m_to);
-    // A quarter of its hint at the least: with Status… and Export beside it,
-    // the row still fits a 1024-pixel window (the field grows on a wider one).
-    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 4);
-    filters->addWidget(m_text, 1);
-    filters->addWidget(m_status);
-    filters->addWidget(m_export);
-    return filters;
+    QLabel* envLabel = labelFor(this, tr("Environment:"), m_env, tr("Environment"));
+    QLabel* jobLabel = labelFor(this, tr("Job:"), m_job, tr("Job"));
+    QLabel* operationLabel = labelFor(this, tr("Operation:"), m_operation, tr("Operation"));
+    QLabel* reasonLabel = labelFor(this, tr("Reason:"), m_reason, tr("Refusal reason"));
+    QLabel* rangeLabel = labelFor(this, tr("Range:"), m_range, tr("Time range"));
+    QLabel* fromLabel = labelFor(this, tr("From:"), m_from, tr("From (UTC, inclusive)"));
+    QLabel* toLabel = labelFor(this, tr("To:"), m_to, tr("To (UTC, inclusive)"));
+    QLabel* textLabel = labelFor(this, tr("Search:"), m_text, tr("Search"));
+
+    // Who and what on the first row; when and free text on the second. The
+    // from/to fields keep their place while hidden, so choosing a custom
+    // range moves nothing.
+    auto* first = new QHBoxLayout;
+    for (QWidget* w : std::initializer_list<QWidget*>{envLabel, m_env, jobLabel, m_job, operationLabel,
+                                                      m_operation, reasonLabel, m_reason, m_refusedOnly})
+        first->addWidget(w);
+    first->addStretch(1);
+    first->addWidget(m_status);
+    first->addWidget(m_export);
+    auto* second = new QHBoxLayout;
+    for (QWidget* w : std::initializer_list<QWidget*>{rangeLabel, m_range, fromLabel, m_from, toLabel, m_to})
+        second->addWidget(w);
+    second->addWidget(m_rangeNote, 3);
+    second->addWidget(textLabel);
+    m_text->setMinimumWidth(m_text->fontMetrics().horizontalAdvance(m_text->placeholderText()) / 2);
+    second->addWidget(m_text, 2);
+    // The count ends the row, wide enough for the usual texts that its
+    // changes do not move the search field.
+    m_count->setMinimumWidth(m_count->fontMetrics().horizontalAdvance(tr("at least 10,000 events")) + 8);
+    m_count->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    second->addWidget(m_count);
+    m_rangeFields = {fromLabel, m_from, toLabel, m_to};
+    for (QWidget* w : m_rangeFields) {
+        QSizePolicy policy = w->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        w->setSizePolicy(policy);
+        w->hide();
+    }
+    m_filterWidgets = {envLabel,    m_env,    jobLabel,      m_job,       operationLabel, m_operation,
+                       reasonLabel, m_reason, m_refusedOnly, rangeLabel,  m_range,        fromLabel,
+                       m_from,      toLabel,  m_to,          m_rangeNote, textLabel,      m_text};
+
+    auto* rows = new QVBoxLayout;
+    rows->setSpacing(2);
+    rows->addLayout(first);
+    rows->addLayout(second);
+    return rows;
 }
 
 void AuditView::buildNewEventsBar()
@@ -212,7 +291,7 @@ void AuditView::buildNewEventsBar()
     m_newEvents->setFrameShape(QFrame::StyledPanel);
     m_newEvents->setAutoFillBackground(true);
     m_newEvents->hide();
-    m_table->installEventFilter(this); // keeps it placed as the table resizes
+    m_table->installEventFilter(this); // keeps it placed as the table resizes; Ctrl+C
     m_newEvents->setObjectName(QStringLiteral("newEvents"));
     show->setObjectName(QStringLiteral("newEventsShow"));
     m_newEventsLabel->setObjectName(QStringLiteral("newEventsCount"));
@@ -234,14 +313,30 @@ void AuditView::buildExportStatus()
     m_exportProgress->setRange(0, 0); // the total is not known in advance: busy
     m_exportProgress->setMaximumWidth(160);
     m_exportCancel->setParent(m_exporting);
+    m_exportOpen->setParent(m_exporting);
+    m_exportShow->setParent(m_exporting);
+    m_exportNote->setParent(m_exporting);
     exportLayout->addWidget(m_exportProgress);
     exportLayout->addWidget(m_exportLabel, 1);
+    exportLayout->addWidget(m_exportNote);
     exportLayout->addWidget(m_exportCancel);
+    exportLayout->addWidget(m_exportOpen);
+    exportLayout->addWidget(m_exportShow);
     m_exportLabel->setParent(m_exporting);
     m_exportLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_exportProgress->hide();
-    m_exportCancel->hide();
-    m_exporting->hide();
+    m_exportNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_exportNote->setStyleSheet(QStringLiteral("QLabel { color: #dc322f; }"));
+    for (QWidget* w : std::initializer_list<QWidget*>{m_exportProgress, m_exportCancel, m_exportOpen,
+                                                      m_exportShow, m_exportNote, m_exporting})
+        w->hide();
+    // What the reviewer does next with the file: look at it, or attach it.
+    m_exportOpen->setToolTip(tr("Opens the exported file"));
+    m_exportShow->setToolTip(tr("Opens the folder that holds the exported file"));
+    m_exportOpen->setObjectName(QStringLiteral("exportOpen"));
+    m_exportShow->setObjectName(QStringLiteral("exportShowInFolder"));
+    m_exportNote->setObjectName(QStringLiteral("exportOpenFailed"));
+    connect(m_exportOpen, &QPushButton::clicked, this, [this] { openExported(false); });
+    connect(m_exportShow, &QPushButton::clicked, this, [this] { openExported(true); });
     connect(m_exportCancel, &QPushButton::clicked, m_session, &ConsoleSession::cancelExport);
     connect(m_session, &ConsoleSession::exportProgress, this, [this](qint64 rows) {
         m_exportLabel->setText(tr("Exporting to %1: %2…").arg(m_exportPath, events(rows)));
@@ -250,10 +345,18 @@ void AuditView::buildExportStatus()
             [this](bool ok, qint64 rows, const QString& message) {
                 m_exportProgress->hide();
                 m_exportCancel->hide();
-                m_export->setEnabled(true);
+                m_export->setEnabled(m_readable);
                 m_exportLabel->setText(ok ? tr("Exported %1 to %2").arg(events(rows), m_exportPath)
                                           : tr("Export to %1 failed: %2").arg(m_exportPath, message));
+                m_exportOpen->setVisible(ok);
+                m_exportShow->setVisible(ok);
             });
+    // How many events the filter matches, as far as it is known.
+    m_count->setObjectName(QStringLiteral("eventCount"));
+    m_count->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(m_model, &AuditModel::countChanged, this, &AuditView::updateCount);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &AuditView::updateCount);
+    connect(m_model, &AuditModel::newEventsPending, this, &AuditView::updateCount);
     m_exportLabel->setObjectName(QStringLiteral("exportStatus"));
     m_exportCancel->setObjectName(QStringLiteral("exportCancel"));
 }
@@ -262,7 +365,12 @@ void AuditView::buildTable()
 {
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several rows at once: a reviewer copies the events an incident turned on.
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    // Tab leaves the table for the next control instead of walking its
+    // columns one by one; the arrow keys still move between cells.
+    m_table->setTabKeyNavigation(false);
+    m_table->setAccessibleName(tr("Audit events"));
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setWordWrap(false);
@@ -320,9 +428,19 @@ void AuditView::connectFilters()
     for (QComboBox* box : {m_env, m_operation, m_reason})
         connect(box, &QComboBox::currentIndexChanged, this, &AuditView::applyFilter);
     connect(m_refusedOnly, &QCheckBox::toggled, this, &AuditView::applyFilter);
-    connect(m_since, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
-    for (QDateTimeEdit* edit : {m_from, m_to})
-        connect(edit, &QDateTimeEdit::editingFinished, this, &AuditView::rangeChanged);
+    connect(m_range, &QComboBox::currentIndexChanged, this, &AuditView::rangeChanged);
+    for (QLineEdit* edit : {m_from, m_to}) {
+        // Said as it is typed; applied on Enter or on leaving the field.
+        connect(edit, &QLineEdit::textEdited, this, [this] { showRangeState(); });
+        connect(edit, &QLineEdit::editingFinished, this, &AuditView::typedRangeEdited);
+    }
+    // The row "around selected event" was chosen for, once the narrowed list has it.
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
+        if (m_reselectAround && m_aroundEvent && m_model->rowForEvent(*m_aroundEvent)) {
+            m_reselectAround = false;
+            selectEvent(*m_aroundEvent);
+        }
+    });
     // The job and search fields apply as the reviewer types, once typing
     // pauses; Enter applies at once. A field that loses focus after the
     // pause asks nothing again.
@@ -351,6 +469,7 @@ void AuditView::connectActions()
     });
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_table, &QWidget::customContextMenuRequested, this, &AuditView::showRowMenu);
+
     connect(m_csv, &QAction::triggered, this, [this] { exportRows(false); });
     connect(m_json, &QAction::triggered, this, [this] { exportRows(true); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -373,7 +492,8 @@ QSize AuditView::sizeHint() const
                       rows * m_table->verticalHeader()->defaultSectionSize() +
                       m_table->horizontalScrollBar()->sizeHint().height() + 2 * m_table->frameWidth();
     const QSize base = QWidget::sizeHint();
-    return {base.width(), std::max(base.height(), m_env->sizeHint().height() + table)};
+    const int filters = 2 * m_env->sizeHint().height();
+    return {base.width(), std::max(base.height(), filters + table)};
 }
 
 void AuditView::setEnvironments(const QStringList& names)
@@ -386,29 +506,80 @@ void AuditView::setEnvironments(const QStringList& names)
     m_env->setCurrentText(current);
 }
 
-bool AuditView::customRangeValid() const
+bool AuditView::showRangeState()
 {
-    return m_from->dateTime() <= m_to->dateTime();
+    // Only for a typed range: the presets cannot be wrong.
+    const auto preset = Preset(m_range->currentData().toInt());
+    const bool typed = preset == Preset::Custom || preset == Preset::AroundEvent;
+    for (QWidget* w : m_rangeFields)
+        w->setVisible(typed);
+    QString problem;
+    QList<QLineEdit*> wrong;
+    if (preset == Preset::AroundEvent && !m_aroundEvent) {
+        problem = tr("select an event in the table first");
+    } else if (preset == Preset::Custom) {
+        for (QLineEdit* edit : {m_from, m_to})
+            if (!auditrange::parseTyped(edit->text()))
+                wrong << edit;
+        if (!wrong.isEmpty())
+            problem = tr("type a UTC time as 2026-12-06 14:30");
+        else if (!auditrange::typedRange(m_from->text(), m_to->text())) {
+            problem = tr("the range ends before it starts");
+            wrong = {m_from, m_to};
+        }
+    }
+    for (QLineEdit* edit : {m_from, m_to}) {
+        const bool bad = wrong.contains(edit);
+        edit->setStyleSheet(bad ? QStringLiteral("QLineEdit { border: 2px solid #dc322f; }") : QString());
+        edit->setProperty("invalid", bad);
+    }
+    m_rangeNote->setText(problem.isEmpty() ? QString() : tr("Not applied: %1").arg(problem));
+    m_rangeNote->setToolTip(m_rangeNote->text());
+    m_rangeNote->setStyleSheet(problem.isEmpty() ? QString() : QStringLiteral("QLabel { color: #dc322f; }"));
+    return problem.isEmpty();
 }
 
 void AuditView::rangeChanged()
 {
-    const bool custom = m_since->currentData() == customRange;
-    m_from->setVisible(custom);
-    m_to->setVisible(custom);
-    if (custom && !customRangeValid()) {
-        // Not applied: the table keeps showing the last valid filter.
-        for (QDateTimeEdit* edit : {m_from, m_to}) {
-            edit->setStyleSheet(QStringLiteral("QDateTimeEdit { color: #dc322f; }"));
-            edit->setToolTip(tr("The range ends before it starts"));
+    const auto preset = Preset(m_range->currentData().toInt());
+    if (preset == Preset::AroundEvent) {
+        // The selected row's event, or none: then it says what to do.
+        const QModelIndex current = m_table->selectionModel()->currentIndex();
+        m_aroundEvent.reset();
+        if (current.isValid()) {
+            m_aroundEvent = current.data(AuditModel::EventId).toLongLong();
+            m_aroundAtMs = current.data(AuditModel::AtMs).toLongLong();
+            m_from->setText(typedText(m_aroundAtMs - auditrange::aroundEventMs));
+            m_to->setText(typedText(m_aroundAtMs + auditrange::aroundEventMs));
+            m_aroundText = m_from->text() + QLatin1Char('\n') + m_to->text();
+            m_reselectAround = true;
         }
+    } else if (preset == Preset::Custom && m_from->text().isEmpty() && m_to->text().isEmpty()) {
+        // A starting point to edit: the hour up to now (not up to when the
+        // console opened), to the minute.
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const QString format = QStringLiteral("yyyy-MM-dd HH:mm");
+        m_from->setText(QDateTime::fromMSecsSinceEpoch(now - 60 * 60 * 1000, Qt::UTC).toString(format));
+        m_to->setText(QDateTime::fromMSecsSinceEpoch(now, Qt::UTC).toString(format));
+    }
+    if (showRangeState())
+        applyFilter();
+}
+
+void AuditView::typedRangeEdited()
+{
+    // Typed over the range around an event: now it is a range of the reviewer's own.
+    const auto preset = Preset(m_range->currentData().toInt());
+    if (preset == Preset::AroundEvent) {
+        if (m_from->text() + QLatin1Char('\n') + m_to->text() == m_aroundText)
+            return; // left as it was filled in
+        QSignalBlocker block(m_range);
+        m_range->setCurrentIndex(m_range->findData(int(Preset::Custom)));
+    } else if (preset != Preset::Custom) {
         return;
     }
-    m_from->setStyleSheet({});
-    m_to->setStyleSheet({});
-    m_from->setToolTip(tr("From (UTC, inclusive)"));
-    m_to->setToolTip(tr("To (UTC, inclusive)"));
-    applyFilter();
+    if (showRangeState())
+        applyFilter();
 }
 
 void AuditView::applyFilter()
@@ -422,17 +593,34 @@ void AuditView::applyFilter()
     filter.text = value(m_text->text());
     if (m_refusedOnly->isChecked())
         filter.outcome = "rejected";
-    if (const QVariant preset = m_since->currentData(); preset == customRange) {
-        if (!customRangeValid())
-            return;
-        filter.from = relctl::Timestamp::fromMillis(m_from->dateTime().toMSecsSinceEpoch());
-        // The edit shows whole seconds: "to" includes the whole of its last second.
-        filter.to = relctl::Timestamp::fromMillis(m_to->dateTime().toMSecsSinceEpoch() + 999);
-    } else if (preset.isValid()) {
-        filter.from =
-            relctl::Timestamp::fromMillis(QDateTime::currentMSecsSinceEpoch() - preset.toLongLong() * 1000);
+    const auto preset = Preset(m_range->currentData().toInt());
+    switch (preset) {
+    case Preset::AroundEvent:
+        if (!m_aroundEvent)
+            return; // nothing to be around: the note says so
+        // The event's own time, to the millisecond, not the fields' whole seconds.
+        auditrange::around(m_aroundAtMs, filter);
+        m_model->setFilter(filter);
+        return;
+    case Preset::Custom: {
+        const auto range = auditrange::typedRange(m_from->text(), m_to->text());
+        if (!range)
+            return; // not applied: the table keeps showing the last valid filter
+        filter.from = range->first;
+        filter.to = range->second;
+        m_model->setFilter(filter);
+        return;
     }
-    m_model->setFilter(filter);
+    default:
+        // Any time, or a preset the model computes from now on every read.
+        m_model->setFilter(filter, preset);
+        return;
+    }
+}
+
+void AuditView::updateCount()
+{
+    m_count->setText(m_model->countText());
 }
 
 void AuditView::updateReading()
@@ -446,6 +634,17 @@ bool AuditView::eventFilter(QObject* watched, QEvent* event)
 {
     if (watched == m_table && event->type() == QEvent::Resize)
         placeNewEvents();
+    // Ctrl+C copies the selected rows whole, not the current cell's text
+    // (what the table does by itself); the key is the table's, before any
+    // window shortcut.
+    if (watched == m_table &&
+        (event->type() == QEvent::ShortcutOverride || event->type() == QEvent::KeyPress) &&
+        static_cast<QKeyEvent*>(event)->matches(QKeySequence::Copy)) {
+        event->accept();
+        if (event->type() == QEvent::KeyPress)
+            copySelectedRows();
+        return true;
+    }
     return QWidget::eventFilter(watched, event);
 }
 
@@ -493,10 +692,10 @@ QString AuditView::emptyResultText() const
         named << tr("refused only");
     if (f.text)
         named << tr("search %1").arg(quoted(*f.text));
-    if (f.from && f.to)
+    if (auditrange::followsClock(m_model->rangePreset()))
+        named << auditrange::name(m_model->rangePreset()).toLower();
+    else if (f.from && f.to)
         named << tr("from %1 to %2").arg(formatTime(*f.from), formatTime(*f.to));
-    else if (f.from)
-        named << m_since->currentText();
     if (named.isEmpty())
         return tr("No events recorded yet.");
     return tr("No events match these filters.") + QLatin1Char('\n') + named.join(QStringLiteral(" \u00b7 "));
@@ -518,12 +717,24 @@ void AuditView::showRowMenu(const QPoint& at)
 {
     const QModelIndex index = m_table->indexAt(at);
     const relctl::Event* e = index.isValid() ? m_model->eventAt(index.row()) : nullptr;
-    if (!e || (!e->job && !e->opId))
+    if (!e)
         return;
-    // The row's op id is what this event was; its job is the run as a
-    // whole (its newest operation): both questions, each named.
+    // A click outside the selection selects that row, as everywhere: what
+    // is copied is what is highlighted.
+    if (!m_table->selectionModel()->isRowSelected(index.row(), {}))
+        m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                              QItemSelectionModel::Rows);
     auto* menu = new QMenu(this);
     menu->setAttribute(Qt::WA_DeleteOnClose);
+    QAction* copy = menu->addAction(tr("Copy rows"), this, &AuditView::copySelectedRows);
+    copy->setObjectName(QStringLiteral("copyRows"));
+    copy->setShortcut(QKeySequence::Copy); // shown; the table handles the key itself
+    copy->setShortcutVisibleInContextMenu(true);
+    copy->setToolTip(tr("The selected rows as text with a header line, separated by tabs"));
+    // The row's op id is what this event was; its job is the run as a
+    // whole (its newest operation): both questions, each named.
+    if (e->job || e->opId)
+        menu->addSeparator();
     if (e->job) {
         const QString job = QString::fromStdString(*e->job);
         QAction* a = menu->addAction(tr("What became of job %1?").arg(job));
@@ -547,18 +758,17 @@ void AuditView::exportRows(bool json)
 {
     // Not the static getSaveFileName(): its nested event loop would hold the
     // console's updates, and only an instance takes a default suffix.
-    auto* dialog = new QFileDialog(this, tr("Export audit events"), m_exportDir);
+    auto* dialog = new QFileDialog(this, tr("Export audit events"), exportDirectory());
     dialog->setObjectName(QStringLiteral("exportDialog"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setNameFilter(json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
     dialog->setDefaultSuffix(exportSuffix(json));
-    // A name that says what and when (UTC, like every time in the console).
-    dialog->selectFile(QStringLiteral("audit-%1.%2")
-                           .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")),
-                                exportSuffix(json)));
+    dialog->selectFile(exportFileName(QDateTime::currentMSecsSinceEpoch(), json));
     connect(dialog, &QFileDialog::fileSelected, this, [this, json](const QString& path) {
+        // Remembered for the next export, in this run and the next.
         m_exportDir = QFileInfo(path).absolutePath();
+        QSettings().setValue(exportDirKey, m_exportDir);
         exportTo(path, json);
     });
     dialog->open();
@@ -574,11 +784,88 @@ void AuditView::exportTo(const QString& path, bool json)
     if (!m_session->exportAudit(file, json))
         return; // one at a time: the button is disabled meanwhile
     m_exportPath = QFileInfo(file).fileName();
+    m_exportFile = QFileInfo(file).absoluteFilePath();
     m_export->setEnabled(false);
     m_exportLabel->setText(tr("Exporting to %1…").arg(m_exportPath));
+    m_exportLabel->setToolTip(QDir::toNativeSeparators(m_exportFile));
+    m_exportNote->hide();
+    m_exportOpen->hide();
+    m_exportShow->hide();
     m_exportProgress->show();
     m_exportCancel->show();
     m_exporting->show();
+}
+
+QString AuditView::exportDirectory() const
+{
+    if (!m_exportDir.isEmpty() && QFileInfo(m_exportDir).isDir())
+        return m_exportDir;
+    // Not the process's working directory: a console started from a menu
+    // has "/" or its install directory there.
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (!documents.isEmpty() && QFileInfo(documents).isDir())
+        return documents;
+    return QDir::homePath();
+}
+
+QString AuditView::exportFileName(qint64 nowMs, bool json)
+{
+    // What and when (UTC, like every time in the console), sorting by date.
+    return QStringLiteral("relctl-audit-%1.%2")
+        .arg(QDateTime::fromMSecsSinceEpoch(nowMs, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd-HHmm")),
+             exportSuffix(json));
+}
+
+void AuditView::setUrlOpener(std::function<bool(const QUrl&)> open)
+{
+    m_openUrl = std::move(open);
+}
+
+void AuditView::openExported(bool folder)
+{
+    const QString target = folder ? QFileInfo(m_exportFile).absolutePath() : m_exportFile;
+    if (m_openUrl(QUrl::fromLocalFile(target))) {
+        m_exportNote->hide();
+        return;
+    }
+    // Said beside the export's outcome, which stays: the file was written.
+    m_exportNote->setText(
+        folder ? tr("Could not open the folder %1.").arg(QDir::toNativeSeparators(target))
+               : tr("Could not open %1: no application opens this kind of file here.").arg(m_exportPath));
+    m_exportNote->show();
+}
+
+QString AuditView::selectedRowsText() const
+{
+    // In the table's order, whatever order the rows were picked in.
+    QList<int> rows;
+    for (const QModelIndex& index : m_table->selectionModel()->selectedRows())
+        rows << index.row();
+    std::sort(rows.begin(), rows.end());
+    std::vector<const relctl::Event*> events;
+    for (const int row : rows)
+        if (const relctl::Event* e = m_model->eventAt(row))
+            events.push_back(e);
+    return events.empty() ? QString() : auditcells::tabSeparated(events);
+}
+
+void AuditView::copySelectedRows()
+{
+    const QString text = selectedRowsText();
+    if (!text.isEmpty())
+        QGuiApplication::clipboard()->setText(text);
+}
+
+void AuditView::setTrailReadable(bool readable, const QString& why)
+{
+    m_readable = readable;
+    m_unreadable->setText(why);
+    m_tableArea->setCurrentWidget(readable ? static_cast<QWidget*>(m_table) : m_unreadable);
+    for (QWidget* w : m_filterWidgets)
+        w->setEnabled(readable);
+    // Nothing to export from a trail this login cannot read.
+    m_export->setEnabled(readable && !m_session->isExporting());
+    m_count->setVisible(readable);
 }
 
 QString AuditView::stopNote(qint64 eventId) const

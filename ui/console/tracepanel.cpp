@@ -8,6 +8,7 @@
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QGuiApplication>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QTextBrowser>
@@ -163,7 +164,7 @@ QString causeHtml(const relctl::TraceCause& c)
 
 TracePanel::TracePanel(QWidget* parent)
     : QWidget(parent), m_browser(new QTextBrowser(this)), m_notice(new QLabel(this)),
-      m_show(new QPushButton(tr("Show on &timeline"), this)),
+      m_show(new QPushButton(tr("Show on &timeline"), this)), m_copy(new QPushButton(tr("Copy trace"), this)),
       m_openUrl([](const QUrl& url) { return QDesktopServices::openUrl(url); })
 {
     // Links are opened here, not by the browser, so that a machine without a
@@ -180,7 +181,14 @@ TracePanel::TracePanel(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);
     layout->addWidget(m_notice);
-    layout->addWidget(m_show);
+    m_copy->setObjectName(QStringLiteral("copyTrace"));
+    m_copy->setToolTip(tr("Copies this trace as plain text, for an incident write-up"));
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_show);
+    buttons->addWidget(m_copy);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
+    connect(m_copy, &QPushButton::clicked, this, &TracePanel::copyTrace);
     connect(m_show, &QPushButton::clicked, this, [this] {
         if (m_trace)
             emit showOnTimeline(m_trace->event.id, m_trace->event.at.millis());
@@ -216,6 +224,7 @@ void TracePanel::showNothing(const QString& why)
     m_notice->hide();
     m_browser->setHtml(QStringLiteral("<p><i>%1</i></p>").arg(why.toHtmlEscaped()));
     m_show->setEnabled(false);
+    m_copy->setEnabled(false);
 }
 
 void TracePanel::showTrace(const std::optional<relctl::RefusalTrace>& trace)
@@ -228,11 +237,21 @@ void TracePanel::showTrace(const std::optional<relctl::RefusalTrace>& trace)
     m_notice->hide();
     m_browser->setHtml(html(*trace));
     m_show->setEnabled(true);
+    m_copy->setEnabled(true);
 }
 
 QString TracePanel::text() const
 {
     return m_browser->toPlainText();
+}
+
+void TracePanel::copyTrace()
+{
+    if (!m_trace)
+        return;
+    // Plain text only: pasted into a ticket or a chat, HTML would arrive as
+    // markup or in the panel's fonts. One line per paragraph or line break.
+    QGuiApplication::clipboard()->setText(text().trimmed() + QLatin1Char('\n'));
 }
 
 QString TracePanel::html(const relctl::RefusalTrace& t)

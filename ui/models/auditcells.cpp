@@ -81,12 +81,37 @@ Json parsed(const std::string& json)
 
 QString readableText(const std::string& s)
 {
-    QString t = text(s);
-    if (t.size() >= 19 && t[4] == QLatin1Char('-') && t[10] == QLatin1Char('T')) {
-        if (const QDateTime at = QDateTime::fromString(t, Qt::ISODateWithMs); at.isValid())
-            return formatTime(at.toMSecsSinceEpoch(), at.time().msec() != 0);
+    // JSON's form ("2026-12-01T20:09:29.501378+00:00") and the text form a
+    // function may have put in ("2026-12-01 20:09:29.501378+00") alike.
+    if (s.size() >= 19 && s[4] == '-' && (s[10] == 'T' || s[10] == ' ')) {
+        if (const auto at = relctl::Timestamp::parse(s))
+            return formatServerMoment(*at);
     }
-    return t;
+    return text(s);
+}
+
+QString tabSeparated(const std::vector<const relctl::Event*>& events)
+{
+    // A tab or a line break inside a value would split it into two cells
+    // or two rows where it is pasted: each becomes a space.
+    const auto cell = [](QString value) {
+        for (QChar& c : value)
+            if (c == QLatin1Char('\t') || c == QLatin1Char('\n') || c == QLatin1Char('\r'))
+                c = QLatin1Char(' ');
+        return value;
+    };
+    QStringList lines;
+    QStringList header;
+    for (int c = 0; c < int(Column::Count); ++c)
+        header << title(Column(c));
+    lines << header.join(QLatin1Char('\t'));
+    for (const relctl::Event* e : events) {
+        QStringList cells;
+        for (int c = 0; c < int(Column::Count); ++c)
+            cells << cell(display(*e, Column(c)).toString());
+        lines << cells.join(QLatin1Char('\t'));
+    }
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
 
 QString readableDetail(const std::string& json)

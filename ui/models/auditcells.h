@@ -8,6 +8,7 @@
 
 #include <QString>
 #include <QVariant>
+#include <vector>
 
 namespace relctl::ui::auditcells {
 
@@ -26,6 +27,10 @@ QString readableDetail(const std::string& json);
 // (frozen_at, expires_at) reads like every other time in the console, any
 // other string is itself.
 QString readableText(const std::string& s);
+// Events as an incident write-up pastes them: a header line of the
+// columns' titles, then one line per event, the cells as the table shows
+// them, separated by tabs (a spreadsheet or a document's table takes it).
+QString tabSeparated(const std::vector<const relctl::Event*>& events);
 // The same detail in full, indented, for its tooltip.
 QString fullDetail(const std::string& json);
 

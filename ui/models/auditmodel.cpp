@@ -4,6 +4,8 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QDateTime>
+#include <QLocale>
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -61,13 +63,43 @@ std::optional<relctl::AuditSort::Column> sortKey(int column)
 
 } // namespace
 
-AuditModel::AuditModel(QObject* parent) : QAbstractTableModel(parent) {}
+AuditModel::AuditModel(QObject* parent)
+    : QAbstractTableModel(parent), m_now([] { return QDateTime::currentMSecsSinceEpoch(); })
+{
+}
 
 void AuditModel::setFilter(relctl::AuditFilter filter)
 {
+    setFilter(std::move(filter), auditrange::Preset::Custom);
+}
+
+void AuditModel::setFilter(relctl::AuditFilter filter, auditrange::Preset range)
+{
     m_filter = std::move(filter);
+    m_range = range;
     m_active = true;
     reset();
+}
+
+void AuditModel::setClock(std::function<qint64()> nowMs)
+{
+    m_now = std::move(nowMs);
+}
+
+QString AuditModel::countText() const
+{
+    if (!m_active || !m_answered)
+        return {};
+    // Grouped as the reviewer reads a number in English text ("1,234"),
+    // whatever the machine's locale: the console's words are English.
+    const QLocale english(QLocale::English, QLocale::UnitedStates);
+    const auto events = [&english](qint64 n) {
+        return n == 1 ? tr("1 event") : tr("%1 events").arg(english.toString(n));
+    };
+    QString text = isComplete() ? events(m_rowCount) : tr("at least %1").arg(events(m_rowCount));
+    if (m_newEvents > 0)
+        text += tr(" (%1 new not shown)").arg(english.toString(m_newEvents));
+    return text;
 }
 
 void AuditModel::reload()
@@ -78,6 +110,9 @@ void AuditModel::reload()
 
 void AuditModel::reset()
 {
+    // A range that follows the clock is the range as of this read.
+    if (auditrange::followsClock(m_range))
+        auditrange::apply(m_range, m_now(), m_filter);
     beginResetModel();
     m_chunks.clear();
     m_positions.clear();
@@ -99,6 +134,7 @@ void AuditModel::reset()
     updateEmptyResult();
     if (std::exchange(m_newEvents, 0) != 0)
         emit newEventsPending(0);
+    emit countChanged();
     emit fetchRequested(*m_pending, {m_filter, m_sort, std::nullopt, std::nullopt, m_pageSize});
 }
 
@@ -192,6 +228,7 @@ void AuditModel::eventsArrived()
         // Oldest first: new events come after the last row, where the next
         // page would. An empty page turns this off again.
         m_more = true;
+        emit countChanged(); // no longer known to be the whole result
         return;
     }
     // One request at a time: asked for once the outstanding one is answered
@@ -260,6 +297,7 @@ bool AuditModel::appendPage(std::uint64_t serial, relctl::AuditPage page)
     // for a page before the rows it follows are in.
     m_pending.reset();
     updateEmptyResult();
+    emit countChanged();
     if (newerAgain)
         requestNewer(false);
     else if (m_newerWanted && m_horizon)
@@ -325,6 +363,7 @@ void AuditModel::holdNewer(std::vector<relctl::Event> events)
     }
     m_newEvents = int(m_held.size());
     emit newEventsPending(m_newEvents);
+    emit countChanged();
 }
 
 void AuditModel::setHoldNewEvents(bool hold)
@@ -359,6 +398,7 @@ void AuditModel::insertHeld()
     emit newEventsPending(0);
     insertNewer(std::move(held));
     updateEmptyResult();
+    emit countChanged();
 }
 
 void AuditModel::insertLate(relctl::Event event)

@@ -4,6 +4,7 @@
 // unless sorted otherwise), loaded page by page on demand. The model never queries: fetchMore() asks for the
 // next page with fetchRequested(), and whoever owns a worker connection answers with appendPage().
 
+#include "auditrange.h"
 #include "relctl/console.h"
 
 #include <QAbstractTableModel>
@@ -11,6 +12,7 @@
 #include <QSet>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -58,6 +60,14 @@ public:
     // new filter and the current sort. Until the first setFilter() the model
     // is idle: empty, and canFetchMore() is false.
     void setFilter(relctl::AuditFilter filter);
+    // The same, with a time range that follows the clock ("the last hour"):
+    // its from and to are computed again from now on every read of the trail
+    // (this one, a new sort, a reload), never frozen at the moment it was
+    // chosen. Any other preset: the filter's own from and to are kept.
+    void setFilter(relctl::AuditFilter filter, auditrange::Preset range);
+    auditrange::Preset rangePreset() const { return m_range; }
+    // Where "now" comes from for such a range (epoch ms, UTC); tests set it.
+    void setClock(std::function<qint64()> nowMs);
     const relctl::AuditFilter& filter() const { return m_filter; }
     bool isActive() const { return m_active; }
     void setPageSize(int limit);
@@ -118,6 +128,14 @@ public:
     // event matched (yet: a live event may still arrive). False while that
     // page is on its way, so "no events" is never said before it is known.
     bool isEmptyResult() const { return m_emptyResult; }
+    // Every event the filter matched when the trail was read is loaded: the
+    // loaded rows are the whole result. False while more pages remain.
+    bool isComplete() const { return m_answered && !m_more; }
+    // How many events match, as far as it is known without a count from the
+    // server (the page replies carry none): "1,234 events" once the whole
+    // result is loaded, "at least 500 events" while more pages remain, and
+    // the new events not shown yet. Empty until the first page answers.
+    QString countText() const;
 
     // True while the server may hold more events than are loaded, including
     // while a page is on its way.
@@ -142,6 +160,8 @@ signals:
     // last reset (0 after one).
     void newEventsPending(int count);
     void emptyResultChanged(bool empty);
+    // countText() may have changed.
+    void countChanged();
 
 private:
     enum class Pending { Page, Newer };
@@ -170,6 +190,8 @@ private:
     };
 
     relctl::AuditFilter m_filter;
+    auditrange::Preset m_range = auditrange::Preset::Custom; // Custom: the filter's own from and to
+    std::function<qint64()> m_now;
     relctl::AuditSort m_sort;
     std::deque<Chunk> m_chunks;
     QHash<std::int64_t, std::int64_t> m_positions; // event id -> position

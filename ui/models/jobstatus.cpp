@@ -141,7 +141,9 @@ QString stoppedSentence(const json& stopped)
 
 QString sentence(const std::string& text)
 {
-    QString t = QString::fromStdString(text).trimmed();
+    // The status functions print the times they name as PostgreSQL does
+    // ("2026-12-01 20:09:29.501378+00"): read as every other time in the console.
+    QString t = formatTimesIn(QString::fromStdString(text).trimmed());
     if (t.isEmpty())
         return t;
     t[0] = t[0].toUpper();

@@ -49,7 +49,8 @@ QString stoppedWords(const nlohmann::json& stopped);
 // "…; external work it started may still be running".
 QString stoppedSentence(const nlohmann::json& stopped);
 
-// The server's sentence as a sentence: capitalised, with a full stop.
+// The server's sentence as a sentence: capitalised, with a full stop, and
+// the times in it as the console shows times (formatTimesIn()).
 QString sentence(const std::string& text);
 
 } // namespace relctl::ui::jobstatus

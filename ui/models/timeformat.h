@@ -7,6 +7,7 @@
 #include "relctl/time.h"
 
 #include <QDateTime>
+#include <QRegularExpression>
 #include <QString>
 #include <QtGlobal>
 
@@ -24,6 +25,37 @@ inline QString formatTime(qint64 epochMs, bool withMs = false)
 inline QString formatTime(relctl::Timestamp at, bool withMs = false)
 {
     return formatTime(at.millis(), withMs);
+}
+
+// A moment the server wrote, to the millisecond when it has any: a time
+// recorded at 20:09:29.501378 reads "2026-12-01 20:09:29.501 UTC", one at a
+// whole second "2026-12-01 20:09:00 UTC".
+inline QString formatServerMoment(relctl::Timestamp at)
+{
+    const qint64 ms = at.millis();
+    return formatTime(ms, ((ms % 1000) + 1000) % 1000 != 0);
+}
+
+// A server's sentence with every time in it as the console writes times:
+// the status functions format a timestamptz into their words as PostgreSQL
+// prints it ("at 2026-12-01 20:09:29.501378+00"); JSON's form ("…T…+00:00")
+// is read too. Anything that is not a whole timestamp with its offset is
+// left as it is.
+inline QString formatTimesIn(const QString& text)
+{
+    static const QRegularExpression moment(QStringLiteral(
+        R"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}(?::\d{2}){0,2})(?!\d))"));
+    QString out;
+    qsizetype done = 0;
+    for (auto it = moment.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        const auto at = relctl::Timestamp::parse(m.captured().toStdString());
+        if (!at)
+            continue;
+        out += text.mid(done, m.capturedStart() - done) + formatServerMoment(*at);
+        done = m.capturedEnd();
+    }
+    return done == 0 ? text : out + text.mid(done);
 }
 
 // The same moment on the operator's own clock, for tooltips.
