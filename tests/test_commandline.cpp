@@ -163,6 +163,16 @@ private slots:
         QVERIFY2(helpCode == 0, qPrintable(helpErr));
         for (const char* word : {"Usage: ", "--dsn", "--demo", "--screenshot", "--version"})
             QVERIFY2(helpOut.contains(QString::fromLatin1(word)), qPrintable(helpOut));
+        // Anything else needs a display: one line that says so (or what was
+        // wrong with the options), exit 2, not Qt's abort.
+        const auto [bogusCode, bogusOut, bogusErr] = run(QStringLiteral("--bogus"));
+        QCOMPARE(bogusCode, 2);
+        QVERIFY2(bogusErr.contains(QStringLiteral("Unknown option 'bogus'")), qPrintable(bogusErr));
+        const auto [bareCode, bareOut, bareErr] = run(QStringLiteral("--demo"));
+        QCOMPARE(bareCode, 2);
+        QVERIFY2(bareErr.startsWith(QStringLiteral("release-console: no display")) &&
+                     bareErr.count(QLatin1Char('\n')) == 1,
+                 qPrintable(bareErr));
     }
 
     // The command reference in docs/ is what the grammar and the catalogue

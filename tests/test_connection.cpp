@@ -17,6 +17,7 @@
 #include "postgresbackend.h"
 #include "rehearsalsview.h"
 #include "relctl/database.h"
+#include "relctl/embedded.h"
 #include "supersessionsview.h"
 #include "testdatabase.h"
 #include "timelinewidget.h"
@@ -24,7 +25,9 @@
 
 #include <QApplication>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -138,31 +141,72 @@ private slots:
         QSettings().clear();
     }
 
-    void describeHidesPasswords_data()
+    // A password in a connection string never stays in the target (so in
+    // nothing saved or shown): it is kept in memory for this run, and only
+    // the string libpq opens carries it.
+    void aTargetHoldsNoPassword_data()
     {
         QTest::addColumn<QString>("dsn");
-        QTest::addColumn<QString>("shown");
-        QTest::addRow("conninfo") << QStringLiteral("host=db password=s3cret dbname=relctl")
-                                  << QStringLiteral("host=db password=*** dbname=relctl");
-        QTest::addRow("conninfo, spaced")
-            << QStringLiteral("host=db password = s3cret") << QStringLiteral("host=db password = ***");
-        QTest::addRow("conninfo, quoted")
-            << QStringLiteral("password='s3 cret' host=db") << QStringLiteral("password=*** host=db");
-        QTest::addRow("uri") << QStringLiteral("postgresql://ops:s3cret@db:5432/relctl")
-                             << QStringLiteral("postgresql://ops:***@db:5432/relctl");
-        QTest::addRow("uri without password")
-            << QStringLiteral("postgresql://ops@db/relctl") << QStringLiteral("postgresql://ops@db/relctl");
-        QTest::addRow("conninfo without password")
-            << QStringLiteral("host=db dbname=relctl") << QStringLiteral("host=db dbname=relctl");
+        QTest::addColumn<QString>("stripped");
+        QTest::addColumn<QString>("password");
+        QTest::addRow("conninfo") << QStringLiteral("host=db1 password=s3cret dbname=relctl")
+                                  << QStringLiteral("host=db1 dbname=relctl") << QStringLiteral("s3cret");
+        QTest::addRow("conninfo, spaced") << QStringLiteral("host=db2 password = s3cret")
+                                          << QStringLiteral("host=db2") << QStringLiteral("s3cret");
+        QTest::addRow("conninfo, quoted") << QStringLiteral("password='s3 c\\'ret' host=db3")
+                                          << QStringLiteral("host=db3") << QStringLiteral("s3 c'ret");
+        QTest::addRow("uri") << QStringLiteral("postgresql://ops:s3cret@db4:5432/relctl")
+                             << QStringLiteral("postgresql://ops@db4:5432/relctl")
+                             << QStringLiteral("s3cret");
+        QTest::addRow("uri parameter")
+            << QStringLiteral("postgresql://ops@db5/relctl?password=s3%20cret&sslmode=require")
+            << QStringLiteral("postgresql://ops@db5/relctl?sslmode=require") << QStringLiteral("s3 cret");
+        QTest::addRow("uri without password") << QStringLiteral("postgresql://ops@db6/relctl")
+                                              << QStringLiteral("postgresql://ops@db6/relctl") << QString();
+        QTest::addRow("conninfo without password") << QStringLiteral("host=db7 dbname=relctl")
+                                                   << QStringLiteral("host=db7 dbname=relctl") << QString();
     }
 
-    void describeHidesPasswords()
+    void aTargetHoldsNoPassword()
     {
         QFETCH(QString, dsn);
-        QFETCH(QString, shown);
-        const QString described = ConnectionTarget::fromDsn(dsn).describe();
-        QCOMPARE(described, shown);
-        QVERIFY(!described.contains(QStringLiteral("s3")));
+        QFETCH(QString, stripped);
+        QFETCH(QString, password);
+        const ConnectionTarget target = ConnectionTarget::fromDsn(dsn);
+        QCOMPARE(target.dsn, stripped);
+        QCOMPARE(target.describe(), stripped);
+        QCOMPARE(ConnectionTarget::passwordIn(dsn), password);
+        QCOMPARE(target.hasRememberedPassword(), !password.isEmpty());
+        // libpq receives it, as typed (quoted or percent-encoded as needed).
+        const QString opened = QString::fromStdString(target.resolve());
+        QCOMPARE(ConnectionTarget::passwordIn(opened), password);
+        QCOMPARE(ConnectionTarget::withoutPassword(opened), stripped);
+        // Forgotten, the string is the user's own: libpq looks in ~/.pgpass.
+        target.rememberPassword(QString());
+        QCOMPARE(QString::fromStdString(target.resolve()), stripped);
+    }
+
+    // --demo opens its own database whatever is saved or set for relctl's
+    // default; only a --dsn on the same command line contradicts it.
+    void theDemoIsRefusedOnlyWithDsn()
+    {
+        const ConnectionTarget saved =
+            ConnectionTarget::fromDsn(QStringLiteral("host=db.internal dbname=relctl"));
+        QCOMPARE(demoRefusal(saved, false), QString());
+        QCOMPARE(demoRefusal(ConnectionTarget(), false), QString());
+        QCOMPARE(demoRefusal(ConnectionTarget::embedded(), false), QString());
+        const QString refusal = demoRefusal(saved, true);
+        QVERIFY2(refusal.contains(QStringLiteral("never a database named by --dsn")), qPrintable(refusal));
+    }
+
+    // libpq's and the server's words for "a password is wanted" are recognised.
+    void aMissingPasswordIsRecognised()
+    {
+        QVERIFY(ConnectionTarget::needsPassword(QStringLiteral(
+            "connection to server on socket \"/x\" failed: fe_sendauth: no password supplied")));
+        QVERIFY(ConnectionTarget::needsPassword(
+            QStringLiteral("FATAL:  password authentication failed for user \"ops\"")));
+        QVERIFY(!ConnectionTarget::needsPassword(QStringLiteral("Connection refused")));
     }
 
     // The default is described by where it leads now, by the CLI's rule.
@@ -181,36 +225,12 @@ private slots:
         qputenv("PGHOST", "/run/postgresql");
         QCOMPARE(target.describe(), QStringLiteral("relctl's default: libpq's PG* variables"));
         qputenv("RELCTL_DSN", "host=db user=ops password=s3");
-        QCOMPARE(target.describe(), QStringLiteral("relctl's default: host=db user=ops password=***"));
+        QCOMPARE(target.describe(), QStringLiteral("relctl's default: host=db user=ops"));
         for (const QString& name : names) {
             qunsetenv(name.toLatin1().constData());
             if (saved.contains(name))
                 qputenv(name.toLatin1().constData(), saved.value(name));
         }
-    }
-
-    void anEditedDsnKeepsTheSavedPassword_data()
-    {
-        QTest::addColumn<QString>("saved");
-        QTest::addColumn<QString>("edited");
-        QTest::addColumn<QString>("expected");
-        QTest::addRow("conninfo, other host") << QStringLiteral("host=a password=s3cret dbname=x")
-                                              << QStringLiteral("host=b password=*** dbname=x")
-                                              << QStringLiteral("host=b password=s3cret dbname=x");
-        QTest::addRow("conninfo, new password")
-            << QStringLiteral("host=a password=s3cret") << QStringLiteral("host=a password=n3w")
-            << QStringLiteral("host=a password=n3w");
-        QTest::addRow("uri, other database") << QStringLiteral("postgresql://ops:s3cret@db/one")
-                                             << QStringLiteral("postgresql://ops:***@db/two")
-                                             << QStringLiteral("postgresql://ops:s3cret@db/two");
-    }
-
-    void anEditedDsnKeepsTheSavedPassword()
-    {
-        QFETCH(QString, saved);
-        QFETCH(QString, edited);
-        QFETCH(QString, expected);
-        QCOMPARE(ConnectionTarget::fromEditedDsn(edited, ConnectionTarget::fromDsn(saved)).dsn, expected);
     }
 
     void theProbeReportsServerAndSchema()
@@ -230,6 +250,96 @@ private slots:
                  std::stoi(db.scalar("SELECT max(version) FROM relctl.schema_migrations")));
         QVERIFY(result.rttMs > 0);
         QVERIFY(!probe.isRunning());
+        // Who the connection is: the login, its relctl roles, and no TLS on
+        // the test cluster's unix socket.
+        QVERIFY2(QString::fromStdString(db.dsn()).contains(QStringLiteral("user=%1").arg(result.login)),
+                 qPrintable(result.login));
+        QVERIFY(result.permissions.known());
+        QVERIFY(!result.tls);
+    }
+
+    // The dialog's test says who the connection is, and warns of a login
+    // that can neither read the trail nor decide.
+    void theTestShowsTheLoginItsRolesAndTls()
+    {
+        TestDatabase db;
+        ConsoleSession session(std::make_unique<PostgresBackend>(targetOf(db), false));
+        ConnectionDialog dialog(&session, targetOf(db));
+        QSignalSpy tested(&dialog, &ConnectionDialog::tested);
+        dialog.testConnection();
+        QVERIFY(tested.wait(15000));
+        const auto result = tested.first().at(0).value<ProbeResult>();
+        QVERIFY2(result.ok, qPrintable(result.message));
+        const QString shown = dialog.testResult();
+        QVERIFY2(shown.contains(QStringLiteral("login %1 (manager: relctl_manager)").arg(result.login)),
+                 qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("TLS: no")), qPrintable(shown));
+        QVERIFY2(!shown.contains(QStringLiteral("Warning")), qPrintable(shown));
+
+        // A job's login: warned.
+        ConnectionDialog jobs(&session, ConnectionTarget::fromDsn(QString::fromStdString(db.jobDsn())));
+        QSignalSpy jobTested(&jobs, &ConnectionDialog::tested);
+        jobs.testConnection();
+        QVERIFY(jobTested.wait(15000));
+        const QString warned = jobs.testResult();
+        QVERIFY2(warned.contains(QStringLiteral("login relctl_test_job (job: relctl_job)")),
+                 qPrintable(warned));
+        QVERIFY2(warned.contains(QStringLiteral("this login can neither read the trail nor decide")),
+                 qPrintable(warned));
+    }
+
+    // Testing the embedded database starts nothing: where it does not exist
+    // it is not created, and the dialog says connecting will do it.
+    void testingTheEmbeddedDatabaseCreatesNothing()
+    {
+        // Readable by others: as root the cluster's server runs as postgres.
+        QTemporaryDir home(QStringLiteral("/tmp/relctl-probe-XXXXXX"));
+        QFile::setPermissions(home.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                               QFileDevice::ExeOwner | QFileDevice::ReadOther |
+                                               QFileDevice::ExeOther);
+        const QString data = home.filePath(QStringLiteral("data"));
+        const QByteArray savedXdg = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", data.toLocal8Bit());
+        const auto restore = qScopeGuard([&savedXdg] {
+            if (savedXdg.isEmpty())
+                qunsetenv("XDG_DATA_HOME");
+            else
+                qputenv("XDG_DATA_HOME", savedXdg);
+        });
+        for (const ConnectionTarget& target : {ConnectionTarget::embedded(), ConnectionTarget::demo()}) {
+            const ProbeResult result = ConnectionProbe::run(target);
+            QVERIFY(!result.ok);
+            QVERIFY2(ConnectionProbe::notStarted(result), qPrintable(result.message));
+            QVERIFY2(
+                result.message.contains(QStringLiteral("the console creates and starts it when you connect")),
+                qPrintable(result.message));
+        }
+        ConsoleSession session(std::make_unique<PostgresBackend>(ConnectionTarget::embedded(), false));
+        ConnectionDialog dialog(&session, ConnectionTarget::embedded());
+        QSignalSpy tested(&dialog, &ConnectionDialog::tested);
+        dialog.testConnection();
+        QVERIFY(tested.wait(15000));
+        QVERIFY2(
+            dialog.testResult().startsWith(QStringLiteral("The embedded database has not been created yet")),
+            qPrintable(dialog.testResult()));
+        QVERIFY2(!QFileInfo::exists(data), "a connection test created the embedded database's directory");
+        QCOMPARE(QDir(home.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+
+        // Created but stopped: the test leaves it stopped. Running: it connects.
+        relctl::EmbeddedCluster cluster = relctl::EmbeddedCluster::forCurrentUser();
+        const auto stop = qScopeGuard([&cluster] { cluster.stop(); });
+        cluster.ensureRunning();
+        cluster.stop();
+        const ProbeResult stopped = ConnectionProbe::run(ConnectionTarget::embedded());
+        QVERIFY2(stopped.message ==
+                     QStringLiteral(
+                         "The embedded database is not running: the console starts it when you connect."),
+                 qPrintable(stopped.message));
+        QVERIFY(!cluster.running());
+        cluster.ensureRunning();
+        const ProbeResult running = ConnectionProbe::run(ConnectionTarget::embedded());
+        QVERIFY2(running.ok, qPrintable(running.message));
+        QVERIFY(!running.login.isEmpty());
     }
 
     void aDatabaseWithoutTheSchemaIsNamedAsSuch()
@@ -294,9 +404,9 @@ private slots:
         QCOMPARE(finished.size(), 1);
     }
 
-    // On the demo the dialog says so, and accepting it unchanged stays there;
-    // elsewhere it offers no demo at all (only --demo opens one).
-    void theDialogNamesTheDemo()
+    // The demo is offered whatever was saved (it is never saved itself), and
+    // accepting it unchanged stays there.
+    void theDialogAlwaysOffersTheDemo()
     {
         // The form needs no server: its session runs on the in-memory backend.
         ConsoleSession session(std::make_unique<FakeBackend>());
@@ -307,9 +417,29 @@ private slots:
         onDemo.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->setChecked(true);
         QCOMPARE(int(onDemo.target().kind), int(ConnectionTarget::Kind::Embedded));
 
-        ConnectionDialog elsewhere(&session, ConnectionTarget::embedded());
-        QVERIFY(elsewhere.findChild<QRadioButton*>(QStringLiteral("demoTarget")) == nullptr);
-        QCOMPARE(int(elsewhere.target().kind), int(ConnectionTarget::Kind::Embedded));
+        for (const ConnectionTarget& saved :
+             {ConnectionTarget::embedded(), ConnectionTarget(),
+              ConnectionTarget::fromDsn(QStringLiteral("host=db.internal dbname=relctl"))}) {
+            ConnectionDialog elsewhere(&session, saved);
+            auto* demo = elsewhere.findChild<QRadioButton*>(QStringLiteral("demoTarget"));
+            QVERIFY(demo != nullptr && demo->isEnabled() && !demo->isChecked());
+            QCOMPARE(elsewhere.target(), saved);
+            demo->setChecked(true);
+            QCOMPARE(int(elsewhere.target().kind), int(ConnectionTarget::Kind::Demo));
+        }
+    }
+
+    // Passwords are typed masked: in the dialog's field, never in the clear.
+    void thePasswordFieldIsMasked()
+    {
+        ConsoleSession session(std::make_unique<FakeBackend>());
+        ConnectionDialog dialog(&session, ConnectionTarget::fromDsn(QStringLiteral("host=db.internal")));
+        auto* password = dialog.findChild<QLineEdit*>(QStringLiteral("password"));
+        QVERIFY(password != nullptr);
+        QCOMPARE(password->echoMode(), QLineEdit::Password);
+        QVERIFY(password->isEnabled());
+        dialog.findChild<QRadioButton*>(QStringLiteral("embeddedTarget"))->setChecked(true);
+        QVERIFY(!password->isEnabled()); // the embedded database knows the OS user
     }
 
     void theDialogStoresEachKind_data()
@@ -323,6 +453,9 @@ private slots:
                                   << int(ConnectionTarget::Kind::Embedded);
         QTest::addRow("dsn") << QStringLiteral("dsnTarget")
                              << QStringLiteral("host=db.internal dbname=relctl user=ops password=s3cret")
+                             << int(ConnectionTarget::Kind::Dsn);
+        QTest::addRow("uri") << QStringLiteral("dsnTarget")
+                             << QStringLiteral("postgresql://ops:s3cret@db.internal/relctl")
                              << int(ConnectionTarget::Kind::Dsn);
     }
 
@@ -350,15 +483,72 @@ private slots:
         }
         const ConnectionTarget stored = ConnectionTarget::load(QSettings());
         QCOMPARE(int(stored.kind), kind);
-        QCOMPARE(stored.dsn, dsn);
+        QCOMPARE(stored.dsn, ConnectionTarget::withoutPassword(dsn));
 
-        // Opened again, the dialog shows the stored choice, the password masked,
-        // and accepting it unchanged keeps the password.
+        // The file holds no password, and only its owner may read it.
+        const QString file = QSettings().fileName();
+        QFile saved(file);
+        QVERIFY2(saved.open(QIODevice::ReadOnly), qPrintable(file));
+        const QByteArray text = saved.readAll();
+        QVERIFY2(!text.contains("s3cret"), text.constData());
+        QCOMPARE(saved.permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther |
+                                        QFileDevice::WriteGroup | QFileDevice::WriteOther),
+                 QFileDevice::Permissions());
+        // The password stays in memory for this run: the stored target opens with it.
+        if (!dsn.isEmpty())
+            QCOMPARE(ConnectionTarget::passwordIn(QString::fromStdString(stored.resolve())),
+                     QStringLiteral("s3cret"));
+
+        // Opened again, the dialog shows the stored choice, without the password.
         ConnectionDialog again(&session, stored);
         QVERIFY(again.findChild<QRadioButton*>(choice)->isChecked());
         const QString shown = again.findChild<QLineEdit*>(QStringLiteral("dsn"))->text();
         QVERIFY2(!shown.contains(QStringLiteral("s3cret")), qPrintable(shown));
         QCOMPARE(again.target(), stored);
+    }
+
+    // A password an older version saved is read into memory and removed from
+    // the file at the next save, whatever mode is chosen then.
+    void anOldSavedPasswordIsRemoved()
+    {
+        {
+            QSettings old;
+            old.setValue(QStringLiteral("connection/mode"), QStringLiteral("dsn"));
+            old.setValue(QStringLiteral("connection/dsn"),
+                         QStringLiteral("host=old.internal password=0ld5ecret"));
+        }
+        const ConnectionTarget loaded = ConnectionTarget::load(QSettings());
+        QCOMPARE(loaded.dsn, QStringLiteral("host=old.internal"));
+        QVERIFY(loaded.hasRememberedPassword());
+        {
+            QSettings settings;
+            ConnectionTarget::embedded().save(settings);
+        }
+        QFile file(QSettings().fileName());
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray text = file.readAll();
+        QVERIFY2(!text.contains("0ld5ecret"), text.constData());
+        QVERIFY2(text.contains("host=old.internal"), text.constData()); // kept for switching back
+        ConnectionTarget::fromDsn(QStringLiteral("host=old.internal")).rememberPassword(QString());
+
+        // release-console removes it at start, before anything connects or is saved.
+        {
+            QSettings old;
+            old.setValue(QStringLiteral("connection/dsn"),
+                         QStringLiteral("postgresql://ops:0ld5ecret@old.internal/relctl"));
+        }
+        {
+            QSettings settings;
+            ConnectionTarget::removeSavedPassword(settings);
+        }
+        QFile again(QSettings().fileName());
+        QVERIFY(again.open(QIODevice::ReadOnly));
+        const QByteArray scrubbed = again.readAll();
+        QVERIFY2(!scrubbed.contains("0ld5ecret"), scrubbed.constData());
+        QVERIFY(ConnectionTarget::fromDsn(QStringLiteral("postgresql://ops@old.internal/relctl"))
+                    .hasRememberedPassword());
+        QCOMPARE(again.permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+                 QFileDevice::Permissions());
     }
 
     void okSwitchesTheLiveSession()

@@ -3,6 +3,7 @@
 
 #include "auditcells.h"
 #include "auditmodel.h"
+#include "auditrange.h"
 #include "environmentsmodel.h"
 #include "jobstatus.h"
 #include "manifestdiff.h"
@@ -152,7 +153,7 @@ private slots:
         model.setEnvironments(twoEnvironments());
 
         QCOMPARE(model.rowCount(), 2);
-        QCOMPARE(model.columnCount(), 11);
+        QCOMPARE(model.columnCount(), 12);
         QCOMPARE(model.headerData(int(EnvColumn::ExpiresIn), Qt::Horizontal).toString(),
                  QStringLiteral("Expires in"));
         QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("prod"));
@@ -164,7 +165,7 @@ private slots:
                          .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) +
                      QStringLiteral(" UTC"));
         QCOMPARE(cell(model, 0, EnvColumn::LeaseHolder), QStringLiteral("deploy-42"));
-        QCOMPARE(cell(model, 0, EnvColumn::ExpiresIn), QStringLiteral("1m 30s"));
+        QCOMPARE(cell(model, 0, EnvColumn::ExpiresIn), QStringLiteral("1 min 30 s"));
         QCOMPARE(model.data(model.index(0, int(EnvColumn::Queue))).toLongLong(), 3);
         QCOMPARE(cell(model, 0, EnvColumn::Policy), QStringLiteral("ordered"));
         QCOMPARE(cell(model, 0, EnvColumn::Frozen), QStringLiteral("frozen"));
@@ -279,7 +280,7 @@ private slots:
         rows[0].leaseExpiresAt = ms(serverNow + 1'200);
         model.setEnvironments(rows);
         const QModelIndex expires = model.index(0, int(EnvColumn::ExpiresIn));
-        QCOMPARE(expires.data().toString(), QStringLiteral("2s"));
+        QCOMPARE(expires.data().toString(), QStringLiteral("2 s"));
         const qint64 before = expires.data(EnvironmentsModel::Roles::RemainingMs).toLongLong();
         QCOMPARE(before, 1'200);
 
@@ -289,12 +290,13 @@ private slots:
         QCOMPARE(changes.count(), 1);
         const auto topLeft = changes.at(0).at(0).value<QModelIndex>();
         const auto bottomRight = changes.at(0).at(1).value<QModelIndex>();
-        QCOMPARE(topLeft.column(), int(EnvColumn::ExpiresIn));
+        // Both lease clocks move: how long it has been held, and how long it has left.
+        QCOMPARE(topLeft.column(), int(EnvColumn::HeldFor));
         QCOMPARE(bottomRight.column(), int(EnvColumn::ExpiresIn));
         QCOMPARE(topLeft.row(), 0);
         QCOMPARE(bottomRight.row(), 1);
         QVERIFY(expires.data(EnvironmentsModel::Roles::RemainingMs).toLongLong() <= before - 300);
-        QCOMPARE(expires.data().toString(), QStringLiteral("1s"));
+        QCOMPARE(expires.data().toString(), QStringLiteral("1 s"));
 
         model.setNow(serverNow + 1'200);
         QCOMPARE(expires.data().toString(), QStringLiteral("expired"));
@@ -310,12 +312,13 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addRow("past") << qint64(-5'000) << QStringLiteral("expired");
         QTest::addRow("zero") << qint64(0) << QStringLiteral("expired");
-        QTest::addRow("1 ms rounds up") << qint64(1) << QStringLiteral("1s");
-        QTest::addRow("59 s") << qint64(59'000) << QStringLiteral("59s");
-        QTest::addRow("just over 59 s") << qint64(59'001) << QStringLiteral("1m 00s");
-        QTest::addRow("61 s") << qint64(61'000) << QStringLiteral("1m 01s");
-        QTest::addRow("one hour") << qint64(3'600'000) << QStringLiteral("1h 00m");
-        QTest::addRow("over an hour") << qint64(3'725'000) << QStringLiteral("1h 02m"); // minutes truncate
+        QTest::addRow("1 ms rounds up") << qint64(1) << QStringLiteral("1 s");
+        QTest::addRow("59 s") << qint64(59'000) << QStringLiteral("59 s");
+        QTest::addRow("just over 59 s") << qint64(59'001) << QStringLiteral("1 min 0 s");
+        QTest::addRow("61 s") << qint64(61'000) << QStringLiteral("1 min 1 s");
+        QTest::addRow("one hour") << qint64(3'600'000) << QStringLiteral("1 h 00 min");
+        QTest::addRow("over an hour")
+            << qint64(3'725'000) << QStringLiteral("1 h 02 min"); // minutes truncate
     }
 
     void countdownFormat()
@@ -1211,7 +1214,7 @@ private slots:
         QVERIFY(!model.isStale());
         QVERIFY(!expires.data(Qt::ForegroundRole).isValid());
         model.setNow(serverNow + 9'000);
-        QCOMPARE(expires.data().toString(), QStringLiteral("1s"));
+        QCOMPARE(expires.data().toString(), QStringLiteral("1 s"));
     }
 
     void queueListsWaitingCandidatesInServingOrder()
@@ -1290,6 +1293,167 @@ private slots:
         QTest::addRow("minutes") << qint64(103'292) << QStringLiteral("1 min 43 s");
         QTest::addRow("hours") << qint64(2 * 3'600'000 + 5 * 60'000) << QStringLiteral("2 h 05 min");
         QTest::addRow("days") << qint64(3 * 86'400'000LL + 4 * 3'600'000) << QStringLiteral("3 d 4 h");
+    }
+
+    // A preset that follows the clock is computed from now on every read of
+    // the trail: "last hour" chosen at 10:00 and reloaded at 11:30 reads
+    // from 10:30, not from 09:00 (the hour before it was chosen).
+    void auditRangeFollowsTheClockOnEveryRead()
+    {
+        using relctl::ui::auditrange::Preset;
+        AuditModel model;
+        std::vector<Request> requests;
+        record(model, requests);
+        qint64 now = 1'796'558'400'000; // 2026-12-06 12:00:00 UTC
+        model.setClock([&now] { return now; });
+        model.setFilter({}, Preset::LastHour);
+        QCOMPARE(requests.back().request.filter.from, ms(now - 3'600'000));
+        QVERIFY(!requests.back().request.filter.to);
+        now += 90 * 60'000;
+        model.reload();
+        QCOMPARE(requests.back().request.filter.from, ms(now - 3'600'000));
+        model.sort(int(AuditColumn::Environment), Qt::AscendingOrder); // a new sort reads again too
+        QCOMPARE(requests.back().request.filter.from, ms(now - 3'600'000));
+
+        model.setFilter({}, Preset::Last7Days);
+        QCOMPARE(requests.back().request.filter.from, ms(now - 7 * 86'400'000LL));
+        model.setFilter({}, Preset::Today);
+        QCOMPARE(requests.back().request.filter.from, ms(1'796'515'200'000)); // 2026-12-06 00:00 UTC
+        QVERIFY(!requests.back().request.filter.to);
+        model.setFilter({}, Preset::Yesterday);
+        QCOMPARE(requests.back().request.filter.from, ms(1'796'515'200'000 - 86'400'000));
+        QCOMPARE(requests.back().request.filter.to, relctl::Timestamp::fromMicros(1'796'515'200'000'000 - 1));
+
+        // Any time sets no range; a fixed range is kept as given, on reload too.
+        model.setFilter({}, Preset::AnyTime);
+        QVERIFY(!requests.back().request.filter.from && !requests.back().request.filter.to);
+        relctl::AuditFilter fixed;
+        fixed.from = ms(1000);
+        fixed.to = ms(2000);
+        model.setFilter(fixed);
+        now += 3'600'000;
+        model.reload();
+        QCOMPARE(requests.back().request.filter.from, ms(1000));
+        QCOMPARE(requests.back().request.filter.to, ms(2000));
+    }
+
+    void auditRangeReadsTypedTimesAsUtc()
+    {
+        using relctl::ui::auditrange::parseTyped;
+        const qint64 at = 1'796'567'400'000; // 2026-12-06 14:30:00 UTC
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06 14:30"))->atMs, at);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06 14:30"))->lengthMs, 60'000);
+        QCOMPARE(parseTyped(QStringLiteral(" 2026-12-06 14:30:15 "))->atMs, at + 15'000);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06 14:30:15"))->lengthMs, 1000);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06T14:30:15Z"))->atMs, at + 15'000);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06 14:30:15 UTC"))->atMs, at + 15'000);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06 9:05"))->atMs, at - (5 * 60 + 25) * 60'000);
+        QCOMPARE(parseTyped(QStringLiteral("2026-12-06"))->lengthMs, 86'400'000);
+        for (const char* wrong : {"", "14:30", "2026-13-06 14:30", "2026-12-06 25:00", "2026-12-06 14:30:61",
+                                  "yesterday", "2026-12-06 14:30 CET", "2026-12-06 14"})
+            QVERIFY2(!parseTyped(QString::fromLatin1(wrong)), wrong);
+
+        // Both ends inclusive: "to 14:31" holds the whole of that minute.
+        const auto range = relctl::ui::auditrange::typedRange(QStringLiteral("2026-12-06 14:30"),
+                                                              QStringLiteral("2026-12-06 14:31"));
+        QVERIFY(range);
+        QCOMPARE(range->first, ms(at));
+        QCOMPARE(range->second, relctl::Timestamp::fromMicros((at + 120'000) * 1000 - 1));
+        QVERIFY(!relctl::ui::auditrange::typedRange(QStringLiteral("2026-12-06 14:31"),
+                                                    QStringLiteral("2026-12-06 14:30")));
+        QVERIFY(!relctl::ui::auditrange::typedRange(QStringLiteral("2026-12-06 14:31"), QStringLiteral("x")));
+
+        relctl::AuditFilter around;
+        relctl::ui::auditrange::around(at, around);
+        QCOMPARE(around.from, ms(at - 600'000));
+        QCOMPARE(around.to, ms(at + 600'000));
+    }
+
+    // The count is never a guess: exact once the whole result is loaded, "at
+    // least" while more pages remain, and the new events not shown said apart.
+    void auditCountSaysOnlyWhatIsKnown()
+    {
+        AuditModel model;
+        std::vector<Request> requests;
+        record(model, requests);
+        QSignalSpy changed(&model, &AuditModel::countChanged);
+        model.setPageSize(500);
+        model.setFilter({});
+        QCOMPARE(model.countText(), QString()); // not answered yet
+        QVERIFY(model.appendPage(requests.back().serial, page(10'000, 500, true)));
+        QVERIFY(!model.isComplete());
+        QCOMPARE(model.countText(), QStringLiteral("at least 500 events"));
+        model.fetchMore({});
+        QVERIFY(model.appendPage(requests.back().serial, page(9'500, 500, true)));
+        model.fetchMore({});
+        QVERIFY(model.appendPage(requests.back().serial, page(9'000, 234, false)));
+        QVERIFY(model.isComplete());
+        QCOMPARE(model.countText(), QStringLiteral("1,234 events"));
+        QVERIFY(changed.count() >= 4);
+
+        // Held while the reviewer reads: counted apart, not added.
+        model.setHoldNewEvents(true);
+        model.eventsArrived();
+        relctl::AuditPage newer = pageOf({10'001, 10'002}, false, 10'002);
+        QVERIFY(model.appendPage(requests.back().serial, newer));
+        QCOMPARE(model.countText(), QStringLiteral("1,234 events (2 new not shown)"));
+        model.setHoldNewEvents(false);
+        QCOMPARE(model.countText(), QStringLiteral("1,236 events"));
+
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, page(5, 1, false)));
+        QCOMPARE(model.countText(), QStringLiteral("1 event"));
+        model.setFilter({});
+        QVERIFY(model.appendPage(requests.back().serial, relctl::AuditPage{}));
+        QCOMPARE(model.countText(), QStringLiteral("0 events"));
+    }
+
+    // Copied rows paste as a table: a header line, then one line per event,
+    // tab-separated, the cells as the table shows them.
+    void auditRowsCopyAsTabSeparatedText()
+    {
+        relctl::Event e = syntheticEvent(20);
+        e.at = ms(1'796'567'415'000); // 2026-12-06 14:30:15 UTC
+        e.actor = "alice";
+        e.detail = R"({"reason":"canary\tfailed\non two lines"})";
+        const relctl::Event f = syntheticEvent(21);
+        const QString text = relctl::ui::auditcells::tabSeparated({&e, &f});
+        const QStringList lines = text.split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 4); // header, two rows, the final newline
+        QVERIFY(lines[3].isEmpty());
+        const QStringList header = lines[0].split(QLatin1Char('\t'));
+        QCOMPARE(header.size(), int(AuditColumn::Count));
+        QCOMPARE(header[0], QStringLiteral("Time"));
+        QCOMPARE(header[int(AuditColumn::Actor)], QStringLiteral("Actor"));
+        const QStringList cells = lines[1].split(QLatin1Char('\t'));
+        QCOMPARE(cells.size(), int(AuditColumn::Count));
+        QCOMPARE(cells[0], QStringLiteral("2026-12-06 14:30:15 UTC"));
+        QCOMPARE(cells[int(AuditColumn::Outcome)], QStringLiteral("rejected"));
+        QCOMPARE(cells[int(AuditColumn::Actor)], QStringLiteral("alice"));
+        QCOMPARE(cells[int(AuditColumn::Detail)], QStringLiteral("reason: canary failed on two lines"));
+        QCOMPARE(cells[int(AuditColumn::Generation)], QStringLiteral("20"));
+        QCOMPARE(lines[2].split(QLatin1Char('\t')).value(int(AuditColumn::Job)), QStringLiteral("deploy-21"));
+    }
+
+    // The server's sentences name times as PostgreSQL prints them; the
+    // console shows them as it shows every time.
+    void serverTimesInSentencesReadAsTheConsolesTimes()
+    {
+        using relctl::ui::formatTimesIn;
+        QCOMPARE(
+            formatTimesIn(QStringLiteral("published at 2026-12-01 20:09:29.501378+00 and still current")),
+            QStringLiteral("published at 2026-12-01 20:09:29.501 UTC and still current"));
+        QCOMPARE(formatTimesIn(QStringLiteral("from 2026-12-01 20:09:29+00 to 2026-12-01T21:00:00.5+01:00")),
+                 QStringLiteral("from 2026-12-01 20:09:29 UTC to 2026-12-01 20:00:00.500 UTC"));
+        QCOMPARE(formatTimesIn(QStringLiteral("generation 9, no time 2026-12-01 20:09")),
+                 QStringLiteral("generation 9, no time 2026-12-01 20:09"));
+        QCOMPARE(relctl::ui::jobstatus::sentence("completed: recorded at 2026-12-01 20:09:29.501378+00"),
+                 QStringLiteral("Completed: recorded at 2026-12-01 20:09:29.501 UTC."));
+        // In evidence too, in either of the server's forms.
+        QCOMPARE(relctl::ui::auditcells::readableText("2026-12-01 20:09:29+00"),
+                 QStringLiteral("2026-12-01 20:09:29 UTC"));
+        QCOMPARE(relctl::ui::auditcells::readableText("2026-12-01T20:09:29.501378+00:00"),
+                 QStringLiteral("2026-12-01 20:09:29.501 UTC"));
     }
 
     void durationsReadAsAPersonSaysThem()

@@ -3,8 +3,10 @@
 
 #include "connectiontarget.h"
 #include "consolesession.h"
+#include "consolestart.h"
 #include "demoopening.h"
 #include "mainwindow.h"
+#include "passwordprompt.h"
 #include "postgresbackend.h"
 #include "relctl/version.h"
 #include "startupreport.h"
@@ -30,8 +32,8 @@ struct Options
     QCommandLineOption demo{
         QStringLiteral("demo"),
         QStringLiteral("Open the demo: a week's history in a database of its own beside the embedded one "
-                       "(seeded on first use, and again once a day old); refused when another database is "
-                       "named")};
+                       "(seeded on first use, and again once a day old), whatever connection is saved; "
+                       "refused with --dsn")};
     QCommandLineOption screenshot{
         QStringLiteral("screenshot"),
         QStringLiteral("Render the main window after loading to FILE (PNG), then exit"),
@@ -60,6 +62,19 @@ bool onlyDescribes(int argc, char** argv)
     return false;
 }
 
+// Whether Qt can open a window: without a display its default platform
+// plugin aborts the process (exit 134) with a message about xcb.
+bool hasDisplay(int argc, char** argv)
+{
+    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+        if (qEnvironmentVariableIsSet(name))
+            return true;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "-platform") == 0 || std::strcmp(argv[i], "--platform") == 0)
+            return true;
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -78,24 +93,45 @@ int main(int argc, char** argv)
         parser.process(headless); // prints, and exits (2 for a bad option beside them)
         return 0;
     }
+    if (!hasDisplay(argc, argv)) {
+        // Said in one line, a bad option first: a person at an ssh prompt or
+        // a CI log reads it, not Qt's abort.
+        QCoreApplication headless(argc, argv);
+        QCommandLineParser parser;
+        describe(parser, options);
+        if (!parser.parse(QCoreApplication::arguments())) {
+            std::fprintf(stderr, "release-console: %s\n", qPrintable(parser.errorText()));
+            return 2;
+        }
+        std::fprintf(stderr, "release-console: no display (neither DISPLAY nor WAYLAND_DISPLAY is set); "
+                             "QT_QPA_PLATFORM=offscreen renders without one, for --screenshot\n");
+        return 2;
+    }
     QApplication app(argc, argv);
     QCommandLineParser parser;
     describe(parser, options);
-    parser.process(app);
+    // A bad option is said on stderr and, for a console started from a
+    // desktop menu, in a dialog.
+    if (!parser.parse(QCoreApplication::arguments()))
+        return relctl::ui::refuseToStart(parser.errorText(), 2, !parser.isSet(screenshot));
 
     using relctl::ui::ConnectionTarget;
+    {
+        // An older version saved the password in the clear: this run keeps
+        // it in memory and the file no longer holds it.
+        QSettings settings;
+        ConnectionTarget::removeSavedPassword(settings);
+    }
     ConnectionTarget target = parser.isSet(dsn) ? ConnectionTarget::fromDsn(parser.value(dsn))
                                                 : ConnectionTarget::load(QSettings());
     if (parser.isSet(demo)) {
         // The demo's history is fabricated and the audit trail is
         // append-only: it lives in a database of its own, which nothing but
-        // --demo opens. A run that also names another database (--dsn, the
-        // saved connection, $RELCTL_DSN / PG*) is refused before anything
-        // connects, rather than leave the user unsure which one they see.
-        if (const QString refusal = relctl::ui::demoRefusal(target, parser.isSet(dsn)); !refusal.isEmpty()) {
-            std::fprintf(stderr, "release-console: %s\n", qPrintable(refusal));
-            return 2;
-        }
+        // --demo opens. The saved connection, $RELCTL_DSN and PG* variables
+        // are left for the next run; only --dsn on the same command line
+        // contradicts --demo, and is refused before anything connects.
+        if (const QString refusal = relctl::ui::demoRefusal(target, parser.isSet(dsn)); !refusal.isEmpty())
+            return relctl::ui::refuseToStart(refusal, 2, !parser.isSet(screenshot));
         target = ConnectionTarget::demo();
     }
     relctl::ui::ConsoleSession session(
@@ -103,8 +139,14 @@ int main(int argc, char** argv)
     relctl::ui::MainWindow window(&session);
     window.setConnectionTarget(target);
     window.setDemo(parser.isSet(demo));
+    // A person's console keeps the docks and size they left; a screenshot
+    // shows the console as it first opens.
+    window.setRemembersLayout(!parser.isSet(screenshot));
     if (parser.isSet(demo))
         relctl::ui::openOnLastDay(&session, &window);
+    // A server that wants a password no file gave: asked for, masked.
+    if (!parser.isSet(screenshot))
+        new relctl::ui::PasswordPrompt(&session, &window);
     // RELCTL_CONSOLE_REPORT=FILE (the console benchmark): when the window
     // became usable, written to FILE. Off unless set.
     relctl::ui::StartupReport::fromEnvironment(&window, &session);

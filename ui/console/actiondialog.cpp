@@ -13,6 +13,27 @@
 
 namespace relctl::ui {
 
+namespace {
+
+// One console, one connection: the login is the process's.
+QString& loginSlot()
+{
+    static QString login;
+    return login;
+}
+
+} // namespace
+
+void setConnectedLogin(const QString& login)
+{
+    loginSlot() = login;
+}
+
+QString connectedLogin()
+{
+    return loginSlot();
+}
+
 QString operatorName()
 {
     // The OS account, whether or not the environment names it (CI and
@@ -22,6 +43,8 @@ QString operatorName()
         if (const passwd* account = getpwuid(geteuid()))
             fallback = QString::fromLocal8Bit(account->pw_name);
     }
+    if (!loginSlot().isEmpty())
+        fallback = loginSlot();
     const QString saved = QSettings().value(QStringLiteral("operator/name")).toString();
     return saved.isEmpty() ? fallback : saved;
 }
@@ -60,6 +83,15 @@ ActionDialog::ActionDialog(ConsoleAction action, const QString& description, QWi
     }
     auto* form = new QFormLayout;
     form->addRow(tr("&Operator:"), m_operator);
+    // The name is what the operator says; the login is what the server
+    // authenticated, and what four-eyes rules count.
+    auto* login = new QLabel(connectedLogin().isEmpty()
+                                 ? tr("the console's database login")
+                                 : tr("<b>%1</b> (the database login; approvals count once per login)")
+                                       .arg(connectedLogin().toHtmlEscaped()),
+                             this);
+    login->setObjectName(QStringLiteral("recordedLogin"));
+    form->addRow(tr("Recorded as:"), login);
     m_reason->setPlaceholderText(
         reasonRequired(m_action.kind) ? tr("Required: why (recorded in the audit trail)") : tr("Optional"));
     m_reason->setTabChangesFocus(true);

@@ -34,8 +34,19 @@ private:
     QPushButton* m_confirm;
 };
 
-// The operator's name: from the settings, defaulting to the OS user.
+// The operator's name, which the audit trail records beside the login: the
+// name last accepted by the server (kept in the settings), else the
+// console's login, else the OS user.
 QString operatorName();
+// Keeps `name` as the operator's name. Called only once the server accepted
+// an action under it (ConsoleSession::actionSucceeded), or when the operator
+// sets it deliberately (the toolbar's "Acting as"): a name that was refused,
+// a requester's typed by mistake say, must not become the default.
 void setOperatorName(const QString& name);
+// The database login the console is connected as (empty when not
+// connected): the name's default, and what every confirmation says will be
+// recorded.
+void setConnectedLogin(const QString& login);
+QString connectedLogin();
 
 } // namespace relctl::ui

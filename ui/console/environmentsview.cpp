@@ -8,8 +8,10 @@
 #include <QAction>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMenu>
 #include <QScrollBar>
+#include <QSortFilterProxyModel>
 #include <QStyle>
 #include <QTableView>
 #include <QToolButton>
@@ -18,13 +20,48 @@
 
 namespace relctl::ui {
 
+namespace {
+
+// The table's rows: every environment, or (Needs me on) those the model marks
+// Roles::NeedsMe. Filtering on that role means the countdown's once-a-second
+// dataChanged (display roles only) never re-filters.
+class NeedsMeFilter final : public QSortFilterProxyModel
+{
+public:
+    explicit NeedsMeFilter(QObject* parent) : QSortFilterProxyModel(parent)
+    {
+        setFilterRole(EnvironmentsModel::NeedsMe);
+    }
+
+    void setOn(bool on)
+    {
+        if (on == m_on)
+            return;
+        m_on = on;
+        invalidateFilter();
+    }
+
+protected:
+    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override
+    {
+        return !m_on || sourceModel()->index(sourceRow, 0, sourceParent).data(filterRole()).toBool();
+    }
+
+private:
+    bool m_on = false;
+};
+
+} // namespace
+
 EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
-    : QWidget(parent), m_model(model), m_table(new QTableView(this)),
+    : QWidget(parent), m_model(model), m_shown(new NeedsMeFilter(this)), m_table(new QTableView(this)),
       m_freeze(new QAction(tr("&Freeze…"), this)), m_unfreeze(new QAction(tr("&Unfreeze…"), this)),
       m_revoke(new QAction(tr("&Revoke lease…"), this)),
-      m_history(new QAction(tr("Manifest &history…"), this)), m_buttons(new QWidget(this))
+      m_history(new QAction(tr("Manifest &history…"), this)), m_needsMe(new QAction(this)),
+      m_nothingForMe(new QLabel(tr("Nothing waits for you."), this)), m_buttons(new QWidget(this))
 {
-    m_table->setModel(model);
+    m_shown->setSourceModel(model);
+    m_table->setModel(m_shown);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
@@ -59,15 +96,39 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
         actions->addWidget(b);
     }
     actions->addStretch();
+    // Needs me sits apart from the operator actions: it changes what the
+    // table shows, not an environment.
+    m_needsMe->setObjectName(QStringLiteral("needsMe"));
+    m_needsMe->setCheckable(true);
+    m_needsMe->setToolTip(tr("Show only the environments where a request waits for your decision: "
+                             "promotions you may decide and have not, supersessions you may decide"));
+    auto* needsMe = new QToolButton(m_buttons);
+    needsMe->setDefaultAction(m_needsMe);
+    needsMe->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    needsMe->setFocusPolicy(Qt::TabFocus);
+    m_nothingForMe->setObjectName(QStringLiteral("nothingForMe"));
+    m_nothingForMe->hide();
+    actions->addWidget(m_nothingForMe);
+    actions->addWidget(needsMe);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_buttons);
     layout->addWidget(m_table);
     // Rows are added and removed as environments are; the height follows.
+    // (The model's rows, not the filter's: Needs me does not resize the dock.)
     connect(model, &QAbstractItemModel::rowsInserted, this, &EnvironmentsView::fitRows);
     connect(model, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::fitRows);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::fitRows);
     fitRows();
+    connect(m_needsMe, &QAction::toggled, this, [this](bool on) {
+        static_cast<NeedsMeFilter*>(m_shown)->setOn(on);
+        updateNeedsMe();
+    });
+    // What the filter shows changes with the model's rows and marks too.
+    connect(m_shown, &QAbstractItemModel::rowsInserted, this, &EnvironmentsView::updateNeedsMe);
+    connect(m_shown, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::updateNeedsMe);
+    connect(m_shown, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateNeedsMe);
+    connect(m_shown, &QAbstractItemModel::layoutChanged, this, &EnvironmentsView::updateNeedsMe);
 
     connect(m_freeze, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Freeze, tr("Freeze dispatch")); });
@@ -93,11 +154,10 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     connect(m_table, &QAbstractItemView::activated, this, [this] { showActionsMenu(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EnvironmentsView::updateActions);
-    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-            [this] { emit selectedEnvironmentChanged(selectedEnvironment()); });
     connect(model, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
     updateActions();
+    updateNeedsMe();
 }
 
 int EnvironmentsView::rowsHeight(int rows) const
@@ -112,7 +172,7 @@ int EnvironmentsView::rowsHeight(int rows) const
 
 QSize EnvironmentsView::sizeHint() const
 {
-    return {QWidget::sizeHint().width(), rowsHeight(std::max(1, m_table->model()->rowCount()))};
+    return {QWidget::sizeHint().width(), rowsHeight(std::max(1, m_model->rowCount()))};
 }
 
 void EnvironmentsView::fitRows()
@@ -121,7 +181,7 @@ void EnvironmentsView::fitRows()
     // small the window, so the release manager never scrolls to see test,
     // staging and prod. Beyond kAlwaysShown the table scrolls.
     constexpr int kAlwaysShown = 6;
-    const int rows = std::max(1, m_table->model()->rowCount());
+    const int rows = std::max(1, m_model->rowCount());
     setMaximumHeight(rowsHeight(rows));
     setMinimumHeight(rowsHeight(std::min(rows, kAlwaysShown)));
     updateGeometry();
@@ -156,28 +216,54 @@ void EnvironmentsView::setSchemaVersion(int version)
     updateActions();
 }
 
+void EnvironmentsView::setPermissions(const Permissions& permissions)
+{
+    m_permissions = permissions;
+    updateActions();
+}
+
+void EnvironmentsView::setNeedsMe(const QSet<QString>& environments)
+{
+    // The model marks the rows; the filter follows the marks (its role).
+    m_model->setNeedsMe(environments);
+    updateNeedsMe();
+}
+
+void EnvironmentsView::updateNeedsMe()
+{
+    const qsizetype count = m_model->needsMe().size();
+    m_needsMe->setText(count > 0 ? tr("Needs me (%1)").arg(count) : tr("Needs me"));
+    m_nothingForMe->setVisible(m_needsMe->isChecked() && m_shown->rowCount() == 0);
+    // Rows the filter hid may have taken the selection with them.
+    updateActions();
+}
+
 QString EnvironmentsView::selectedEnvironment() const
 {
     const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    return rows.isEmpty() ? QString() : rows.first().data(EnvironmentsModel::EnvironmentName).toString();
+    if (rows.isEmpty())
+        return {};
+    return m_shown->mapToSource(rows.first()).data(EnvironmentsModel::EnvironmentName).toString();
 }
 
 void EnvironmentsView::updateActions()
 {
-    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    const relctl::EnvironmentRow* row = selectedRow();
     const bool supported = m_schemaVersion >= 2;
-    const bool selected = !rows.isEmpty();
-    const bool frozen = selected && rows.first().data(EnvironmentsModel::Frozen).toBool();
-    const bool leased = selected && rows.first().data(EnvironmentsModel::HolderToken).isValid();
-    m_freeze->setEnabled(supported && selected && !frozen);
-    m_unfreeze->setEnabled(supported && selected && frozen);
-    m_revoke->setEnabled(supported && selected && leased);
+    const bool permitted = m_permissions.canOperate();
+    const bool selected = row != nullptr;
+    const bool frozen = selected && row->frozen;
+    const bool leased = selected && row->holderToken.has_value();
+    m_freeze->setEnabled(supported && permitted && selected && !frozen);
+    m_unfreeze->setEnabled(supported && permitted && selected && frozen);
+    m_revoke->setEnabled(supported && permitted && selected && leased);
     const QString why = !supported
                             ? tr("The database's relctl schema (version %1) predates operator actions: "
                                  "run relctl migrate.")
                                   .arg(m_schemaVersion)
-                        : !selected ? tr("Select an environment first.")
-                                    : QString();
+                        : !permitted ? m_permissions.whyNotOperate()
+                        : !selected  ? tr("Select an environment first.")
+                                     : QString();
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke})
         a->setToolTip(why.isEmpty() ? a->iconText() : why);
     // The history is there to read (and to roll back from) on any schema
@@ -189,16 +275,24 @@ void EnvironmentsView::updateActions()
                                          .arg(m_schemaVersion)
                           : !selected ? tr("Select an environment first.")
                                       : tr("Every manifest the environment accepted, and rollback"));
+    // Every change of what is selected passes here (a click, a row the
+    // filter hid, a row removed), and is announced once.
+    if (const QString env = selectedEnvironment(); env != m_selected) {
+        m_selected = env;
+        emit selectedEnvironmentChanged(env);
+    }
 }
 
 const relctl::EnvironmentRow* EnvironmentsView::selectedRow() const
 {
-    const QString env = selectedEnvironment();
-    for (const relctl::EnvironmentRow& row : m_model->environments()) {
-        if (QString::fromStdString(row.name) == env)
-            return &row;
-    }
-    return nullptr;
+    // The table's rows are the filter's: map back to the model's.
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return nullptr;
+    const QModelIndex source = m_shown->mapToSource(rows.first());
+    if (!source.isValid() || std::size_t(source.row()) >= m_model->environments().size())
+        return nullptr;
+    return &m_model->environments()[std::size_t(source.row())];
 }
 
 QString EnvironmentsView::consequences(ConsoleAction::Kind kind) const
@@ -231,10 +325,10 @@ void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)
     if (action.env.isEmpty())
         return;
     ActionDialog dialog(action, description, this, consequences(kind));
-    if (dialog.exec() == QDialog::Accepted) {
-        setOperatorName(dialog.action().by);
+    // The operator's name is saved once the server has accepted the action,
+    // not here on confirming it.
+    if (dialog.exec() == QDialog::Accepted)
         emit actionRequested(dialog.action());
-    }
 }
 
 } // namespace relctl::ui

@@ -4,6 +4,8 @@
 #include "auditview.h"
 #include "connectiondialog.h"
 #include "consolesession.h"
+#include "consolestart.h"
+#include "decisionnotifier.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "icons.h"
@@ -17,9 +19,11 @@
 #include "tracepanel.h"
 
 #include <QAction>
+#include <QCloseEvent>
 #include <QDateTime>
 #include <QDockWidget>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -35,6 +39,10 @@
 namespace relctl::ui {
 
 namespace {
+
+// Bumped when the docks change, so a layout saved by an older console is
+// not restored onto a different set of docks.
+constexpr int kLayoutVersion = 1;
 
 QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Qt::DockWidgetArea area)
 {
@@ -68,7 +76,8 @@ MainWindow::MainWindow(ConsoleSession* session, QWidget* parent)
       m_supersessions(new SupersessionsView(this)), m_promotions(new PromotionsView(this)),
       m_rehearsals(new RehearsalsView(session, this)), m_queue(new QueueView(this)),
       m_demoLabel(new QLabel(this)), m_banner(new QLabel(this)), m_targetLabel(new QLabel(this)),
-      m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this))
+      m_server(new QLabel(this)), m_rtt(new QLabel(this)), m_live(new QLabel(this)),
+      m_decisions(new DecisionNotifier(this)), m_identity(new QLabel(this))
 {
     setWindowTitle(tr("relctl release console"));
     setWindowIcon(consoleIcon(QStringLiteral("app")));
@@ -160,6 +169,35 @@ void MainWindow::createToolBar()
     connection->setObjectName(QStringLiteral("connection"));
     connection->setIcon(consoleIcon(QStringLiteral("connection")));
     connection->setShortcut(QKeySequence(tr("Ctrl+K")));
+
+    // Who the trail will name beside the login, in plain sight and editable:
+    // the login until a name is set, and a name typed in a confirmation
+    // only once the server accepted the action.
+    tools->addSeparator();
+    auto* acting = new QLabel(tr(" Acting as: "), tools);
+    m_operator = new QLineEdit(tools);
+    m_operator->setObjectName(QStringLiteral("operatorName"));
+    m_operator->setAccessibleName(tr("Operator name"));
+    m_operator->setMaximumWidth(180);
+    m_operator->setToolTip(tr("The name every action records beside your database login. It starts as your "
+                              "login; a name typed in a confirmation is kept once the server accepts it."));
+    acting->setBuddy(m_operator);
+    tools->addWidget(acting);
+    tools->addWidget(m_operator);
+    connect(m_operator, &QLineEdit::editingFinished, this, [this] {
+        const QString name = m_operator->text().trimmed();
+        if (name.isEmpty())
+            showOperatorName(); // an empty name is not a name: back to what it was
+        else if (name != operatorName())
+            setOperatorName(name);
+    });
+    showOperatorName();
+}
+
+void MainWindow::showOperatorName()
+{
+    if (m_operator && !m_operator->hasFocus())
+        m_operator->setText(operatorName());
 }
 
 void MainWindow::createStatusBar()
@@ -182,6 +220,8 @@ void MainWindow::createStatusBar()
     m_demoLabel->setPalette(badge);
     m_demoLabel->hide();
     statusBar()->addPermanentWidget(m_demoLabel);
+    m_identity->setObjectName(QStringLiteral("connectionIdentity"));
+    statusBar()->addPermanentWidget(m_identity);
     statusBar()->addPermanentWidget(m_targetLabel);
     statusBar()->addPermanentWidget(m_server);
     statusBar()->addPermanentWidget(m_rtt);
@@ -227,6 +267,21 @@ void MainWindow::connectSession()
             });
     connect(m_session, &ConsoleSession::supersessionsReady, m_supersessions,
             &SupersessionsView::setSupersessions);
+    connect(m_session, &ConsoleSession::supersessionsReady, m_decisions, &DecisionNotifier::setSupersessions);
+    connect(m_session, &ConsoleSession::promotionsReady, m_decisions, &DecisionNotifier::setPromotions);
+    connect(m_decisions, &DecisionNotifier::changed, this, [this] {
+        m_environments->setNeedsMe(m_decisions->environments());
+        updateDockTitles();
+    });
+    connect(m_decisions, &DecisionNotifier::notified, this,
+            [this](const QString& title, const QString& body) {
+                statusBar()->showMessage(QStringLiteral("%1: %2").arg(title, body), 15000);
+            });
+    // A name is kept once the server accepted an action under it.
+    connect(m_session, &ConsoleSession::actionSucceeded, this, [this](const ConsoleAction& action) {
+        setOperatorName(action.by);
+        showOperatorName();
+    });
     connect(m_session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
     connect(m_session, &ConsoleSession::environmentsLoaded, this, [this] {
         QStringList names;
@@ -279,8 +334,15 @@ void MainWindow::updateDockTitles()
 {
     // Pending work shows on the tabs, so a release manager sees it from
     // whichever tab is raised.
-    const auto titled = [](QDockWidget* d, const QString& name, qint64 count) {
-        d->setWindowTitle(count > 0 ? QStringLiteral("%1 (%2)").arg(name).arg(count) : name);
+    // What waits for this login is said apart from the total, so "6" and
+    // "3" never run together: "Promotions (6, 2 for you)".
+    const auto titled = [](QDockWidget* d, const QString& name, qint64 count, qint64 mine = 0) {
+        if (count <= 0 && mine <= 0)
+            d->setWindowTitle(name);
+        else if (mine <= 0)
+            d->setWindowTitle(QStringLiteral("%1 (%2)").arg(name).arg(count));
+        else
+            d->setWindowTitle(tr("%1 (%2, %3 for you)").arg(name).arg(count).arg(mine));
     };
     qint64 waiting = 0;
     qint64 promotions = 0;
@@ -289,8 +351,10 @@ void MainWindow::updateDockTitles()
         promotions += row.pendingPromotions;
     }
     titled(m_queueDock, tr("Queue"), waiting);
-    titled(m_supersessionsDock, tr("Supersessions"), m_supersessions->count());
-    titled(m_promotionsDock, tr("Promotions"), promotions);
+    titled(m_supersessionsDock, tr("Supersessions"), m_supersessions->count(),
+           m_decisions->supersessionsWaiting());
+    titled(m_promotionsDock, tr("Promotions"), promotions,
+           m_decisions->promotionsWaiting() + m_decisions->undone());
 }
 
 void MainWindow::fitEnvironmentsDock()
@@ -406,6 +470,7 @@ ManifestHistoryDialog* MainWindow::showManifestHistory(const QString& env)
         m_history->setAttribute(Qt::WA_DeleteOnClose);
         m_history->setSchemaVersion(m_session->connection().connected ? m_session->connection().schemaVersion
                                                                       : 0);
+        m_history->setPermissions(m_session->connection().permissions);
         connect(m_session, &ConsoleSession::manifestHistoryReady, m_history,
                 [dialog = m_history.data()](const relctl::ManifestHistory& history) {
                     if (QString::fromStdString(history.env) == dialog->environment())
@@ -452,6 +517,8 @@ ConnectionDialog* MainWindow::editConnection()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         m_target = dialog->target();
+        // The demo says so wherever it is opened from: its history is made up.
+        setDemo(m_target.kind == ConnectionTarget::Kind::Demo);
         m_session->setTarget(m_target);
         statusBar()->showMessage(tr("Connecting to %1…").arg(m_target.describe()), 5000);
     });
@@ -521,12 +588,8 @@ void MainWindow::showConnection(const ConnectionState& state)
     m_banner->setText(tr("Database unavailable — reconnecting by itself every 2 s. %1").arg(state.message));
     m_targetLabel->setText(state.target);
     m_targetLabel->setToolTip(state.target);
-    // The login is who the protocol says acted (approvals count per login),
-    // whatever name an action is given.
-    m_server->setText(
-        state.connected
-            ? (state.login.isEmpty() ? state.server : tr("%1, login %2").arg(state.server, state.login))
-            : tr("not connected"));
+    m_server->setText(state.connected ? state.server : tr("not connected"));
+    applyPermissions(state);
     m_rtt->setText(state.connected ? tr("round trip %1 ms").arg(state.rttMs, 0, 'f', 1) : QString());
     m_live->setText(state.live ? tr("● live") : tr("○ not live"));
     m_live->setToolTip(state.live ? tr("Listening for events: changes appear as they happen.")
@@ -539,13 +602,72 @@ void MainWindow::showConnection(const ConnectionState& state)
         m_history->setSchemaVersion(state.connected ? state.schemaVersion : 0);
 }
 
+void MainWindow::applyPermissions(const ConnectionState& state)
+{
+    // The login is who the protocol says acted (approvals count per login),
+    // whatever name an action is given; its roles say what it may do.
+    const Permissions& p = state.permissions;
+    if (!state.connected || !p.known()) {
+        m_identity->clear();
+        m_identity->setToolTip(QString());
+    } else {
+        const QString tls = state.tls ? tr("TLS") : tr("no TLS");
+        QString text = tr("login %1 · %2 · %3").arg(state.login, p.roleSummary(), tls);
+        if (!p.canReadTrail())
+            text += tr(" · cannot read the trail");
+        m_identity->setText(text);
+        m_identity->setToolTip(
+            tr("<p>Connected as <b>%1</b>.</p><p>relctl roles: %2.</p><p>%3</p>")
+                .arg(state.login.toHtmlEscaped(),
+                     p.roles().isEmpty() ? tr("none") : p.roles().join(QStringLiteral(", ")).toHtmlEscaped(),
+                     state.tls
+                         ? tr("The connection is encrypted (TLS).")
+                         : tr("The connection is not encrypted (a local socket, or a server without TLS).")));
+    }
+    setConnectedLogin(state.connected ? state.login : QString());
+    showOperatorName();
+    m_environments->setPermissions(p);
+    m_promotions->setPermissions(p);
+    m_supersessions->setPermissions(p);
+    if (m_history)
+        m_history->setPermissions(p);
+    m_audit->setTrailReadable(p.canReadTrail(), p.whyNotReadTrail());
+    m_decisions->setScope(
+        state.connected && p.known() ? QStringLiteral("%1@%2").arg(state.login, state.target) : QString());
+    m_decisions->setPermissions(p);
+}
+
+void MainWindow::setRemembersLayout(bool remember)
+{
+    m_remembersLayout = remember;
+    if (!remember)
+        return;
+    // The layout a person left: the window's size and place, which docks
+    // are open, tabbed or floating, and their sizes.
+    const QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (m_remembersLayout) {
+        QSettings settings;
+        settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+        settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
+    }
+    QMainWindow::closeEvent(event);
+}
+
 void MainWindow::about()
 {
     QMessageBox::about(this, tr("About release console"),
                        tr("<p><b>relctl release console</b></p>"
                           "<p>Leases with fencing tokens and an append-only audit trail, in PostgreSQL: "
                           "watch releases, approve supersessions and promotions, roll back, revoke "
-                          "leases, freeze dispatch and trace refused writes.</p>"));
+                          "leases, freeze dispatch and trace refused writes.</p>"
+                          "<p>%1</p>")
+                           .arg(consoleVersion().toHtmlEscaped()));
 }
 
 } // namespace relctl::ui

@@ -8,6 +8,7 @@
 
 class QDockWidget;
 class QLabel;
+class QLineEdit;
 
 namespace relctl::ui {
 
@@ -15,6 +16,7 @@ class SupersessionsView;
 class AuditView;
 class ConnectionDialog;
 class ConsoleSession;
+class DecisionNotifier;
 class EnvironmentsView;
 class ManifestHistoryDialog;
 class PromotionsView;
@@ -67,6 +69,12 @@ public:
     // Whether what the views show is what was last read from a database that
     // is now unreachable (greyed, countdowns stopped).
     bool isStale() const { return m_stale; }
+    // What waits for this console's login (tab counts, "Needs me", desktop
+    // notices).
+    DecisionNotifier* decisions() const { return m_decisions; }
+    // The console proper (not a test's window) keeps its docks and size
+    // between runs: restores what was saved now, saves on close.
+    void setRemembersLayout(bool remember);
 
     // Where the session was started (--dsn, or the saved settings); the
     // connection dialog opens on it.
@@ -94,6 +102,9 @@ private:
     void showConnection(const ConnectionState& state);
     void traceOrExplain(qint64 eventId, bool rejected);
     void about();
+    void closeEvent(QCloseEvent* event) override;
+    void applyPermissions(const ConnectionState& state);
+    void showOperatorName();
 
     ConsoleSession* m_session;
     ConnectionTarget m_target;
@@ -117,6 +128,7 @@ private:
     QAction* m_follow = nullptr;
     bool m_demo = false;
     bool m_stale = false;
+    bool m_remembersLayout = false;
     std::size_t m_fittedRows = 0;
     QLabel* m_demoLabel;
     QLabel* m_banner;
@@ -124,6 +136,9 @@ private:
     QLabel* m_server;
     QLabel* m_rtt;
     QLabel* m_live;
+    DecisionNotifier* m_decisions;
+    QLabel* m_identity;
+    QLineEdit* m_operator = nullptr;
 };
 
 } // namespace relctl::ui

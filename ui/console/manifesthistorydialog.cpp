@@ -104,6 +104,12 @@ void ManifestHistoryDialog::setSchemaVersion(int version)
     updateSelection();
 }
 
+void ManifestHistoryDialog::setPermissions(const Permissions& permissions)
+{
+    m_permissions = permissions;
+    updateSelection();
+}
+
 QString ManifestHistoryDialog::summaryText() const
 {
     QTextDocument doc;
@@ -133,10 +139,12 @@ void ManifestHistoryDialog::updateSelection()
     const relctl::ManifestHistoryEntry* current = m_model->currentEntry();
     const bool supported = m_schemaVersion >= kPromotionsSchemaVersion;
     const bool isCurrent = target && current && target->manifest.id == current->manifest.id;
-    m_rollback->setEnabled(supported && target && current && !isCurrent && target->manifest.id);
+    const bool allowed = m_permissions.canOperate();
+    m_rollback->setEnabled(supported && allowed && target && current && !isCurrent && target->manifest.id);
     m_rollback->setToolTip(!supported ? tr("The database's relctl schema (version %1) predates rollback: run "
                                            "relctl migrate.")
                                             .arg(m_schemaVersion)
+                           : !allowed  ? m_permissions.whyNotOperate()
                            : !target   ? tr("Select the manifest to restore.")
                            : isCurrent ? tr("This manifest is current already.")
                                        : tr("Make this manifest current again (asks for a reason)."));
@@ -181,10 +189,8 @@ void ManifestHistoryDialog::rollBack()
                              .arg(target->manifest.generation);
     const QString details = rollbackHtml(m_env, *current, *target, m_model->history().highWaterGeneration);
     ActionDialog dialog(action, what, this, details);
-    if (dialog.exec() == QDialog::Accepted) {
-        setOperatorName(dialog.action().by);
+    if (dialog.exec() == QDialog::Accepted)
         emit actionRequested(dialog.action());
-    }
 }
 
 } // namespace relctl::ui

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "consoletypes.h"
+#include "permissions.h"
 
 #include <QDialog>
 
@@ -30,6 +31,8 @@ public:
     QString environment() const { return m_env; }
     void setHistory(const relctl::ManifestHistory& history);
     void setSchemaVersion(int version);
+    // What the login may do: a rollback needs relctl_manager.
+    void setPermissions(const Permissions& permissions);
     ManifestHistoryModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
     QString summaryText() const;
@@ -55,6 +58,7 @@ private:
     QTextBrowser* m_preview;
     QPushButton* m_rollback;
     int m_schemaVersion = 0;
+    Permissions m_permissions;
 };
 
 } // namespace relctl::ui

@@ -1,3 +1,6 @@
+// The Promotions view: the promotion paths, the open and decided requests,
+// and for the selected one its readiness, its decisions and its manifest
+// changes; approve and deny, offered where the login may decide.
 #include "promotionsview.h"
 
 #include "actiondialog.h"
@@ -7,19 +10,27 @@
 #include "manifesthistorymodel.h"
 #include "timeformat.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSet>
+#include <QSplitter>
 #include <QTextBrowser>
 #include <QTextDocument>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <map>
 
 namespace relctl::ui {
 
 namespace {
+
+// How many decided requests "Open and recently decided" shows: enough to see
+// what was decided today without the list growing with the history.
+constexpr int kRecentDecisions = 10;
 
 QString q(const std::string& s)
 {
@@ -68,34 +79,116 @@ std::int64_t approvalsGiven(const relctl::Promotion& p)
     return p.approvalsGiven.value_or(static_cast<std::int64_t>(p.approvals.size()));
 }
 
+bool isOpen(const relctl::Promotion& p)
+{
+    return p.state == "open";
+}
+
+bool isDenied(const relctl::Promotion& p)
+{
+    return p.state == "denied";
+}
+
+// The role whose members decide: the request's, else its environment's.
+std::optional<std::string> approverRoleOf(const relctl::Promotion& p, const relctl::Environment* env)
+{
+    if (p.approverRole && !p.approverRole->empty())
+        return p.approverRole;
+    if (env && env->approverRole && !env->approverRole->empty())
+        return env->approverRole;
+    return std::nullopt;
+}
+
+// One decision as the details list it: "bob (login rm_bob) at … — reason".
+QString voteHtml(const relctl::PromotionVote& v)
+{
+    return QObject::tr("%1 at %2 — %3")
+        .arg(who(v.by, v.login).toHtmlEscaped(), formatTime(v.at),
+             v.reason && !v.reason->empty() ? esc(*v.reason) : QObject::tr("<i>no reason given</i>"));
+}
+
+// When the soak on the upstream ends: accepted there plus the soak.
+std::optional<qint64> soakEndMs(const relctl::PromotionUpstream& up)
+{
+    if (!up.acceptedAt)
+        return std::nullopt;
+    return up.acceptedAt->millis() + up.soakMs;
+}
+
+bool isCurrentOn(const relctl::Promotion& p)
+{
+    return p.current.is_object() && p.current.value("release", std::string()) == p.release &&
+           p.current.value("generation", std::int64_t{-1}) == p.generation;
+}
+
 } // namespace
 
 PromotionsView::PromotionsView(QWidget* parent)
-    : QWidget(parent), m_paths(new QLabel(this)), m_list(new QListWidget(this)),
-      m_details(new QTextBrowser(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
+    : QWidget(parent), m_paths(new QLabel(this)), m_filter(new QComboBox(this)),
+      m_list(new QListWidget(this)), m_details(new QTextBrowser(this)),
+      m_split(new QSplitter(Qt::Vertical, this)), m_approve(new QPushButton(tr("&Approve…"), this)),
       m_deny(new QPushButton(tr("&Deny…"), this))
 {
     m_paths->setObjectName(QStringLiteral("promotionPaths"));
     m_paths->setTextFormat(Qt::RichText);
     m_paths->setWordWrap(true);
+    m_filter->setObjectName(QStringLiteral("promotionFilter"));
+    m_filter->addItem(tr("Open and recently decided"), int(Filter::OpenAndRecent));
+    m_filter->addItem(tr("Open"), int(Filter::Open));
+    m_filter->addItem(tr("Decided"), int(Filter::Decided));
+    m_filter->addItem(tr("All"), int(Filter::All));
+    m_filter->setToolTip(tr("Which promotion requests the list shows (relctl promote list --all shows every "
+                            "one)."));
     m_list->setObjectName(QStringLiteral("promotionRequests"));
+    // One line a request, the whole of it in the tooltip: the details below
+    // get the room.
+    m_list->setWordWrap(false);
+    m_list->setTextElideMode(Qt::ElideRight);
+    m_list->setUniformItemSizes(true);
     m_details->setObjectName(QStringLiteral("promotionDetails"));
     m_approve->setIcon(consoleIcon(QStringLiteral("approve")));
     m_deny->setIcon(consoleIcon(QStringLiteral("deny")));
     setFocusProxy(m_list);
+
+    // The list and the details share the height, the details getting most
+    // of it; the operator can drag the handle either way.
+    m_split->setObjectName(QStringLiteral("promotionSplitter"));
+    // The paths head the list: the requests are read against them.
+    auto* requests = new QWidget(this);
+    auto* requestsLayout = new QVBoxLayout(requests);
+    requestsLayout->setContentsMargins(0, 0, 0, 0);
+    requestsLayout->addWidget(m_paths);
+    requestsLayout->addWidget(m_list, 1);
+    m_split->addWidget(requests);
+    m_split->addWidget(m_details);
+    m_split->setChildrenCollapsible(false);
+    // The dock beside the audit browser must not ask for more height than
+    // the list and the details did without a splitter: the splitter's own
+    // size hint is ignored, and the dock gives it what the window can spare.
+    m_split->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    m_split->setStretchFactor(0, 1);
+    m_split->setStretchFactor(1, 3);
+
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_approve);
     buttons->addWidget(m_deny);
     buttons->addStretch();
+    auto* show = new QLabel(tr("&Show:"), this);
+    show->setBuddy(m_filter);
+    buttons->addWidget(show);
+    buttons->addWidget(m_filter);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_paths);
-    layout->addWidget(m_list, 1);
-    layout->addWidget(m_details, 3);
+    layout->addWidget(m_split, 1);
     layout->addLayout(buttons);
     connect(m_approve, &QPushButton::clicked, this, [this] { decide(true); });
     connect(m_deny, &QPushButton::clicked, this, [this] { decide(false); });
     connect(m_list, &QListWidget::currentRowChanged, this, [this] {
+        updateButtons();
+        showDetails();
+    });
+    connect(m_filter, &QComboBox::currentIndexChanged, this, [this] {
+        fillList();
         updateButtons();
         showDetails();
     });
@@ -105,37 +198,159 @@ PromotionsView::PromotionsView(QWidget* parent)
     setPromotions({});
 }
 
+void PromotionsView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    // In a tall dock the details go below the list; in a wide, short one
+    // (the side of a 1280x800 window, between the environments and the
+    // audit browser) to its right, where they keep their lines.
+    const Qt::Orientation wanted = width() > 2 * height() ? Qt::Horizontal : Qt::Vertical;
+    if (wanted != m_split->orientation()) {
+        m_split->setOrientation(wanted);
+        m_splitSized = false;
+        if (isVisible())
+            sizeSplit();
+    }
+}
+
+void PromotionsView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (!m_splitSized)
+        sizeSplit();
+}
+
+void PromotionsView::sizeSplit()
+{
+    // A third of the length to the list, the rest to the details (two
+    // fifths side by side): left to the size hints, the two would share it
+    // about equally, and the details of a request need the room. After that
+    // the operator's handle position stays, until the orientation changes.
+    m_splitSized = true;
+    const bool vertical = m_split->orientation() == Qt::Vertical;
+    const int length = std::max(vertical ? m_split->height() : m_split->width(), 200);
+    const int list = vertical ? length / 3 : length * 2 / 5;
+    m_split->setSizes({list, length - list});
+}
+
 void PromotionsView::setPromotions(const PromotionsSnapshot& snapshot)
+{
+    m_snapshot = snapshot;
+    m_readAt.restart();
+    m_paths->setText(pathsHtml(snapshot.environments));
+    fillList();
+    updateButtons();
+    showDetails();
+}
+
+void PromotionsView::fillList()
 {
     // Live reloads keep the request the operator is reading selected.
     const relctl::Promotion* was = selected();
     const std::int64_t keep = was ? was->id : 0;
-    m_snapshot = snapshot;
-    m_readAt.restart();
-    m_paths->setText(pathsHtml(snapshot.environments));
+    const auto filter = Filter(m_filter->currentData().toInt());
+    const bool showOpen = filter != Filter::Decided;
+    const bool showDecided = filter != Filter::Open;
+
+    std::vector<int> open;
+    std::vector<int> decided;
+    for (std::size_t i = 0; i < m_snapshot.promotions.size(); ++i)
+        (isOpen(m_snapshot.promotions[i]) ? open : decided).push_back(static_cast<int>(i));
+    // The newest decision first: what was just decided is what one looks for.
+    std::stable_sort(decided.begin(), decided.end(), [this](int a, int b) {
+        const relctl::Promotion& x = m_snapshot.promotions[std::size_t(a)];
+        const relctl::Promotion& y = m_snapshot.promotions[std::size_t(b)];
+        const qint64 xt = x.decidedAt ? x.decidedAt->millis() : 0,
+                     yt = y.decidedAt ? y.decidedAt->millis() : 0;
+        return xt != yt ? xt > yt : x.id > y.id;
+    });
+    const std::size_t allDecided = decided.size();
+    if (filter == Filter::OpenAndRecent && decided.size() > std::size_t(kRecentDecisions))
+        decided.resize(kRecentDecisions);
+
     const QSignalBlocker quiet(m_list);
     m_list->clear();
+    m_rows.clear();
     int current = -1;
-    for (const relctl::Promotion& p : snapshot.promotions) {
+    const auto placeholder = [this](const QString& text, bool heading) {
+        auto* item = new QListWidgetItem(text, m_list);
+        // Not selectable, but the list stays enabled so the keyboard can
+        // still reach the view.
+        item->setFlags(Qt::NoItemFlags);
+        if (heading) {
+            QFont bold = item->font();
+            bold.setBold(true);
+            item->setFont(bold);
+        }
+        m_rows.push_back(-1);
+    };
+    const auto add = [&](int index) {
+        const relctl::Promotion& p = m_snapshot.promotions[std::size_t(index)];
         if (p.id == keep)
             current = m_list->count();
-        m_list->addItem(tr("#%1 %2 ← %3 (generation %4) · asked by %5 · %6 of %7 approvals")
-                            .arg(p.id)
-                            .arg(q(p.env), q(p.release))
-                            .arg(p.generation)
-                            .arg(who(p.requestedBy, p.requestedLogin))
-                            .arg(approvalsGiven(p))
-                            .arg(p.approvalsRequired));
+        QString text =
+            tr("#%1 %2 ← %3 (generation %4)").arg(p.id).arg(q(p.env), q(p.release)).arg(p.generation);
+        QStringList names;
+        for (const relctl::PromotionVote& v : p.approvals)
+            names << q(v.by);
+        if (isOpen(p)) {
+            text += tr(" · asked by %1 · %2 of %3 approvals")
+                        .arg(who(p.requestedBy, p.requestedLogin))
+                        .arg(approvalsGiven(p))
+                        .arg(p.approvalsRequired);
+        } else if (isDenied(p)) {
+            text += tr(" · denied %1 by %2")
+                        .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(),
+                             p.denial ? who(p.denial->by, p.denial->login) : tr("someone"));
+        } else {
+            text +=
+                tr(" · approved %1 by %2 (%3 of %4)")
+                    .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(), names.join(QStringLiteral(", ")))
+                    .arg(approvalsGiven(p))
+                    .arg(p.approvalsRequired);
+        }
+        auto* item = new QListWidgetItem(text, m_list);
+        if (!isOpen(p))
+            item->setIcon(consoleIcon(isDenied(p) ? QStringLiteral("deny") : QStringLiteral("approve")));
+        item->setToolTip(text + QLatin1Char('\n') + readinessText(p, m_readAt.elapsed(), environmentOf(p)));
+        m_rows.push_back(index);
+    };
+
+    if (showOpen) {
+        for (int i : open)
+            add(i);
+        if (open.empty())
+            placeholder(tr("No promotion request awaits a decision."), false);
     }
-    // The placeholder cannot be selected, but the list stays enabled so the
-    // keyboard can still reach the view.
-    if (snapshot.promotions.empty()) {
-        m_list->addItem(tr("No promotion request awaits a decision."));
-        m_list->item(0)->setFlags(Qt::NoItemFlags);
+    if (showDecided) {
+        if (filter == Filter::OpenAndRecent && allDecided > decided.size())
+            placeholder(tr("Decided: the %1 most recent of %2 (Show: Decided for all)")
+                            .arg(decided.size())
+                            .arg(allDecided),
+                        true);
+        else if (showOpen && !decided.empty())
+            placeholder(tr("Decided, newest first"), true);
+        for (int i : decided)
+            add(i);
+        if (!showOpen && decided.empty())
+            placeholder(tr("No promotion request has been decided yet."), false);
     }
     m_list->setCurrentRow(current);
-    updateButtons();
-    showDetails();
+}
+
+void PromotionsView::setFilter(Filter filter)
+{
+    m_filter->setCurrentIndex(m_filter->findData(int(filter)));
+}
+
+bool PromotionsView::selectPromotion(std::int64_t id)
+{
+    for (std::size_t row = 0; row < m_rows.size(); ++row)
+        if (m_rows[row] >= 0 && m_snapshot.promotions[std::size_t(m_rows[row])].id == id) {
+            m_list->setCurrentRow(int(row));
+            return true;
+        }
+    return false;
 }
 
 void PromotionsView::setSchemaVersion(int version)
@@ -150,9 +365,21 @@ void PromotionsView::setLogin(const QString& login)
     updateButtons();
 }
 
+void PromotionsView::setPermissions(const Permissions& permissions)
+{
+    m_permissions = permissions;
+    updateButtons();
+}
+
+QString PromotionsView::login() const
+{
+    return m_login.isEmpty() ? m_permissions.login() : m_login;
+}
+
 int PromotionsView::count() const
 {
-    return static_cast<int>(m_snapshot.promotions.size());
+    return static_cast<int>(
+        std::count_if(m_snapshot.promotions.begin(), m_snapshot.promotions.end(), isOpen));
 }
 
 QString PromotionsView::pathsText() const
@@ -170,44 +397,70 @@ QString PromotionsView::detailsText() const
 const relctl::Promotion* PromotionsView::selected() const
 {
     const int row = m_list->currentRow();
-    if (row < 0 || row >= count())
+    if (row < 0 || std::size_t(row) >= m_rows.size() || m_rows[std::size_t(row)] < 0)
         return nullptr;
-    return &m_snapshot.promotions[static_cast<std::size_t>(row)];
+    return &m_snapshot.promotions[std::size_t(m_rows[std::size_t(row)])];
+}
+
+const relctl::Environment* PromotionsView::environmentOf(const relctl::Promotion& promotion) const
+{
+    for (const relctl::Environment& e : m_snapshot.environments)
+        if (e.name == promotion.env)
+            return &e;
+    return nullptr;
 }
 
 void PromotionsView::updateButtons()
 {
     const bool supported = m_schemaVersion >= kPromotionsSchemaVersion;
     const relctl::Promotion* p = selected();
+    const QString login = this->login();
+    const std::optional<std::string> role = p ? approverRoleOf(*p, environmentOf(*p)) : std::nullopt;
+    const bool mayDecide = m_permissions.canDecidePromotion(role);
     // Whose request it is is a matter of logins (the protocol refuses the
     // requester's login, SELF_APPROVAL), and of the name typed as well.
     const QString me = operatorName();
-    const bool ownLogin = p && p->requestedLogin && !m_login.isEmpty() && q(*p->requestedLogin) == m_login;
+    const bool ownLogin = p && p->requestedLogin && !login.isEmpty() && q(*p->requestedLogin) == login;
     const bool own = p && (ownLogin || q(p->requestedBy) == me);
     // An approval counts once per login: this login's own is already in.
     const relctl::PromotionVote* mine = nullptr;
-    if (p && !m_login.isEmpty())
+    if (p && !login.isEmpty())
         for (const relctl::PromotionVote& v : p->approvals)
-            if (v.login && q(*v.login) == m_login)
+            if (v.login && q(*v.login) == login)
                 mine = &v;
     const QString why = !supported ? tr("The database's relctl schema (version %1) predates promotions: "
                                         "run relctl migrate.")
                                          .arg(m_schemaVersion)
-                        : !p ? tr("Select a request first.")
-                             : QString();
-    m_deny->setEnabled(supported && p);
-    m_deny->setToolTip(why);
-    m_approve->setEnabled(supported && p && !own && !mine);
-    m_approve->setToolTip(!why.isEmpty() ? why
-                          : ownLogin     ? tr("Your login (%1) requested this promotion: someone else, "
-                                                  "with a login of their own, must approve it.")
-                                           .arg(m_login)
-                          : own
-                              ? tr("You (%1) requested this promotion: someone else must approve it.").arg(me)
-                          : mine ? tr("Your login (%1) already approved this request as %2: one login counts "
-                                      "once.")
-                                       .arg(m_login, q(mine->by))
-                                 : QString());
+                        : !p         ? tr("Select a request first.")
+                        : !mayDecide ? m_permissions.whyNotDecidePromotion(role)
+                        : isDenied(*p)
+                            ? tr("Request #%1 was denied%2: a denial is final.")
+                                  .arg(p->id)
+                                  .arg(p->decidedAt ? tr(" at %1").arg(formatTime(*p->decidedAt)) : QString())
+                            : QString();
+    const bool approved = p && !isOpen(*p) && !isDenied(*p);
+    m_deny->setEnabled(supported && p && mayDecide && isOpen(*p));
+    m_deny->setToolTip(!why.isEmpty() ? why
+                       : approved ? tr("Request #%1 is approved already: a denial cannot undo it. Freeze %2 "
+                                       "to stop the promotion.")
+                                        .arg(p->id)
+                                        .arg(q(p->env))
+                                  : QString());
+    m_approve->setEnabled(supported && p && mayDecide && isOpen(*p) && !own && !mine);
+    m_approve->setToolTip(
+        !why.isEmpty() ? why
+        : approved     ? tr("Request #%1 is approved already (%2 of %3).")
+                         .arg(p->id)
+                         .arg(approvalsGiven(*p))
+                         .arg(p->approvalsRequired)
+        : ownLogin ? tr("Your login (%1) requested this promotion: someone else, with a login "
+                        "of their own, must approve it.")
+                         .arg(login)
+        : own  ? tr("You (%1) requested this promotion: someone else must approve it.").arg(me)
+        : mine ? tr("Your login (%1) already approved this request as %2: one login counts "
+                    "once.")
+                     .arg(login, q(mine->by))
+               : QString());
 }
 
 void PromotionsView::showDetails()
@@ -216,12 +469,12 @@ void PromotionsView::showDetails()
     if (!p) {
         m_tick.stop();
         m_details->setHtml(QStringLiteral("<p><i>%1</i></p>")
-                               .arg(tr("Select a promotion request to see where it stands upstream, its "
-                                       "approvals and what its manifest changes.")));
+                               .arg(tr("Select a promotion request to see whether it is ready, where it "
+                                       "stands upstream, its decisions and what its manifest changes.")));
         return;
     }
     const int scroll = m_details->verticalScrollBar() ? m_details->verticalScrollBar()->value() : 0;
-    m_details->setHtml(detailsHtml(*p, m_readAt.elapsed()));
+    m_details->setHtml(detailsHtml(*p, m_readAt.elapsed(), environmentOf(*p)));
     if (m_details->verticalScrollBar())
         m_details->verticalScrollBar()->setValue(scroll);
     // Tick only while a soak is running: otherwise nothing moves.
@@ -243,8 +496,9 @@ QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& enviro
     }
     const auto step = [](const relctl::Environment& e) {
         QString out = QStringLiteral("<b>%1</b> ").arg(esc(e.name));
-        out += e.current ? tr("%1 (gen %2)").arg(esc(e.current->release)).arg(e.current->generation)
-                         : tr("nothing yet");
+        // The release only: the generation is in the request's details, and
+        // a path must fit a side dock in a line or two.
+        out += e.current ? esc(e.current->release) : tr("nothing yet");
         QStringList rules;
         if (e.soakMs > 0)
             rules << tr("soak %1").arg(duration(e.soakMs));
@@ -279,14 +533,89 @@ QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& enviro
     return tr("<b>Paths</b><br>") + lines.join(QStringLiteral("<br>"));
 }
 
-QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs)
+QString PromotionsView::readinessText(const relctl::Promotion& p, qint64 elapsedMs,
+                                      const relctl::Environment* env)
+{
+    const QString head = tr("%1 to %2").arg(q(p.release), q(p.env));
+    if (isDenied(p))
+        return tr("%1: denied%2 by %3: final.")
+            .arg(head, p.decidedAt ? tr(" at %1").arg(formatTime(*p.decidedAt)) : QString(),
+                 p.denial ? who(p.denial->by, p.denial->login) : tr("someone"));
+    QStringList parts;
+    QStringList missing;
+    const std::int64_t given = approvalsGiven(p);
+    if (isOpen(p)) {
+        parts << tr("%1 of %2 approved").arg(given).arg(p.approvalsRequired);
+        if (given < p.approvalsRequired) {
+            const std::optional<std::string> role = approverRoleOf(p, env);
+            missing << tr("%n more approval(s)", nullptr, int(p.approvalsRequired - given)) +
+                           (role ? tr(" from members of %1").arg(q(*role)) : QString());
+        }
+    } else {
+        parts << tr("approved%1 (%2 of %3)")
+                     .arg(p.decidedAt ? tr(" at %1").arg(formatTime(*p.decidedAt)) : QString())
+                     .arg(given)
+                     .arg(p.approvalsRequired);
+    }
+    if (const auto& up = p.upstream) {
+        if (const std::optional<qint64> end = soakEndMs(*up)) {
+            const std::int64_t left = std::max<std::int64_t>(0, up->soakRemainingMs.value_or(0) - elapsedMs);
+            if (left > 0) {
+                parts << tr("soak ends %1 (%2 to go)").arg(formatTime(*end), formatDuration(left));
+                missing << tr("the soak on %1").arg(q(up->env));
+            } else if (up->soakMs > 0) {
+                parts << tr("soak done (ended %1)").arg(formatTime(*end));
+            } else {
+                parts << tr("accepted on %1 (no soak)").arg(q(up->env));
+            }
+        } else {
+            parts << tr("not accepted on %1").arg(q(up->env));
+            missing << tr("%1 accepting it").arg(q(up->env));
+        }
+    }
+    if (env && env->frozen) {
+        parts << tr("blocked by the freeze on %1 (frozen by %2 since %3)")
+                     .arg(q(env->name), q(env->frozen->by), formatTime(env->frozen->at));
+        missing << tr("an unfreeze of %1").arg(q(env->name));
+    }
+    QString line = head + QStringLiteral(": ") + parts.join(QStringLiteral(", "));
+    if (!missing.isEmpty())
+        line += tr("; missing: %1.").arg(missing.join(QStringLiteral(", ")));
+    else if (isCurrentOn(p))
+        line += tr("; it is current on %1.").arg(q(p.env));
+    else
+        line += tr("; nothing missing: the next deploy of %1 to %2 passes the promotion gate.")
+                    .arg(q(p.release), q(p.env));
+    return line;
+}
+
+QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs,
+                                    const relctl::Environment* env)
 {
     QString out =
         tr("<h3>Promote %1 (generation %2) to %3</h3>").arg(esc(p.release)).arg(p.generation).arg(esc(p.env));
-    out += tr("<p>Request #%1 (%2), asked by <b>%3</b> at %4%5</p>")
+    out += tr("<p><b>Readiness</b>: %1</p>").arg(readinessText(p, elapsedMs, env).toHtmlEscaped());
+    out += tr("<p>Request #%1 (%2%3), asked by <b>%4</b> at %5%6</p>")
                .arg(p.id)
-               .arg(esc(p.state), who(p.requestedBy, p.requestedLogin).toHtmlEscaped(),
-                    formatTime(p.requestedAt), p.reason ? QStringLiteral(": ") + esc(*p.reason) : QString());
+               .arg(esc(p.state), p.decidedAt ? tr(" at %1").arg(formatTime(*p.decidedAt)) : QString(),
+                    who(p.requestedBy, p.requestedLogin).toHtmlEscaped(), formatTime(p.requestedAt),
+                    p.reason ? QStringLiteral(": ") + esc(*p.reason) : QString());
+
+    const std::int64_t given = approvalsGiven(p);
+    out += tr("<p><b>Approvals</b>: %1 of %2%3%4</p>")
+               .arg(given)
+               .arg(p.approvalsRequired)
+               .arg(p.approverRole ? tr(", from members of %1").arg(esc(*p.approverRole)) : QString())
+               .arg(!p.approvals.empty() ? QStringLiteral(" — ") + approvers(p).toHtmlEscaped()
+                                         : tr(" — none yet"));
+    if (!p.approvals.empty()) {
+        out += QStringLiteral("<ul>");
+        for (const relctl::PromotionVote& v : p.approvals)
+            out += QStringLiteral("<li>%1</li>").arg(voteHtml(v));
+        out += QStringLiteral("</ul>");
+    }
+    if (p.denial)
+        out += tr("<p><b>Denied</b> by %1</p>").arg(voteHtml(*p.denial));
 
     if (const auto& up = p.upstream) {
         if (up->acceptedAt) {
@@ -303,18 +632,11 @@ QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs
     } else {
         out += tr("<p><b>Upstream</b>: %1 is not promoted from another environment.</p>").arg(esc(p.env));
     }
-
-    const std::int64_t given = approvalsGiven(p);
-    out += tr("<p><b>Approvals</b>: %1 of %2%3%4</p>")
-               .arg(given)
-               .arg(p.approvalsRequired)
-               .arg(p.approverRole ? tr(", from members of %1").arg(esc(*p.approverRole)) : QString())
-               .arg(!p.approvals.empty() ? QStringLiteral(" — ") + approvers(p).toHtmlEscaped()
-                                         : tr(" — none yet"));
-    if (p.denial)
-        out +=
-            tr("<p><b>Denied</b> by %1: %2</p>")
-                .arg(who(p.denial->by, p.denial->login).toHtmlEscaped(), esc(p.denial->reason.value_or("")));
+    if (env && env->frozen)
+        out += tr("<p><b>Frozen</b>: %1 is frozen by %2 since %3 (%4): a job is refused there until it is "
+                  "unfrozen.</p>")
+                   .arg(esc(env->name), esc(env->frozen->by), formatTime(env->frozen->at),
+                        esc(env->frozen->reason));
 
     out += tr("<p><b>Current on %1</b>: %2</p>").arg(esc(p.env), releaseOf(p.current));
     if (p.candidateManifest.is_null()) {
@@ -330,6 +652,70 @@ QString PromotionsView::detailsHtml(const relctl::Promotion& p, qint64 elapsedMs
     return out;
 }
 
+QString PromotionsView::decisionHtml(const relctl::Promotion& p, bool approve, const QString& login,
+                                     const QString& name, qint64 elapsedMs, const relctl::Environment* env)
+{
+    QStringList lines;
+    lines << tr("Request #%1, asked by %2 at %3.")
+                 .arg(p.id)
+                 .arg(who(p.requestedBy, p.requestedLogin).toHtmlEscaped(), formatTime(p.requestedAt));
+    // The server records the connection's login whatever name is typed.
+    lines << (login.isEmpty()
+                  ? tr("Recorded under this console's database login, name <b>%1</b> (the name below).")
+                        .arg(name.toHtmlEscaped())
+                  : tr("Recorded as login <b>%1</b>, name <b>%2</b> (the name below).")
+                        .arg(login.toHtmlEscaped(), name.toHtmlEscaped()));
+    const std::int64_t given = approvalsGiven(p);
+    if (!approve) {
+        lines
+            << tr("A denial is final: %1 (generation %2) can never be promoted to %3 under this generation; "
+                  "the approvals so far (%4 of %5) no longer count.")
+                   .arg(esc(p.release))
+                   .arg(p.generation)
+                   .arg(esc(p.env))
+                   .arg(given)
+                   .arg(p.approvalsRequired);
+        return lines.join(QStringLiteral("<br>"));
+    }
+    const std::int64_t after = given + 1;
+    if (after >= p.approvalsRequired)
+        lines << tr("This approval makes it <b>%1 of %2</b>: the request is approved, and the next deploy of "
+                    "%3 "
+                    "to %4 passes the approval gate.")
+                     .arg(after)
+                     .arg(p.approvalsRequired)
+                     .arg(esc(p.release), esc(p.env));
+    else
+        lines << tr("This approval makes it <b>%1 of %2</b>: %n more approval(s) needed.", nullptr,
+                    int(p.approvalsRequired - after))
+                     .arg(after)
+                     .arg(p.approvalsRequired);
+    // Approving does not wait for the soak or a freeze (decide_promotion
+    // checks neither); the job's deploy is what they hold back.
+    if (const auto& up = p.upstream) {
+        const std::int64_t left = std::max<std::int64_t>(0, up->soakRemainingMs.value_or(0) - elapsedMs);
+        if (const std::optional<qint64> end = soakEndMs(*up); end && left > 0)
+            lines
+                << tr("Soak: <b>%1 remain</b> (ends %2). Approving before the soak ends is allowed: the "
+                      "approval counts, and the promotion waits until the soak has run (a deploy is refused "
+                      "NOT_PROMOTED before).")
+                       .arg(formatDuration(left), formatTime(*end));
+        else if (end)
+            lines << tr("Soak: done (ended %1).").arg(formatTime(*end));
+        else
+            lines << tr("Upstream: %1 has not accepted %2 (generation %3). Approving is allowed, but a "
+                        "deploy is "
+                        "refused NOT_PROMOTED until it has.")
+                         .arg(esc(up->env), esc(p.release))
+                         .arg(p.generation);
+    }
+    if (env && env->frozen)
+        lines << tr("<b>%1 is frozen</b> by %2 since %3 (%4): the promotion waits until unfreeze.")
+                     .arg(esc(env->name), esc(env->frozen->by), formatTime(env->frozen->at),
+                          esc(env->frozen->reason));
+    return lines.join(QStringLiteral("<br>"));
+}
+
 void PromotionsView::decide(bool approve)
 {
     const relctl::Promotion* p = selected();
@@ -339,21 +725,17 @@ void PromotionsView::decide(bool approve)
     action.kind = approve ? ConsoleAction::Kind::ApprovePromotion : ConsoleAction::Kind::DenyPromotion;
     action.env = q(p->env);
     action.promotion = p->id;
-    const QString what = approve ? tr("Approve promoting %1 (generation %2) to %3")
-                                 : tr("Deny promoting %1 (generation %2) to %3");
+    // Built before the dialog runs: a live reload while it is open replaces
+    // the request p points at.
+    const QString what = (approve ? tr("Approve promoting %1 (generation %2) to %3")
+                                  : tr("Deny promoting %1 (generation %2) to %3"))
+                             .arg(q(p->release))
+                             .arg(p->generation)
+                             .arg(q(p->env));
     const QString details =
-        approve ? tr("Request #%1, asked by %2. Approvals so far: %3 of %4.")
-                      .arg(p->id)
-                      .arg(who(p->requestedBy, p->requestedLogin).toHtmlEscaped())
-                      .arg(approvalsGiven(*p))
-                      .arg(p->approvalsRequired)
-                : tr("Request #%1, asked by %2. A denial is final: this release cannot be promoted to %3 "
-                     "under this generation.")
-                      .arg(p->id)
-                      .arg(who(p->requestedBy, p->requestedLogin).toHtmlEscaped(), esc(p->env));
-    ActionDialog dialog(action, what.arg(q(p->release)).arg(p->generation).arg(q(p->env)), this, details);
+        decisionHtml(*p, approve, login(), operatorName(), m_readAt.elapsed(), environmentOf(*p));
+    ActionDialog dialog(action, what, this, details);
     if (dialog.exec() == QDialog::Accepted) {
-        setOperatorName(dialog.action().by);
         emit actionRequested(dialog.action());
         updateButtons();
     }

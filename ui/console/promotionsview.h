@@ -1,31 +1,40 @@
 #pragma once
 
 #include "consoletypes.h"
+#include "permissions.h"
 
 #include <QElapsedTimer>
 #include <QTimer>
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QListWidget;
 class QPushButton;
+class QSplitter;
 class QTextBrowser;
 
 namespace relctl::ui {
 
 // Promotions: each environment's promotion path with the release current on
-// every step, the open promotion requests, and for the selected one where it
-// stands upstream (accepted when, soak elapsed and to go), who asked, the
-// approvals so far of those required and what its manifest changes against
-// the environment's current one. Approve and deny are confirmed and recorded
-// under the operator's name and the console's login; the requester's own
-// request (their login, or their name) cannot be approved from their console
-// (the protocol would refuse it: SELF_APPROVAL).
+// every step, the promotion requests (the open ones first, then the decided
+// ones, newest decision first), and for the selected one where it stands:
+// a readiness line (approvals of those required, the soak, a freeze, what is
+// still missing), where it stands upstream, every approval and denial with
+// its name, login, time and reason, and what its manifest changes against the
+// environment's current one. Approve and deny are confirmed, the
+// confirmation saying which login is recorded and what this decision does;
+// they are offered only to a login the server would let decide, and never
+// to the requester's own login or name (the protocol would refuse it:
+// SELF_APPROVAL).
 class PromotionsView final : public QWidget
 {
     Q_OBJECT
 
 public:
+    // Which requests the list shows.
+    enum class Filter { OpenAndRecent, Open, Decided, All };
+
     explicit PromotionsView(QWidget* parent = nullptr);
 
     void setPromotions(const PromotionsSnapshot& snapshot);
@@ -33,40 +42,78 @@ public:
     void setSchemaVersion(int version);
     // The console's database login (session_user), which the protocol
     // compares with the requester's: Approve is disabled on the requester's
-    // own login.
+    // own login. When not set, the permissions' login is used.
     void setLogin(const QString& login);
+    // What the login may do: Approve and Deny are offered only where its
+    // roles (and the environment's approver role) allow a decision.
+    void setPermissions(const Permissions& permissions);
+    void setFilter(Filter filter);
+    // The open requests (what the Promotions tab counts).
     int count() const;
+    // The list's rows: the open requests first (rows 0 to count() - 1 when
+    // the filter shows them), then the decided ones under a heading.
     QListWidget* list() const { return m_list; }
+    // Selects the request with this id, if the list shows it.
+    bool selectPromotion(std::int64_t id);
     // Approve and deny the selected request (the Actions menu uses them too).
     QPushButton* approveButton() const { return m_approve; }
     QPushButton* denyButton() const { return m_deny; }
+    QSplitter* splitter() const { return m_split; }
     QString pathsText() const;
     QString detailsText() const;
 
     static QString pathsHtml(const std::vector<relctl::Environment>& environments);
     // elapsedMs: time since the request was read, so soak times move on.
-    static QString detailsHtml(const relctl::Promotion& promotion, qint64 elapsedMs);
+    // environment: the request's environment as read with it (its freeze),
+    // or null.
+    static QString detailsHtml(const relctl::Promotion& promotion, qint64 elapsedMs,
+                               const relctl::Environment* environment = nullptr);
+    // One line on whether the request can take effect: "v1.43 to prod: 1 of
+    // 2 approved, soak ends …, blocked by the freeze on prod (frozen by …);
+    // missing: …".
+    static QString readinessText(const relctl::Promotion& promotion, qint64 elapsedMs,
+                                 const relctl::Environment* environment = nullptr);
+    // What the confirmation of approving (or denying) says: the login and
+    // name recorded, the count this approval makes, the soak and a freeze.
+    static QString decisionHtml(const relctl::Promotion& promotion, bool approve, const QString& login,
+                                const QString& name, qint64 elapsedMs,
+                                const relctl::Environment* environment = nullptr);
 
 signals:
     void actionRequested(const ConsoleAction& action);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     const relctl::Promotion* selected() const;
+    void sizeSplit();
+    const relctl::Environment* environmentOf(const relctl::Promotion& promotion) const;
+    QString login() const;
+    void fillList();
     void decide(bool approve);
     void updateButtons();
     void showDetails();
 
     QLabel* m_paths;
+    QComboBox* m_filter;
     QListWidget* m_list;
     QTextBrowser* m_details;
+    QSplitter* m_split;
     QPushButton* m_approve;
     QPushButton* m_deny;
     PromotionsSnapshot m_snapshot;
+    // For each row of the list, the index of its request in m_snapshot, or
+    // -1 for a heading or placeholder.
+    std::vector<int> m_rows;
     QElapsedTimer m_readAt;
     // Soak countdowns move between reads, locally: no query.
     QTimer m_tick;
     int m_schemaVersion = 0;
     QString m_login;
+    Permissions m_permissions;
+    bool m_splitSized = false;
 };
 
 } // namespace relctl::ui

@@ -1,3 +1,5 @@
+// The Supersessions view: pending supersession requests, approved or denied
+// from here by a login that may operate.
 #include "supersessionsview.h"
 
 #include "actiondialog.h"
@@ -13,8 +15,9 @@
 namespace relctl::ui {
 
 SupersessionsView::SupersessionsView(QWidget* parent)
-    : QWidget(parent), m_list(new QListWidget(this)), m_approve(new QPushButton(tr("&Approve…"), this)),
-      m_deny(new QPushButton(tr("&Deny…"), this)),
+    : QWidget(parent), m_list(new QListWidget(this)),
+      m_approve(new QPushButton(tr("&Approve supersession…"), this)),
+      m_deny(new QPushButton(tr("&Deny supersession…"), this)),
       m_approveAction(new QAction(tr("&Approve supersession…"), this)),
       m_denyAction(new QAction(tr("&Deny supersession…"), this))
 {
@@ -57,7 +60,7 @@ void SupersessionsView::setSupersessions(const QList<SupersessionRow>& approvals
     m_rows = approvals;
     m_list->clear();
     for (const SupersessionRow& a : approvals)
-        m_list->addItem(tr("#%1 on %2: %3 (%4, generation %5) would go next\nand skip %6")
+        m_list->addItem(tr("Supersession #%1 on %2: %3 (%4, generation %5) would go next\nand skip %6")
                             .arg(a.id)
                             .arg(a.env, a.winnerJob, a.winnerRelease)
                             .arg(a.winnerGeneration)
@@ -83,22 +86,31 @@ void SupersessionsView::setSchemaVersion(int version)
     updateButtons();
 }
 
+void SupersessionsView::setPermissions(const Permissions& permissions)
+{
+    m_permissions = permissions;
+    updateButtons();
+}
+
 void SupersessionsView::updateButtons()
 {
     const bool supported = m_schemaVersion >= 2;
     const int row = m_list->currentRow();
     const bool selected = row >= 0 && row < m_rows.size();
+    const bool allowed = m_permissions.canOperate();
     const QString why = !supported ? tr("The database's relctl schema (version %1) predates supersession "
                                         "approvals: run relctl migrate.")
                                          .arg(m_schemaVersion)
-                        : !selected ? tr("Select a request first.")
+                        : !allowed  ? m_permissions.whyNotOperate()
+                        : !selected ? tr("Select a supersession request first.")
                                     : QString();
+    const bool enabled = supported && allowed && selected;
     for (QPushButton* b : {m_approve, m_deny}) {
-        b->setEnabled(supported && selected);
+        b->setEnabled(enabled);
         b->setToolTip(why);
     }
     for (QAction* a : {m_approveAction, m_denyAction}) {
-        a->setEnabled(supported && selected);
+        a->setEnabled(enabled);
         a->setToolTip(why.isEmpty() ? QString(a->text()).remove(QLatin1Char('&')) : why);
     }
 }
@@ -121,10 +133,8 @@ void SupersessionsView::decide(bool approve)
     ActionDialog dialog(
         action, approve ? tr("Approve supersession #%1").arg(a.id) : tr("Deny supersession #%1").arg(a.id),
         this, supersessionConsequences(a, approve));
-    if (dialog.exec() == QDialog::Accepted) {
-        setOperatorName(dialog.action().by);
+    if (dialog.exec() == QDialog::Accepted)
         emit actionRequested(dialog.action());
-    }
 }
 
 } // namespace relctl::ui

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "consoletypes.h"
+#include "permissions.h"
 
 #include <QWidget>
 
@@ -11,7 +12,8 @@ class QPushButton;
 namespace relctl::ui {
 
 // Pending supersession requests: which candidate would skip which, with
-// approve and deny (both confirmed, recorded with the operator's name).
+// approve and deny of the supersession (both confirmed, recorded with the
+// operator's name), offered only to a login that may operate.
 class SupersessionsView final : public QWidget
 {
     Q_OBJECT
@@ -19,8 +21,12 @@ class SupersessionsView final : public QWidget
 public:
     explicit SupersessionsView(QWidget* parent = nullptr);
     void setSupersessions(const QList<SupersessionRow>& approvals);
-    // Approvals need protocol version 2 (the queue) in the database.
+    // Supersession approvals need protocol version 2 (the queue) in the
+    // database.
     void setSchemaVersion(int version);
+    // What the login may do: approving and denying a supersession needs
+    // relctl_manager.
+    void setPermissions(const Permissions& permissions);
     int count() const;
     // Approve and deny the selected request: the buttons and the Actions menu.
     QAction* approveAction() const { return m_approveAction; }
@@ -43,6 +49,7 @@ private:
 
     QList<SupersessionRow> m_rows;
     int m_schemaVersion = 0;
+    Permissions m_permissions;
 };
 
 } // namespace relctl::ui

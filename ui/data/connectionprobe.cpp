@@ -1,6 +1,7 @@
 #include "connectionprobe.h"
 
 #include "relctl/database.h"
+#include "relctl/embedded.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -13,12 +14,55 @@ ConnectionProbe::ConnectionProbe(QObject* parent) : QObject(parent)
     qRegisterMetaType<ProbeResult>();
 }
 
+namespace {
+
+QString notStartedText(ConnectionTarget::Kind kind, bool created)
+{
+    const QString which = kind == ConnectionTarget::Kind::Demo ? QObject::tr("The demo's database")
+                                                               : QObject::tr("The embedded database");
+    return created ? QObject::tr("%1 is not running: the console starts it when you connect.").arg(which)
+                   : QObject::tr("%1 has not been created yet: the console creates and starts it when you "
+                                 "connect.")
+                         .arg(which);
+}
+
+} // namespace
+
+bool ConnectionProbe::notStarted(const ProbeResult& result)
+{
+    if (result.ok)
+        return false;
+    for (const auto kind : {ConnectionTarget::Kind::Embedded, ConnectionTarget::Kind::Demo})
+        for (const bool created : {false, true})
+            if (result.message == notStartedText(kind, created))
+                return true;
+    return false;
+}
+
 ProbeResult ConnectionProbe::run(const ConnectionTarget& target)
 {
     ProbeResult result;
     result.target = target.describe();
     try {
-        relctl::Database db(target.resolve());
+        // A test must not create or start the embedded cluster (resolve()
+        // would): it connects only to one that runs, and otherwise says what
+        // connecting will do.
+        const ConnectionTarget chosen = target.effective();
+        std::string conninfo;
+        if (chosen.kind == ConnectionTarget::Kind::Embedded || chosen.kind == ConnectionTarget::Kind::Demo) {
+            const relctl::EmbeddedCluster cluster = chosen.kind == ConnectionTarget::Kind::Demo
+                                                        ? relctl::EmbeddedCluster::demoForCurrentUser()
+                                                        : relctl::EmbeddedCluster::forCurrentUser();
+            const nlohmann::json status = cluster.status();
+            if (!status.value("initialized", false) || !status.value("running", false)) {
+                result.message = notStartedText(chosen.kind, status.value("initialized", false));
+                return result;
+            }
+            conninfo = cluster.conninfo();
+        } else {
+            conninfo = target.resolve();
+        }
+        relctl::Database db(conninfo);
         QElapsedTimer timer;
         timer.start();
         const relctl::ServerInfo info = db.serverInfo();
@@ -26,6 +70,9 @@ ProbeResult ConnectionProbe::run(const ConnectionTarget& target)
         result.serverVersion = QString::fromStdString(info.serverVersion);
         result.database = QString::fromStdString(info.database);
         result.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
+        result.login = QString::fromStdString(info.login);
+        result.permissions = Permissions::of(info);
+        result.tls = info.tls;
         result.ok = true;
     } catch (const std::exception& e) {
         result.message = QString::fromStdString(e.what()).trimmed();

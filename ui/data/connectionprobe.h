@@ -9,7 +9,7 @@
 namespace relctl::ui {
 
 // Tests a connection target without blocking the GUI thread: each probe
-// resolves the target (which may start the embedded cluster) and opens a
+// resolves the target and opens a
 // relctl::Database on a short-lived thread of its own, and the result comes
 // back by a queued signal. Only the newest probe reports: starting another
 // one, or cancel(), supersedes whatever is still running. A thread outliving
@@ -27,8 +27,13 @@ public:
     void cancel();
     bool isRunning() const { return m_running; }
 
-    // The probe itself, synchronous: for the worker thread only.
+    // The probe itself, synchronous: for the worker thread only. It has no
+    // side effect: an embedded (or demo) cluster that does not exist or does
+    // not run is left so, and the result says so (notStarted).
     static ProbeResult run(const ConnectionTarget& target);
+    // The result says the embedded or demo cluster is not running (or not
+    // created), which connecting would change: not a failure.
+    static bool notStarted(const ProbeResult& result);
 
 signals:
     void started(quint64 serial);

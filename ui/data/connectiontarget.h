@@ -17,23 +17,46 @@ struct ConnectionTarget
 {
     enum class Kind { Default, Embedded, Dsn, Demo };
     Kind kind = Kind::Default;
-    QString dsn; // for Kind::Dsn: a libpq connection string or URI
+    // For Kind::Dsn: a libpq connection string or URI, never with a password
+    // in it (fromDsn moves one to the session's memory, see rememberPassword).
+    QString dsn;
 
+    // A password in `dsn` (password=..., a URI's user:password@ or
+    // ?password=) is taken out of the target and remembered for this run
+    // only, so no copy of a target (settings, status bar, dialogs) holds it.
     static ConnectionTarget fromDsn(const QString& dsn);
     static ConnectionTarget embedded() { return {Kind::Embedded, {}}; }
     static ConnectionTarget demo() { return {Kind::Demo, {}}; }
 
-    // Stored under connection/mode (default | embedded | dsn) and connection/dsn.
+    // Stored under connection/mode (default | embedded | dsn) and
+    // connection/dsn. save() never writes a password (and removes one an
+    // older version wrote), and makes the settings file readable by its
+    // owner only.
     static ConnectionTarget load(const QSettings& settings);
     void save(QSettings& settings) const;
+    // A password an older version saved: kept in memory for this run and
+    // removed from the settings (which become their owner's only). For the
+    // start of a run, before anything connects.
+    static void removeSavedPassword(QSettings& settings);
 
     // One line for the status bar and dialogs; never shows a password.
     QString describe() const;
 
-    // A DSN typed over describe()'s masked form: where the mask ("***") still
-    // stands for a password, the password of `saved` is put back, so a saved
-    // password is never shown again yet survives editing the rest of the DSN.
-    static ConnectionTarget fromEditedDsn(const QString& edited, const ConnectionTarget& saved);
+    // The password for where this target leads (effective()), for this run
+    // only: kept in memory, never saved, and added by resolve(). Empty
+    // forgets it. Without one, libpq finds its own (~/.pgpass, PGPASSFILE,
+    // a service file, PGPASSWORD), or the server says it wants one
+    // (needsPassword), and the console asks.
+    void rememberPassword(const QString& password) const;
+    bool hasRememberedPassword() const;
+    // Whether a connection failed because the server wants a password (none
+    // was given, or the given one was refused).
+    static bool needsPassword(const QString& message);
+
+    // A connection string without its passwords, and the password it holds
+    // (empty: none).
+    static QString withoutPassword(const QString& dsn);
+    static QString passwordIn(const QString& dsn);
 
     // The libpq connection string to open. Starts the embedded cluster when
     // the target is (or defaults to) it, so it may take seconds: call it off
@@ -49,10 +72,10 @@ struct ConnectionTarget
     friend bool operator==(const ConnectionTarget&, const ConnectionTarget&) = default;
 };
 
-// Why --demo may not run with `target` (empty: it may): the demo opens only
-// its own database, and a run that names another (by --dsn, the saved
-// connection, $RELCTL_DSN or PG* variables) is refused rather than leave the
-// user unsure which one they look at. `named`: the target came from --dsn.
+// Why --demo may not run with `target` (empty: it may). The demo opens only
+// its own database, whatever the saved connection, $RELCTL_DSN or PG*
+// variables say (they are left as they are for the next run); only a
+// database named on the same command line (--dsn, `named`) contradicts it.
 QString demoRefusal(const ConnectionTarget& target, bool named);
 
 } // namespace relctl::ui

@@ -5,6 +5,7 @@
 // request, the connection's state, what a connection test found. Plain
 // values: they cross threads.
 
+#include "permissions.h"
 #include "relctl/replies.h"
 
 #include <QMetaType>
@@ -82,9 +83,12 @@ struct ConnectionState
     double rttMs = 0;  // the last round trip
     bool live = false; // listening for events
     int schemaVersion = 0;
-    QString login;   // the database login (session_user) the console acts as
-    QString message; // why not connected
-    QString target;  // where it connects, as ConnectionTarget::describe() says
+    QString login; // the database login (session_user) the console acts as
+    // What the login may do (its relctl roles); unknown until connected.
+    Permissions permissions;
+    bool tls = false; // the connection is encrypted
+    QString message;  // why not connected
+    QString target;   // where it connects, as ConnectionTarget::describe() says
 };
 
 } // namespace relctl::ui
@@ -121,9 +125,12 @@ struct ProbeResult
     QString target;        // ConnectionTarget::describe(): never a password
     QString serverVersion; // "15.x"
     QString database;
-    int schemaVersion = 0; // a database without the schema fails ("run relctl migrate")
-    double rttMs = 0;      // one serverInfo() round trip on the open connection
-    QString message;       // why it failed
+    int schemaVersion = 0;   // a database without the schema fails ("run relctl migrate")
+    double rttMs = 0;        // one serverInfo() round trip on the open connection
+    QString login;           // who the server says the connection is (session_user)
+    Permissions permissions; // the login's relctl roles
+    bool tls = false;        // the connection is encrypted
+    QString message;         // why it failed
 };
 
 } // namespace relctl::ui

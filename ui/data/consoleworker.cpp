@@ -75,6 +75,11 @@ void ConsoleWorker::setTarget(const ConnectionTarget& target)
     m_db.reset();
     m_prefetched.reset();
     m_state = ConnectionState{};
+    // Demo chosen in the connection dialog: its database is seeded (or
+    // refreshed when its week has gone stale) as --demo does, by the worker
+    // that connects first; the exporter's reads what that one seeded.
+    if (m_target.kind == ConnectionTarget::Kind::Demo && m_live)
+        m_seedDemo = true;
     // A worker without live updates (the exporter) connects on its next
     // request, not now: it would only hold an idle connection.
     if (m_live) {
@@ -136,6 +141,8 @@ void ConsoleWorker::connectNow()
             QStringLiteral("PostgreSQL %1, database %2").arg(q(info.serverVersion), q(info.database));
         m_state.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
         m_state.login = q(info.login);
+        m_state.permissions = Permissions::of(info);
+        m_state.tls = info.tls;
         m_retry->stop();
         emit connectionChanged(m_state);
         // Nothing is kept for a disconnected listener: everything is re-read.
@@ -301,7 +308,7 @@ void ConsoleWorker::loadPromotions(quint64 serial)
         // up with an environment already known, never the other way round.
         PromotionsSnapshot snapshot;
         snapshot.environments = m_db->listEnvironments().environments;
-        snapshot.promotions = m_db->promotions(std::nullopt, false).promotions;
+        snapshot.promotions = m_db->promotions(std::nullopt, true).promotions;
         emit promotionsLoaded(serial, snapshot);
     });
 }

@@ -5,6 +5,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
+#include <QFont>
 #include <algorithm>
 #include <unordered_set>
 
@@ -57,12 +58,14 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
                  r.currentGeneration ? QString::number(*r.currentGeneration) : QStringLiteral("-"),
                  orDash(r.publishedBy), r.publishedAt ? formatTime(*r.publishedAt) : QStringLiteral("-"));
     case Column::LeaseHolder:
+    case Column::HeldFor:
     case Column::ExpiresIn:
         if (!r.holderJob)
             return EnvironmentsModel::tr("No live lease");
-        return EnvironmentsModel::tr("Job %1, release %2\nFencing token %3\nExpires at %4")
+        return EnvironmentsModel::tr("Job %1, release %2\nFencing token %3\nAcquired at %4\nExpires at %5")
             .arg(text(*r.holderJob), orDash(r.holderRelease),
                  r.holderToken ? QString::number(*r.holderToken) : QStringLiteral("-"),
+                 r.holderAcquiredAt ? formatTime(*r.holderAcquiredAt) : QStringLiteral("-"),
                  r.leaseExpiresAt ? formatTime(*r.leaseExpiresAt) : QStringLiteral("-"));
     case Column::Queue:
     case Column::Pending:
@@ -80,6 +83,13 @@ QString toolTip(const relctl::EnvironmentRow& r, Column column)
         break;
     }
     return {};
+}
+
+// A span in whole seconds, in formatDuration's units: a cell that ticks once
+// a second cannot show tenths.
+QString wholeSeconds(std::int64_t s)
+{
+    return s < 60 ? EnvironmentsModel::tr("%1 s").arg(s) : formatDuration(s * 1000);
 }
 
 } // namespace
@@ -179,6 +189,16 @@ void EnvironmentsModel::setStale(bool stale)
         emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
 }
 
+void EnvironmentsModel::setNeedsMe(const QSet<QString>& environments)
+{
+    if (environments == m_needsMe)
+        return;
+    m_needsMe = environments;
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1),
+                         {Roles::NeedsMe, Qt::FontRole, Qt::ToolTipRole});
+}
+
 void EnvironmentsModel::tick()
 {
     if (m_stale)
@@ -203,8 +223,10 @@ void EnvironmentsModel::emitCountdownChanged()
 {
     if (m_rows.empty())
         return;
-    const int column = int(Column::ExpiresIn);
-    emit dataChanged(index(0, column), index(rowCount() - 1, column), {Qt::DisplayRole, Roles::RemainingMs});
+    // The two clock columns are adjacent: one signal covers both.
+    static_assert(int(Column::ExpiresIn) == int(Column::HeldFor) + 1);
+    emit dataChanged(index(0, int(Column::HeldFor)), index(rowCount() - 1, int(Column::ExpiresIn)),
+                     {Qt::DisplayRole, Roles::RemainingMs});
 }
 
 int EnvironmentsModel::rowCount(const QModelIndex& parent) const
@@ -224,6 +246,7 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
     const auto& r = m_rows[std::size_t(index.row())];
     const auto column = Column(index.column());
     const std::int64_t pending = r.pendingSupersessions + r.pendingPromotions;
+    const bool needsMe = m_needsMe.contains(text(r.name));
     switch (role) {
     case Qt::DisplayRole:
         switch (column) {
@@ -239,6 +262,10 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
             return optionalTime(r.publishedAt);
         case Column::LeaseHolder:
             return optionalText(r.holderJob);
+        case Column::HeldFor:
+            return r.holderJob && r.holderAcquiredAt
+                       ? QVariant(formatHeld(m_now - r.holderAcquiredAt->millis()))
+                       : QVariant();
         case Column::ExpiresIn:
             return r.leaseExpiresAt ? QVariant(formatCountdown(r.leaseExpiresAt->millis() - m_now))
                                     : QVariant();
@@ -256,17 +283,31 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
             break;
         }
         return {};
-    case Qt::ToolTipRole:
-        return m_stale ? toolTip(r, column) + tr("\n(Not current: the database is unreachable; this is what "
-                                                 "was last read, and the countdown is stopped.)")
-                       : toolTip(r, column);
+    case Qt::ToolTipRole: {
+        QString tip = toolTip(r, column);
+        if (needsMe)
+            tip += tr("\nA request here waits for your decision.");
+        if (m_stale)
+            tip += tr("\n(Not current: the database is unreachable; this is what was last read, and the "
+                      "countdown is stopped.)");
+        return tip;
+    }
+    case Qt::FontRole:
+        // The rows that wait for this login stand out even when the table
+        // shows every environment.
+        if (needsMe) {
+            QFont bold;
+            bold.setBold(true);
+            return bold;
+        }
+        return {};
     case Qt::ForegroundRole:
         if (m_stale)
             return QBrush(QColor(0x80, 0x80, 0x80));
         return {};
     case Qt::TextAlignmentRole:
-        if (column == Column::Generation || column == Column::ExpiresIn || column == Column::Queue ||
-            column == Column::Pending)
+        if (column == Column::Generation || column == Column::HeldFor || column == Column::ExpiresIn ||
+            column == Column::Queue || column == Column::Pending)
             return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
         return {};
     case Roles::EnvironmentName:
@@ -283,6 +324,8 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         return optionalNumber(r.currentGeneration);
     case Roles::PendingDecisions:
         return qint64(pending);
+    case Roles::NeedsMe:
+        return needsMe;
     default:
         return {};
     }
@@ -290,6 +333,18 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
 
 QVariant EnvironmentsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (Column(section)) {
+        case Column::HeldFor:
+            return tr("How long the live lease has been held, on the server's clock");
+        case Column::ExpiresIn:
+            return tr("How long until the live lease expires unless its holder renews it");
+        case Column::Pending:
+            return tr("Supersession and promotion requests awaiting a release manager's decision");
+        default:
+            return {};
+        }
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (Column(section)) {
@@ -305,12 +360,14 @@ QVariant EnvironmentsModel::headerData(int section, Qt::Orientation orientation,
         return tr("Published at");
     case Column::LeaseHolder:
         return tr("Lease holder");
+    case Column::HeldFor:
+        return tr("Held for");
     case Column::ExpiresIn:
         return tr("Expires in");
     case Column::Queue:
         return tr("Queue");
     case Column::Pending:
-        return tr("Decisions");
+        return tr("Open requests");
     case Column::Policy:
         return tr("Policy");
     case Column::Frozen:
@@ -330,6 +387,8 @@ QHash<int, QByteArray> EnvironmentsModel::roleNames() const
     names.insert(Roles::RemainingMs, QByteArrayLiteral("remainingMs"));
     names.insert(Roles::HolderToken, QByteArrayLiteral("holderToken"));
     names.insert(Roles::CurrentGeneration, QByteArrayLiteral("currentGeneration"));
+    names.insert(Roles::PendingDecisions, QByteArrayLiteral("pendingDecisions"));
+    names.insert(Roles::NeedsMe, QByteArrayLiteral("needsMe"));
     return names;
 }
 
@@ -337,13 +396,13 @@ QString EnvironmentsModel::formatCountdown(std::int64_t remainingMs)
 {
     if (remainingMs <= 0)
         return tr("expired");
-    // Rounded up: "0s" while the lease is still live would read as expired.
-    const std::int64_t s = (remainingMs + 999) / 1000;
-    if (s < 60)
-        return tr("%1s").arg(s);
-    if (s < 3600)
-        return tr("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-    return tr("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+    return wholeSeconds((remainingMs + 999) / 1000);
+}
+
+QString EnvironmentsModel::formatHeld(std::int64_t heldMs)
+{
+    // A server clock a little behind the acquisition's stamp is "0 s", not negative.
+    return wholeSeconds(std::max<std::int64_t>(0, heldMs) / 1000);
 }
 
 } // namespace relctl::ui

@@ -6,6 +6,8 @@
 #include "relctl/console.h"
 
 #include <QAbstractTableModel>
+#include <QSet>
+#include <QString>
 #include <chrono>
 #include <vector>
 
@@ -23,9 +25,10 @@ public:
         PublishedBy,
         PublishedAt,
         LeaseHolder,
+        HeldFor, // how long the live lease has been held, counting up
         ExpiresIn,
         Queue,
-        Pending, // requests awaiting a release manager's decision
+        Pending, // open supersession and promotion requests, awaiting a release manager's decision
         Policy,
         Frozen,
         Count
@@ -40,6 +43,7 @@ public:
         HolderToken,                        // qint64 fencing token, or invalid
         CurrentGeneration,                  // qint64, or invalid before the first publish
         PendingDecisions,                   // qint64: supersession and promotion requests awaiting one
+        NeedsMe,                            // bool: a request here waits for this login (setNeedsMe)
     };
 
     explicit EnvironmentsModel(QObject* parent = nullptr);
@@ -54,7 +58,7 @@ public:
     // The server's "now" the countdowns are computed against. tick() derives it
     // from the serverNow of the last setEnvironments plus the local steady
     // clock's progress since; setNow() takes the caller's own estimate. Both
-    // emit dataChanged for the "Expires in" column only.
+    // emit dataChanged for the "Held for" and "Expires in" columns only.
     void tick();
     void setNow(qint64 serverNowEstimate);
     qint64 now() const { return m_now; }
@@ -65,14 +69,25 @@ public:
     void setStale(bool stale);
     bool isStale() const { return m_stale; }
 
+    // The environments where a request waits for this console's login (its
+    // decision, now). Their rows are bold and say so in the tooltip, and
+    // Roles::NeedsMe is true on them; the caller works the set out from the
+    // requests and the login's permissions.
+    void setNeedsMe(const QSet<QString>& environments);
+    const QSet<QString>& needsMe() const { return m_needsMe; }
+
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
-    // "45s", "2m 05s", "1h 02m" (rounded up to the second), "expired" at or past zero.
+    // "45 s", "2 min 5 s", "1 h 02 min" (rounded up to the second: "0 s"
+    // while the lease is live would read as expired), "expired" at or past
+    // zero. formatDuration's units, in whole seconds, since it ticks.
     static QString formatCountdown(std::int64_t remainingMs);
+    // How long a lease has been held, the same way (rounded down).
+    static QString formatHeld(std::int64_t heldMs);
 
 private:
     bool sameNames(const std::vector<relctl::EnvironmentRow>& rows) const;
@@ -84,6 +99,7 @@ private:
     std::chrono::steady_clock::time_point m_steadyAtUpdate;
     qint64 m_now = 0;
     bool m_stale = false;
+    QSet<QString> m_needsMe;
 };
 
 } // namespace relctl::ui

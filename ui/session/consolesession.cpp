@@ -79,7 +79,12 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
                     emit statusReady(lookup, status);
             });
     connect(b, &ConsoleBackend::actionFinished, this,
-            [this](quint64, bool ok, const QString& message) { emit actionFinished(ok, message); });
+            [this](quint64 serial, bool ok, const QString& message) {
+                const ConsoleAction action = m_actions.take(serial);
+                if (ok)
+                    emit actionSucceeded(action);
+                emit actionFinished(ok, message);
+            });
     connect(b, &ConsoleBackend::requestFailed, this,
             [this](const RequestId& request, const QString& message) {
                 // Only the audit model holds a request open (one page at a
@@ -301,7 +306,9 @@ void ConsoleSession::requestStatus(const StatusLookup& lookup)
 
 void ConsoleSession::runAction(const ConsoleAction& action)
 {
-    m_backend->runAction(m_actionRequests.next(), action);
+    const quint64 serial = m_actionRequests.next();
+    m_actions.insert(serial, action);
+    m_backend->runAction(serial, action);
 }
 
 } // namespace relctl::ui

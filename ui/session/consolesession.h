@@ -3,6 +3,7 @@
 #include "consolebackend.h"
 #include "requesttracker.h"
 
+#include <QHash>
 #include <QObject>
 #include <QTimer>
 #include <chrono>
@@ -104,6 +105,9 @@ signals:
     // key is answered as such).
     void statusFailed(const relctl::ui::StatusLookup& lookup, const QString& message);
     void actionFinished(bool ok, const QString& message);
+    // The server accepted `action` (emitted just before its actionFinished):
+    // what the operator typed is kept only once it was accepted.
+    void actionSucceeded(const relctl::ui::ConsoleAction& action);
     void environmentsLoaded();
     void failed(const QString& message);
     void exportProgress(qint64 rows);
@@ -134,6 +138,9 @@ private:
     bool m_probing = false;
     QString m_historyEnv;
     std::optional<StatusLookup> m_statusLookup;
+    // Actions asked for and not answered yet, by serial: every answer counts
+    // (an action is not superseded by a newer one).
+    QHash<quint64, ConsoleAction> m_actions;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
     QTimer m_reload;
     QTimer m_countdown;

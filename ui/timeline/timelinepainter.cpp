@@ -452,18 +452,32 @@ void TimelinePainter::paintAxis(QPainter& painter, const QRect& area, const Time
     const int row = top / 2;
     QFont bold = painter.font();
     bold.setBold(true);
-    for (const auto& tick : ticks) {
+    const QFontMetrics boldMetrics(bold);
+    for (std::size_t i = 0; i < ticks.size(); ++i) {
+        const auto& tick = ticks[i];
         const int x = static_cast<int>(std::round(left + tick.x));
         painter.setPen(m_colors.dimWindowText);
         painter.drawLine(x, top - 5, x, top - 1);
         painter.setPen(m_colors.windowText);
         painter.drawText(QRect(x + 3, row, 200, top - row - 2), Qt::AlignLeft | Qt::AlignVCenter, tick.label);
-        if (!tick.context.isEmpty()) {
-            painter.save();
-            painter.setFont(bold);
-            painter.drawText(QRect(x + 3, 0, 200, row), Qt::AlignLeft | Qt::AlignBottom, tick.context);
-            painter.restore();
-        }
+        if (tick.context.isEmpty())
+            continue;
+        // A date runs up to the next one at most (the first tick's date and
+        // the next day's ran together at 1280 px): elided where it would
+        // reach it, left out where not even a few letters fit.
+        int room = 200;
+        for (std::size_t j = i + 1; j < ticks.size(); ++j)
+            if (!ticks[j].context.isEmpty()) {
+                room = std::min(room, static_cast<int>(std::round(left + ticks[j].x)) - x - 8);
+                break;
+            }
+        const QString text = boldMetrics.elidedText(tick.context, Qt::ElideRight, room);
+        if (room < boldMetrics.horizontalAdvance(QStringLiteral("Mon…")) || text.isEmpty())
+            continue;
+        painter.save();
+        painter.setFont(bold);
+        painter.drawText(QRect(x + 3, 0, room, row), Qt::AlignLeft | Qt::AlignBottom, text);
+        painter.restore();
     }
     painter.restore();
     painter.setPen(m_colors.grid);

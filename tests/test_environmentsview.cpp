@@ -1,0 +1,345 @@
+// The release console's environments view on its own, offscreen, over a model
+// fed by hand: which operator actions a login is offered (and the tooltip that
+// says why not), the "Needs me" filter and what acts through it, the column
+// names and how a live lease's time reads. No database, no window.
+
+#include "consoleclicks.h"
+#include "consoletypes.h"
+#include "environmentsmodel.h"
+#include "environmentsview.h"
+#include "permissions.h"
+#include "timeformat.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QFont>
+#include <QLabel>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QToolButton>
+#include <QtTest>
+
+using namespace relctl::ui;
+using Column = EnvironmentsModel::Column;
+
+namespace {
+
+constexpr std::int64_t kServerNow = 4'000'000'000'000;
+
+relctl::Timestamp ms(std::int64_t n)
+{
+    return relctl::Timestamp::fromMillis(n);
+}
+
+relctl::EnvironmentRow environment(const std::string& name)
+{
+    relctl::EnvironmentRow row;
+    row.name = name;
+    row.policy = "newest";
+    row.supersede = "approval";
+    row.serialization = "enforced";
+    row.serverNow = ms(kServerNow);
+    return row;
+}
+
+// test: free; staging: leased for 1 min 43 s, 90 s to go; canary: frozen;
+// prod: leased, one promotion open.
+std::vector<relctl::EnvironmentRow> fourEnvironments()
+{
+    auto test = environment("test");
+    auto staging = environment("staging");
+    staging.holderJob = "staging-deploy";
+    staging.holderRelease = "v1.2";
+    staging.holderToken = 7;
+    staging.holderGeneration = 12;
+    staging.holderAcquiredAt = ms(kServerNow - 103'000);
+    staging.leaseExpiresAt = ms(kServerNow + 90'000);
+    auto canary = environment("canary");
+    canary.frozen = true;
+    canary.frozenBy = "rm-alice";
+    canary.frozenReason = "change window";
+    auto prod = environment("prod");
+    prod.holderJob = "prod-deploy";
+    prod.holderRelease = "v1.1";
+    prod.holderToken = 3;
+    prod.holderAcquiredAt = ms(kServerNow - 5'000);
+    prod.leaseExpiresAt = ms(kServerNow + 3'600'000);
+    prod.pendingPromotions = 1;
+    return {test, staging, canary, prod};
+}
+
+QToolButton* buttonFor(QWidget* parent, const QAction* action)
+{
+    for (auto* b : parent->findChildren<QToolButton*>())
+        if (b->defaultAction() == action)
+            return b;
+    return nullptr;
+}
+
+QStringList names(std::initializer_list<const char*> list)
+{
+    QStringList out;
+    for (const char* name : list)
+        out << QLatin1String(name);
+    return out;
+}
+
+QStringList shownNames(const QTableView* table)
+{
+    QStringList names;
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        names << table->model()->index(row, int(Column::Environment)).data().toString();
+    return names;
+}
+
+void select(QTableView* table, const QString& name)
+{
+    table->clearSelection();
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        if (table->model()->index(row, int(Column::Environment)).data().toString() == name)
+            table->selectRow(row);
+}
+
+// A view over the four environments, on a schema with every action.
+struct Fixture
+{
+    Fixture() : view(&model)
+    {
+        model.setEnvironments(fourEnvironments());
+        view.setSchemaVersion(kPromotionsSchemaVersion);
+        view.resize(1200, 400);
+        view.show();
+    }
+
+    QAction* action(const char* name) const { return view.findChild<QAction*>(QLatin1String(name)); }
+    QLabel* nothingForMe() const { return view.findChild<QLabel*>(QStringLiteral("nothingForMe")); }
+
+    EnvironmentsModel model;
+    QAbstractItemModelTester tester{&model, QAbstractItemModelTester::FailureReportingMode::Fatal};
+    EnvironmentsView view;
+};
+
+} // namespace
+
+class TestEnvironmentsView final : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        // Settings of the tests' own, never the user's.
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+    }
+
+    // A CI job's login is not offered what only relctl_manager may do, and
+    // every way in (action, button) says so, naming the login and the role.
+    void aJobLoginIsNotOfferedOperatorActions()
+    {
+        Fixture f;
+        f.view.setPermissions(Permissions(QStringLiteral("ci-bot"), {QStringLiteral("relctl_job")}, {}));
+        for (const QString& env : {QStringLiteral("staging"), QStringLiteral("canary")}) {
+            select(f.view.table(), env);
+            QCOMPARE(f.view.selectedEnvironment(), env);
+            for (const char* name : {"freeze", "unfreeze", "revoke"}) {
+                QAction* a = f.action(name);
+                QVERIFY2(a && !a->isEnabled(), name);
+                QVERIFY2(a->toolTip().contains(QLatin1String("ci-bot")) &&
+                             a->toolTip().contains(QLatin1String("relctl_manager")),
+                         qPrintable(a->toolTip()));
+                QToolButton* b = buttonFor(&f.view, a);
+                QVERIFY2(b && !b->isEnabled(), name);
+                QCOMPARE(b->toolTip(), a->toolTip());
+            }
+            // Reading the history needs no role of a manager.
+            QVERIFY(f.view.historyAction()->isEnabled());
+        }
+        // Even with nothing selected the tooltip says the real reason.
+        f.view.table()->clearSelection();
+        QVERIFY(f.action("freeze")->toolTip().contains(QLatin1String("relctl_manager")));
+
+        // A manager's login gets them back.
+        f.view.setPermissions(Permissions(QStringLiteral("rm-bob"), {QStringLiteral("relctl_manager")}, {}));
+        select(f.view.table(), QStringLiteral("staging"));
+        QVERIFY(f.action("freeze")->isEnabled());
+        QVERIFY(f.action("revoke")->isEnabled());
+        QVERIFY(!f.action("freeze")->toolTip().contains(QLatin1String("relctl_manager")));
+    }
+
+    // Not known yet (or a backend that does not say): everything is offered,
+    // and the server's answer is what the operator sees.
+    void unknownPermissionsOfferEverything()
+    {
+        Fixture f;
+        f.view.setPermissions(Permissions());
+        select(f.view.table(), QStringLiteral("staging"));
+        QVERIFY(f.action("freeze")->isEnabled());
+        QVERIFY(f.action("revoke")->isEnabled());
+        QVERIFY(!f.action("unfreeze")->isEnabled()); // not frozen: nothing to unfreeze
+        select(f.view.table(), QStringLiteral("canary"));
+        QVERIFY(f.action("unfreeze")->isEnabled());
+    }
+
+    // "Needs me": the count on the toggle, the marked rows with the filter
+    // off, exactly the set with it on, and the line when nothing waits.
+    void needsMeFiltersToTheSet()
+    {
+        Fixture f;
+        QAction* needsMe = f.view.needsMeAction();
+        QVERIFY(needsMe && needsMe->isCheckable() && !needsMe->isChecked());
+        QCOMPARE(needsMe->text(), QStringLiteral("Needs me"));
+
+        f.view.setNeedsMe({QStringLiteral("staging"), QStringLiteral("prod")});
+        QCOMPARE(needsMe->text(), QStringLiteral("Needs me (2)"));
+        QCOMPARE(buttonFor(&f.view, needsMe)->text(), QStringLiteral("Needs me (2)"));
+        // Filter off: every row, the ones waiting for me in bold.
+        QTableView* table = f.view.table();
+        QCOMPARE(shownNames(table), names({"test", "staging", "canary", "prod"}));
+        for (int row = 0; row < table->model()->rowCount(); ++row) {
+            const QModelIndex cell = table->model()->index(row, int(Column::Environment));
+            const bool mine = cell.data().toString() == QLatin1String("staging") ||
+                              cell.data().toString() == QLatin1String("prod");
+            QCOMPARE(cell.data(EnvironmentsModel::NeedsMe).toBool(), mine);
+            QCOMPARE(cell.data(Qt::FontRole).value<QFont>().bold(), mine);
+            QCOMPARE(cell.data(Qt::ToolTipRole).toString().contains(QLatin1String("waits for your decision")),
+                     mine);
+        }
+
+        needsMe->setChecked(true);
+        QCOMPARE(shownNames(table), names({"staging", "prod"}));
+        QVERIFY(f.nothingForMe()->isHidden());
+        // The set follows the requests as they are read.
+        f.view.setNeedsMe({QStringLiteral("prod"), QStringLiteral("canary")});
+        QCOMPARE(shownNames(table), names({"canary", "prod"}));
+        QCOMPARE(needsMe->text(), QStringLiteral("Needs me (2)"));
+        // A fresh read (same names) keeps the filter.
+        f.model.setEnvironments(fourEnvironments());
+        QCOMPARE(shownNames(table), names({"canary", "prod"}));
+
+        // Nothing waits: no rows, and a plain line that says so.
+        f.view.setNeedsMe({});
+        QCOMPARE(table->model()->rowCount(), 0);
+        QCOMPARE(needsMe->text(), QStringLiteral("Needs me"));
+        QVERIFY(f.nothingForMe()->isVisible());
+        QCOMPARE(f.nothingForMe()->text(), QStringLiteral("Nothing waits for you."));
+
+        needsMe->setChecked(false);
+        QCOMPARE(shownNames(table), names({"test", "staging", "canary", "prod"}));
+        QVERIFY(f.nothingForMe()->isHidden());
+    }
+
+    // Through the filter the table's rows are not the model's: what is
+    // selected, what its confirmation says and what the action names are
+    // the environment on the selected row.
+    void actionsThroughTheFilterActOnTheShownEnvironment()
+    {
+        Fixture f;
+        f.view.setNeedsMe({QStringLiteral("prod")});
+        f.view.needsMeAction()->setChecked(true);
+        QTableView* table = f.view.table();
+        QCOMPARE(shownNames(table), QStringList{QStringLiteral("prod")});
+        QSignalSpy changed(&f.view, &EnvironmentsView::selectedEnvironmentChanged);
+        table->selectRow(0); // the model's row 3
+        QCOMPARE(f.view.selectedEnvironment(), QStringLiteral("prod"));
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(changed.last().at(0).toString(), QStringLiteral("prod"));
+        // What revoking would do is said of prod's lease, not of row 0's (test, no lease).
+        QVERIFY2(f.view.consequences(ConsoleAction::Kind::Revoke).contains(QLatin1String("prod-deploy")),
+                 qPrintable(f.view.consequences(ConsoleAction::Kind::Revoke)));
+        QVERIFY(f.action("revoke")->isEnabled()); // prod holds a lease; test does not
+
+        QSignalSpy requested(&f.view, &EnvironmentsView::actionRequested);
+        auto shown = std::make_shared<QString>();
+        const auto answered = confirmNextAction(QStringLiteral("rm-bob"), QStringLiteral("stuck job"), shown);
+        f.action("revoke")->trigger();
+        QVERIFY(*answered);
+        QCOMPARE(requested.count(), 1);
+        const auto action = requested.first().at(0).value<ConsoleAction>();
+        QCOMPARE(action.kind, ConsoleAction::Kind::Revoke);
+        QCOMPARE(action.env, QStringLiteral("prod"));
+        QVERIFY2(shown->contains(QLatin1String("prod-deploy")), qPrintable(*shown));
+        // Confirming is not the server accepting: the name is not saved here.
+        QVERIFY(!QSettings().contains(QStringLiteral("operator/name")));
+
+        // The filter hiding the selected row takes the selection with it, and says so.
+        f.view.setNeedsMe({QStringLiteral("staging")});
+        QCOMPARE(shownNames(table), QStringList{QStringLiteral("staging")});
+        QCOMPARE(f.view.selectedEnvironment(), QString());
+        QVERIFY(!f.action("revoke")->isEnabled());
+        QCOMPARE(changed.last().at(0).toString(), QString());
+    }
+
+    void columnsSayWhatTheyCount()
+    {
+        EnvironmentsModel model;
+        QCOMPARE(model.headerData(int(Column::Pending), Qt::Horizontal).toString(),
+                 QStringLiteral("Open requests"));
+        QVERIFY(model.headerData(int(Column::Pending), Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QLatin1String("promotion")));
+        QCOMPARE(model.headerData(int(Column::HeldFor), Qt::Horizontal).toString(),
+                 QStringLiteral("Held for"));
+        QCOMPARE(model.headerData(int(Column::ExpiresIn), Qt::Horizontal).toString(),
+                 QStringLiteral("Expires in"));
+    }
+
+    // A live lease says how long it has been held and how long it has left,
+    // in the console's one duration format, and when it was acquired.
+    void aLiveLeaseSaysHowLongItHasBeenHeld()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+        model.setEnvironments(fourEnvironments());
+        const QModelIndex held = model.index(1, int(Column::HeldFor));
+        const QModelIndex expires = model.index(1, int(Column::ExpiresIn));
+        QCOMPARE(held.data().toString(), QStringLiteral("1 min 43 s"));
+        QCOMPARE(expires.data().toString(), QStringLiteral("1 min 30 s"));
+        QCOMPARE(model.index(3, int(Column::HeldFor)).data().toString(), QStringLiteral("5 s"));
+        QCOMPARE(model.index(3, int(Column::ExpiresIn)).data().toString(), QStringLiteral("1 h 00 min"));
+        // No lease: blank, not "0 s".
+        QVERIFY(!model.index(0, int(Column::HeldFor)).data().isValid());
+        const QString tip = held.data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("Acquired at ") + formatTime(kServerNow - 103'000)) &&
+                     tip.contains(QStringLiteral("Expires at ") + formatTime(kServerNow + 90'000)),
+                 qPrintable(tip));
+
+        // Both clocks move with the server's.
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        model.setNow(kServerNow + 2'000);
+        QCOMPARE(held.data().toString(), QStringLiteral("1 min 45 s"));
+        QCOMPARE(expires.data().toString(), QStringLiteral("1 min 28 s"));
+        QCOMPARE(changes.count(), 1);
+        model.setNow(kServerNow + 90'000);
+        QCOMPARE(expires.data().toString(), QStringLiteral("expired"));
+    }
+
+    void durationsReadAsEverywhereElse_data()
+    {
+        QTest::addColumn<qint64>("remainingMs");
+        QTest::addColumn<QString>("countdown");
+        QTest::addRow("past") << qint64(-5'000) << QStringLiteral("expired");
+        QTest::addRow("zero") << qint64(0) << QStringLiteral("expired");
+        QTest::addRow("1 ms rounds up") << qint64(1) << QStringLiteral("1 s");
+        QTest::addRow("59 s") << qint64(59'000) << QStringLiteral("59 s");
+        QTest::addRow("just over 59 s") << qint64(59'001) << QStringLiteral("1 min 0 s");
+        QTest::addRow("61 s") << qint64(61'000) << QStringLiteral("1 min 1 s");
+        QTest::addRow("one hour") << qint64(3'600'000) << QStringLiteral("1 h 00 min");
+        QTest::addRow("over an hour") << qint64(3'725'000) << QStringLiteral("1 h 02 min");
+    }
+
+    void durationsReadAsEverywhereElse()
+    {
+        QFETCH(qint64, remainingMs);
+        QFETCH(QString, countdown);
+        QCOMPARE(EnvironmentsModel::formatCountdown(remainingMs), countdown);
+        // Beyond a minute, exactly formatDuration's words.
+        if (remainingMs >= 60'000 && remainingMs % 1000 == 0)
+            QCOMPARE(countdown, formatDuration(remainingMs));
+    }
+};
+
+QTEST_MAIN(TestEnvironmentsView)
+#include "test_environmentsview.moc"

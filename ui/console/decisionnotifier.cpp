@@ -1,0 +1,237 @@
+// DecisionNotifier: which requests wait for this login, and announcing each
+// new one once.
+#include "decisionnotifier.h"
+
+#include "timeformat.h"
+
+#include <QApplication>
+#include <QCryptographicHash>
+#include <QDBusConnection>
+#include <QDBusConnectionInterface>
+#include <QDBusMessage>
+#include <QSettings>
+#include <QSystemTrayIcon>
+#include <QVariantMap>
+#include <algorithm>
+
+namespace relctl::ui {
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+// Enough to remember every request a busy organisation opens in months; the
+// oldest are forgotten first (a forgotten one is long decided).
+constexpr int kAnnouncedKept = 2000;
+
+const QString kService = QStringLiteral("org.freedesktop.Notifications");
+
+// A settings key per login and target: a target's text may hold any
+// character, a key may not.
+QString settingsKey(const QString& scope)
+{
+    return QStringLiteral("notified/") +
+           QString::fromLatin1(
+               QCryptographicHash::hash(scope.toUtf8(), QCryptographicHash::Sha1).toHex().left(16));
+}
+
+} // namespace
+
+DecisionNotifier::DecisionNotifier(QObject* parent) : QObject(parent)
+{
+    m_sink = [this](const QString& title, const QString& body) { sendToDesktop(title, body); };
+}
+
+DecisionNotifier::~DecisionNotifier() = default;
+
+void DecisionNotifier::setScope(const QString& scope)
+{
+    if (scope == m_scope)
+        return;
+    m_scope = scope;
+    loadAnnounced();
+}
+
+void DecisionNotifier::setPermissions(const Permissions& permissions)
+{
+    if (permissions == m_permissions)
+        return;
+    m_permissions = permissions;
+    update();
+}
+
+void DecisionNotifier::setPromotions(const PromotionsSnapshot& snapshot)
+{
+    m_snapshot = snapshot;
+    m_havePromotions = true;
+    update();
+}
+
+void DecisionNotifier::setSupersessions(const QList<SupersessionRow>& rows)
+{
+    m_rows = rows;
+    m_haveSupersessions = true;
+    update();
+}
+
+void DecisionNotifier::update()
+{
+    // Nothing is known to wait for a login the console has not identified:
+    // an unknown login would be told of everything.
+    QSet<QString> envs;
+    QList<Notice> fresh;
+    int promotions = 0, supersessions = 0, undone = 0;
+    const QString login = m_permissions.login();
+    if (m_permissions.known() && !login.isEmpty()) {
+        const auto environment = [this](const std::string& name) -> const relctl::Environment* {
+            for (const relctl::Environment& e : m_snapshot.environments)
+                if (e.name == name)
+                    return &e;
+            return nullptr;
+        };
+        for (const relctl::Promotion& p : m_snapshot.promotions) {
+            const bool mineApproved = std::any_of(p.approvals.begin(), p.approvals.end(), [&](const auto& v) {
+                return v.login && q(*v.login) == login;
+            });
+            const relctl::Environment* env = environment(p.env);
+            const QString what = tr("%1 to %2").arg(q(p.release), q(p.env));
+            if (p.state == "open") {
+                const bool requestedByMe = p.requestedLogin && q(*p.requestedLogin) == login;
+                const bool deniedByMe = p.denial && p.denial->login && q(*p.denial->login) == login;
+                if (!requestedByMe && !mineApproved && !deniedByMe &&
+                    m_permissions.canDecidePromotion(p.approverRole)) {
+                    ++promotions;
+                    envs.insert(q(p.env));
+                    const qint64 given = p.approvalsGiven.value_or(qint64(p.approvals.size()));
+                    fresh.append({QStringLiteral("promotion:%1").arg(p.id), tr("Promotion waits for you"),
+                                  tr("%1 (request #%2, asked by %3): %4 of %5 approvals.")
+                                      .arg(what)
+                                      .arg(p.id)
+                                      .arg(q(p.requestedBy))
+                                      .arg(given)
+                                      .arg(p.approvalsRequired)});
+                }
+                // Approved by this login, then frozen before it applied.
+                if (mineApproved && env && env->frozen) {
+                    ++undone;
+                    envs.insert(q(p.env));
+                    fresh.append({QStringLiteral("frozen:%1:%2").arg(p.id).arg(env->frozen->at.micros()),
+                                  tr("Your approval is held by a freeze"),
+                                  tr("%1 (request #%2) waits: %3 was frozen by %4 (%5).")
+                                      .arg(what)
+                                      .arg(p.id)
+                                      .arg(q(p.env), q(env->frozen->by), q(env->frozen->reason))});
+                }
+            } else if (p.state == "approved" && mineApproved && env && env->current &&
+                       env->current->generation < p.generation) {
+                // What this login approved was applied, and the environment
+                // now runs an older generation: a rollback undid it.
+                ++undone;
+                envs.insert(q(p.env));
+                fresh.append({QStringLiteral("rolledback:%1:%2").arg(p.id).arg(env->current->id.value_or(0)),
+                              tr("A release you approved was rolled back"),
+                              tr("%1 (request #%2) was approved; %3 now runs %4 (generation %5).")
+                                  .arg(what)
+                                  .arg(p.id)
+                                  .arg(q(p.env), q(env->current->release))
+                                  .arg(env->current->generation)});
+            }
+        }
+        if (m_permissions.canOperate()) {
+            for (const SupersessionRow& r : m_rows) {
+                ++supersessions;
+                envs.insert(r.env);
+                fresh.append({QStringLiteral("supersession:%1").arg(r.id), tr("Supersession waits for you"),
+                              tr("%1: %2 (generation %3) asks to skip %4.")
+                                  .arg(r.env, r.winnerRelease)
+                                  .arg(r.winnerGeneration)
+                                  .arg(r.skipped.join(QStringLiteral(", ")))});
+            }
+        }
+    }
+    const bool moved = envs != m_environments || promotions != m_promotions ||
+                       supersessions != m_supersessions || undone != m_undone;
+    m_environments = envs;
+    m_promotions = promotions;
+    m_supersessions = supersessions;
+    m_undone = undone;
+    if (moved)
+        emit changed();
+    // Announced only once both lists were read: the first promotions alone
+    // would otherwise make every open supersession look new on the next read.
+    if (m_havePromotions && m_haveSupersessions)
+        announce(fresh);
+}
+
+void DecisionNotifier::announce(const QList<Notice>& notices)
+{
+    QList<Notice> unseen;
+    for (const Notice& n : notices)
+        if (!m_announced.contains(n.key))
+            unseen.append(n);
+    if (unseen.isEmpty())
+        return;
+    for (const Notice& n : unseen)
+        m_announced.append(n.key);
+    while (m_announced.size() > kAnnouncedKept)
+        m_announced.removeFirst();
+    saveAnnounced();
+    if (unseen.size() > kSeparateNotices) {
+        QStringList lines;
+        for (const Notice& n : unseen)
+            lines << n.body;
+        const QString title = tr("%n decisions wait for you", nullptr, int(unseen.size()));
+        const QString body =
+            lines.mid(0, kSeparateNotices).join(QLatin1Char('\n')) +
+            tr("\n… and %n more: see the console.", nullptr, int(unseen.size() - kSeparateNotices));
+        m_sink(title, body);
+        emit notified(title, body);
+        return;
+    }
+    for (const Notice& n : unseen) {
+        m_sink(n.title, n.body);
+        emit notified(n.title, n.body);
+    }
+}
+
+void DecisionNotifier::sendToDesktop(const QString& title, const QString& body)
+{
+    // The desktop's own notification service first (it keeps the notice
+    // when the console is hidden), a tray message where there is none.
+    QDBusConnection bus = QDBusConnection::sessionBus();
+    if (bus.isConnected() && bus.interface() && bus.interface()->isServiceRegistered(kService)) {
+        QDBusMessage call = QDBusMessage::createMethodCall(
+            kService, QStringLiteral("/org/freedesktop/Notifications"), kService, QStringLiteral("Notify"));
+        call << QStringLiteral("release-console") << uint(0) << QStringLiteral("release-console") << title
+             << body << QStringList() << QVariantMap() << int(-1);
+        bus.call(call, QDBus::NoBlock);
+        return;
+    }
+    if (QSystemTrayIcon::isSystemTrayAvailable()) {
+        if (!m_tray) {
+            m_tray = new QSystemTrayIcon(QApplication::windowIcon(), this);
+            m_tray->setToolTip(tr("relctl release console"));
+        }
+        m_tray->show();
+        m_tray->showMessage(title, body);
+    }
+    // Neither: the main window's status bar repeats every notice (notified).
+}
+
+void DecisionNotifier::loadAnnounced()
+{
+    m_announced.clear();
+    if (!m_scope.isEmpty())
+        m_announced = QSettings().value(settingsKey(m_scope)).toStringList();
+}
+
+void DecisionNotifier::saveAnnounced()
+{
+    if (!m_scope.isEmpty())
+        QSettings().setValue(settingsKey(m_scope), m_announced);
+}
+
+} // namespace relctl::ui
