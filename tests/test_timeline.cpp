@@ -1391,6 +1391,39 @@ private slots:
         QToolTip::hideText();
     }
 
+    // A live lease says how long it has been held until now, and how long
+    // it has left: not the span it was granted (acquired to expiry).
+    void aLiveLeaseSaysHowLongItHasBeenHeld()
+    {
+        TimelineWidget w;
+        showSmall(w);
+        const std::int64_t start = kBase + 600 * 1000;
+        const std::int64_t now = start + 2 * 60 * 1000;
+        w.setFollowNow(false);
+        w.setVisibleRange(start - 60 * 1000, start + 10 * 60 * 1000);
+        relctl::TimelineSlice slice;
+        slice.environments = {"prod"};
+        slice.serverNow = ms(now);
+        slice.leases = {lease("prod", 3, start, now + 5 * 60 * 1000, "live")};
+        w.setSlice(slice);
+        const QPoint onBar(
+            static_cast<int>(g(w).plotLeft() + g(w).xForTime(static_cast<double>(start + 30 * 1000))),
+            static_cast<int>(g(w).barTop(0) + 5));
+        QHelpEvent help(QEvent::ToolTip, onBar, w.mapToGlobal(onBar));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        const QString text = QToolTip::text();
+        // The server's present moves on locally between slices: a second of slack.
+        QVERIFY2(text.contains(QStringLiteral("held 2 min 0 s so far")) ||
+                     text.contains(QStringLiteral("held 2 min 1 s so far")),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("expires in 5 min 0 s")) ||
+                     text.contains(QStringLiteral("expires in 4 min 59 s")),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("held 7 min")), qPrintable(text));
+        QToolTip::hideText();
+    }
+
     void manyLanesScrollInASmallWidget()
     {
         TimelineWidget w;

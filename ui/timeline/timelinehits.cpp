@@ -129,7 +129,7 @@ QString TimelineWidget::describe(const TimelineHit& hit) const
     if (hit.marker)
         text = describeMarkers(hit.group);
     else if (hit.lease)
-        text = describeLease(*hit.lease);
+        text = describeLease(*hit.lease, static_cast<qint64>(serverNowEstimate()));
     // A freeze is the lane's state around whatever else is there: said last.
     if (hit.freeze)
         text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +

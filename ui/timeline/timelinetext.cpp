@@ -2,6 +2,7 @@
 
 #include "timeformat.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace relctl::ui {
@@ -53,17 +54,23 @@ QString endingTitle(LeaseEnding ending)
     return QStringLiteral("Released");
 }
 
-QString describeLease(const relctl::LeaseSpan& l)
+QString describeLease(const relctl::LeaseSpan& l, qint64 nowMs)
 {
     const bool live = leaseEnding(l.ending) == LeaseEnding::Live;
-    return str(l.job) + QLatin1Char('\n') +
-           QStringLiteral("release %1 \u00b7 generation %2 \u00b7 token #%3")
-               .arg(str(l.release))
-               .arg(l.generation)
-               .arg(l.token) +
-           QStringLiteral("\nacquired %1").arg(formatTime(l.acquiredAt, true)) +
-           (live ? QStringLiteral("\nexpires %1") : QStringLiteral("\nended %1"))
-               .arg(formatTime(l.endsAt, true)) +
+    const QString head = str(l.job) + QLatin1Char('\n') +
+                         QStringLiteral("release %1 \u00b7 generation %2 \u00b7 token #%3")
+                             .arg(str(l.release))
+                             .arg(l.generation)
+                             .arg(l.token) +
+                         QStringLiteral("\nacquired %1").arg(formatTime(l.acquiredAt, true));
+    // A live lease has been held until now, not for the span it was granted
+    // (its expiry is the end of that span, and moves with every renewal).
+    if (live)
+        return head + QStringLiteral("\nexpires %1").arg(formatTime(l.endsAt, true)) +
+               QStringLiteral("\nheld %1 so far \u00b7 expires in %2 \u00b7 live")
+                   .arg(formatDuration(std::max<qint64>(0, nowMs - l.acquiredAt.millis())),
+                        formatDuration(std::max<qint64>(0, l.endsAt.millis() - nowMs)));
+    return head + QStringLiteral("\nended %1").arg(formatTime(l.endsAt, true)) +
            QStringLiteral("\nheld %1 \u00b7 %2")
                .arg(formatDuration(l.endsAt.millis() - l.acquiredAt.millis()), str(l.ending));
 }

@@ -17,7 +17,8 @@ namespace relctl::ui {
 QString markerTitle(MarkerKind kind);    // "Refusal", "Promotion decision", ...
 QString endingTitle(LeaseEnding ending); // "Live", "Released", ...
 
-QString describeLease(const relctl::LeaseSpan& lease);
+// nowMs: the server's present, for how long a live lease has been held.
+QString describeLease(const relctl::LeaseSpan& lease, qint64 nowMs);
 // One marker in full; several (a group) as one line each: kind, time, job.
 QString describeMarkers(const std::vector<const relctl::TimelineMarker*>& markers);
 // nowMs ends an open freeze for the "for ..." duration.
