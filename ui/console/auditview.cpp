@@ -802,7 +802,7 @@ QString AuditView::exportDirectory() const
         return m_exportDir;
     // Not the process's working directory: a console started from a menu
     // has "/" or its install directory there.
-    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     if (!documents.isEmpty() && QFileInfo(documents).isDir())
         return documents;
     return QDir::homePath();

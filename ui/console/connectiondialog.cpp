@@ -129,7 +129,7 @@ ConnectionTarget ConnectionDialog::target() const
 
 ConnectionTarget ConnectionDialog::targetWithPassword() const
 {
-    const ConnectionTarget chosen = target();
+    ConnectionTarget chosen = target();
     if (!m_password->text().isEmpty())
         chosen.rememberPassword(m_password->text());
     return chosen;

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "actiondialog.h"
 #include "auditmodel.h"
 #include "auditview.h"
 #include "connectiondialog.h"
