@@ -8,6 +8,7 @@
 #include "decisionnotifier.h"
 #include "fakeconsole.h"
 
+#include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
@@ -317,6 +318,41 @@ private slots:
         ActionDialog dialog(freeze, QStringLiteral("Freeze"));
         auto* recorded = dialog.findChild<QLabel*>(QStringLiteral("recordedLogin"));
         QVERIFY(recorded && recorded->text().contains(QStringLiteral("rm-carol")));
+    }
+
+    // The console proper keeps the docks a person left (which are open, and
+    // where) and the window's size; a test's window (not remembering) leaves
+    // the settings alone.
+    void theLayoutIsRemembered()
+    {
+        {
+            FakeConsole c;
+            c.window.setRemembersLayout(true);
+            c.start();
+            auto* queue = c.window.findChild<QDockWidget*>(QStringLiteral("Queue"));
+            QVERIFY(queue && queue->isVisibleTo(&c.window));
+            queue->hide();
+            // (The offscreen screen is 800 px high, and the window opens as high.)
+            c.window.resize(c.window.width(), 700);
+            c.window.close();
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("window/state")));
+        {
+            FakeConsole again;
+            again.window.setRemembersLayout(true);
+            again.start();
+            auto* queue = again.window.findChild<QDockWidget*>(QStringLiteral("Queue"));
+            QVERIFY(queue && !queue->isVisibleTo(&again.window));
+            QTRY_COMPARE(again.window.height(), 700);
+            again.window.close();
+        }
+        QSettings().clear();
+        {
+            FakeConsole test;
+            test.start();
+            test.window.close();
+        }
+        QVERIFY(!QSettings().contains(QStringLiteral("window/state")));
     }
 };
 
