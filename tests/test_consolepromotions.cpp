@@ -102,7 +102,7 @@ private slots:
                    staging = paths.indexOf(QStringLiteral("staging v1.43")),
                    prod = paths.indexOf(QStringLiteral("prod v1.39"));
         QVERIFY2(test >= 0 && staging > test && prod > staging, qPrintable(paths));
-        QVERIFY2(paths.contains(QStringLiteral("2 approval(s)")), qPrintable(paths));
+        QVERIFY2(paths.contains(QStringLiteral("2 approvals")), qPrintable(paths));
 
         QVERIFY(selectPromotion(c, QStringLiteral("prod"), 43));
         const QString details = view->detailsText();

@@ -193,9 +193,8 @@ private slots:
               QStringLiteral("47 min 0 s to go"),
               QStringLiteral("blocked by the freeze on prod (frozen by frank since %1)")
                   .arg(formatTime(kNow - 30 * kMin)),
-              QStringLiteral(
-                  "missing: 1 more approval(s) from members of prod_approvers, the soak on staging, "
-                  "an unfreeze of prod")})
+              QStringLiteral("missing: 1 more approval from members of prod_approvers, the soak on staging, "
+                             "an unfreeze of prod")})
             QVERIFY2(line.contains(expected), qPrintable(expected + QStringLiteral("\n\n") + line));
 
         // Once the soak has run: done, and when it ended.
@@ -251,7 +250,7 @@ private slots:
         answered = confirmNextAction({}, {}, shown);
         view.approveButton()->click();
         QVERIFY(*answered);
-        QVERIFY2(shown->contains(QStringLiteral("makes it 1 of 2: 1 more approval(s) needed")),
+        QVERIFY2(shown->contains(QStringLiteral("makes it 1 of 2: 1 more approval needed")),
                  qPrintable(*shown));
         QVERIFY2(shown->contains(QStringLiteral("Soak: done")), qPrintable(*shown));
         QVERIFY2(!shown->contains(QStringLiteral("frozen")), qPrintable(*shown));

@@ -28,6 +28,18 @@ namespace relctl::ui {
 
 namespace {
 
+// "1 approval", "2 approvals": without a translation loaded, Qt's %n
+// leaves "approval(s)" as written.
+QString approvalCount(std::int64_t n)
+{
+    return n == 1 ? QObject::tr("1 approval") : QObject::tr("%1 approvals").arg(n);
+}
+
+QString moreApprovals(std::int64_t n)
+{
+    return n == 1 ? QObject::tr("1 more approval") : QObject::tr("%1 more approvals").arg(n);
+}
+
 // How many decided requests "Open and recently decided" shows: enough to see
 // what was decided today without the list growing with the history.
 constexpr int kRecentDecisions = 10;
@@ -503,7 +515,7 @@ QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& enviro
         if (e.soakMs > 0)
             rules << tr("soak %1").arg(duration(e.soakMs));
         if (e.approvalsRequired > 0)
-            rules << tr("%n approval(s)", nullptr, static_cast<int>(e.approvalsRequired));
+            rules << approvalCount(e.approvalsRequired);
         if (e.frozen)
             rules << tr("frozen");
         if (!rules.isEmpty())
@@ -548,7 +560,7 @@ QString PromotionsView::readinessText(const relctl::Promotion& p, qint64 elapsed
         parts << tr("%1 of %2 approved").arg(given).arg(p.approvalsRequired);
         if (given < p.approvalsRequired) {
             const std::optional<std::string> role = approverRoleOf(p, env);
-            missing << tr("%n more approval(s)", nullptr, int(p.approvalsRequired - given)) +
+            missing << moreApprovals(p.approvalsRequired - given) +
                            (role ? tr(" from members of %1").arg(q(*role)) : QString());
         }
     } else {
@@ -686,10 +698,10 @@ QString PromotionsView::decisionHtml(const relctl::Promotion& p, bool approve, c
                      .arg(p.approvalsRequired)
                      .arg(esc(p.release), esc(p.env));
     else
-        lines << tr("This approval makes it <b>%1 of %2</b>: %n more approval(s) needed.", nullptr,
-                    int(p.approvalsRequired - after))
+        lines << tr("This approval makes it <b>%1 of %2</b>: %3 needed.")
                      .arg(after)
-                     .arg(p.approvalsRequired);
+                     .arg(p.approvalsRequired)
+                     .arg(moreApprovals(p.approvalsRequired - after));
     // Approving does not wait for the soak or a freeze (decide_promotion
     // checks neither); the job's deploy is what they hold back.
     if (const auto& up = p.upstream) {
