@@ -6,6 +6,7 @@
 #include "consolesession.h"
 #include "jobstatus.h"
 #include "relctl/catalogue.h"
+#include "savelocation.h"
 #include "timeformat.h"
 
 #include <QAction>
@@ -32,7 +33,6 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QStackedWidget>
-#include <QStandardPaths>
 #include <QTableView>
 #include <QTimer>
 #include <QUrl>
@@ -798,22 +798,12 @@ void AuditView::exportTo(const QString& path, bool json)
 
 QString AuditView::exportDirectory() const
 {
-    if (!m_exportDir.isEmpty() && QFileInfo(m_exportDir).isDir())
-        return m_exportDir;
-    // Not the process's working directory: a console started from a menu
-    // has "/" or its install directory there.
-    QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    if (!documents.isEmpty() && QFileInfo(documents).isDir())
-        return documents;
-    return QDir::homePath();
+    return saveFolder(m_exportDir);
 }
 
 QString AuditView::exportFileName(qint64 nowMs, bool json)
 {
-    // What and when (UTC, like every time in the console), sorting by date.
-    return QStringLiteral("relctl-audit-%1.%2")
-        .arg(QDateTime::fromMSecsSinceEpoch(nowMs, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd-HHmm")),
-             exportSuffix(json));
+    return datedFileName(QStringLiteral("audit"), exportSuffix(json), nowMs);
 }
 
 void AuditView::setUrlOpener(std::function<bool(const QUrl&)> open)

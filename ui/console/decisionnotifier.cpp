@@ -2,7 +2,7 @@
 // new one once.
 #include "decisionnotifier.h"
 
-#include "timeformat.h"
+#include "promotionstanding.h"
 
 #include <QApplication>
 #include <QCryptographicHash>
@@ -12,7 +12,6 @@
 #include <QSettings>
 #include <QSystemTrayIcon>
 #include <QVariantMap>
-#include <algorithm>
 
 namespace relctl::ui {
 
@@ -93,16 +92,13 @@ void DecisionNotifier::update()
             return nullptr;
         };
         for (const relctl::Promotion& p : m_snapshot.promotions) {
-            const bool mineApproved = std::any_of(p.approvals.begin(), p.approvals.end(), [&](const auto& v) {
-                return v.login && q(*v.login) == login;
-            });
             const relctl::Environment* env = environment(p.env);
+            const PromotionStanding standing = PromotionStanding::of(p, env, login);
+            const bool mineApproved = standing.approval != nullptr;
             const QString what = tr("%1 to %2").arg(q(p.release), q(p.env));
             if (p.state == "open") {
-                const bool requestedByMe = p.requestedLogin && q(*p.requestedLogin) == login;
-                const bool deniedByMe = p.denial && p.denial->login && q(*p.denial->login) == login;
-                if (!requestedByMe && !mineApproved && !deniedByMe &&
-                    m_permissions.canDecidePromotion(p.approverRole)) {
+                if (!standing.requestedByLogin && !mineApproved && !standing.deniedByLogin &&
+                    m_permissions.canDecidePromotion(standing.approverRole)) {
                     ++promotions;
                     envs.insert(q(p.env));
                     const qint64 given = p.approvalsGiven.value_or(qint64(p.approvals.size()));

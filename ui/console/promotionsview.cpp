@@ -8,6 +8,7 @@
 #include "icons.h"
 #include "manifestdiff.h"
 #include "manifesthistorymodel.h"
+#include "promotionstanding.h"
 #include "timeformat.h"
 
 #include <QComboBox>
@@ -102,15 +103,6 @@ bool isDenied(const relctl::Promotion& p)
 }
 
 // The role whose members decide: the request's, else its environment's.
-std::optional<std::string> approverRoleOf(const relctl::Promotion& p, const relctl::Environment* env)
-{
-    if (p.approverRole && !p.approverRole->empty())
-        return p.approverRole;
-    if (env && env->approverRole && !env->approverRole->empty())
-        return env->approverRole;
-    return std::nullopt;
-}
-
 // One decision as the details list it: "bob (login rm_bob) at … — reason".
 QString voteHtml(const relctl::PromotionVote& v)
 {
@@ -427,19 +419,17 @@ void PromotionsView::updateButtons()
     const bool supported = m_schemaVersion >= kPromotionsSchemaVersion;
     const relctl::Promotion* p = selected();
     const QString login = this->login();
-    const std::optional<std::string> role = p ? approverRoleOf(*p, environmentOf(*p)) : std::nullopt;
+    const PromotionStanding standing =
+        p ? PromotionStanding::of(*p, environmentOf(*p), login) : PromotionStanding{};
+    const std::optional<std::string>& role = standing.approverRole;
     const bool mayDecide = m_permissions.canDecidePromotion(role);
     // Whose request it is is a matter of logins (the protocol refuses the
     // requester's login, SELF_APPROVAL), and of the name typed as well.
     const QString me = operatorName();
-    const bool ownLogin = p && p->requestedLogin && !login.isEmpty() && q(*p->requestedLogin) == login;
+    const bool ownLogin = standing.requestedByLogin;
     const bool own = p && (ownLogin || q(p->requestedBy) == me);
     // An approval counts once per login: this login's own is already in.
-    const relctl::PromotionVote* mine = nullptr;
-    if (p && !login.isEmpty())
-        for (const relctl::PromotionVote& v : p->approvals)
-            if (v.login && q(*v.login) == login)
-                mine = &v;
+    const relctl::PromotionVote* mine = standing.approval;
     const QString why = !supported ? tr("The database's relctl schema (version %1) predates promotions: "
                                         "run relctl migrate.")
                                          .arg(m_schemaVersion)
@@ -559,7 +549,7 @@ QString PromotionsView::readinessText(const relctl::Promotion& p, qint64 elapsed
     if (isOpen(p)) {
         parts << tr("%1 of %2 approved").arg(given).arg(p.approvalsRequired);
         if (given < p.approvalsRequired) {
-            const std::optional<std::string> role = approverRoleOf(p, env);
+            const std::optional<std::string> role = PromotionStanding::of(p, env, {}).approverRole;
             missing << moreApprovals(p.approvalsRequired - given) +
                            (role ? tr(" from members of %1").arg(q(*role)) : QString());
         }

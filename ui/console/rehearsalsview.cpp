@@ -4,6 +4,7 @@
 #include "environmentsmodel.h"
 #include "icons.h"
 #include "rehearsalstepmodel.h"
+#include "savelocation.h"
 #include "timelinewidget.h"
 
 #include <QComboBox>
@@ -23,7 +24,6 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTabWidget>
@@ -631,17 +631,9 @@ bool RehearsalsView::saveReport(const QString& path)
 
 QString RehearsalsView::proposedReportPath() const
 {
-    // Not the process's working directory: the console may have been started
-    // from anywhere, and a report belongs where the operator keeps documents.
-    QString folder = QSettings().value(kReportFolder).toString();
-    if (folder.isEmpty() || !QDir(folder).exists())
-        folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    if (folder.isEmpty() || !QDir(folder).exists())
-        folder = QDir::homePath();
-    // Dated in UTC like every time the console shows, to the minute, so
-    // reports of one day's rehearsals do not overwrite each other.
-    const QString stamp = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyy-MM-dd-HHmm"));
-    return QDir(folder).filePath(QStringLiteral("relctl-rehearsal-%1.html").arg(stamp));
+    return QDir(saveFolder(QSettings().value(kReportFolder).toString()))
+        .filePath(datedFileName(QStringLiteral("rehearsal"), QStringLiteral("html"),
+                                QDateTime::currentMSecsSinceEpoch()));
 }
 
 void RehearsalsView::chooseReportFile()
