@@ -239,15 +239,39 @@ AuditCursor auditCursorAfter(const Event& e, AuditSort::Column column)
 
 ConsoleQueries::ConsoleQueries(Database& db) : m_db(db) {}
 
-std::vector<EnvironmentRow> ConsoleQueries::environments()
+namespace {
+
+// A list of names as one parameter: a JSON array the server unpacks (NULL:
+// no list, every environment).
+std::optional<std::string> nameArray(const std::optional<std::vector<std::string>>& names)
 {
-    const json reply = internal::DatabaseGate::impl(m_db).call(false, "SELECT relctl.console_environments()");
+    if (!names)
+        return std::nullopt;
+    return json(*names).dump();
+}
+
+// `call` with NAMES replaced by parameter `param` unpacked into text[].
+std::string withNames(std::string call, int param)
+{
+    const std::string p = "$" + std::to_string(param) + "::json";
+    call.replace(call.find("NAMES"), 5,
+                 "CASE WHEN " + p + " IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(" + p + ")) END");
+    return call;
+}
+
+} // namespace
+
+std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std::vector<std::string>>& names)
+{
+    const json reply = internal::DatabaseGate::impl(m_db).call(
+        false, withNames("SELECT relctl.console_environments(NAMES)", 1), nameArray(names));
     return convert([&] {
         const Timestamp now = value<Timestamp>(reply, "server_now");
         std::vector<EnvironmentRow> rows;
         for (const json& j : reply.at("environments")) {
             EnvironmentRow r;
             r.name = value<std::string>(j, "name");
+            r.group = value<std::string>(j, "group");
             r.policy = value<std::string>(j, "policy");
             r.supersede = value<std::string>(j, "supersede");
             r.serialization = value<std::string>(j, "serialization");
@@ -283,6 +307,14 @@ std::vector<EnvironmentRow> ConsoleQueries::environments()
             r.frozenBy = optional<std::string>(j, "frozen_by");
             r.frozenReason = optional<std::string>(j, "frozen_reason");
             r.frozenAt = optional<Timestamp>(j, "frozen_at");
+            r.promoteFrom = optional<std::string>(j, "promote_from");
+            for (const json& a : j.at("attention")) {
+                AttentionItem item;
+                item.reason = value<std::string>(a, "reason");
+                item.summary = value<std::string>(a, "summary");
+                item.at = optional<Timestamp>(a, "at");
+                r.attention.push_back(std::move(item));
+            }
             r.serverNow = now;
             rows.push_back(std::move(r));
         }
@@ -425,10 +457,12 @@ void ConsoleQueries::auditRows(const AuditFilter& f, const AuditSort& sort,
         std::rethrow_exception(fromRow);
 }
 
-TimelineSlice ConsoleQueries::timeline(Timestamp from, Timestamp to)
+TimelineSlice ConsoleQueries::timeline(Timestamp from, Timestamp to,
+                                       const std::optional<std::vector<std::string>>& envs)
 {
     const json reply = internal::DatabaseGate::impl(m_db).call(
-        false, "SELECT relctl.console_timeline($1, $2)", from.millis(), to.millis());
+        false, withNames("SELECT relctl.console_timeline($1, $2, NAMES)", 3), from.millis(), to.millis(),
+        nameArray(envs));
     return convert([&] {
         TimelineSlice slice;
         slice.environments = strings(reply.at("environments"));

@@ -28,7 +28,11 @@
 -- extent, with no items (a cheap way to learn the extent). Bounds beyond
 -- what a timestamp holds are clamped, so no argument makes the function fail
 -- with an overflow; only a window that ends before it starts is refused.
-CREATE FUNCTION relctl.console_timeline(p_from bigint, p_to bigint) RETURNS json
+--
+-- p_envs: only these environments' lanes and items (NULL: every one). A
+-- console applies a live event by reading the slice of the environments it
+-- touched, whose cost follows those lanes, not the organisation.
+CREATE FUNCTION relctl.console_timeline(p_from bigint, p_to bigint, p_envs text[] DEFAULT NULL) RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
     v_now timestamptz := clock_timestamp();
@@ -54,7 +58,8 @@ BEGIN
     END IF;
     RETURN json_build_object(
         'server_now', relctl.epoch_ms(v_now),
-        'environments', (SELECT coalesce(json_agg(name ORDER BY name), '[]') FROM relctl.environments),
+        'environments', (SELECT coalesce(json_agg(name ORDER BY name), '[]') FROM relctl.environments
+                         WHERE p_envs IS NULL OR name = ANY (p_envs)),
         'history_first', relctl.epoch_ms((SELECT at FROM relctl.events ORDER BY id LIMIT 1)),
         'history_last', relctl.epoch_ms((SELECT at FROM relctl.events ORDER BY id DESC LIMIT 1)),
         'freezes', (
@@ -65,14 +70,15 @@ BEGIN
             FROM (SELECT fz.env, fz.at AS began, uf.at AS ended, fz.actor AS by, fz.detail ->> 'reason' AS reason
                   FROM (SELECT * FROM relctl.events v
                         WHERE v.operation = 'freeze' AND v.outcome = 'accepted' AND v.env IS NOT NULL
-                          AND v.at >= v_from AND v.at < v_to
+                          AND v.at >= v_from AND v.at < v_to AND (p_envs IS NULL OR v.env = ANY (p_envs))
                         UNION ALL -- disjoint: in the window, and before it
                         SELECT b.* FROM relctl.environments e
                         CROSS JOIN LATERAL (
                             SELECT * FROM relctl.events v
                             WHERE v.operation = 'freeze' AND v.outcome = 'accepted' AND v.env = e.name
                               AND v.at < v_from
-                            ORDER BY v.id DESC LIMIT 1) b) fz
+                            ORDER BY v.id DESC LIMIT 1) b
+                        WHERE p_envs IS NULL OR e.name = ANY (p_envs)) fz
                   CROSS JOIN LATERAL (
                       SELECT u.at FROM relctl.events u
                       WHERE u.operation = 'unfreeze' AND u.outcome = 'accepted' AND u.env = fz.env
@@ -82,7 +88,8 @@ BEGIN
                   UNION ALL
                   SELECT e.name, e.frozen_at, NULL, e.frozen_by, e.frozen_reason
                   FROM relctl.environments e
-                  WHERE e.frozen_at IS NOT NULL AND e.frozen_at < v_to) f),
+                  WHERE e.frozen_at IS NOT NULL AND e.frozen_at < v_to
+                    AND (p_envs IS NULL OR e.name = ANY (p_envs))) f),
         'leases', (
             SELECT coalesce(json_agg(relctl.console_lease_json(l, v_now) ORDER BY l.env, l.acquired_at, l.token),
                             '[]')
@@ -92,10 +99,11 @@ BEGIN
             -- coalesce(ended_at, expires_at) >= v_from as one test reads every
             -- lease of the history to keep the few in a recent window.
             FROM (SELECT * FROM relctl.leases
-                  WHERE ended_at >= v_from AND acquired_at < v_to
+                  WHERE ended_at >= v_from AND acquired_at < v_to AND (p_envs IS NULL OR env = ANY (p_envs))
                   UNION ALL
                   SELECT * FROM relctl.leases
                   WHERE ended_at IS NULL AND expires_at >= v_from AND acquired_at < v_to
+                    AND (p_envs IS NULL OR env = ANY (p_envs))
                   ORDER BY acquired_at DESC LIMIT 20000) l),
         'markers', (
             SELECT coalesce(json_agg(json_build_object('event', k.event, 'env', k.env,
@@ -128,6 +136,7 @@ BEGIN
                              v.job
                       FROM relctl.events v
                       WHERE v.at >= v_from AND v.at < v_to AND v.env IS NOT NULL
+                        AND (p_envs IS NULL OR v.env = ANY (p_envs))
                         AND (v.outcome = 'rejected' OR v.operation IN
                              ('publish', 'revoke', 'freeze', 'unfreeze', 'approve', 'deny', 'env-set',
                               'rollback', 'promotion-requested', 'promotion-approve', 'promotion-deny'))
@@ -138,6 +147,7 @@ BEGIN
                              c.job
                       FROM relctl.candidates c -- through candidates_queued (0010)
                       WHERE c.queued_at >= v_from AND c.queued_at < v_to
+                        AND (p_envs IS NULL OR c.env = ANY (p_envs))
                       ORDER BY c.queued_at DESC LIMIT 50000) cands
                   ORDER BY at DESC LIMIT 50000) k));
 END

@@ -34,9 +34,22 @@ struct QueuedCandidate
     std::optional<std::int64_t> wins;      // the supersession request that names it the winner
 };
 
+// Why an environment needs a person now (relctl.environment_attention, the
+// one definition): reason is frozen, refused, decision, waiting, expiring or
+// promotion_blocked; summary says it in words.
+struct AttentionItem
+{
+    std::string reason;
+    std::string summary;
+    std::optional<Timestamp> at; // when it began (frozen), last happened (refused) or ends (expiring)
+
+    bool operator==(const AttentionItem&) const = default;
+};
+
 struct EnvironmentRow
 {
     std::string name;
+    std::string group; // the one set, else the name up to its first '.' (relctl.env_group)
     std::string policy;        // ordered | newest
     std::string supersede;     // auto | approval
     std::string serialization; // enforced | off
@@ -60,6 +73,8 @@ struct EnvironmentRow
     std::optional<std::string> frozenBy;
     std::optional<std::string> frozenReason;
     std::optional<Timestamp> frozenAt;
+    std::optional<std::string> promoteFrom;
+    std::vector<AttentionItem> attention; // as of serverNow; empty: nothing needs a person
     Timestamp serverNow; // the server's clock when read: countdowns start from it
 };
 
@@ -279,7 +294,9 @@ class ConsoleQueries final
 public:
     explicit ConsoleQueries(Database& db);
 
-    std::vector<EnvironmentRow> environments();
+    // Every environment, or only those named (a live event's: absent names
+    // are environments that no longer exist), in name order.
+    std::vector<EnvironmentRow> environments(const std::optional<std::vector<std::string>>& names = std::nullopt);
     AuditPage auditPage(const AuditPageRequest& request);
     // Every event matching the filter, in the sort's order, read by one
     // statement over one snapshot and handed to `row` as it arrives (memory
@@ -289,7 +306,10 @@ public:
     // thrown by `row` cancels the statement and propagates unchanged.
     void auditRows(const AuditFilter& filter, const AuditSort& sort,
                    const std::function<void(const AuditRowText& row)>& row);
-    TimelineSlice timeline(Timestamp from, Timestamp to);
+    // The window's leases, markers and freezes, of every environment or only
+    // of those named (a live event's lanes).
+    TimelineSlice timeline(Timestamp from, Timestamp to,
+                           const std::optional<std::vector<std::string>>& envs = std::nullopt);
     std::optional<RefusalTrace> trace(std::int64_t eventId); // empty: no such event, or not a refusal
     // Distinct values for the filter drop-downs.
     std::vector<std::string> operations();
