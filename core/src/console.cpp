@@ -255,7 +255,8 @@ std::string withNames(std::string call, int param)
 {
     const std::string p = "$" + std::to_string(param) + "::json";
     call.replace(call.find("NAMES"), 5,
-                 "CASE WHEN " + p + " IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(" + p + ")) END");
+                 "CASE WHEN " + p + " IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text(" + p +
+                     ")) END");
     return call;
 }
 

@@ -49,7 +49,7 @@ struct AttentionItem
 struct EnvironmentRow
 {
     std::string name;
-    std::string group; // the one set, else the name up to its first '.' (relctl.env_group)
+    std::string group;         // the one set, else the name up to its first '.' (relctl.env_group)
     std::string policy;        // ordered | newest
     std::string supersede;     // auto | approval
     std::string serialization; // enforced | off
@@ -75,7 +75,7 @@ struct EnvironmentRow
     std::optional<Timestamp> frozenAt;
     std::optional<std::string> promoteFrom;
     std::vector<AttentionItem> attention; // as of serverNow; empty: nothing needs a person
-    Timestamp serverNow; // the server's clock when read: countdowns start from it
+    Timestamp serverNow;                  // the server's clock when read: countdowns start from it
 };
 
 // Filters for the audit browser; every one is applied by the server.
@@ -296,7 +296,8 @@ public:
 
     // Every environment, or only those named (a live event's: absent names
     // are environments that no longer exist), in name order.
-    std::vector<EnvironmentRow> environments(const std::optional<std::vector<std::string>>& names = std::nullopt);
+    std::vector<EnvironmentRow>
+    environments(const std::optional<std::vector<std::string>>& names = std::nullopt);
     AuditPage auditPage(const AuditPageRequest& request);
     // Every event matching the filter, in the sort's order, read by one
     // statement over one snapshot and handed to `row` as it arrives (memory
