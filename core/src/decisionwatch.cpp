@@ -154,7 +154,7 @@ struct Batch
 // the ids below it are all visible, or they are settled. A missing id is
 // settled once every transaction that was running a moment (`settle`) after
 // it was noticed has ended (pg_current_snapshot's in-progress list, each
-// checked with pg_xact_status): the moment covers a transaction that had
+// checked against a later snapshot): the moment covers a transaction that had
 // taken its id but not yet its transaction id. A settled id is one whose
 // transaction rolled back, and never appears.
 class TrailReader final
@@ -246,9 +246,12 @@ private:
                 m_gap->reference = tx.exec1("SELECT pg_current_snapshot()::text")[0].as<std::string>();
             return;
         }
+        // Ended as this statement's snapshot sees it, not as the commit log
+        // says: a transaction is marked committed there a moment before its
+        // rows become visible, and the read that follows must see them.
         const bool ended =
             tx.exec_params1("SELECT NOT EXISTS (SELECT 1 FROM pg_snapshot_xip($1::pg_snapshot) x "
-                            "WHERE pg_xact_status(x) = 'in progress')",
+                            "WHERE NOT pg_visible_in_snapshot(x, pg_current_snapshot()))",
                             *m_gap->reference)[0]
                 .as<bool>();
         if (ended) {

@@ -136,30 +136,105 @@ BEGIN
 END
 $$;
 
--- What a console that follows the trail missed: the environments with events
--- after event p_after (NULL: the newest id only), and the newest id to ask
--- after next time. At most p_limit events are read; `more` says some were
--- not, and the caller should then re-read everything.
-CREATE FUNCTION relctl.events_after(p_after bigint, p_limit integer DEFAULT 10000) RETURNS jsonb
+-- What a console that follows the trail missed, exactly. An event's id is
+-- taken from the sequence when it is inserted and its transaction commits
+-- later: event 11 may be visible while event 10 is still uncommitted. So the
+-- caller keeps, besides the newest id it has read (p_after), the ids below it
+-- it has not seen (p_gaps): each may still commit, or never appear (its
+-- transaction rolled back). Returns, all read in one snapshot:
+-- - envs: the environments of the events after p_after (the first p_limit of
+--   them; `more` says some were not read) and of those listed in p_gaps that
+--   are now visible (`found`: their ids);
+-- - last: the newest id read, to ask after next time (NULL for an empty
+--   trail); missing: the ids between p_after and `last` not visible, the
+--   caller's new gaps; `complete` is false when a stretch of more than
+--   max_gap_run() missing ids was not listed;
+-- - snapshot: this call's snapshot (pg_current_snapshot), for the caller to
+--   send back as p_reference once enough time has passed since it noticed
+--   its gaps that their transactions have their transaction ids;
+-- - settled: whether every transaction in progress in p_reference has ended
+--   (NULL without one): the gaps noticed before p_reference was taken that are
+--   still not in `found` then never appear. Judged by this call's snapshot,
+--   not by the commit log, so a transaction the log already shows as
+--   committed but whose rows this snapshot cannot see yet is not ended.
+-- p_after NULL starts following: `last` is the newest id and `missing` the
+-- ids not visible among the p_limit ids up to it. Every read is by id through
+-- the primary key: the cost depends on p_limit and p_gaps, not on the trail.
+CREATE FUNCTION relctl.events_after(p_after bigint, p_limit integer DEFAULT 10000, p_gaps bigint[] DEFAULT NULL,
+                                    p_reference text DEFAULT NULL)
+RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    v_now pg_snapshot := pg_current_snapshot();
+    v_reference pg_snapshot;
+    v_settled boolean;
+    v_from bigint := p_after;
     v_last bigint;
+    v_more boolean;
     v_envs jsonb;
-    v_count bigint;
+    v_found jsonb;
+    v_missing jsonb;
+    v_complete boolean;
 BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 100000 THEN
         PERFORM relctl.invalid('limit must be between 1 and 100000');
     END IF;
-    IF p_after IS NULL THEN
-        RETURN jsonb_build_object('last', (SELECT max(id) FROM relctl.events), 'envs', '[]'::jsonb,
-                                  'more', false);
+    IF cardinality(p_gaps) > 100000 THEN
+        PERFORM relctl.invalid('at most 100000 gap ids may be asked for at once');
     END IF;
-    SELECT max(id), count(*), coalesce(jsonb_agg(DISTINCT coalesce(env, '')), '[]')
-        INTO v_last, v_count, v_envs
-        FROM (SELECT id, env FROM relctl.events WHERE id > p_after ORDER BY id LIMIT p_limit) v;
-    RETURN jsonb_build_object('last', coalesce(v_last, p_after), 'envs', v_envs, 'more', v_count >= p_limit);
+    IF p_reference IS NOT NULL THEN
+        BEGIN
+            v_reference := p_reference::pg_snapshot;
+        EXCEPTION
+            WHEN invalid_text_representation THEN
+                PERFORM relctl.invalid('reference must be a snapshot that events_after returned');
+        END;
+        v_settled := NOT EXISTS (SELECT 1 FROM pg_snapshot_xip(v_reference) x
+                                 WHERE NOT pg_visible_in_snapshot(x, v_now));
+    END IF;
+    IF p_after IS NULL THEN
+        v_last := (SELECT max(id) FROM relctl.events);
+        v_from := greatest(v_last - p_limit, 0);
+    END IF;
+    -- The page is the first p_limit ids after v_from (one more is read to
+    -- tell whether more follow); a hole is a run of ids missing between two
+    -- of its rows, or between v_from and its first row. The comparisons are
+    -- written so that no p_after, however far from the trail, overflows.
+    WITH page AS (
+        SELECT id, env FROM relctl.events WHERE id > v_from ORDER BY id LIMIT p_limit + 1
+    ), kept AS (
+        SELECT id, env, coalesce(lag(id) OVER (ORDER BY id), v_from) AS prev
+        FROM (SELECT id, env FROM page ORDER BY id LIMIT p_limit) p
+    ), found AS (
+        SELECT id, env FROM relctl.events WHERE id = ANY (p_gaps) AND id <= v_from
+    ), holes AS (
+        SELECT prev, id FROM kept WHERE prev < id - 1
+    ), listed AS (
+        SELECT g FROM holes, generate_series(prev + 1, id - 1) g
+        WHERE prev >= id - 1 - relctl.max_gap_run()
+        LIMIT 100001
+    )
+    SELECT (SELECT max(id) FROM kept),
+           (SELECT count(*) FROM page) > p_limit,
+           CASE WHEN p_after IS NULL THEN '[]'::jsonb -- the start: nothing is new yet
+                ELSE (SELECT coalesce(jsonb_agg(DISTINCT coalesce(env, '')), '[]')
+                      FROM (SELECT env FROM kept UNION ALL SELECT env FROM found) e) END,
+           (SELECT coalesce(jsonb_agg(id ORDER BY id), '[]') FROM found),
+           (SELECT coalesce(jsonb_agg(g ORDER BY g), '[]') FROM (SELECT g FROM listed LIMIT 100000) l),
+           NOT EXISTS (SELECT 1 FROM holes WHERE prev < id - 1 - relctl.max_gap_run())
+               AND (SELECT count(*) FROM listed) <= 100000
+        INTO v_last, v_more, v_envs, v_found, v_missing, v_complete;
+    RETURN jsonb_build_object('last', coalesce(v_last, p_after), 'envs', v_envs,
+                              'more', v_more, 'found', v_found, 'missing', v_missing, 'complete', v_complete,
+                              'snapshot', v_now::text, 'settled', v_settled);
 END
 $$;
+
+-- The longest run of missing ids events_after lists: longer runs are only
+-- reported as not `complete` (a sequence moved by hand, or a p_after far
+-- from the trail; rolled-back events leave runs of a few ids).
+CREATE FUNCTION relctl.max_gap_run() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1000 $$;
 
 -- How many refusals one login's own calls may add to the trail: per
 -- environment, and in all, over the last refusal_window_ms(). A job login
