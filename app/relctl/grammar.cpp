@@ -37,6 +37,32 @@ CLI::Option* text(CLI::App* command, const std::string& name, const std::string&
     return value(command, name, valueName, help)->check(rule(emptyProblem));
 }
 
+std::optional<std::string> groupNameProblem(const std::string& text)
+{
+    if (environmentNameProblem(text))
+        return "invalid group name \"" + text + "\": expected ^[a-z0-9][a-z0-9._-]{0,62}$";
+    return std::nullopt;
+}
+
+std::optional<std::string> patternProblem(const std::string& text)
+{
+    if (text.empty() || text.size() > 200)
+        return "a name pattern has 1 to 200 characters";
+    return std::nullopt;
+}
+
+void selection(CLI::App* command, const std::string& what)
+{
+    value(command, "group", "G",
+          what + " of group G (an environment's group: set with env set --group, "
+                 "else its name up to the first '.')")
+        ->check(rule(groupNameProblem));
+    value(command, "match", "PATTERN",
+          what + " whose names match PATTERN, a shell-style glob: * any run of characters, ? any one "
+                 "(quote it: '*.prod')")
+        ->check(rule(patternProblem));
+}
+
 CLI::Option* flag(CLI::App* command, const std::string& name, const std::string& help)
 {
     return command->add_flag("--" + name, help);

@@ -29,6 +29,13 @@ CLI::Option* environment(CLI::App* command, const std::string& help);
 CLI::Option* duration(CLI::App* command, const std::string& name, bool positive, const std::string& help);
 CLI::Option* positiveInt(CLI::App* command, const std::string& name, const std::string& valueName,
                          const std::string& help);
+// --group G and --match PATTERN: which environments a listing or a bulk
+// change takes (both given: those in G whose names match). `what` completes
+// the help ("only the environments of group G").
+void selection(CLI::App* command, const std::string& what);
+std::optional<std::string> groupNameProblem(const std::string& text);
+std::optional<std::string> patternProblem(const std::string& text);
+
 // A required positional; its description completes "'env add' needs ...".
 CLI::Option* positional(CLI::App* command, const std::string& name, const std::string& what);
 

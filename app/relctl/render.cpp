@@ -1,7 +1,10 @@
 #include "render.h"
 
 #include "output.h"
+#include "relctl/parse.h"
 
+#include <algorithm>
+#include <chrono>
 #include <sstream>
 
 namespace relctl::cli::render {
@@ -139,6 +142,89 @@ std::string environmentList(const EnvironmentList& reply)
     for (const Environment& env : reply.environments)
         out += environment(env);
     return out.empty() ? "no environments\n" : out;
+}
+
+std::string environmentBriefs(const std::vector<EnvironmentBrief>& envs)
+{
+    if (envs.empty())
+        return "no environments\n";
+    // Names and groups in columns: 10,000 lines are read down, not across.
+    std::size_t nameWidth = 0, groupWidth = 0;
+    for (const EnvironmentBrief& e : envs) {
+        nameWidth = std::max(nameWidth, e.name.size());
+        groupWidth = std::max(groupWidth, e.group.size());
+    }
+    std::string out;
+    out.reserve(envs.size() * (nameWidth + groupWidth + 60));
+    for (const EnvironmentBrief& e : envs) {
+        out += str(e.name);
+        out.append(nameWidth - e.name.size() + 2, ' ');
+        out += str(e.group);
+        out.append(groupWidth - e.group.size() + 2, ' ');
+        if (e.release)
+            out += str(e.release) + " (generation " + str(e.generation) + ")";
+        else
+            out += "nothing published";
+        if (e.holder)
+            // Whole seconds: "212s left", not "212345ms left".
+            out += ", held by job " + str(e.holder) + ", " +
+                   formatDuration(std::chrono::seconds(e.remainingMs.value_or(0) / 1000)) + " left";
+        if (e.frozen)
+            out += ", frozen";
+        if (e.waiting != 0)
+            out += ", " + str(e.waiting) + " waiting";
+        if (e.promoteFrom)
+            out += ", promoted from " + str(e.promoteFrom);
+        out += '\n';
+    }
+    return out;
+}
+
+std::string attention(const std::vector<EnvironmentAttention>& envs)
+{
+    if (envs.empty())
+        return "no environment needs attention\n";
+    std::string out;
+    for (const EnvironmentAttention& e : envs) {
+        out += str(e.name) + " (" + str(e.group) + "): ";
+        for (std::size_t i = 0; i < e.attention.size(); ++i)
+            out += (i == 0 ? "" : "; ") + str(e.attention[i].summary);
+        out += '\n';
+    }
+    return out;
+}
+
+std::string bulkFreeze(const BulkFreezeResult& result, bool frozen)
+{
+    std::string out;
+    for (const std::string& env : result.changed)
+        out += str(env) + (frozen ? " frozen\n" : " unfrozen\n");
+    for (const std::string& env : result.unchanged)
+        out += str(env) + (frozen ? " was frozen already\n" : " was not frozen\n");
+    return out;
+}
+
+std::string promotionPaths(const PromotionPaths& reply)
+{
+    std::string out;
+    for (const PromotionPaths::Path& p : reply.paths) {
+        const EnvironmentSet::Changed& c = p.changed;
+        const bool changed = c.promoteFrom || c.soakMs || c.approvalsRequired;
+        out += str(p.env) + " promoted from " + str(p.promoteFrom) + (changed ? "" : " (already so)");
+        if (c.soakMs)
+            out += ", soak " + formatDuration(std::chrono::milliseconds(*c.soakMs));
+        if (c.approvalsRequired)
+            out +=
+                ", " + str(*c.approvalsRequired) + (*c.approvalsRequired == 1 ? " approval" : " approvals");
+        out += '\n';
+    }
+    for (const PromotionPaths::Skipped& s : reply.skipped) {
+        std::string missing;
+        for (const std::string& stage : s.missing)
+            missing += (missing.empty() ? "" : ", ") + str(s.group + "." + stage);
+        out += "group " + str(s.group) + " skipped: it has no " + missing + "\n";
+    }
+    return out;
 }
 
 std::string lease(const LeaseShow& reply)

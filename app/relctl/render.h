@@ -1,5 +1,6 @@
 #pragma once
 
+#include "relctl/database.h"
 #include "relctl/history.h"
 #include "relctl/replies.h"
 
@@ -20,6 +21,14 @@ const nlohmann::json& field(const nlohmann::json& j, const char* key);
 
 std::string environment(const Environment& env);
 std::string environmentList(const EnvironmentList& reply);
+// One line per environment, in the order given (naturally sorted by the
+// caller): name, group, current release, lease, and what else stands out.
+std::string environmentBriefs(const std::vector<EnvironmentBrief>& envs);
+// One line per environment that needs a person, its reasons joined by "; ".
+std::string attention(const std::vector<EnvironmentAttention>& envs);
+// What a bulk freeze or unfreeze changed: one line per environment.
+std::string bulkFreeze(const BulkFreezeResult& result, bool frozen);
+std::string promotionPaths(const PromotionPaths& reply);
 std::string lease(const LeaseShow& reply);
 std::string manifest(const ManifestShow& reply);
 std::string manifestHistory(const ManifestHistory& reply);

@@ -1,6 +1,7 @@
 #include "relctl/database.h"
 
 #include "database_impl.h"
+#include "relctl/naturalsort.h"
 #include "relctl/parse.h"
 
 #include <thread>
@@ -262,9 +263,41 @@ EnvironmentAdded Database::addEnvironment(const EnvironmentSpec& spec)
                                                   d->client.toJson().dump()));
 }
 
-EnvironmentList Database::listEnvironments()
+EnvironmentList Database::listEnvironments(const std::optional<std::string>& group,
+                                           const std::optional<std::string>& match)
 {
-    return Impl::parsed<EnvironmentList>(d->call(false, "SELECT relctl.env_list()"));
+    return Impl::parsed<EnvironmentList>(d->call(false, "SELECT relctl.env_list($1, $2)", group, match));
+}
+
+EnvironmentBriefs Database::briefEnvironments(const std::optional<std::string>& group,
+                                              const std::optional<std::string>& match)
+{
+    return Impl::parsed<EnvironmentBriefs>(d->call(false, "SELECT relctl.env_brief($1, $2)", group, match));
+}
+
+EnvironmentNames Database::environmentNames(const std::optional<std::string>& group,
+                                            const std::optional<std::string>& match)
+{
+    return Impl::parsed<EnvironmentNames>(d->call(false, "SELECT relctl.env_names($1, $2)", group, match));
+}
+
+AttentionList Database::attention(const std::optional<std::string>& group,
+                                  const std::optional<std::string>& match)
+{
+    return Impl::parsed<AttentionList>(d->call(false, "SELECT relctl.attention($1, $2)", group, match));
+}
+
+PromotionPaths Database::setPromotionPaths(const std::vector<std::string>& stages,
+                                           const std::optional<std::string>& group,
+                                           const std::optional<std::string>& match,
+                                           std::optional<std::chrono::milliseconds> soak,
+                                           std::optional<int> approvals)
+{
+    return Impl::parsed<PromotionPaths>(d->call(
+        true,
+        "SELECT relctl.env_paths(ARRAY(SELECT json_array_elements_text($1::json)), $2, $3, $4, $5, "
+        "$6::jsonb)",
+        nlohmann::json(stages).dump(), group, match, toMillis(soak), approvals, d->client.toJson().dump()));
 }
 
 Environment Database::showEnvironment(const std::string& name)
@@ -431,12 +464,18 @@ Outcome Database::publishUnserialized(const UnserializedPublishRequest& r)
     });
 }
 
-EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s)
+EnvironmentSet Database::setEnvironment(const EnvironmentSettings& s, const std::optional<std::string>& group)
 {
+    // Without a group, the call of a schema before the groups (0016).
+    if (!group)
+        return Impl::parsed<EnvironmentSet>(
+            d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)", s.name,
+                    s.policy, s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom,
+                    toMillis(s.soak), s.approvals, s.approverRole));
     return Impl::parsed<EnvironmentSet>(
-        d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)", s.name, s.policy,
-                s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom, toMillis(s.soak),
-                s.approvals, s.approverRole));
+        d->call(true, "SELECT relctl.env_set($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)", s.name,
+                s.policy, s.supersede, s.serialization, d->client.toJson().dump(), s.promoteFrom,
+                toMillis(s.soak), s.approvals, s.approverRole, group));
 }
 
 Revocation Database::revoke(const std::string& env, const std::string& by, const std::string& reason)
@@ -456,6 +495,45 @@ FreezeChange Database::unfreeze(const std::string& env, const std::string& by,
 {
     return Impl::parsed<FreezeChange>(d->call(true, "SELECT relctl.unfreeze($1, $2, $3::jsonb, $4)", env, by,
                                               d->client.toJson().dump(), reason));
+}
+
+namespace {
+
+// The reply of relctl.freeze_many / unfreeze_many, each list in natural order.
+BulkFreezeResult bulkFreezeResult(const nlohmann::json& reply)
+{
+    BulkFreezeResult r;
+    try {
+        r.changed = reply.at("changed").get<std::vector<std::string>>();
+        r.unchanged = reply.at("unchanged").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(ExitCode::Internal, std::string("unexpected reply from the database: ") + e.what());
+    }
+    std::sort(r.changed.begin(), r.changed.end(), naturalLess);
+    std::sort(r.unchanged.begin(), r.unchanged.end(), naturalLess);
+    return r;
+}
+
+// The names as one parameter: a JSON array the server unpacks into text[]
+// (libpqxx 6.4 has no array parameters).
+const char* const kNamesParam = "ARRAY(SELECT json_array_elements_text($1::json))";
+
+} // namespace
+
+BulkFreezeResult Database::freezeMany(const std::vector<std::string>& envs, const std::string& by,
+                                      const std::string& reason)
+{
+    return bulkFreezeResult(
+        d->call(true, std::string("SELECT relctl.freeze_many(") + kNamesParam + ", $2, $3, $4::jsonb)",
+                nlohmann::json(envs).dump(), by, reason, d->client.toJson().dump()));
+}
+
+BulkFreezeResult Database::unfreezeMany(const std::vector<std::string>& envs, const std::string& by,
+                                        const std::optional<std::string>& reason)
+{
+    return bulkFreezeResult(
+        d->call(true, std::string("SELECT relctl.unfreeze_many(") + kNamesParam + ", $2, $3, $4::jsonb)",
+                nlohmann::json(envs).dump(), by, reason, d->client.toJson().dump()));
 }
 
 Outcome Database::dropCandidate(std::int64_t candidate, const std::string& by, const std::string& reason)

@@ -36,6 +36,7 @@ template <class Io, Is<Environment> E> void fields(Io& io, E& e)
     io.required("high_water_generation", e.highWaterGeneration);
     io.required("open_promotions", e.openPromotions);
     io.nullableSince("approver_role", e.approverRole);
+    io.nullableSince("group", e.group);
 }
 
 template <class Io, Is<EnvironmentList> L> void fields(Io& io, L& l)
@@ -60,6 +61,7 @@ template <class Io, Is<EnvironmentSet::Changed> C> void fields(Io& io, C& c)
     io.omittable("soak_ms", c.soakMs);
     io.omittable("approvals_required", c.approvalsRequired);
     io.omittable("approver_role", c.approverRole);
+    io.omittable("group", c.group);
 }
 
 template <class Io, Is<EnvironmentSet> S> void fields(Io& io, S& s)
@@ -76,6 +78,71 @@ template <class Io, Is<FreezeChange> F> void fields(Io& io, F& f)
     io.required("changed", f.changed);
 }
 
+template <class Io, Is<EnvironmentBrief> B> void fields(Io& io, B& b)
+{
+    io.required("name", b.name);
+    io.required("group", b.group);
+    io.nullable("release", b.release);
+    io.nullable("generation", b.generation);
+    io.nullable("holder", b.holder);
+    io.nullable("remaining_ms", b.remainingMs);
+    io.required("frozen", b.frozen);
+    io.required("waiting", b.waiting);
+    io.nullable("promote_from", b.promoteFrom);
+}
+
+template <class Io, Is<EnvironmentBriefs> L> void fields(Io& io, L& l)
+{
+    io.required("environments", l.environments);
+}
+
+template <class Io, Is<EnvironmentNames> N> void fields(Io& io, N& n)
+{
+    io.required("environments", n.environments);
+    io.required("truncated", n.truncated);
+}
+
+template <class Io, Is<AttentionReason> R> void fields(Io& io, R& r)
+{
+    io.required("reason", r.reason);
+    io.required("summary", r.summary);
+    io.omittable("at", r.at);
+}
+
+template <class Io, Is<EnvironmentAttention> A> void fields(Io& io, A& a)
+{
+    io.required("name", a.name);
+    io.required("group", a.group);
+    io.required("attention", a.attention);
+}
+
+template <class Io, Is<AttentionList> L> void fields(Io& io, L& l)
+{
+    io.required("server_now", l.serverNow);
+    io.required("environments", l.environments);
+}
+
+template <class Io, Is<PromotionPaths::Path> P> void fields(Io& io, P& p)
+{
+    io.required("group", p.group);
+    io.required("env", p.env);
+    io.required("promote_from", p.promoteFrom);
+    io.required("changed", p.changed);
+}
+
+template <class Io, Is<PromotionPaths::Skipped> S> void fields(Io& io, S& s)
+{
+    io.required("group", s.group);
+    io.required("missing", s.missing);
+}
+
+template <class Io, Is<PromotionPaths> P> void fields(Io& io, P& p)
+{
+    io.required("status", p.status);
+    io.required("paths", p.paths);
+    io.required("skipped", p.skipped);
+}
+
 } // namespace
 
 RELCTL_JSON_FROM_FIELDS(Frozen)
@@ -85,5 +152,14 @@ RELCTL_JSON_FROM_FIELDS(EnvironmentAdded)
 RELCTL_JSON_FROM_FIELDS(EnvironmentSet::Changed)
 RELCTL_JSON_FROM_FIELDS(EnvironmentSet)
 RELCTL_JSON_FROM_FIELDS(FreezeChange)
+RELCTL_JSON_FROM_FIELDS(EnvironmentBrief)
+RELCTL_JSON_FROM_FIELDS(EnvironmentBriefs)
+RELCTL_JSON_FROM_FIELDS(EnvironmentNames)
+RELCTL_JSON_FROM_FIELDS(AttentionReason)
+RELCTL_JSON_FROM_FIELDS(EnvironmentAttention)
+RELCTL_JSON_FROM_FIELDS(AttentionList)
+RELCTL_JSON_FROM_FIELDS(PromotionPaths::Path)
+RELCTL_JSON_FROM_FIELDS(PromotionPaths::Skipped)
+RELCTL_JSON_FROM_FIELDS(PromotionPaths)
 
 } // namespace relctl

@@ -5,30 +5,110 @@
 #include "grammar.h"
 #include "groups.h"
 #include "relctl/error.h"
+#include "relctl/naturalsort.h"
 #include "relctl/parse.h"
 #include "render.h"
+
+#include <algorithm>
+#include <iostream>
+#include <unistd.h>
 
 namespace relctl::cli::groups {
 
 namespace {
 
+// --env E for one environment; --group and --match for many, listed first
+// and confirmed on a terminal (--yes without one), --dry-run to list only.
+void manyEnvironments(CLI::App* c, const std::string& verb)
+{
+    selection(c, "all the environments");
+    flag(c, "yes", "change them without asking (required when stdin is not a terminal)");
+    flag(c, "dry-run", "only list the environments it would " + verb);
+    c->footer("With --group or --match, relctl lists the environments they select and asks before it " +
+              verb + "s them, all in one transaction (all or nothing), with one event per environment. " +
+              "Without a terminal on stdin it asks nothing: give --yes, or it exits 2 and changes nothing.");
+}
+
 void buildFreeze(CLI::App* c)
 {
-    environment(c, "the environment")->required();
+    environment(c, "the environment");
     text(c, "by", "NAME", "who freezes it")->required();
     text(c, "reason", "TEXT", "why")->required();
+    manyEnvironments(c, "freeze");
 }
 
 void buildUnfreeze(CLI::App* c)
 {
-    environment(c, "the environment")->required();
+    environment(c, "the environment");
     text(c, "by", "NAME", "who unfreezes it")->required();
     text(c, "reason", "TEXT", "why (optional; kept in the audit trail)");
+    manyEnvironments(c, "unfreeze");
+}
+
+// Whether the person at the terminal says yes to the question.
+bool confirmed(const std::string& question)
+{
+    std::cerr << question << " [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer))
+        return false;
+    return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes";
+}
+
+int changeFreezeMany(CommandContext& c, bool frozen)
+{
+    const Arguments& o = c.args();
+    const std::string verb = frozen ? "freeze" : "unfreeze";
+    // Checked before anything is read: a script without --yes learns at once.
+    const bool dryRun = o.has("dry-run");
+    if (!dryRun && !o.has("yes") && !isatty(STDIN_FILENO))
+        throwUsage("'" + verb +
+                   "' of a group or pattern asks for confirmation and stdin is not a terminal: "
+                   "give --yes to " +
+                   verb + " them (or --dry-run to list them); nothing was changed");
+    const EnvironmentNames selected = c.database().environmentNames(o.get("group"), o.get("match"));
+    std::vector<std::string> names = selected.environments;
+    if (names.empty())
+        throwUsage(
+            "no environment matches" + std::string(o.has("group") ? " --group " + *o.get("group") : "") +
+            std::string(o.has("match") ? " --match " + *o.get("match") : "") + "; nothing was changed");
+    if (selected.truncated)
+        throwUsage("more than 10000 environments match: " + verb +
+                   " at most 10000 at once (narrow --group or --match); nothing was changed");
+    std::sort(names.begin(), names.end(), naturalLess);
+    std::string list;
+    for (const std::string& n : names)
+        list += n + "\n";
+    if (dryRun) {
+        const json body{{"dry_run", true}, {"environments", names}};
+        return c.out().success(body, list);
+    }
+    if (!o.has("yes")) {
+        std::cerr << escapeControl(list, true);
+        const std::string count =
+            std::to_string(names.size()) + (names.size() == 1 ? " environment" : " environments");
+        if (!confirmed(verb + " these " + count + "?"))
+            throwUsage("not confirmed; nothing was changed");
+    }
+    const BulkFreezeResult result =
+        frozen ? c.database().freezeMany(names, o.required("by"), o.required("reason"))
+               : c.database().unfreezeMany(names, o.required("by"), o.get("reason"));
+    const json body{{"changed", result.changed}, {"unchanged", result.unchanged}};
+    return c.out().success(body, render::bulkFreeze(result, frozen));
 }
 
 int changeFreeze(CommandContext& c, bool frozen)
 {
     const Arguments& o = c.args();
+    const bool many = o.has("group") || o.has("match");
+    if (many && o.has("env"))
+        throwUsage("give --env, or --group and --match, not both");
+    if (many)
+        return changeFreezeMany(c, frozen);
+    if (!o.has("env"))
+        throwUsage(std::string("'") + (frozen ? "freeze" : "unfreeze") + "' needs --env, --group or --match");
+    if (o.has("yes") || o.has("dry-run"))
+        throwUsage("--yes and --dry-run go with --group or --match");
     const std::string env = requireEnvironmentName(o.required("env"));
     const FreezeChange reply = frozen ? c.database().freeze(env, o.required("by"), o.required("reason"))
                                       : c.database().unfreeze(env, o.required("by"), o.get("reason"));
@@ -252,8 +332,9 @@ constexpr Command kPromote[] = {
 };
 
 constexpr Command kDecisions[] = {
-    {"freeze", "refuse acquisitions and publishes on the environment", buildFreeze, freeze},
-    {"unfreeze", "end a dispatch freeze", buildUnfreeze, unfreeze},
+    {"freeze", "refuse acquisitions and publishes on the environment (or every one of a group or pattern)",
+     buildFreeze, freeze},
+    {"unfreeze", "end a dispatch freeze (or those of a group or pattern)", buildUnfreeze, unfreeze},
     {"queue", "the environments' waiting candidates", nullptr, nullptr, kQueue},
     {"supersession", "a waiting candidate's request to skip lower ones (newest policy, supersede approval)",
      nullptr, nullptr, kSupersession},

@@ -7,9 +7,11 @@
 #include "groups.h"
 #include "relctl/error.h"
 #include "relctl/history.h"
+#include "relctl/naturalsort.h"
 #include "relctl/parse.h"
 #include "render.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace relctl::cli::groups {
@@ -123,9 +125,37 @@ int opShow(CommandContext& c)
     return c.out().success(toJson(reply), render::operation(reply));
 }
 
+void buildStatus(CLI::App* c)
+{
+    text(c, "job", "J", "the CI job");
+    flag(c, "attention",
+         "instead: the environments that need a person now, and why (exit 0 whether or not any does)");
+    selection(c, "with --attention: only the environments");
+    c->footer("--attention lists, in natural order, each environment that is frozen, had a write refused "
+              "in the last hour, has a supersession or promotion waiting for a decision, has candidates "
+              "waiting, has a lease with less than a quarter of its default TTL left, or has a promotion "
+              "that cannot go ahead; with its reasons. Exit 0 whether or not any does (read the list, or "
+              "the \"environments\" array of --json).");
+}
+
 int status(CommandContext& c)
 {
-    const JobStatus reply = c.database().jobStatus(c.args().required("job"));
+    const Arguments& o = c.args();
+    if (o.has("attention")) {
+        if (o.has("job"))
+            throwUsage("give --job or --attention, not both");
+        AttentionList reply = c.database().attention(o.get("group"), o.get("match"));
+        std::sort(reply.environments.begin(), reply.environments.end(),
+                  [](const EnvironmentAttention& a, const EnvironmentAttention& b) {
+                      return naturalLess(a.name, b.name);
+                  });
+        return c.out().success(toJson(reply), render::attention(reply.environments));
+    }
+    if (o.has("group") || o.has("match"))
+        throwUsage("--group and --match go with --attention");
+    if (!o.has("job"))
+        throwUsage("'status' needs --job or --attention");
+    const JobStatus reply = c.database().jobStatus(o.required("job"));
     return c.out().success(toJson(reply), render::status(reply));
 }
 
@@ -147,8 +177,8 @@ constexpr Command kReading[] = {
     {"op", "operation ids", nullptr, nullptr, kOp},
     {"status",
      "what became of a job: unknown, queued, rejected, accepted-running, completed or ended-unpublished, "
-     "and what to do next",
-     jobRequired, status},
+     "and what to do next; or (--attention) which environments need a person now",
+     buildStatus, status},
 };
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "grammar.h"
 #include "groups.h"
 #include "relctl/error.h"
+#include "relctl/naturalsort.h"
 #include "relctl/parse.h"
 #include "render.h"
 
@@ -103,6 +104,8 @@ void buildEnvSet(CLI::App* c)
                 return std::nullopt;
             return "invalid role \"" + v + "\": a PostgreSQL role name has at most 63 characters";
         }));
+    value(c, "group", "G", "the group it belongs to (\"\" back to the default: its name up to the first '.')")
+        ->check(rule([](const std::string& v) { return v.empty() ? std::nullopt : groupNameProblem(v); }));
 }
 
 int envSet(CommandContext& c)
@@ -117,18 +120,97 @@ int envSet(CommandContext& c)
                                  o.has("approvals") ? std::optional(std::stoi(o.required("approvals")))
                                                     : std::nullopt,
                                  o.get("approver-role")};
+    const std::optional<std::string> group = o.get("group");
     if (!settings.policy && !settings.supersede && !settings.serialization && !settings.promoteFrom &&
-        !settings.soak && !settings.approvals && !settings.approverRole)
+        !settings.soak && !settings.approvals && !settings.approverRole && !group)
         throwUsage("'env set' needs --policy, --supersede, --serialization, --promote-from, --soak, "
-                   "--approvals or --approver-role");
-    const EnvironmentSet reply = c.database().setEnvironment(settings);
+                   "--approvals, --approver-role or --group");
+    const EnvironmentSet reply = c.database().setEnvironment(settings, group);
     return c.out().success(toJson(reply), render::environment(reply.environment));
 }
 
+void buildEnvList(CLI::App* c)
+{
+    selection(c, "only the environments");
+    c->footer("One line per environment in natural order (svc2 before svc10): name, group, current "
+              "release, live lease, frozen, candidates waiting, promoted from. --json gives every "
+              "environment as env show does, with its group.");
+}
+
+template <class T> void sortNaturally(std::vector<T>& rows)
+{
+    std::sort(rows.begin(), rows.end(), [](const T& a, const T& b) { return naturalLess(a.name, b.name); });
+}
+
+// Text is one line per environment (relctl.env_brief: a fifth of the reply,
+// so 10,000 environments list in well under a second); --json is the whole
+// of each, as scripts have read it.
 int envList(CommandContext& c)
 {
-    const EnvironmentList reply = c.database().listEnvironments();
-    return c.out().success(toJson(reply), render::environmentList(reply));
+    const Arguments& o = c.args();
+    if (c.out().asJson()) {
+        EnvironmentList reply = c.database().listEnvironments(o.get("group"), o.get("match"));
+        sortNaturally(reply.environments);
+        return c.out().success(toJson(reply), std::string());
+    }
+    EnvironmentBriefs reply = c.database().briefEnvironments(o.get("group"), o.get("match"));
+    sortNaturally(reply.environments);
+    return c.out().success(json(), render::environmentBriefs(reply.environments));
+}
+
+void buildEnvPath(CLI::App* c)
+{
+    value(c, "stages", "S1,S2,...",
+          "the stages in promotion order, as the names' last part (test,staging,prod: GROUP.staging is "
+          "promoted from GROUP.test, GROUP.prod from GROUP.staging)")
+        ->required();
+    selection(c, "only the groups of the environments");
+    duration(c, "soak", false, "every stage after the first: accepted on the one before at least D ago");
+    value(c, "approvals", "K", "every stage after the first: distinct approvals a promotion needs (0-10)")
+        ->check(rule([](const std::string& v) -> std::optional<std::string> {
+            if (v.size() <= 2 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) &&
+                std::stoi(v) <= 10)
+                return std::nullopt;
+            return "invalid value \"" + v + "\": expected an integer from 0 to 10";
+        }));
+    c->footer("In one transaction, for every group (default: all; --group, --match: those of the "
+              "environments they select) that has GROUP.STAGE for each stage: each stage is promoted "
+              "from the one before it, as env set --promote-from would set it, and recorded the same "
+              "way. Groups lacking a stage are listed as skipped. Exit 2, nothing changed, when no "
+              "group has them all.");
+}
+
+// "test,staging,prod" as stages: each a valid name part, none twice.
+std::vector<std::string> stagesOf(const std::string& text)
+{
+    std::vector<std::string> stages;
+    std::size_t from = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', from);
+        const std::string stage =
+            text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+        if (environmentNameProblem(stage))
+            throwUsage("invalid stage \"" + stage + "\" in --stages: expected ^[a-z0-9][a-z0-9._-]{0,62}$");
+        if (std::find(stages.begin(), stages.end(), stage) != stages.end())
+            throwUsage("stage \"" + stage + "\" is named more than once in --stages");
+        stages.push_back(stage);
+        if (comma == std::string::npos)
+            break;
+        from = comma + 1;
+    }
+    if (stages.size() < 2 || stages.size() > 20)
+        throwUsage("--stages names 2 to 20 stages, in promotion order (test,staging,prod)");
+    return stages;
+}
+
+int envPath(CommandContext& c)
+{
+    const Arguments& o = c.args();
+    const std::vector<std::string> stages = stagesOf(o.required("stages"));
+    const PromotionPaths reply = c.database().setPromotionPaths(
+        stages, o.get("group"), o.get("match"), o.duration("soak", false),
+        o.has("approvals") ? std::optional(std::stoi(o.required("approvals"))) : std::nullopt);
+    return c.out().success(toJson(reply), render::promotionPaths(reply));
 }
 
 int envShow(CommandContext& c)
@@ -140,9 +222,10 @@ int envShow(CommandContext& c)
 
 constexpr Command kEnv[] = {
     {"add", "declare an environment", buildEnvAdd, envAdd},
-    {"set", "the environment's queue policy, serialization and promotion gates", buildEnvSet, envSet},
-    {"list", "environments with current manifest and live lease", nullptr, envList},
+    {"set", "the environment's queue policy, serialization, promotion gates and group", buildEnvSet, envSet},
+    {"list", "environments with current manifest and live lease (--group, --match)", buildEnvList, envList},
     {"show", "one environment with its current manifest and live lease", environmentName, envShow},
+    {"path", "promotion paths in every group at once (--stages test,staging,prod)", buildEnvPath, envPath},
 };
 
 constexpr Command kSetup[] = {

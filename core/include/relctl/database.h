@@ -9,12 +9,21 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace relctl {
 
 namespace internal {
 class DatabaseGate;
 }
+
+// What a freeze or unfreeze of many environments did: the environments it
+// changed, and those already in the state asked for. Both in natural order.
+struct BulkFreezeResult
+{
+    std::vector<std::string> changed;
+    std::vector<std::string> unchanged;
+};
 
 // text with the passwords masked ("***"): those conninfo carries (password=
 // of the keyword/value form; a URI's user:password@ and ?password=), as
@@ -58,11 +67,35 @@ public:
     migrationStatus(const std::vector<Migration>& migrations = bundledMigrations(),
                     const std::vector<SchemaModule>& modules = bundledModules());
 
-    // Environments
+    // Environments. A group filter is a group name; a match is a
+    // shell-style glob on the name (* any run of characters, ? any one).
+    // Listings come unordered: sort them with naturalLess.
     EnvironmentAdded addEnvironment(const EnvironmentSpec& spec);
-    EnvironmentList listEnvironments();
+    EnvironmentList listEnvironments(const std::optional<std::string>& group = std::nullopt,
+                                     const std::optional<std::string>& match = std::nullopt);
+    // One line's worth of each (env list's text): a fifth of the reply.
+    EnvironmentBriefs briefEnvironments(const std::optional<std::string>& group = std::nullopt,
+                                        const std::optional<std::string>& match = std::nullopt);
+    // The names a group or a pattern selects (at most 10,000; see truncated).
+    EnvironmentNames environmentNames(const std::optional<std::string>& group,
+                                      const std::optional<std::string>& match);
+    // The environments that need a person now (relctl.environment_attention).
+    AttentionList attention(const std::optional<std::string>& group = std::nullopt,
+                            const std::optional<std::string>& match = std::nullopt);
     Environment showEnvironment(const std::string& name);
-    EnvironmentSet setEnvironment(const EnvironmentSettings& settings);
+    // group: the environment's group ("" back to the default: the name up to
+    // its first '.'); none: unchanged.
+    EnvironmentSet setEnvironment(const EnvironmentSettings& settings,
+                                  const std::optional<std::string>& group = std::nullopt);
+    // In every group (of the environments group and match select) that has
+    // GROUP.STAGE for each stage, each stage after the first is promoted
+    // from the one before it, with the soak and approvals given (none:
+    // unchanged). One transaction; each change recorded as an env-set event.
+    PromotionPaths setPromotionPaths(const std::vector<std::string>& stages,
+                                     const std::optional<std::string>& group,
+                                     const std::optional<std::string>& match,
+                                     std::optional<std::chrono::milliseconds> soak,
+                                     std::optional<int> approvals);
 
     // The lease protocol. Each answer is an Outcome: accepted, it carries a
     // Grant, Renewal, LeaseEnd or Publication (outcome.reply<Grant>()). With
@@ -90,6 +123,15 @@ public:
     FreezeChange freeze(const std::string& env, const std::string& by, const std::string& reason);
     FreezeChange unfreeze(const std::string& env, const std::string& by,
                           const std::optional<std::string>& reason = std::nullopt);
+    // Many environments at once (a group, a pattern's matches): one
+    // transaction, all or nothing (an unknown, repeated or missing name
+    // refuses the whole call with Error(Usage)), the environments locked in
+    // name order, one event per environment changed, each with the reason.
+    // At most 10,000 names.
+    BulkFreezeResult freezeMany(const std::vector<std::string>& envs, const std::string& by,
+                                const std::string& reason);
+    BulkFreezeResult unfreezeMany(const std::vector<std::string>& envs, const std::string& by,
+                                  const std::optional<std::string>& reason);
     Supersessions supersessions(const std::optional<std::string>& env, bool all);
     // A release manager takes a waiting candidate out of its queue: its
     // waiter is refused CANDIDATE_DROPPED, and the next candidate moves up.

@@ -53,9 +53,12 @@ struct Environment
     // The role whose members alone may decide approvals here (empty: any
     // release manager; also on a schema before migration 0012).
     std::optional<std::string> approverRole;
+    // Its group (relctl.env_group: the one set, else the name up to its
+    // first '.'; none on a schema before migration 0016).
+    std::optional<std::string> group;
 };
 
-// relctl.env_list.
+// relctl.env_list (by name as text; the CLI sorts it naturally).
 struct EnvironmentList
 {
     std::vector<Environment> environments;
@@ -81,6 +84,7 @@ struct EnvironmentSet
         std::optional<std::int64_t> soakMs;
         std::optional<std::int64_t> approvalsRequired;
         std::optional<std::string> approverRole; // "" when cleared
+        std::optional<std::string> group;        // "" when back to the default
     };
     Environment environment;
     std::string status; // ok
@@ -96,6 +100,74 @@ struct FreezeChange
     bool changed = false;
 };
 
+// relctl.env_brief: one line's worth of an environment (`relctl env list`).
+struct EnvironmentBrief
+{
+    std::string name;
+    std::string group;
+    std::optional<std::string> release; // the current manifest's, if any
+    std::optional<std::int64_t> generation;
+    std::optional<std::string> holder;       // the live lease's job, if any
+    std::optional<std::int64_t> remainingMs; // of the live lease
+    bool frozen = false;
+    std::int64_t waiting = 0; // queued candidates
+    std::optional<std::string> promoteFrom;
+};
+
+struct EnvironmentBriefs
+{
+    std::vector<EnvironmentBrief> environments; // unordered
+};
+
+// relctl.env_names: the environments a group or a pattern selects.
+struct EnvironmentNames
+{
+    std::vector<std::string> environments;
+    bool truncated = false; // more than the 10,000 a bulk call takes
+};
+
+// One reason an environment needs a person (relctl.environment_attention).
+struct AttentionReason
+{
+    std::string reason; // frozen | refused | decision | waiting | expiring | promotion_blocked
+    std::string summary;
+    std::optional<Timestamp> at; // when it began, last happened or ends
+};
+
+struct EnvironmentAttention
+{
+    std::string name;
+    std::string group;
+    std::vector<AttentionReason> attention;
+};
+
+// relctl.attention: the environments that need a person now.
+struct AttentionList
+{
+    Timestamp serverNow;
+    std::vector<EnvironmentAttention> environments; // unordered
+};
+
+// relctl.env_paths: the promotion paths set per group.
+struct PromotionPaths
+{
+    struct Path
+    {
+        std::string group;
+        std::string env;
+        std::string promoteFrom;
+        EnvironmentSet::Changed changed; // empty: it was already so
+    };
+    struct Skipped
+    {
+        std::string group;
+        std::vector<std::string> missing; // the stages it lacks
+    };
+    std::string status; // ok
+    std::vector<Path> paths;
+    std::vector<Skipped> skipped;
+};
+
 RELCTL_REPLY_JSON(Frozen);
 RELCTL_REPLY_JSON(Environment);
 RELCTL_REPLY_JSON(EnvironmentList);
@@ -103,5 +175,14 @@ RELCTL_REPLY_JSON(EnvironmentAdded);
 RELCTL_REPLY_JSON(EnvironmentSet::Changed);
 RELCTL_REPLY_JSON(EnvironmentSet);
 RELCTL_REPLY_JSON(FreezeChange);
+RELCTL_REPLY_JSON(EnvironmentBrief);
+RELCTL_REPLY_JSON(EnvironmentBriefs);
+RELCTL_REPLY_JSON(EnvironmentNames);
+RELCTL_REPLY_JSON(AttentionReason);
+RELCTL_REPLY_JSON(EnvironmentAttention);
+RELCTL_REPLY_JSON(AttentionList);
+RELCTL_REPLY_JSON(PromotionPaths::Path);
+RELCTL_REPLY_JSON(PromotionPaths::Skipped);
+RELCTL_REPLY_JSON(PromotionPaths);
 
 } // namespace relctl
