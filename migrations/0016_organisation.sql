@@ -10,3 +10,9 @@ CREATE INDEX environments_group ON relctl.environments ((coalesce(group_name, sp
 -- "A refusal in the last hour" is asked of every environment at once (the
 -- attention view): one index probe per environment, not a scan of the trail.
 CREATE INDEX events_refusals_env ON relctl.events (env, at) WHERE outcome = 'rejected';
+
+-- A live event's promotions are read for the environments it touched and
+-- those promoted from them (relctl.console_promotions): by environment, not
+-- by a scan of every request or every environment.
+CREATE INDEX promotions_env ON relctl.promotions (env, id);
+CREATE INDEX environments_promote_from ON relctl.environments (promote_from) WHERE promote_from IS NOT NULL;

@@ -16,6 +16,7 @@
 #include <QElapsedTimer>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
 #include <QtTest>
 
 using relctl::ui::AuditModel;
@@ -227,11 +228,28 @@ private slots:
         QCOMPARE(resets.count(), 0);
         QCOMPARE(inserts.count(), 0);
         QCOMPARE(removes.count(), 0);
-        QCOMPARE(changes.count(), 1);
+        // Both rows changed: one signal over both, and prod's lease clocks.
+        QCOMPARE(changes.count(), 2);
+        QCOMPARE(changes.at(0).at(0).value<QModelIndex>(), model.index(0, 0));
+        QCOMPARE(changes.at(0).at(1).value<QModelIndex>(), model.index(1, int(EnvColumn::Count) - 1));
         QCOMPARE(cell(model, 1, EnvColumn::CurrentRelease), QStringLiteral("2.0.0"));
         QCOMPARE(cell(model, 0, EnvColumn::Frozen), QString());
         QVERIFY(selected.isValid());
         QCOMPARE(selected.row(), 1);
+
+        // A read where only staging changed signals staging's row (and the
+        // clocks of the leased row), not every row.
+        changes.clear();
+        rows[1].currentRelease = "2.0.1";
+        for (auto& r : rows)
+            r.serverNow = ms(serverNow + 1'000);
+        model.setEnvironments(rows);
+        QCOMPARE(changes.count(), 2);
+        QCOMPARE(changes.at(0).at(0).value<QModelIndex>(), model.index(1, 0));
+        QCOMPARE(changes.at(0).at(1).value<QModelIndex>(), model.index(1, int(EnvColumn::Count) - 1));
+        QCOMPARE(changes.at(1).at(0).value<QModelIndex>(), model.index(0, int(EnvColumn::HeldFor)));
+        QCOMPARE(changes.at(1).at(1).value<QModelIndex>(), model.index(0, int(EnvColumn::ExpiresIn)));
+        QCOMPARE(model.now(), serverNow + 1'000);
     }
 
     void environmentsAddAndRemove()
@@ -265,11 +283,132 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(resets.count(), 0);
 
-        // The same names in another order: only a reset says that honestly.
-        model.setEnvironments(named({"a", "c"}));
-        model.setEnvironments(named({"c", "a"}));
+        // Rows are in natural order whatever order the read had (svc2
+        // before svc10): the same names in another order change nothing.
+        model.setEnvironments(named({"svc10", "svc2", "svc1"}));
+        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("svc1"));
+        QCOMPARE(cell(model, 1, EnvColumn::Environment), QStringLiteral("svc2"));
+        QCOMPARE(cell(model, 2, EnvColumn::Environment), QStringLiteral("svc10"));
+        model.setEnvironments(named({"svc2", "svc1", "svc10"}));
+        QCOMPARE(cell(model, 2, EnvColumn::Environment), QStringLiteral("svc10"));
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(model.rowOf(QStringLiteral("svc10")), 2);
+        QCOMPARE(model.rowOf(QStringLiteral("nope")), -1);
+        // A name twice: only a reset says that honestly.
+        model.setEnvironments(named({"svc1", "svc1"}));
         QCOMPARE(resets.count(), 1);
-        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("c"));
+    }
+
+    // A live update replaces, inserts and removes only the rows named; the
+    // other rows are neither signalled nor touched, nothing is reset, and
+    // persistent indexes (a selection) follow their environments.
+    void environmentsUpdateOnlyTheRowsNamed()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(named({"svc1.prod", "svc2.prod", "svc10.prod", "svc20.prod"}));
+        const QPersistentModelIndex selected = model.index(2, 0); // svc10.prod
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removes(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        const auto untouched = model.environments()[0];
+
+        // One changed.
+        auto prod2 = environment("svc2.prod");
+        prod2.frozen = true;
+        prod2.group = "svc2";
+        prod2.attention = {{"frozen", "Frozen by erin: holiday", std::nullopt}};
+        model.updateEnvironments({QStringLiteral("svc2.prod")}, {prod2});
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(changes.at(0).at(0).value<QModelIndex>(), model.index(1, 0));
+        QCOMPARE(changes.at(0).at(1).value<QModelIndex>(), model.index(1, int(EnvColumn::Count) - 1));
+        QCOMPARE(cell(model, 1, EnvColumn::Frozen), QStringLiteral("frozen"));
+        QCOMPARE(model.index(1, 0).data(EnvironmentsModel::Roles::Group).toString(), QStringLiteral("svc2"));
+        QCOMPARE(model.index(1, 0).data(EnvironmentsModel::Roles::Attention).toStringList(),
+                 QStringList{QStringLiteral("Frozen by erin: holiday")});
+        QCOMPARE(model.index(1, 0).data(EnvironmentsModel::Roles::AttentionReasons).toStringList(),
+                 QStringList{QStringLiteral("frozen")});
+        QCOMPARE(model.index(0, 0).data(EnvironmentsModel::Roles::Attention).toStringList(), QStringList());
+        QVERIFY(relctl::sameExceptClock(model.environments()[0], untouched));
+        // The same read again: nothing to signal.
+        model.updateEnvironments({QStringLiteral("svc2.prod")}, {prod2});
+        QCOMPARE(changes.count(), 1);
+
+        // One added, at its place in natural order; one removed (named, not read).
+        model.updateEnvironments({QStringLiteral("svc3.prod"), QStringLiteral("svc20.prod")},
+                                 {environment("svc3.prod")});
+        QCOMPARE(inserts.count(), 1);
+        QCOMPARE(inserts.at(0).at(1).toInt(), 2);
+        QCOMPARE(removes.count(), 1);
+        QCOMPARE(model.rowCount(), 4);
+        QStringList order;
+        for (int row = 0; row < model.rowCount(); ++row)
+            order << cell(model, row, EnvColumn::Environment);
+        QCOMPARE(order, (QStringList{QStringLiteral("svc1.prod"), QStringLiteral("svc2.prod"),
+                                     QStringLiteral("svc3.prod"), QStringLiteral("svc10.prod")}));
+        for (int row = 0; row < model.rowCount(); ++row)
+            QCOMPARE(model.rowOf(order[row]), row);
+        QCOMPARE(model.rowOf(QStringLiteral("svc20.prod")), -1);
+        QCOMPARE(resets.count(), 0);
+        QVERIFY(selected.isValid());
+        QCOMPARE(selected.data().toString(), QStringLiteral("svc10.prod"));
+        QCOMPARE(selected.row(), 3);
+        // An unknown name neither read nor held: nothing.
+        model.updateEnvironments({QStringLiteral("gone")}, {});
+        QCOMPARE(model.rowCount(), 4);
+    }
+
+    // The organisation's size: a first read of 10,000 rows, a read again of
+    // them, and one live update, timed (printed; bounded generously so a
+    // slow machine does not fail, but an accidental quadratic step does).
+    void environmentsAtTenThousand()
+    {
+        std::vector<relctl::EnvironmentRow> rows;
+        const char* stages[] = {"dev", "test", "staging", "prod", "prod-eu"};
+        for (int svc = 1; svc <= 2000; ++svc) {
+            for (const char* stage : stages) {
+                auto r = environment("svc" + std::to_string(svc) + "." + stage);
+                r.group = "svc" + std::to_string(svc);
+                r.currentRelease = "1.0." + std::to_string(svc);
+                r.publishedBy = "deploy-" + std::to_string(svc);
+                r.publishedAt = ms(serverNow - 60'000);
+                rows.push_back(std::move(r));
+            }
+        }
+        // As the server sends them: in text order (svc1, svc10, svc100, ...).
+        std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+        EnvironmentsModel model;
+        QSortFilterProxyModel proxy; // as the views sit on it
+        proxy.setSourceModel(&model);
+        QElapsedTimer timer;
+        timer.start();
+        model.setEnvironments(rows);
+        const qint64 first = timer.nsecsElapsed();
+        QCOMPARE(model.rowCount(), 10'000);
+        QCOMPARE(cell(model, 0, EnvColumn::Environment), QStringLiteral("svc1.dev"));
+        QCOMPARE(cell(model, 5, EnvColumn::Environment), QStringLiteral("svc2.dev"));
+        for (auto& r : rows)
+            r.serverNow = ms(serverNow + 1'000);
+        rows[4321].frozen = true;
+        timer.restart();
+        model.setEnvironments(rows);
+        const qint64 again = timer.nsecsElapsed();
+        auto one = environment("svc1234.prod");
+        one.frozen = true;
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        timer.restart();
+        model.updateEnvironments({QStringLiteral("svc1234.prod")}, {one});
+        const qint64 live = timer.nsecsElapsed();
+        QCOMPARE(changes.count(), 1);
+        timer.restart();
+        model.tick();
+        const qint64 tick = timer.nsecsElapsed();
+        qInfo("10,000 environments: first read %.1f ms, read again %.1f ms, one live update %.3f ms, tick "
+              "%.3f ms",
+              double(first) / 1e6, double(again) / 1e6, double(live) / 1e6, double(tick) / 1e6);
+        QVERIFY2(first < 2'000'000'000 && again < 2'000'000'000, "a full read of 10,000 rows took seconds");
+        QVERIFY2(live < 50'000'000, "a live update of one row took more than 50 ms");
     }
 
     void countdownTicks()
@@ -293,8 +432,9 @@ private slots:
         // Both lease clocks move: how long it has been held, and how long it has left.
         QCOMPARE(topLeft.column(), int(EnvColumn::HeldFor));
         QCOMPARE(bottomRight.column(), int(EnvColumn::ExpiresIn));
+        // Only the leased row: a row without a lease has no clock to move.
         QCOMPARE(topLeft.row(), 0);
-        QCOMPARE(bottomRight.row(), 1);
+        QCOMPARE(bottomRight.row(), 0);
         QVERIFY(expires.data(EnvironmentsModel::Roles::RemainingMs).toLongLong() <= before - 300);
         QCOMPARE(expires.data().toString(), QStringLiteral("1 s"));
 

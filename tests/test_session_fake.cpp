@@ -2,7 +2,8 @@
 // database, no window, milliseconds. What the session itself decides: an
 // answer to a superseded request is dropped whatever order answers arrive
 // in, a failed request cancels only its own requester, events cost one
-// debounced reload, actions and exports report back. (test_session runs the
+// debounced read of what they touched (one live read of each kind in
+// flight, in bounded parts), actions and exports report back. (test_session runs the
 // session against PostgreSQL.)
 
 #include "auditmodel.h"
@@ -280,6 +281,391 @@ private slots:
         QVERIFY(f.fake->auditRequests().back().newerThan.has_value());
         QTest::qWait(static_cast<int>(reloadDelay.count() * 3));
         QCOMPARE(f.fake->requestCount(RequestKind::Environments), environments + 1);
+    }
+
+    // An event on one environment reads that environment only: its row,
+    // its timeline lanes, its promotions. The model changes that row alone
+    // (no reset, the selection kept, other rows' data untouched), the
+    // timeline hears a partial slice, and the GUI work is reported.
+    void anEventReadsOnlyTheEnvironmentsItTouched()
+    {
+        Fixture f;
+        relctl::TimelineSlice slice = sliceWithMarker(1, 1000);
+        slice.environments = {"prod", "staging", "test"};
+        slice.markers.push_back({2, "test", relctl::Timestamp::fromMillis(1500), "publish", "v2", {}});
+        f.fake->setTimeline(slice);
+        f.session.coverTimeline(0, 2000);
+        QVERIFY(f.startAndSettle());
+        EnvironmentsModel* model = f.session.environments();
+        QCOMPARE(model->rowCount(), 3);
+        const QPersistentModelIndex selected = model->index(2, 0); // test
+        const relctl::EnvironmentRow staging = model->environments()[1];
+        QSignalSpy resets(model, &QAbstractItemModel::modelReset);
+        QSignalSpy changes(model, &QAbstractItemModel::dataChanged);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+        QSignalSpy lanes(&f.session, &ConsoleSession::timelineUpdated);
+        QSignalSpy full(&f.session, &ConsoleSession::timelineReady);
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        const int environments = f.fake->requestCount(RequestKind::Environments);
+
+        f.fake->environment(QStringLiteral("prod"))->frozen = true;
+        f.fake->announce({QStringLiteral("prod")});
+        f.fake->announce({QStringLiteral("prod")});          // one burst
+        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 2, 1000); // environments and timeline
+        QCOMPARE(f.fake->requestCount(RequestKind::Environments), environments + 1);
+        const QStringList prod{QStringLiteral("prod")};
+        QCOMPARE(f.fake->environmentNames().back(), std::optional(prod));
+        QCOMPARE(f.fake->timelineEnvs().back(), std::optional(prod));
+        QCOMPARE(f.fake->promotionNames().back(), std::optional(prod));
+        QVERIFY(model->index(0, 0).data(EnvironmentsModel::Frozen).toBool());
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(loaded.count(), 0); // no full read
+        for (const QList<QVariant>& change : changes) {
+            QCOMPARE(change.at(0).value<QModelIndex>().row(), 0);
+            QCOMPARE(change.at(1).value<QModelIndex>().row(), 0);
+        }
+        QVERIFY(relctl::sameExceptClock(model->environments()[1], staging));
+        QVERIFY(selected.isValid());
+        QCOMPARE(selected.row(), 2);
+        QCOMPARE(applied.at(0).at(0).toString(), QStringLiteral("environments"));
+        QCOMPARE(applied.at(0).at(1).toStringList(), prod);
+        QVERIFY(applied.at(0).at(2).toLongLong() > 0);
+        QCOMPARE(applied.at(1).at(0).toString(), QStringLiteral("timeline"));
+        QCOMPARE(full.count(), 0);
+        QCOMPARE(lanes.count(), 1);
+        QCOMPARE(lanes.at(0).at(0).toStringList(), prod);
+        const auto part = lanes.at(0).at(1).value<relctl::TimelineSlice>();
+        QCOMPARE(part.environments, std::vector<std::string>{"prod"});
+        QCOMPARE(part.markers.size(), std::size_t(1));
+        QCOMPARE(part.markers[0].env, std::string("prod"));
+    }
+
+    // An environment removed disappears, one added appears in natural
+    // order; each is a row removed or inserted, never a reset.
+    void anEventAddsAndRemovesRows()
+    {
+        Fixture f;
+        QVERIFY(f.startAndSettle());
+        EnvironmentsModel* model = f.session.environments();
+        QSignalSpy resets(model, &QAbstractItemModel::modelReset);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+        auto rows = f.fake->environments();
+        std::erase_if(rows, [](const auto& r) { return r.name == "staging"; });
+        rows.push_back(environment("qa"));
+        f.fake->setEnvironments(rows);
+        f.fake->announce({QStringLiteral("staging"), QStringLiteral("qa")});
+        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 1, 1000);
+        QCOMPARE(model->rowCount(), 3);
+        QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("prod"));
+        QCOMPARE(model->index(1, 0).data().toString(), QStringLiteral("qa"));
+        QCOMPARE(model->index(2, 0).data().toString(), QStringLiteral("test"));
+        QCOMPARE(model->rowOf(QStringLiteral("staging")), -1);
+        QCOMPARE(resets.count(), 0);
+    }
+
+    // Live updates and full reads whose answers arrive out of order: an
+    // older answer never overwrites what a newer one applied, for the names
+    // it covers; a full read's answer keeps the rows a newer live update
+    // applied.
+    void anOlderAnswerNeverOverwritesANewerOne()
+    {
+        Fixture f;
+        QVERIFY(f.startAndSettle());
+        f.fake->setReadingWhenAsked(true);
+        EnvironmentsModel* model = f.session.environments();
+        const QStringList prod{QStringLiteral("prod")};
+        const auto frozen = [&] { return model->index(0, 0).data(EnvironmentsModel::Frozen).toBool(); };
+        const auto release = [&] {
+            return model->index(2, int(EnvironmentsModel::Column::CurrentRelease)).data();
+        };
+
+        // Two live updates: the second waits for the first's answer, then
+        // reads again; the newer read is what stays.
+        f.fake->setHoldingAnswers(true);
+        f.fake->environment(QStringLiteral("prod"))->frozen = true;
+        f.session.liveUpdate(prod); // reads frozen
+        f.fake->environment(QStringLiteral("prod"))->frozen = false;
+        const int asked = f.fake->requestCount(RequestKind::Environments);
+        f.session.liveUpdate(prod); // waits, then reads unfrozen
+        QCOMPARE(f.fake->requestCount(RequestKind::Environments), asked);
+        f.fake->setHoldingAnswers(false);
+        f.fake->releaseHeld(FakeBackend::Order::NewestFirst);
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->requestCount(RequestKind::Environments), asked + 1, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->heldAnswers(), 0, 1000);
+        QTest::qWait(20);
+        QVERIFY(!frozen());
+
+        // A full read, then a live update answered first: the full read's
+        // (older) prod is not applied; its other rows are.
+        f.fake->setHoldingAnswers(true);
+        f.fake->environment(QStringLiteral("test"))->currentRelease = "2.0";
+        f.session.reload(); // reads prod unfrozen, test 2.0
+        f.fake->environment(QStringLiteral("prod"))->frozen = true;
+        f.session.liveUpdate(prod); // reads prod frozen
+        f.fake->setHoldingAnswers(false);
+        f.fake->releaseHeld(FakeBackend::Order::NewestFirst);
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->heldAnswers(), 0, 1000);
+        QTest::qWait(20);
+        QVERIFY(frozen());
+        QCOMPARE(release().toString(), QStringLiteral("2.0"));
+
+        // A live update, then a full read answered first: the live update is
+        // older than the full read, whichever arrives last.
+        f.fake->setHoldingAnswers(true);
+        f.session.liveUpdate(prod); // reads prod frozen
+        f.fake->environment(QStringLiteral("prod"))->frozen = false;
+        f.session.reload(); // reads prod unfrozen
+        f.fake->setHoldingAnswers(false);
+        f.fake->releaseHeld(FakeBackend::Order::NewestFirst);
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->heldAnswers(), 0, 1000);
+        QTest::qWait(20);
+        QVERIFY(!frozen());
+    }
+
+    // An event of an unknown environment (no name), a reconnection, or more
+    // environments pending than a live read takes and more than half of
+    // them (here three): everything is read.
+    void unknownOrManyEnvironmentsReadEverything_data()
+    {
+        QTest::addColumn<QStringList>("envs");
+        QTest::addRow("no name") << QStringList{QString()};
+        QTest::addRow("a name and no name") << QStringList{QStringLiteral("prod"), QString()};
+        QTest::addRow("reconnected") << QStringList{};
+        QStringList many;
+        for (int i = 0; i <= ConsoleSession::kLiveChunk; ++i)
+            many << QStringLiteral("svc%1.prod").arg(i);
+        QTest::addRow("most of the organisation") << many;
+    }
+
+    void unknownOrManyEnvironmentsReadEverything()
+    {
+        QFETCH(QStringList, envs);
+        Fixture f;
+        QVERIFY(f.startAndSettle());
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        f.fake->announce(envs);
+        QVERIFY(loaded.wait(1000));
+        QCOMPARE(f.fake->environmentNames().back(), std::optional<QStringList>());
+        QCOMPARE(f.fake->promotionNames().back(), std::optional<QStringList>());
+    }
+
+    // A burst naming a thousand environments of 4,000 (a queue handing over
+    // across services) is read in parts, never as a whole: at most
+    // kLiveChunk names a request, every name once, each part applied as it
+    // comes. Before, more than 200 names read everything, which at 10,000
+    // environments took longer than the next 200 took to arrive.
+    void aLargeBurstIsReadInBoundedChunks()
+    {
+        Fixture f;
+        std::vector<relctl::EnvironmentRow> rows;
+        for (int i = 0; i < 4000; ++i)
+            rows.push_back(environment("svc" + std::to_string(i) + ".prod"));
+        f.fake->setEnvironments(rows);
+        QVERIFY(f.startAndSettle());
+        QCOMPARE(f.session.environments()->rowCount(), 4000);
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+        const std::size_t environmentsAsked = f.fake->environmentNames().size();
+        const std::size_t promotionsAsked = f.fake->promotionNames().size();
+
+        QSet<QString> burst;
+        for (int i = 0; i < 1000; ++i) {
+            const QString name = QStringLiteral("svc%1.prod").arg(i * 3);
+            burst.insert(name);
+            f.fake->announce({name});
+        }
+        QSet<QString> shown;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                for (const QList<QVariant>& update : std::as_const(applied)) {
+                    if (update.at(0).toString() == QStringLiteral("environments")) {
+                        const QStringList envs = update.at(1).toStringList();
+                        shown.unite(QSet<QString>(envs.begin(), envs.end()));
+                    }
+                }
+                return shown == burst;
+            }(),
+            5000);
+        QCOMPARE(loaded.count(), 0);
+        const auto checkChunks = [&](const std::vector<std::optional<QStringList>>& asked, std::size_t from) {
+            QSet<QString> read;
+            int names = 0;
+            for (std::size_t i = from; i < asked.size(); ++i) {
+                QVERIFY(asked[i].has_value()); // never everything
+                QVERIFY(asked[i]->size() <= ConsoleSession::kLiveChunk);
+                names += int(asked[i]->size());
+                read.unite(QSet<QString>(asked[i]->begin(), asked[i]->end()));
+            }
+            QVERIFY(asked.size() - from >= 2);
+            QCOMPARE(names, 1000); // each once
+            QCOMPARE(read, burst);
+        };
+        checkChunks(f.fake->environmentNames(), environmentsAsked);
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->heldAnswers(), 0, 1000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                int names = 0;
+                for (std::size_t i = promotionsAsked; i < f.fake->promotionNames().size(); ++i)
+                    names += f.fake->promotionNames()[i] ? int(f.fake->promotionNames()[i]->size()) : 0;
+                return names == 1000;
+            }(),
+            2000);
+        checkChunks(f.fake->promotionNames(), promotionsAsked);
+    }
+
+    // While a live read is in flight, events' names are not asked for:
+    // they wait for its answer and then go out together, in one request of
+    // each kind, without the debounce. A slow answer batches the next names
+    // instead of queueing requests behind it.
+    void namesArrivingDuringALiveReadWaitForItsAnswer()
+    {
+        Fixture f;
+        relctl::TimelineSlice slice = sliceWithMarker(1, 1000);
+        slice.environments = {"prod", "staging", "test"};
+        f.fake->setTimeline(slice);
+        f.session.coverTimeline(0, 2000);
+        QVERIFY(f.startAndSettle());
+        const auto count = [&](RequestKind kind) { return f.fake->requestCount(kind); };
+        const int environments = count(RequestKind::Environments);
+        const int timelines = count(RequestKind::Timeline);
+        const int promotions = count(RequestKind::Promotions);
+        const int approvals = count(RequestKind::Supersessions);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+
+        f.fake->setHoldingAnswers(true);
+        f.fake->announce({QStringLiteral("prod")});
+        QTRY_COMPARE_WITH_TIMEOUT(count(RequestKind::Environments), environments + 1, 1000);
+        const QStringList prod{QStringLiteral("prod")};
+        QCOMPARE(f.fake->environmentNames().back(), std::optional(prod));
+        QCOMPARE(f.fake->timelineEnvs().back(), std::optional(prod));
+        QCOMPARE(f.fake->promotionNames().back(), std::optional(prod));
+
+        f.fake->announce({QStringLiteral("staging")});
+        f.fake->announce({QStringLiteral("test")});
+        f.fake->announce({QStringLiteral("staging")});
+        QTest::qWait(static_cast<int>(reloadDelay.count() * 5)); // the debounce, several times over
+        QCOMPARE(count(RequestKind::Environments), environments + 1);
+        QCOMPARE(count(RequestKind::Timeline), timelines + 1);
+        QCOMPARE(count(RequestKind::Promotions), promotions + 1);
+        QCOMPARE(count(RequestKind::Supersessions), approvals + 1);
+
+        f.fake->setHoldingAnswers(false);
+        f.fake->releaseHeld();
+        QTRY_COMPARE_WITH_TIMEOUT(count(RequestKind::Environments), environments + 2, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(count(RequestKind::Timeline), timelines + 2, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(count(RequestKind::Promotions), promotions + 2, 1000);
+        const QStringList together{QStringLiteral("staging"), QStringLiteral("test")};
+        const auto sorted = [](const std::optional<QStringList>& names) {
+            QStringList list = names.value_or(QStringList{});
+            list.sort();
+            return list;
+        };
+        QCOMPARE(sorted(f.fake->environmentNames().back()), together);
+        QCOMPARE(sorted(f.fake->timelineEnvs().back()), together);
+        QCOMPARE(sorted(f.fake->promotionNames().back()), together);
+        QCOMPARE(count(RequestKind::Supersessions), approvals + 2);
+        // Both reads applied, environments and lanes: four updates, no more asked.
+        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 4, 1000);
+        QTest::qWait(static_cast<int>(reloadDelay.count() * 3));
+        QCOMPARE(count(RequestKind::Environments), environments + 2);
+        QCOMPARE(sorted(applied.last().at(1).toStringList()), together);
+    }
+
+    // An event of an unknown environment reads everything at the debounce,
+    // even while a live read is in flight (it does not wait for that answer,
+    // which the full read makes stale).
+    void anUnknownNameReadsEverythingDuringALiveRead()
+    {
+        Fixture f;
+        QVERIFY(f.startAndSettle());
+        QSignalSpy loaded(&f.session, &ConsoleSession::environmentsLoaded);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+        const int environments = f.fake->requestCount(RequestKind::Environments);
+        f.fake->setHoldingAnswers(true);
+        f.fake->announce({QStringLiteral("prod")});
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->requestCount(RequestKind::Environments), environments + 1, 1000);
+        f.fake->announce({QStringLiteral("test"), QString()});
+        QTRY_COMPARE_WITH_TIMEOUT(f.fake->requestCount(RequestKind::Environments), environments + 2, 1000);
+        QCOMPARE(f.fake->environmentNames().back(), std::optional<QStringList>());
+        QCOMPARE(f.fake->promotionNames().back(), std::optional<QStringList>());
+        f.fake->setHoldingAnswers(false);
+        f.fake->releaseHeld();
+        QVERIFY(loaded.wait(1000));
+        QTest::qWait(20);
+        QCOMPARE(applied.count(), 0); // the live read's answer was stale
+        QCOMPARE(f.fake->requestCount(RequestKind::Environments), environments + 2);
+    }
+
+    // The Promotions view always gets the whole: a live update's part
+    // (the environment and those promoted from it) replaces that part of
+    // what the session holds.
+    void promotionsOfALiveUpdateAreMergedIntoTheWhole()
+    {
+        Fixture f;
+        PromotionsSnapshot promotions;
+        relctl::Environment test, staging, prod;
+        test.name = "test";
+        staging.name = "staging";
+        staging.promoteFrom = "test";
+        prod.name = "prod";
+        prod.promoteFrom = "staging";
+        prod.approvalsRequired = 1;
+        promotions.environments = {prod, staging, test};
+        relctl::Promotion toProd, toStaging;
+        toProd.id = 1;
+        toProd.env = "prod";
+        toProd.state = "open";
+        toStaging.id = 2;
+        toStaging.env = "staging";
+        toStaging.state = "open";
+        promotions.promotions = {toProd, toStaging};
+        f.fake->setPromotions(promotions);
+        QSignalSpy ready(&f.session, &ConsoleSession::promotionsReady);
+        QVERIFY(f.startAndSettle());
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 1000);
+
+        // staging's request decided, prod's upstream changed: an event on staging.
+        promotions.promotions[1].state = "approved";
+        promotions.environments[0].soakMs = 60'000; // prod: promoted from staging, so covered
+        f.fake->setPromotions(promotions);
+        f.fake->announce({QStringLiteral("staging")});
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, 1000);
+        QCOMPARE(f.fake->promotionNames().back(), std::optional(QStringList{QStringLiteral("staging")}));
+        const auto whole = ready.last().at(0).value<PromotionsSnapshot>();
+        QVERIFY(!whole.covers);
+        QCOMPARE(whole.environments.size(), std::size_t(3));
+        QCOMPARE(whole.promotions.size(), std::size_t(2));
+        QCOMPARE(whole.promotions[0].id, 1);
+        QCOMPARE(whole.promotions[1].state, std::string("approved"));
+        for (const relctl::Environment& e : whole.environments) {
+            if (e.name == "prod")
+                QCOMPARE(e.soakMs, 60'000);
+        }
+    }
+
+    // Freezing many environments is one action; its events update those rows.
+    void freezingManyUpdatesTheirRows()
+    {
+        Fixture f;
+        QVERIFY(f.startAndSettle());
+        QSignalSpy finished(&f.session, &ConsoleSession::actionFinished);
+        QSignalSpy applied(&f.session, &ConsoleSession::liveUpdateApplied);
+        ConsoleAction action;
+        action.kind = ConsoleAction::Kind::FreezeMany;
+        action.envs = {QStringLiteral("prod"), QStringLiteral("test")};
+        action.by = QStringLiteral("erin");
+        action.reason = QStringLiteral("holiday");
+        f.session.runAction(action);
+        QVERIFY(finished.wait(1000));
+        QVERIFY(finished.first().at(0).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(applied.count() >= 1, 1000);
+        QStringList envs = applied.first().at(1).toStringList();
+        envs.sort();
+        QCOMPARE(envs, (QStringList{QStringLiteral("prod"), QStringLiteral("test")}));
+        EnvironmentsModel* model = f.session.environments();
+        QVERIFY(model->index(0, 0).data(EnvironmentsModel::Frozen).toBool());
+        QVERIFY(!model->index(1, 0).data(EnvironmentsModel::Frozen).toBool());
+        QVERIFY(model->index(2, 0).data(EnvironmentsModel::Frozen).toBool());
     }
 
     // An action reaches the backend and its outcome comes back: done (and

@@ -165,6 +165,46 @@ private slots:
         QVERIFY(done.last().at(2).toString().contains(QStringLiteral("reason")));
     }
 
+    // Freezing many environments is one call: each one changed records its
+    // freeze with the one reason; an unknown name refuses the lot.
+    void freezingManyChangesEachEnvironment()
+    {
+        TestDatabase db;
+        for (const char* env : {"svc1.prod", "svc2.prod", "svc1.test"})
+            QCOMPARE(runRelctl(db, {"env", "add", env}).exitCode, 0);
+        Running r(db.dsn());
+        QSignalSpy done(r.worker, &ConsoleWorker::actionFinished);
+        r.start();
+        ConsoleAction freeze;
+        freeze.kind = ConsoleAction::Kind::FreezeMany;
+        freeze.envs = {QStringLiteral("svc1.prod"), QStringLiteral("svc2.prod")};
+        freeze.by = QStringLiteral("erin");
+        freeze.reason = QStringLiteral("holiday");
+        r.post([freeze](ConsoleWorker& w) { w.runAction(1, freeze); });
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+        QVERIFY2(done.first().at(1).toBool(), qPrintable(done.first().at(2).toString()));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE frozen_at IS NOT NULL"), 2LL);
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.events WHERE operation = 'freeze' AND actor = 'erin' "
+                          "AND detail->>'reason' = 'holiday'"),
+                 2LL);
+
+        ConsoleAction unknown = freeze;
+        unknown.kind = ConsoleAction::Kind::UnfreezeMany;
+        unknown.envs = {QStringLiteral("svc1.prod"), QStringLiteral("nope")};
+        r.post([unknown](ConsoleWorker& w) { w.runAction(2, unknown); });
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 10000);
+        QVERIFY(!done.last().at(1).toBool());
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE frozen_at IS NOT NULL"), 2LL);
+
+        ConsoleAction unfreeze = unknown;
+        unfreeze.envs = {QStringLiteral("svc1.prod"), QStringLiteral("svc2.prod"),
+                         QStringLiteral("svc1.test")};
+        r.post([unfreeze](ConsoleWorker& w) { w.runAction(3, unfreeze); });
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 3, 10000);
+        QVERIFY2(done.last().at(1).toBool(), qPrintable(done.last().at(2).toString()));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.environments WHERE frozen_at IS NOT NULL"), 0LL);
+    }
+
     // An export through the worker: every filtered event in the sort's
     // order lands in the file, progress is reported page by page, and a
     // cancelled export leaves no file.

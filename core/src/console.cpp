@@ -19,6 +19,7 @@
 #include <optional>
 #include <pqxx/stream_from>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace relctl {
@@ -237,6 +238,18 @@ AuditCursor auditCursorAfter(const Event& e, AuditSort::Column column)
     return c;
 }
 
+bool sameExceptClock(const EnvironmentRow& a, const EnvironmentRow& b)
+{
+    const auto fields = [](const EnvironmentRow& r) {
+        return std::tie(r.name, r.group, r.policy, r.supersede, r.serialization, r.currentRelease,
+                        r.currentGeneration, r.publishedBy, r.publishedAt, r.holderJob, r.holderRelease,
+                        r.holderToken, r.holderGeneration, r.holderAcquiredAt, r.holderHost, r.leaseExpiresAt,
+                        r.queueLength, r.queue, r.pendingSupersessions, r.pendingPromotions, r.frozen,
+                        r.frozenBy, r.frozenReason, r.frozenAt, r.promoteFrom, r.attention);
+    };
+    return fields(a) == fields(b);
+}
+
 ConsoleQueries::ConsoleQueries(Database& db) : m_db(db) {}
 
 namespace {
@@ -320,6 +333,21 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
             rows.push_back(std::move(r));
         }
         return rows;
+    });
+}
+
+PromotionsRead ConsoleQueries::promotions(const std::optional<std::vector<std::string>>& names,
+                                          int decidedLimit)
+{
+    const json reply = internal::DatabaseGate::impl(m_db).call(
+        false, withNames("SELECT relctl.console_promotions(NAMES, $2)", 1), nameArray(names), decidedLimit);
+    return convert([&] {
+        PromotionsRead read;
+        read.environments = reply.at("environments").get<std::vector<Environment>>();
+        read.promotions = reply.at("promotions").get<std::vector<Promotion>>();
+        if (const auto c = reply.find("covers"); c != reply.end() && !c->is_null())
+            read.covers = strings(*c);
+        return read;
     });
 }
 

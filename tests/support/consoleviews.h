@@ -9,16 +9,34 @@
 #include "mainwindow.h"
 
 #include <QAbstractItemModel>
-#include <QTableView>
+#include <QAbstractItemView>
+#include <QItemSelectionModel>
 #include <optional>
+
+// The index showing `name` in the first column under `parent`, at any depth
+// (the Environments view may group environments under their groups).
+inline QModelIndex findEnvironment(const QAbstractItemModel* model, const QString& name,
+                                   const QModelIndex& parent = {})
+{
+    for (int row = 0; row < model->rowCount(parent); ++row) {
+        const QModelIndex index = model->index(row, 0, parent);
+        if (index.data().toString() == name)
+            return index;
+        if (const QModelIndex inside = findEnvironment(model, name, index); inside.isValid())
+            return inside;
+    }
+    return {};
+}
 
 // Selects the environment `name` in the Environments view (if it shows it).
 inline void selectEnvironment(relctl::ui::MainWindow& window, const QString& name)
 {
-    QTableView* table = window.environmentsView()->table();
-    for (int row = 0; row < table->model()->rowCount(); ++row)
-        if (table->model()->index(row, 0).data().toString() == name)
-            table->selectRow(row);
+    QAbstractItemView* view = window.environmentsView()->table();
+    const QModelIndex index = findEnvironment(view->model(), name);
+    if (!index.isValid())
+        return;
+    view->selectionModel()->setCurrentIndex(index,
+                                            QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 }
 
 // The model row showing the event, if loaded.

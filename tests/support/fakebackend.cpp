@@ -72,6 +72,10 @@ const char* operationOf(ConsoleAction::Kind kind)
         return "promotion-deny";
     case ConsoleAction::Kind::Rollback:
         return "rollback";
+    case ConsoleAction::Kind::FreezeMany:
+        return "freeze";
+    case ConsoleAction::Kind::UnfreezeMany:
+        return "unfreeze";
     }
     return "";
 }
@@ -190,10 +194,23 @@ void FakeBackend::setTarget(const ConnectionTarget& target)
     connected();
 }
 
-void FakeBackend::loadEnvironments(quint64 serial)
+void FakeBackend::loadEnvironments(quint64 serial, const std::optional<QStringList>& names)
 {
-    if (!failing({RequestKind::Environments, serial}))
-        answer([this, serial] { emit environmentsLoaded(serial, m_environments); });
+    m_environmentNames.push_back(names);
+    if (failing({RequestKind::Environments, serial}))
+        return;
+    const auto read = [this, names] {
+        std::vector<relctl::EnvironmentRow> rows;
+        for (const relctl::EnvironmentRow& r : m_environments) {
+            if (!names || names->contains(QString::fromStdString(r.name)))
+                rows.push_back(r);
+        }
+        return rows;
+    };
+    if (m_readWhenAsked)
+        answer([this, serial, rows = read()] { emit environmentsLoaded(serial, rows); });
+    else
+        answer([this, serial, read] { emit environmentsLoaded(serial, read()); });
 }
 
 void FakeBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
@@ -203,12 +220,23 @@ void FakeBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& 
         answer([this, serial, request] { emit auditPageLoaded(serial, page(request)); });
 }
 
-void FakeBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+void FakeBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                               const std::optional<QStringList>& envs)
 {
+    m_timelineEnvs.push_back(envs);
     if (failing({RequestKind::Timeline, serial}))
         return;
-    answer([this, serial, fromMs, toMs] {
+    answer([this, serial, fromMs, toMs, envs] {
         relctl::TimelineSlice slice = m_timeline;
+        if (envs) {
+            const auto other = [&](const std::string& env) {
+                return !envs->contains(QString::fromStdString(env));
+            };
+            std::erase_if(slice.environments, other);
+            std::erase_if(slice.markers, [&](const relctl::TimelineMarker& m) { return other(m.env); });
+            std::erase_if(slice.leases, [&](const relctl::LeaseSpan& l) { return other(l.env); });
+            std::erase_if(slice.freezes, [&](const relctl::FrozenSpan& f) { return other(f.env); });
+        }
         std::erase_if(slice.markers, [&](const relctl::TimelineMarker& m) {
             return m.at.millis() < fromMs || m.at.millis() > toMs;
         });
@@ -238,10 +266,41 @@ void FakeBackend::loadSupersessions(quint64 serial)
         answer([this, serial] { emit supersessionsLoaded(serial, m_supersessions); });
 }
 
-void FakeBackend::loadPromotions(quint64 serial)
+void FakeBackend::loadPromotions(quint64 serial, const std::optional<QStringList>& names)
 {
+    m_promotionNames.push_back(names);
     if (!failing({RequestKind::Promotions, serial}))
-        answer([this, serial] { emit promotionsLoaded(serial, m_promotions); });
+        answer([this, serial, names] {
+            if (!names) {
+                emit promotionsLoaded(serial, m_promotions);
+                return;
+            }
+            // What the server covers: the names, and what is promoted from them.
+            const auto named = [&](const std::string& env) {
+                return names->contains(QString::fromStdString(env));
+            };
+            std::vector<std::string> covers;
+            for (const QString& n : *names)
+                covers.push_back(n.toStdString());
+            for (const relctl::Environment& e : m_promotions.environments) {
+                if (e.promoteFrom && named(*e.promoteFrom) && !named(e.name))
+                    covers.push_back(e.name);
+            }
+            const auto covered = [&](const std::string& env) {
+                return std::find(covers.begin(), covers.end(), env) != covers.end();
+            };
+            PromotionsSnapshot part;
+            for (const relctl::Environment& e : m_promotions.environments) {
+                if (covered(e.name))
+                    part.environments.push_back(e);
+            }
+            for (const relctl::Promotion& p : m_promotions.promotions) {
+                if (covered(p.env))
+                    part.promotions.push_back(p);
+            }
+            part.covers = covers;
+            emit promotionsLoaded(serial, part);
+        });
 }
 
 void FakeBackend::loadManifestHistory(quint64 serial, const QString& env)
@@ -292,13 +351,40 @@ void FakeBackend::runAction(quint64 serial, const ConsoleAction& action)
         }
         const QString error = apply(action);
         emit actionFinished(serial, error.isEmpty(), error);
-        if (error.isEmpty())
-            announce({action.env});
+        if (!error.isEmpty())
+            return;
+        const bool many = action.kind == ConsoleAction::Kind::FreezeMany ||
+                          action.kind == ConsoleAction::Kind::UnfreezeMany;
+        announce(many ? action.envs : QStringList{action.env});
     });
 }
 
 QString FakeBackend::apply(const ConsoleAction& action)
 {
+    if (action.kind == ConsoleAction::Kind::FreezeMany || action.kind == ConsoleAction::Kind::UnfreezeMany) {
+        // All or nothing, as the server: an unknown name refuses the lot.
+        for (const QString& env : action.envs) {
+            if (!environment(env))
+                return QStringLiteral("no environment %1").arg(env);
+        }
+        const bool freeze = action.kind == ConsoleAction::Kind::FreezeMany;
+        for (const QString& env : action.envs) {
+            relctl::EnvironmentRow* row = environment(env);
+            if (row->frozen == freeze)
+                continue; // unchanged: no event, as the server
+            row->frozen = freeze;
+            row->frozenBy = freeze ? std::optional(action.by.toStdString()) : std::nullopt;
+            row->frozenReason = freeze ? std::optional(action.reason.toStdString()) : std::nullopt;
+            relctl::Event event;
+            event.env = env.toStdString();
+            event.operation = operationOf(action.kind);
+            event.outcome = "accepted";
+            event.actor = action.by.toStdString();
+            event.reason = action.reason.toStdString();
+            addEvent(std::move(event));
+        }
+        return {};
+    }
     QString env = action.env;
     if (action.kind == ConsoleAction::Kind::Approve || action.kind == ConsoleAction::Kind::Deny) {
         const auto it = std::find_if(m_supersessions.begin(), m_supersessions.end(),
@@ -356,6 +442,8 @@ QString FakeBackend::apply(const ConsoleAction& action)
         case ConsoleAction::Kind::ApprovePromotion:
         case ConsoleAction::Kind::DenyPromotion:
         case ConsoleAction::Kind::Rollback:
+        case ConsoleAction::Kind::FreezeMany:
+        case ConsoleAction::Kind::UnfreezeMany:
             break;
         }
     }

@@ -81,6 +81,10 @@ public:
     int heldAnswers() const { return static_cast<int>(m_held.size()); }
     enum class Order { AsAsked, NewestFirst };
     void releaseHeld(Order order = Order::AsAsked);
+    // Environments answers read what is held when asked rather than when
+    // they go out, as a database's snapshot would: held answers can then
+    // disagree, and a test can tell an older one from a newer one.
+    void setReadingWhenAsked(bool when) { m_readWhenAsked = when; }
     // Events were recorded for these environments: eventsArrived(), through
     // the event loop as from the database.
     void announce(const QStringList& environments);
@@ -91,6 +95,11 @@ public:
     const std::vector<RequestId>& requests() const { return m_requests; }
     int requestCount(RequestKind kind) const;
     const std::vector<relctl::AuditPageRequest>& auditRequests() const { return m_auditRequests; }
+    // The names each environments, timeline and promotions request asked
+    // for, in order (empty optional: all).
+    const std::vector<std::optional<QStringList>>& environmentNames() const { return m_environmentNames; }
+    const std::vector<std::optional<QStringList>>& timelineEnvs() const { return m_timelineEnvs; }
+    const std::vector<std::optional<QStringList>>& promotionNames() const { return m_promotionNames; }
     const QList<ConsoleAction>& actions() const { return m_actions; }
     const QList<ConnectionTarget>& targets() const { return m_targets; }
     int starts() const { return m_starts; }
@@ -100,12 +109,16 @@ public:
 
     void start() override;
     void setTarget(const ConnectionTarget& target) override;
-    void loadEnvironments(quint64 serial) override;
+    // Only the named environments when names are given, as the server does.
+    void loadEnvironments(quint64 serial, const std::optional<QStringList>& names = std::nullopt) override;
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
-    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
+    // Only envs' lanes and items when envs are given.
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                      const std::optional<QStringList>& envs = std::nullopt) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
     void loadSupersessions(quint64 serial) override;
-    void loadPromotions(quint64 serial) override;
+    // Names given: the paths and requests of those environments, covering them.
+    void loadPromotions(quint64 serial, const std::optional<QStringList>& names = std::nullopt) override;
     // An environment without a history set answers an empty one.
     void loadManifestHistory(quint64 serial, const QString& env) override;
     void loadStatus(quint64 serial, const StatusLookup& lookup) override;
@@ -148,10 +161,12 @@ private:
     std::map<RequestKind, std::deque<QString>> m_failures;
     std::deque<QString> m_refusals;
     bool m_holding = false;
+    bool m_readWhenAsked = false;
     std::vector<std::function<void()>> m_held;
 
     std::vector<RequestId> m_requests;
     std::vector<relctl::AuditPageRequest> m_auditRequests;
+    std::vector<std::optional<QStringList>> m_environmentNames, m_timelineEnvs, m_promotionNames;
     QList<ConsoleAction> m_actions;
     QList<ConnectionTarget> m_targets;
     int m_starts = 0;

@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <optional>
 
 namespace relctl::ui {
 
@@ -40,13 +41,19 @@ public:
     // rehearsal plays on this server. A backend without a database answers
     // the default.
     virtual ConnectionTarget target() const { return {}; }
-    virtual void loadEnvironments(quint64 serial) = 0;
+    // Every environment, or only those named (a live update: a name absent
+    // from the answer is an environment that no longer exists).
+    virtual void loadEnvironments(quint64 serial, const std::optional<QStringList>& names = std::nullopt) = 0;
     virtual void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) = 0;
-    virtual void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) = 0;
+    // Every lane of the window, or only those of envs (a live update).
+    virtual void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                              const std::optional<QStringList>& envs = std::nullopt) = 0;
     virtual void loadTrace(quint64 serial, qint64 eventId) = 0;
     virtual void loadSupersessions(quint64 serial) = 0;
     // Promotions and rollback need schema version kPromotionsSchemaVersion.
-    virtual void loadPromotions(quint64 serial) = 0;
+    // Every environment's, or a live update of those named (the answer's
+    // `covers` says which part of the whole it replaces).
+    virtual void loadPromotions(quint64 serial, const std::optional<QStringList>& names = std::nullopt) = 0;
     virtual void loadManifestHistory(quint64 serial, const QString& env) = 0;
     // What became of a job or an op id, from the database alone; an unknown
     // one is answered (state "unknown"), not failed.

@@ -11,6 +11,8 @@
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace relctl::ui {
@@ -24,15 +26,28 @@ struct ConsoleAction
 {
     // Approve/Deny decide a supersession request; ApprovePromotion and
     // DenyPromotion a promotion request; Rollback makes an earlier manifest
-    // of env current again.
-    enum class Kind { Approve, Deny, Revoke, Freeze, Unfreeze, ApprovePromotion, DenyPromotion, Rollback };
+    // of env current again. FreezeMany and UnfreezeMany act on every
+    // environment of envs in one transaction (all or none), with one reason.
+    enum class Kind {
+        Approve,
+        Deny,
+        Revoke,
+        Freeze,
+        Unfreeze,
+        ApprovePromotion,
+        DenyPromotion,
+        Rollback,
+        FreezeMany,
+        UnfreezeMany
+    };
     Kind kind = Kind::Approve;
     QString env;
     qint64 request = 0; // the supersession request, for Approve/Deny
     QString by;
     QString reason;
-    qint64 promotion = 0; // the promotion request, for ApprovePromotion/DenyPromotion
-    qint64 manifest = 0;  // the manifest to restore, for Rollback (relctl rollback --to-manifest)
+    qint64 promotion = 0;  // the promotion request, for ApprovePromotion/DenyPromotion
+    qint64 manifest = 0;   // the manifest to restore, for Rollback (relctl rollback --to-manifest)
+    QStringList envs = {}; // the environments, for FreezeMany/UnfreezeMany
 };
 
 } // namespace relctl::ui
@@ -63,11 +78,21 @@ namespace relctl::ui {
 // requests agree: every environment (its promotion path, current release,
 // soak and approvals required) and the open promotion requests. core's own
 // reply types: the view reads them as the CLI does.
+//
+// The console reads the environments that take part in a path, the open
+// requests and the newest kDecidedPromotions decided ones. A live update
+// reads part of it: `covers` names the environments it replaces (their
+// paths and requests); the session merges it into the whole it holds, and
+// the views only ever see a whole (covers empty).
 struct PromotionsSnapshot
 {
     std::vector<relctl::Environment> environments;
     std::vector<relctl::Promotion> promotions;
+    std::optional<std::vector<std::string>> covers = std::nullopt;
 };
+
+// How many decided promotion requests the Promotions view shows (the newest).
+inline constexpr int kDecidedPromotions = 100;
 
 } // namespace relctl::ui
 

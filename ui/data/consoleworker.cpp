@@ -26,6 +26,17 @@ std::string s(const QString& q)
     return q.toStdString();
 }
 
+std::optional<std::vector<std::string>> strings(const std::optional<QStringList>& names)
+{
+    if (!names)
+        return std::nullopt;
+    std::vector<std::string> out;
+    out.reserve(std::size_t(names->size()));
+    for (const QString& n : *names)
+        out.push_back(n.toStdString());
+    return out;
+}
+
 } // namespace
 
 ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
@@ -233,10 +244,11 @@ template <typename F> void ConsoleWorker::guarded(RequestId request, F&& body)
     guarded(std::forward<F>(body), [&](const QString& message) { emit requestFailed(request, message); });
 }
 
-void ConsoleWorker::loadEnvironments(quint64 serial)
+void ConsoleWorker::loadEnvironments(quint64 serial, const std::optional<QStringList>& names)
 {
-    guarded({RequestKind::Environments, serial},
-            [&] { emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments()); });
+    guarded({RequestKind::Environments, serial}, [&] {
+        emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments(strings(names)));
+    });
 }
 
 void ConsoleWorker::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
@@ -265,12 +277,13 @@ relctl::AuditPage ConsoleWorker::auditPage(const relctl::AuditPageRequest& reque
     return queries.auditPage(request);
 }
 
-void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+void ConsoleWorker::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                                 const std::optional<QStringList>& envs)
 {
     guarded({RequestKind::Timeline, serial}, [&] {
-        emit timelineLoaded(serial,
-                            relctl::ConsoleQueries(*m_db).timeline(relctl::Timestamp::fromMillis(fromMs),
-                                                                   relctl::Timestamp::fromMillis(toMs)));
+        emit timelineLoaded(serial, relctl::ConsoleQueries(*m_db).timeline(
+                                        relctl::Timestamp::fromMillis(fromMs),
+                                        relctl::Timestamp::fromMillis(toMs), strings(envs)));
     });
 }
 
@@ -301,14 +314,17 @@ void ConsoleWorker::loadSupersessions(quint64 serial)
     });
 }
 
-void ConsoleWorker::loadPromotions(quint64 serial)
+void ConsoleWorker::loadPromotions(quint64 serial, const std::optional<QStringList>& names)
 {
     guarded({RequestKind::Promotions, serial}, [&] {
-        // Two reads, environments first: a request opened in between shows
-        // up with an environment already known, never the other way round.
+        // One statement, so the paths and the requests are of one snapshot;
+        // bounded: the newest decided requests only, not every one ever.
+        relctl::PromotionsRead read =
+            relctl::ConsoleQueries(*m_db).promotions(strings(names), kDecidedPromotions);
         PromotionsSnapshot snapshot;
-        snapshot.environments = m_db->listEnvironments().environments;
-        snapshot.promotions = m_db->promotions(std::nullopt, true).promotions;
+        snapshot.environments = std::move(read.environments);
+        snapshot.promotions = std::move(read.promotions);
+        snapshot.covers = std::move(read.covers);
         emit promotionsLoaded(serial, snapshot);
     });
 }
@@ -363,6 +379,20 @@ void ConsoleWorker::runAction(quint64 serial, const ConsoleAction& a)
             case ConsoleAction::Kind::DenyPromotion:
                 outcome = m_db->decidePromotion(a.promotion, false, by, reason);
                 break;
+            case ConsoleAction::Kind::FreezeMany:
+            case ConsoleAction::Kind::UnfreezeMany: {
+                // One transaction: an unknown name refuses the whole call
+                // (an error, answered below like any other).
+                std::vector<std::string> envs;
+                envs.reserve(std::size_t(a.envs.size()));
+                for (const QString& e : a.envs)
+                    envs.push_back(s(e));
+                if (a.kind == ConsoleAction::Kind::FreezeMany)
+                    m_db->freezeMany(envs, by, reason);
+                else
+                    m_db->unfreezeMany(envs, by, optionalReason);
+                break;
+            }
             case ConsoleAction::Kind::Rollback: {
                 relctl::RollbackRequest r;
                 r.env = env;

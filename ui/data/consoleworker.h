@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -55,12 +56,16 @@ public slots:
     // Drops both connections and connects to the new target at once; views
     // hear connectionChanged() and then eventsArrived() as on a reconnect.
     void setTarget(const ConnectionTarget& target);
-    void loadEnvironments(quint64 serial);
+    // Every environment, or only those named (a live update).
+    void loadEnvironments(quint64 serial, const std::optional<QStringList>& names = std::nullopt);
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request);
-    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs);
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                      const std::optional<QStringList>& envs = std::nullopt);
     void loadTrace(quint64 serial, qint64 eventId);
     void loadSupersessions(quint64 serial);
-    void loadPromotions(quint64 serial);
+    // The paths and requests (relctl.console_promotions): all, or a live
+    // update of the environments named.
+    void loadPromotions(quint64 serial, const std::optional<QStringList>& names = std::nullopt);
     void loadManifestHistory(quint64 serial, const QString& env);
     void loadStatus(quint64 serial, const StatusLookup& lookup);
     void runAction(quint64 serial, const ConsoleAction& action);

@@ -113,9 +113,9 @@ void PostgresBackend::setTarget(const ConnectionTarget& target)
     post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
 }
 
-void PostgresBackend::loadEnvironments(quint64 serial)
+void PostgresBackend::loadEnvironments(quint64 serial, const std::optional<QStringList>& names)
 {
-    post(m_worker, [serial](ConsoleWorker& w) { w.loadEnvironments(serial); });
+    post(m_worker, [serial, names](ConsoleWorker& w) { w.loadEnvironments(serial, names); });
 }
 
 void PostgresBackend::loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request)
@@ -123,9 +123,11 @@ void PostgresBackend::loadAuditPage(quint64 serial, const relctl::AuditPageReque
     post(m_pages, [serial, request](ConsoleWorker& w) { w.loadAuditPage(serial, request); });
 }
 
-void PostgresBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs)
+void PostgresBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                                   const std::optional<QStringList>& envs)
 {
-    post(m_worker, [serial, fromMs, toMs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs); });
+    post(m_worker,
+         [serial, fromMs, toMs, envs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs, envs); });
 }
 
 void PostgresBackend::loadTrace(quint64 serial, qint64 eventId)
@@ -138,9 +140,9 @@ void PostgresBackend::loadSupersessions(quint64 serial)
     post(m_worker, [serial](ConsoleWorker& w) { w.loadSupersessions(serial); });
 }
 
-void PostgresBackend::loadPromotions(quint64 serial)
+void PostgresBackend::loadPromotions(quint64 serial, const std::optional<QStringList>& names)
 {
-    post(m_worker, [serial](ConsoleWorker& w) { w.loadPromotions(serial); });
+    post(m_worker, [serial, names](ConsoleWorker& w) { w.loadPromotions(serial, names); });
 }
 
 void PostgresBackend::loadManifestHistory(quint64 serial, const QString& env)

@@ -38,12 +38,13 @@ public:
     void start() override;
     void setTarget(const ConnectionTarget& target) override;
     ConnectionTarget target() const override { return m_target; }
-    void loadEnvironments(quint64 serial) override;
+    void loadEnvironments(quint64 serial, const std::optional<QStringList>& names = std::nullopt) override;
     void loadAuditPage(quint64 serial, const relctl::AuditPageRequest& request) override;
-    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs) override;
+    void loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
+                      const std::optional<QStringList>& envs = std::nullopt) override;
     void loadTrace(quint64 serial, qint64 eventId) override;
     void loadSupersessions(quint64 serial) override;
-    void loadPromotions(quint64 serial) override;
+    void loadPromotions(quint64 serial, const std::optional<QStringList>& names = std::nullopt) override;
     void loadManifestHistory(quint64 serial, const QString& env) override;
     void loadStatus(quint64 serial, const StatusLookup& lookup) override;
     void runAction(quint64 serial, const ConsoleAction& action) override;

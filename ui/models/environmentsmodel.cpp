@@ -1,5 +1,6 @@
 #include "environmentsmodel.h"
 
+#include "relctl/naturalsort.h"
 #include "timeformat.h"
 
 #include <QBrush>
@@ -7,7 +8,9 @@
 #include <QDateTime>
 #include <QFont>
 #include <algorithm>
+#include <string_view>
 #include <unordered_set>
+#include <utility>
 
 namespace relctl::ui {
 
@@ -102,7 +105,7 @@ EnvironmentsModel::EnvironmentsModel(QObject* parent)
 void EnvironmentsModel::setEnvironments(std::vector<relctl::EnvironmentRow> rows)
 {
     // A read is current by definition (and emits dataChanged for every cell below).
-    m_stale = false;
+    const bool wasStale = std::exchange(m_stale, false);
     // Every row of one read carries the same serverNow; take the newest in case
     // a caller merged reads. An empty read keeps the clock it had.
     if (!rows.empty()) {
@@ -112,72 +115,190 @@ void EnvironmentsModel::setEnvironments(std::vector<relctl::EnvironmentRow> rows
         m_steadyAtUpdate = std::chrono::steady_clock::now();
         m_now = m_serverNowAtUpdate;
     }
+    // The order people count in (svc2 before svc10), whatever order the read had.
+    if (!std::is_sorted(rows.begin(), rows.end(), naturalRowLess))
+        std::stable_sort(rows.begin(), rows.end(), naturalRowLess);
 
-    if (sameNames(rows)) {
-        m_rows = std::move(rows);
-    } else if (!mergeByName(rows)) {
+    if (m_rows.empty()) {
+        // The first read: one insertion, not a row at a time.
+        if (!rows.empty()) {
+            beginInsertRows({}, 0, int(rows.size()) - 1);
+            m_rows = std::move(rows);
+            rebuildIndex(0);
+            endInsertRows();
+        }
+        return;
+    }
+    if (!mergeByName(rows)) {
         beginResetModel();
         m_rows = std::move(rows);
+        rebuildIndex(0);
         endResetModel();
         return;
     }
-    if (!m_rows.empty())
+    // The countdowns moved with the clock and a stale grey is gone on every
+    // row: those cells change everywhere. The rest only where the row did.
+    if (wasStale)
         emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
+    else
+        emitCountdownChanged();
 }
 
-bool EnvironmentsModel::sameNames(const std::vector<relctl::EnvironmentRow>& rows) const
+bool EnvironmentsModel::naturalRowLess(const relctl::EnvironmentRow& a, const relctl::EnvironmentRow& b)
 {
-    return std::equal(m_rows.begin(), m_rows.end(), rows.begin(), rows.end(),
-                      [](const auto& a, const auto& b) { return a.name == b.name; });
+    return relctl::naturalLess(a.name, b.name);
 }
 
-// Removes vanished names and inserts new ones row by row, so persistent
-// indexes (selection, current row) of the surviving environments follow them.
-// Gives up (returns false, nothing changed) when the surviving names changed
-// order or a name repeats: then only a reset describes the change honestly.
+void EnvironmentsModel::rebuildIndex(std::size_t from)
+{
+    if (from == 0) {
+        m_index.clear();
+        m_index.reserve(qsizetype(m_rows.size()));
+    }
+    for (std::size_t i = from; i < m_rows.size(); ++i)
+        m_index.insert(text(m_rows[i].name), int(i));
+}
+
+int EnvironmentsModel::rowOf(const QString& name) const
+{
+    return m_index.value(name, -1);
+}
+
+// Removes vanished names and inserts new ones in runs, and replaces the
+// survivors in place, so persistent indexes (selection, current row) of the
+// surviving environments follow them; dataChanged only for rows whose data
+// changed. Both lists are in natural order, so the survivors keep theirs.
+// Gives up (returns false, nothing changed) when a name repeats: then only
+// a reset describes the change honestly.
 bool EnvironmentsModel::mergeByName(std::vector<relctl::EnvironmentRow>& rows)
 {
-    std::unordered_set<std::string> incoming;
+    std::unordered_set<std::string_view> incoming;
+    incoming.reserve(rows.size());
     for (const auto& r : rows) {
         if (!incoming.insert(r.name).second)
             return false;
     }
-    std::unordered_set<std::string> existing;
-    for (const auto& r : m_rows) {
-        if (!existing.insert(r.name).second)
-            return false;
-    }
-    std::vector<std::string> keptOld;
-    std::vector<std::string> keptNew;
-    for (const auto& r : m_rows) {
-        if (incoming.count(r.name))
-            keptOld.push_back(r.name);
-    }
-    for (const auto& r : rows) {
-        if (existing.count(r.name))
-            keptNew.push_back(r.name);
-    }
-    if (keptOld != keptNew)
+    if (m_index.size() != qsizetype(m_rows.size()))
         return false;
 
-    for (int i = rowCount() - 1; i >= 0; --i) {
-        if (incoming.count(m_rows[std::size_t(i)].name))
-            continue;
-        beginRemoveRows({}, i, i);
-        m_rows.erase(m_rows.begin() + i);
-        endRemoveRows();
-    }
-    // The survivors are now in the incoming order; every gap is a new name.
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (i < m_rows.size() && m_rows[i].name == rows[i].name) {
-            m_rows[i] = std::move(rows[i]);
+    // Removals, last run first, so earlier rows keep their numbers.
+    bool removed = false;
+    for (int i = rowCount() - 1; i >= 0;) {
+        if (incoming.count(m_rows[std::size_t(i)].name)) {
+            --i;
             continue;
         }
-        beginInsertRows({}, int(i), int(i));
-        m_rows.insert(m_rows.begin() + std::ptrdiff_t(i), std::move(rows[i]));
+        int first = i;
+        while (first > 0 && !incoming.count(m_rows[std::size_t(first - 1)].name))
+            --first;
+        beginRemoveRows({}, first, i);
+        m_rows.erase(m_rows.begin() + first, m_rows.begin() + i + 1);
+        endRemoveRows();
+        removed = true;
+        i = first - 1;
+    }
+    incoming.clear(); // views into rows' names: dropped before the rows move
+    if (removed)
+        rebuildIndex(0);
+
+    // The survivors are now in the incoming order; every gap is a run of new names.
+    std::size_t i = 0;
+    int changedFirst = -1, changedLast = -1;
+    const auto flushChanged = [&] {
+        if (changedFirst >= 0)
+            emit dataChanged(index(changedFirst, 0), index(changedLast, columnCount() - 1));
+        changedFirst = changedLast = -1;
+    };
+    bool inserted = false;
+    while (i < rows.size()) {
+        if (i < m_rows.size() && m_rows[i].name == rows[i].name) {
+            if (!sameData(m_rows[i], rows[i])) {
+                m_rows[i] = std::move(rows[i]);
+                if (changedFirst < 0)
+                    changedFirst = int(i);
+                changedLast = int(i);
+            } else {
+                m_rows[i].serverNow = rows[i].serverNow;
+                flushChanged();
+            }
+            ++i;
+            continue;
+        }
+        flushChanged();
+        std::size_t end = i + 1;
+        while (end < rows.size() && (i >= m_rows.size() || rows[end].name != m_rows[i].name))
+            ++end;
+        beginInsertRows({}, int(i), int(end) - 1);
+        m_rows.insert(m_rows.begin() + std::ptrdiff_t(i),
+                      std::make_move_iterator(rows.begin() + std::ptrdiff_t(i)),
+                      std::make_move_iterator(rows.begin() + std::ptrdiff_t(end)));
+        endInsertRows();
+        inserted = true;
+        i = end;
+    }
+    flushChanged();
+    if (inserted)
+        rebuildIndex(0);
+    return true;
+}
+
+bool EnvironmentsModel::sameData(const relctl::EnvironmentRow& a, const relctl::EnvironmentRow& b)
+{
+    // serverNow differs on every read; the countdowns follow it through the clock.
+    return relctl::sameExceptClock(a, b);
+}
+
+void EnvironmentsModel::updateEnvironments(const QStringList& names, std::vector<relctl::EnvironmentRow> rows)
+{
+    // A stale grey is cleared by a full read only: the other rows are still what was last read.
+    for (const auto& r : rows) {
+        if (r.serverNow.millis() > m_serverNowAtUpdate) {
+            m_serverNowAtUpdate = r.serverNow.millis();
+            m_steadyAtUpdate = std::chrono::steady_clock::now();
+            m_now = m_serverNowAtUpdate;
+        }
+    }
+    QHash<QString, std::size_t> read;
+    read.reserve(qsizetype(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        read.insert(text(rows[i].name), i);
+    QStringList all = names;
+    for (const auto& r : rows) {
+        const QString name = text(r.name);
+        if (!names.contains(name))
+            all << name;
+    }
+    for (const QString& name : all) {
+        const int row = rowOf(name);
+        const auto found = read.constFind(name);
+        if (found == read.constEnd()) {
+            if (row < 0)
+                continue;
+            // Gone from the database.
+            beginRemoveRows({}, row, row);
+            m_rows.erase(m_rows.begin() + row);
+            m_index.remove(name);
+            for (std::size_t i = std::size_t(row); i < m_rows.size(); ++i)
+                m_index[text(m_rows[i].name)] = int(i);
+            endRemoveRows();
+            continue;
+        }
+        relctl::EnvironmentRow& incoming = rows[*found];
+        if (row >= 0) {
+            if (sameData(m_rows[std::size_t(row)], incoming))
+                continue;
+            m_rows[std::size_t(row)] = std::move(incoming);
+            emit dataChanged(index(row, 0), index(row, columnCount() - 1));
+            continue;
+        }
+        // New: at its place in natural order.
+        const auto at = std::upper_bound(m_rows.begin(), m_rows.end(), incoming, naturalRowLess);
+        const int pos = int(at - m_rows.begin());
+        beginInsertRows({}, pos, pos);
+        m_rows.insert(at, std::move(incoming));
+        rebuildIndex(std::size_t(pos));
         endInsertRows();
     }
-    return true;
 }
 
 void EnvironmentsModel::setStale(bool stale)
@@ -221,12 +342,30 @@ void EnvironmentsModel::setNow(qint64 serverNowEstimate)
 
 void EnvironmentsModel::emitCountdownChanged()
 {
-    if (m_rows.empty())
-        return;
     // The two clock columns are adjacent: one signal covers both.
     static_assert(int(Column::ExpiresIn) == int(Column::HeldFor) + 1);
-    emit dataChanged(index(0, int(Column::HeldFor)), index(rowCount() - 1, int(Column::ExpiresIn)),
-                     {Qt::DisplayRole, Roles::RemainingMs});
+    // Only rows with a lease count anything: of 10,000 environments a few
+    // hold one, and a signal over every row would have each proxy and view
+    // above look at every row once a second. Runs of leased rows are one
+    // signal each; scattered ones past a handful are one signal from the
+    // first to the last.
+    std::vector<std::pair<int, int>> runs;
+    for (int i = 0, n = rowCount(); i < n; ++i) {
+        const auto& r = m_rows[std::size_t(i)];
+        if (!r.holderJob && !r.leaseExpiresAt)
+            continue;
+        if (!runs.empty() && runs.back().second == i - 1)
+            runs.back().second = i;
+        else
+            runs.emplace_back(i, i);
+    }
+    if (runs.empty())
+        return;
+    if (runs.size() > 16)
+        runs = {{runs.front().first, runs.back().second}};
+    for (const auto& [first, last] : runs)
+        emit dataChanged(index(first, int(Column::HeldFor)), index(last, int(Column::ExpiresIn)),
+                         {Qt::DisplayRole, Roles::RemainingMs});
 }
 
 int EnvironmentsModel::rowCount(const QModelIndex& parent) const
@@ -246,7 +385,8 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
     const auto& r = m_rows[std::size_t(index.row())];
     const auto column = Column(index.column());
     const std::int64_t pending = r.pendingSupersessions + r.pendingPromotions;
-    const bool needsMe = m_needsMe.contains(text(r.name));
+    // Most consoles' logins wait on nothing: no name to build on every call then.
+    const bool needsMe = !m_needsMe.isEmpty() && m_needsMe.contains(text(r.name));
     switch (role) {
     case Qt::DisplayRole:
         switch (column) {
@@ -326,6 +466,20 @@ QVariant EnvironmentsModel::data(const QModelIndex& index, int role) const
         return qint64(pending);
     case Roles::NeedsMe:
         return needsMe;
+    case Roles::Group:
+        return text(r.group);
+    case Roles::Attention: {
+        QStringList summaries;
+        for (const auto& a : r.attention)
+            summaries << text(a.summary);
+        return summaries;
+    }
+    case Roles::AttentionReasons: {
+        QStringList reasons;
+        for (const auto& a : r.attention)
+            reasons << text(a.reason);
+        return reasons;
+    }
     default:
         return {};
     }
@@ -389,6 +543,9 @@ QHash<int, QByteArray> EnvironmentsModel::roleNames() const
     names.insert(Roles::CurrentGeneration, QByteArrayLiteral("currentGeneration"));
     names.insert(Roles::PendingDecisions, QByteArrayLiteral("pendingDecisions"));
     names.insert(Roles::NeedsMe, QByteArrayLiteral("needsMe"));
+    names.insert(Roles::Group, QByteArrayLiteral("group"));
+    names.insert(Roles::Attention, QByteArrayLiteral("attention"));
+    names.insert(Roles::AttentionReasons, QByteArrayLiteral("attentionReasons"));
     return names;
 }
 

@@ -6,8 +6,10 @@
 #include "relctl/console.h"
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 #include <chrono>
 #include <vector>
 
@@ -44,6 +46,9 @@ public:
         CurrentGeneration,                  // qint64, or invalid before the first publish
         PendingDecisions,                   // qint64: supersession and promotion requests awaiting one
         NeedsMe,                            // bool: a request here waits for this login (setNeedsMe)
+        Group,                              // QString: the group set, else the name up to its first '.'
+        Attention, // QStringList: why the environment needs a person now, in words (empty: it does not)
+        AttentionReasons, // QStringList: the same as reason codes (frozen, refused, decision, ...)
     };
 
     explicit EnvironmentsModel(QObject* parent = nullptr);
@@ -54,6 +59,17 @@ public:
     // Also restarts the countdown clock from the rows' serverNow.
     void setEnvironments(std::vector<relctl::EnvironmentRow> rows);
     const std::vector<relctl::EnvironmentRow>& environments() const { return m_rows; }
+
+    // A live update of some environments: `names` are the environments read
+    // again, `rows` what the read found of them. A named row that is in
+    // `rows` is replaced (dataChanged on that row only, when it changed) or
+    // inserted at its place in natural order; a named row missing from
+    // `rows` was removed. Other rows are not touched and the model is never
+    // reset, so selections, scroll positions and proxies keep their state.
+    // The work is proportional to the names, not to the rows held.
+    void updateEnvironments(const QStringList& names, std::vector<relctl::EnvironmentRow> rows);
+    // The row of the environment, or -1 (O(1)).
+    int rowOf(const QString& name) const;
 
     // The server's "now" the countdowns are computed against. tick() derives it
     // from the serverNow of the last setEnvironments plus the local steady
@@ -90,11 +106,15 @@ public:
     static QString formatHeld(std::int64_t heldMs);
 
 private:
-    bool sameNames(const std::vector<relctl::EnvironmentRow>& rows) const;
+    static bool naturalRowLess(const relctl::EnvironmentRow& a, const relctl::EnvironmentRow& b);
+    static bool sameData(const relctl::EnvironmentRow& a, const relctl::EnvironmentRow& b);
     bool mergeByName(std::vector<relctl::EnvironmentRow>& rows);
+    // Numbers the rows from `from` on in m_index (0: afresh).
+    void rebuildIndex(std::size_t from);
     void emitCountdownChanged();
 
     std::vector<relctl::EnvironmentRow> m_rows;
+    QHash<QString, int> m_index; // name -> row, for rowOf and live updates
     qint64 m_serverNowAtUpdate = 0;
     std::chrono::steady_clock::time_point m_steadyAtUpdate;
     qint64 m_now = 0;

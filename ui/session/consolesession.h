@@ -5,6 +5,7 @@
 
 #include <QHash>
 #include <QObject>
+#include <QSet>
 #include <QTimer>
 #include <chrono>
 #include <memory>
@@ -19,8 +20,16 @@ class RehearsalRunner;
 // Wires a backend (PostgresBackend in the console, a fake in tests) to the
 // models and views, all on the GUI thread: every request carries a serial,
 // and only the newest answer for a view is applied. Events from the database
-// trigger a debounced reload of what is on screen; nothing is reloaded
-// periodically.
+// name the environments they touched: the session collects those names and
+// reads only those environments, their timeline lanes and their promotions
+// (a live update, whose cost follows the environments touched, not the
+// organisation). Each kind of data has at most one live read in flight: names
+// arriving meanwhile wait for its answer and then go out together, at most
+// kLiveChunk to a request, so a slow answer batches the next names instead of
+// queueing requests behind it; a short debounce delays only the first read of
+// a burst. A connection (or a reconnection), an event of an unknown
+// environment, or names pending for more than half the organisation (and more
+// than a chunk) read everything again. Nothing is reloaded periodically.
 class ConsoleSession final : public QObject
 {
     Q_OBJECT
@@ -34,9 +43,10 @@ public:
     const ConnectionState& connection() const { return m_connection; }
 
     void start();
-    // How long after an event the views reload, so that a burst of events
-    // (a queue handing over) costs one reload: 150 ms unless set (tests
-    // shorten it).
+    // How long after the first event of a burst the views read, so that a
+    // burst (a queue handing over) costs one read: 150 ms unless set (tests
+    // shorten it). Events arriving while a live read is in flight are read
+    // as soon as it answers, without this delay.
     void setReloadDelay(std::chrono::milliseconds delay) { m_reload.setInterval(delay); }
     void requestTimeline(qint64 fromMs, qint64 toMs);
     // The timeline now shows [fromMs, toMs]: asks for a slice of it with half
@@ -63,7 +73,15 @@ public:
     // follows the job from running to completed.
     void requestStatus(const StatusLookup& lookup);
     void clearStatus() { m_statusLookup.reset(); }
+    // Reads everything again (what connecting does).
     void reload();
+    // Reads again only what concerns these environments (what a burst of
+    // events does): their rows, their timeline lanes, their promotion paths
+    // and requests, and what follows every event (the audit's newer rows,
+    // the pending supersessions, an open status card; an open manifest
+    // history of one of them). At once for each kind of data with no live
+    // read in flight; for the others, with the names that follow its answer.
+    void liveUpdate(const QStringList& envs);
     // Connects to another database now; the views reload once it answers.
     void setTarget(const ConnectionTarget& target);
     ConnectionTarget target() const { return m_backend->target(); }
@@ -95,7 +113,15 @@ public:
 
 signals:
     void connectionChanged(const ConnectionState& state);
+    // A whole slice: every lane of the range asked for.
     void timelineReady(const relctl::TimelineSlice& slice);
+    // A live update of some lanes: `slice` holds these environments' lanes and
+    // items of the current range only (a lane of envs absent from it was removed).
+    void timelineUpdated(const QStringList& envs, const relctl::TimelineSlice& slice);
+    // A live update was applied: kind "environments" (the model's update and
+    // the views' synchronous reactions) or "timeline" (timelineUpdated and its
+    // slots), for envs, costing the GUI thread guiNanoseconds.
+    void liveUpdateApplied(const QString& kind, const QStringList& envs, qint64 guiNanoseconds);
     void traceReady(const std::optional<relctl::RefusalTrace>& trace);
     void supersessionsReady(const QList<SupersessionRow>& approvals);
     void promotionsReady(const relctl::ui::PromotionsSnapshot& promotions);
@@ -122,8 +148,72 @@ signals:
     void rehearsalFinished(const relctl::rehearsal::Report& report, const QString& error);
     void probeFinished(const relctl::ui::ProbeResult& result);
 
+public:
+    // A live read names at most this many environments; the rest wait for
+    // its answer. Bounded so that one answer, and its application on the
+    // GUI thread, stays short whatever the burst.
+    static constexpr int kLiveChunk = 500;
+
 private:
+    // Names waiting for a live read of one kind, in the order they arrived:
+    // the oldest go out first, so none waits behind a steady stream of newer ones.
+    class PendingNames
+    {
+    public:
+        void add(const QString& name);
+        // The `most` oldest names, no longer pending.
+        QStringList take(int most);
+        int size() const { return int(m_order.size()); }
+        bool isEmpty() const { return m_order.isEmpty(); }
+        void clear() { m_names.clear(), m_order.clear(); }
+
+    private:
+        QSet<QString> m_names;
+        QStringList m_order;
+    };
+
+    // Which answers of one kind of data are still current when full reads
+    // and live updates of some names interleave. Serials grow with every
+    // request of the kind. A live update's answer is current for a name when
+    // no full read was asked after it and nothing newer was applied for the
+    // name; a full read's answer when it is the newest full read asked, and
+    // then the names a newer live update already applied keep what it
+    // applied (newerThan).
+    struct LiveSerials
+    {
+        quint64 fullAsked = 0;
+        QHash<quint64, QStringList> partials; // live updates asked, not answered
+        QHash<QString, quint64> applied;      // name -> live update applied after the last full read
+        PendingNames pending;                 // events' names not asked for yet
+        // A live read asked and not answered: the next names wait for it.
+        bool inFlight() const { return !partials.isEmpty(); }
+        // A full read covers every name pending and every live read before it.
+        quint64 askFull(RequestTracker& tracker);
+        quint64 askPartial(RequestTracker& tracker, const QStringList& names);
+        bool isPartial(quint64 serial) const { return partials.contains(serial); }
+        // The answer's names still current (the answer is forgotten).
+        QStringList takePartial(quint64 serial);
+        void appliedPartial(quint64 serial, const QStringList& names);
+        // The full answer applied: the names a newer live update holds are returned.
+        QSet<QString> appliedFull(quint64 serial);
+        void forget() { partials.clear(), applied.clear(); }
+    };
+
     void scheduleReload();
+    // The names go to each kind's pending names (the timeline's once a range
+    // is asked for, the promotions' on a schema that has them).
+    void queueLive(const QStringList& envs);
+    // True when what is pending is better read as a whole.
+    bool pendingIsMostOfAll() const;
+    // Each asks for its kind's next pending names unless a live read of the
+    // kind is in flight (or everything is to be read again).
+    void sendLive();
+    void sendEnvironments();
+    void sendTimeline();
+    void sendPromotions();
+    void applyEnvironments(quint64 serial, std::vector<relctl::EnvironmentRow> rows);
+    void applyTimeline(quint64 serial, const relctl::TimelineSlice& slice);
+    void applyPromotions(quint64 serial, const PromotionsSnapshot& promotions);
 
     std::unique_ptr<ConsoleBackend> m_backend;
     ExportCancelFlag m_exportCancel;
@@ -142,6 +232,10 @@ private:
     // (an action is not superseded by a newer one).
     QHash<quint64, ConsoleAction> m_actions;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
+    LiveSerials m_environmentsLive, m_timelineLive, m_promotionsLive;
+    PromotionsSnapshot m_promotions; // the whole, live updates merged into it
+    // Read everything at the debounce (the names pending are then dropped).
+    bool m_pendingAll = false;
     QTimer m_reload;
     QTimer m_countdown;
     ConnectionState m_connection;

@@ -5,6 +5,7 @@
 // with these values.
 
 #include "relctl/event.h"
+#include "relctl/replies.h"
 #include "relctl/time.h"
 
 #include <chrono>
@@ -32,6 +33,8 @@ struct QueuedCandidate
     std::optional<std::string> jobUrl;
     std::optional<std::int64_t> skippedBy; // the supersession request that would skip it
     std::optional<std::int64_t> wins;      // the supersession request that names it the winner
+
+    bool operator==(const QueuedCandidate&) const = default;
 };
 
 // Why an environment needs a person now (relctl.environment_attention, the
@@ -77,6 +80,10 @@ struct EnvironmentRow
     std::vector<AttentionItem> attention; // as of serverNow; empty: nothing needs a person
     Timestamp serverNow;                  // the server's clock when read: countdowns start from it
 };
+
+// Whether two reads of an environment say the same, whatever the clock
+// (serverNow) when each was read: a live update repaints only what changed.
+bool sameExceptClock(const EnvironmentRow& a, const EnvironmentRow& b);
 
 // Filters for the audit browser; every one is applied by the server.
 struct AuditFilter
@@ -287,6 +294,17 @@ struct RefusalTrace
     std::optional<TraceCause> cause;               // what decided it (none for a promotion gate)
 };
 
+// The Promotions view's read (relctl.console_promotions): the environments
+// that take part in a promotion path, the open requests and the newest
+// decided ones. A read of some environments covers them and those promoted
+// from them (`covers`); a read of every environment covers everything (empty).
+struct PromotionsRead
+{
+    std::vector<Environment> environments;
+    std::vector<Promotion> promotions;
+    std::optional<std::vector<std::string>> covers;
+};
+
 // The console's queries. Each is one round trip on the given connection;
 // call them on the thread that owns it.
 class ConsoleQueries final
@@ -311,6 +329,10 @@ public:
     // of those named (a live event's lanes).
     TimelineSlice timeline(Timestamp from, Timestamp to,
                            const std::optional<std::vector<std::string>>& envs = std::nullopt);
+    // The promotion paths and requests, of every environment or of those
+    // named (see PromotionsRead), with at most decidedLimit decided requests.
+    PromotionsRead promotions(const std::optional<std::vector<std::string>>& names = std::nullopt,
+                              int decidedLimit = 100);
     std::optional<RefusalTrace> trace(std::int64_t eventId); // empty: no such event, or not a refusal
     // Distinct values for the filter drop-downs.
     std::vector<std::string> operations();
