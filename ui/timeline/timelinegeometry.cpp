@@ -109,6 +109,15 @@ int TimelineGeometry::laneAt(double y) const
     return static_cast<int>(lane);
 }
 
+std::pair<int, int> TimelineGeometry::visibleLanes() const
+{
+    const int first = std::clamp(static_cast<int>(std::floor(m_scrollY / m_laneHeight)), 0, m_lanes);
+    const int last =
+        std::clamp(static_cast<int>(std::ceil((m_scrollY + m_viewportHeight - m_header) / m_laneHeight)),
+                   first, m_lanes);
+    return {first, last};
+}
+
 void TimelineGeometry::scrollLanesBy(double dy)
 {
     m_scrollY += dy;

@@ -5,6 +5,7 @@
 // lane layout below an axis header, and tick marks readable at every zoom.
 
 #include <QString>
+#include <utility>
 #include <vector>
 
 namespace relctl::ui {
@@ -64,6 +65,9 @@ public:
     double laneHeight() const { return m_laneHeight; }
     double laneTop(int lane) const { return m_header + lane * m_laneHeight - m_scrollY; }
     int laneAt(double y) const; // -1 outside every lane
+    // The lanes [first, last) that show in the viewport: what a paint
+    // touches, however many lanes there are.
+    std::pair<int, int> visibleLanes() const;
     double laneScroll() const { return m_scrollY; }
     void scrollLanesBy(double dy);
     void ensureLaneVisible(int lane);

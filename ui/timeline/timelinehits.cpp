@@ -3,6 +3,7 @@
 // words that describe a hit, and when a tooltip goes; apart from
 // timelinewidget.cpp's event handling.
 
+#include "timeformat.h"
 #include "timelinegroups.h"
 #include "timelinelegend.h"
 #include "timelinepainter.h"
@@ -26,10 +27,13 @@ constexpr double kHitTolerance = 4;
 TimelineHit TimelineWidget::itemAt(QPoint pos) const
 {
     const int lane = m_geometry.laneAt(pos.y());
-    if (lane < 0 || lane >= static_cast<int>(m_data.lanes.size()) || pos.x() < m_geometry.plotLeft() ||
+    if (lane < 0 || lane >= m_rows.count() || pos.x() < m_geometry.plotLeft() ||
         pos.y() >= m_geometry.viewportHeight() || pos.x() >= m_geometry.plotLeft() + m_geometry.plotWidth())
         return {};
-    const auto& laneData = m_data.lanes[static_cast<std::size_t>(lane)];
+    const TimelineRow& row = m_rows.row(lane);
+    if (row.kind == TimelineRow::Kind::Group)
+        return m_rows.isCollapsedGroup(lane) ? summaryAt(lane, pos) : TimelineHit{};
+    const auto& laneData = m_data.lanes[static_cast<std::size_t>(row.index)];
     const double px = pos.x() - m_geometry.plotLeft();
     const double t = m_geometry.timeForX(px);
     const double msPerPx = m_geometry.msPerPixel();
@@ -109,14 +113,163 @@ TimelineHit TimelineWidget::itemAt(QPoint pos) const
     return {};
 }
 
+TimelineHit TimelineWidget::summaryAt(int lane, QPoint pos) const
+{
+    const int id = m_rows.row(lane).index;
+    const GroupSummary& summary = m_rows.summary(id, m_data);
+    const double left = m_geometry.plotLeft();
+    const double px = pos.x() - left;
+    const double t = m_geometry.timeForX(px);
+    const QRectF plot(left, m_geometry.plotTop(), m_geometry.plotWidth(),
+                      m_geometry.viewportHeight() - m_geometry.plotTop());
+    TimelineHit hit;
+    hit.lane = lane;
+    hit.groupName = m_rows.group(id).name;
+    // A refusal glyph: the members' refusals it holds.
+    const double reach = m_geometry.markerRadius() + kHitTolerance;
+    if (std::abs(pos.y() - m_geometry.markerY(lane)) <= reach) {
+        const auto groups = groupMarkers(summary.refusals, m_geometry);
+        if (const MarkerGroup* group = groupAt(groups, px, kHitTolerance + m_geometry.markerRadius())) {
+            const double half = groupHalfWidth(*group, m_geometry.markerRadius()) + kHitTolerance;
+            hit.area =
+                QRectF(left + group->x - half, m_geometry.markerY(lane) - reach, 2 * half + 1, 2 * reach + 1)
+                    .intersected(plot)
+                    .toAlignedRect();
+            double bestDistance = std::numeric_limits<double>::max();
+            for (std::size_t i = group->first; i < group->last; ++i) {
+                const auto& marker = summary.refusals.markers[i];
+                hit.group.push_back(&marker);
+                const double distance = std::abs(static_cast<double>(marker.at.millis()) - t);
+                if (distance < bestDistance) {
+                    bestDistance = distance;
+                    hit.marker = &marker;
+                }
+            }
+            hit.spanFrom = summary.refusals.markers[group->first].at.millis();
+            hit.spanTo = summary.refusals.markers[group->last - 1].at.millis();
+            return hit;
+        }
+    }
+    // Elsewhere: the stretch around t in which as many members were held,
+    // and as many frozen.
+    const SummaryStep held = stepAround(summary.held, t);
+    const SummaryStep frozen = stepAround(summary.frozen, t);
+    if (held.count == 0 && frozen.count == 0)
+        return {};
+    hit.spanFrom = std::max(held.from, frozen.from);
+    hit.spanTo = std::min(held.to, frozen.to);
+    const double x0 = m_geometry.xForTime(static_cast<double>(hit.spanFrom));
+    const double x1 = hit.spanTo == std::numeric_limits<qint64>::max()
+                          ? m_geometry.plotWidth()
+                          : m_geometry.xForTime(static_cast<double>(hit.spanTo));
+    hit.area =
+        QRectF(left + std::max(-1.0, x0), m_geometry.laneTop(lane),
+               std::min(m_geometry.plotWidth() + 1, x1) - std::max(-1.0, x0) + 1, m_geometry.laneHeight())
+            .intersected(plot)
+            .toAlignedRect();
+    return hit;
+}
+
+QString TimelineWidget::describeSummary(const TimelineHit& hit) const
+{
+    const int id = m_rows.row(hit.lane).index;
+    const TimelineGroup& group = m_rows.group(id);
+    const qint64 a = hit.spanFrom;
+    const qint64 b = hit.spanTo;
+    // Over a stretch: what overlaps it; at a moment (one refusal): what
+    // was there then.
+    const auto overlaps = [a, b](qint64 from, qint64 to) {
+        return a < b ? from < b && to > a : from <= a && to >= a;
+    };
+    QStringList held;
+    QStringList frozen;
+    QStringList refused;
+    int refusals = 0;
+    for (const int slot : group.members) {
+        const TimelineLane& lane = m_data.lanes[static_cast<std::size_t>(slot)];
+        if (!m_rows.shows(lane))
+            continue;
+        const auto [first, last] = leasesOverlapping(lane, static_cast<double>(a), static_cast<double>(b));
+        for (std::size_t i = first; i < last; ++i)
+            if (overlaps(lane.leases[i].acquiredAt.millis(), lane.leases[i].endsAt.millis())) {
+                held << lane.name;
+                break;
+            }
+        for (const auto& freeze : lane.freezes)
+            if (overlaps(freeze.from.millis(),
+                         freeze.to ? freeze.to->millis() : std::numeric_limits<qint64>::max())) {
+                frozen << lane.name;
+                break;
+            }
+        const auto [mFirst, mLast] = markersWithin(lane, static_cast<double>(a), static_cast<double>(b));
+        int here = 0;
+        for (std::size_t i = mFirst; i < mLast; ++i)
+            if (lane.markers[i].kind == "refusal")
+                ++here;
+        if (here > 0)
+            refused << lane.name;
+        refusals += here;
+    }
+    const auto members = static_cast<int>(group.members.size());
+    // Spelled out: without a translation loaded, Qt's %n leaves "(s)" as written.
+    QString text = group.shown == members ? QStringLiteral("%1 \u00b7 %2 environment%3, collapsed")
+                                                .arg(group.name)
+                                                .arg(members)
+                                                .arg(members == 1 ? QString() : QStringLiteral("s"))
+                                          : QStringLiteral("%1 \u00b7 %2 of %3 environments shown, collapsed")
+                                                .arg(group.name)
+                                                .arg(group.shown)
+                                                .arg(members);
+    if (b == std::numeric_limits<qint64>::max())
+        text += QStringLiteral("\nfrom %1, still in force").arg(formatTime(a));
+    else if (a == b)
+        text += QLatin1Char('\n') + formatTime(a, true);
+    else
+        text +=
+            QStringLiteral("\n%1 \u2013 %2 (%3)").arg(formatTime(a), formatTime(b), formatDuration(b - a));
+    // Names, a few of them: the count says how many, expanding shows all.
+    const auto line = [](const QString& what, const QStringList& names) {
+        constexpr int kNamed = 6;
+        QString names6 = QStringList(names.mid(0, kNamed)).join(QStringLiteral(", "));
+        if (names.size() > kNamed)
+            names6 += QStringLiteral(" and %1 more").arg(names.size() - kNamed);
+        return QStringLiteral("\n%1: %2")
+            .arg(what, names.isEmpty() ? QStringLiteral("none")
+                                       : QString::number(names.size()) + QStringLiteral(" (") + names6 +
+                                             QLatin1Char(')'));
+    };
+    text += line(QStringLiteral("Held"), held);
+    text += line(QStringLiteral("Frozen"), frozen);
+    text += line(QStringLiteral("Refused"), refused);
+    if (refusals > refused.size())
+        text += QStringLiteral(" \u00b7 %1 refusals").arg(refusals);
+    if (!hit.group.empty()) {
+        constexpr std::size_t kListed = 8;
+        for (std::size_t i = 0; i < hit.group.size() && i < kListed; ++i) {
+            const auto& m = *hit.group[i];
+            text += QStringLiteral("\nRefusal \u00b7 %1 \u00b7 %2 \u00b7 %3 \u00b7 #%4")
+                        .arg(formatTime(m.at, true), QString::fromStdString(m.env),
+                             m.job.empty() ? QStringLiteral("no job") : QString::fromStdString(m.job))
+                        .arg(m.eventId);
+        }
+        if (hit.group.size() > kListed)
+            text += QStringLiteral("\n\u2026 and %1 more").arg(hit.group.size() - kListed);
+    }
+    return text + QStringLiteral("\nClick the group's name (or press Space) to expand it.");
+}
+
 std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
 {
     const auto found = m_data.markerIndex.constFind(eventId);
     if (found == m_data.markerIndex.cend())
         return std::nullopt;
-    const auto [lane, index] = *found;
+    const auto [slot, index] = *found;
+    // Its lane's row, or its collapsed group's; none while filtered out.
+    const int lane = m_rows.rowOfLane(slot);
+    if (lane < 0)
+        return std::nullopt;
     const auto& marker =
-        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
+        m_data.lanes[static_cast<std::size_t>(slot)].markers[static_cast<std::size_t>(index)];
     // The painter draws markers on whole pixels: report the same position.
     return QPointF(m_geometry.plotLeft() +
                        std::round(m_geometry.xForTime(static_cast<double>(marker.at.millis()))),
@@ -125,6 +278,8 @@ std::optional<QPointF> TimelineWidget::markerPosition(qint64 eventId) const
 
 QString TimelineWidget::describe(const TimelineHit& hit) const
 {
+    if (hit.isGroupSummary())
+        return describeSummary(hit);
     QString text;
     if (hit.marker)
         text = describeMarkers(hit.group);
@@ -146,6 +301,13 @@ TimelineWidget::Tip TimelineWidget::tipAt(QPoint pos) const
         return {};
     }
     const TimelineHit hit = itemAt(pos);
+    if (hit.isGroupSummary()) {
+        // Its counts change with any member's update: the text is part of the key.
+        const QString text = describe(hit);
+        return {text, hit.area,
+                QStringLiteral("group:%1 %2-%3 ").arg(hit.groupName).arg(hit.spanFrom).arg(hit.spanTo) +
+                    text};
+    }
     if (hit.marker || hit.lease || hit.freeze) {
         // What the tooltip is about, in values that outlive the slice: a new
         // slice keeps the tooltip only while the same item is under it.

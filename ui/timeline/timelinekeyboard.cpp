@@ -45,6 +45,9 @@ bool isNavigationKey(int key)
     case Qt::Key_Escape:
     case Qt::Key_F:
     case Qt::Key_L:
+    case Qt::Key_Space:
+    case Qt::Key_PageUp:
+    case Qt::Key_PageDown:
         return true;
     default:
         return false;
@@ -60,11 +63,11 @@ bool TimelineWidget::isNavigation(const QKeyEvent* event)
 
 void TimelineWidget::setCurrentLane(int lane)
 {
-    const auto lanes = static_cast<int>(m_data.lanes.size());
-    if (lanes == 0)
+    const int rows = m_rows.count();
+    if (rows == 0)
         return;
-    m_currentLane = std::clamp(lane, 0, lanes - 1);
-    m_currentLaneName = m_data.lanes[static_cast<std::size_t>(m_currentLane)].name;
+    m_currentLane = std::clamp(lane, 0, rows - 1);
+    m_currentRow = m_rows.identity(m_currentLane, m_data);
     m_geometry.ensureLaneVisible(m_currentLane);
     syncLaneScrollBar();
     update();
@@ -78,9 +81,9 @@ bool TimelineWidget::stepMarker(int direction, bool allLanes)
     Key from;
     if (const auto found = m_data.markerIndex.constFind(m_selectedEvent);
         m_selectedEvent != 0 && found != m_data.markerIndex.cend()) {
-        const auto [lane, index] = *found;
+        const auto [slot, index] = *found;
         from = {
-            m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at.millis(),
+            m_data.lanes[static_cast<std::size_t>(slot)].markers[static_cast<std::size_t>(index)].at.millis(),
             m_selectedEvent};
     } else {
         // Nothing selected: start at the centre, including markers right on it.
@@ -96,11 +99,18 @@ bool TimelineWidget::stepMarker(int direction, bool allLanes)
             return k > from && (!best || k < *best);
         return k < from && (!best || k > *best);
     };
-    const auto lanes = static_cast<int>(m_data.lanes.size());
-    for (int l = 0; l < lanes; ++l) {
+    // Only what is drawn is reached: the shown lanes' markers, and on a
+    // collapsed group's row its members' refusals.
+    const int rows = m_rows.count();
+    for (int l = 0; l < rows; ++l) {
         if (!allLanes && l != m_currentLane)
             continue;
-        const auto& markers = m_data.lanes[static_cast<std::size_t>(l)].markers;
+        const TimelineRow& row = m_rows.row(l);
+        if (row.kind == TimelineRow::Kind::Group && !m_rows.isCollapsedGroup(l))
+            continue;
+        const auto& markers = row.kind == TimelineRow::Kind::Lane
+                                  ? m_data.lanes[static_cast<std::size_t>(row.index)].markers
+                                  : m_rows.summary(row.index, m_data).refusals.markers;
         const auto byTime = [](const relctl::TimelineMarker& m, qint64 t) { return m.at.millis() < t; };
         // Markers are sorted by time only: those sharing a time are all
         // looked at, since any of them may be the next by id. A marker later
@@ -158,6 +168,9 @@ QString TimelineWidget::keyboardHelp()
               "<tr><td><b>Shift+F</b></td><td>zoom to fit the whole history</td></tr>"
               "<tr><td><b>L</b></td><td>show / hide the legend</td></tr>"
               "<tr><td><b>Up</b> / <b>Down</b></td><td>previous / next lane</td></tr>"
+              "<tr><td><b>Page Up</b> / <b>Page Down</b></td><td>a screenful of lanes up / down</td></tr>"
+              "<tr><td><b>Space</b></td><td>collapse / expand the current lane's group (a collapsed "
+              "group is one lane: where its environments were held, refused, frozen)</td></tr>"
               "<tr><td><b>.</b> / <b>,</b></td><td>next / previous marker on the lane</td></tr>"
               "<tr><td><b>&gt;</b> / <b>&lt;</b></td><td>next / previous marker on any lane</td></tr>"
               "<tr><td><b>Enter</b></td><td>trace the selected marker again</td></tr>"
@@ -190,6 +203,27 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
         break;
     case Qt::Key_Down:
         setCurrentLane(m_currentLane + 1);
+        break;
+    case Qt::Key_PageUp:
+    case Qt::Key_PageDown: {
+        const int page = std::max(1, static_cast<int>((m_geometry.viewportHeight() - m_geometry.plotTop()) /
+                                                      m_geometry.laneHeight()) -
+                                         1);
+        setCurrentLane(m_currentLane + (event->key() == Qt::Key_PageUp ? -page : page));
+        break;
+    }
+    case Qt::Key_Space:
+        // The current row's group: its header, or the group of the lane.
+        if (m_currentLane >= 0 && m_currentLane < m_rows.count()) {
+            const TimelineRow& row = m_rows.row(m_currentLane);
+            const int group =
+                row.kind == TimelineRow::Kind::Group ? row.index : m_rows.groupOfLane(row.index);
+            if (group >= 0 && m_rows.group(group).header) {
+                const QString name = m_rows.group(group).name;
+                m_currentRow = QStringLiteral("group:") + name; // the header stays current
+                toggleGroup(name);
+            }
+        }
         break;
     case Qt::Key_Home:
         setFollowNow(true);

@@ -1,65 +1,194 @@
 #include "timelinelanes.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 namespace relctl::ui {
+
+namespace {
+
+// Sorts what binary searches depend on, builds the lease reach and indexes
+// the lane's markers: the work is this lane's items.
+void finish(TimelineLane& lane, int slot, QHash<qint64, std::pair<int, int>>& markerIndex)
+{
+    // The query orders them already: check (one pass), and sort only what is not.
+    const auto byStart = [](const auto& a, const auto& b) { return a.acquiredAt < b.acquiredAt; };
+    if (!std::is_sorted(lane.leases.begin(), lane.leases.end(), byStart))
+        std::stable_sort(lane.leases.begin(), lane.leases.end(), byStart);
+    const auto byTime = [](const auto& a, const auto& b) { return a.at < b.at; };
+    if (!std::is_sorted(lane.markers.begin(), lane.markers.end(), byTime))
+        std::stable_sort(lane.markers.begin(), lane.markers.end(), byTime);
+    std::stable_sort(lane.freezes.begin(), lane.freezes.end(),
+                     [](const auto& a, const auto& b) { return a.from < b.from; });
+    lane.reach.clear();
+    lane.reach.reserve(lane.leases.size());
+    qint64 reach = std::numeric_limits<qint64>::min();
+    for (const auto& lease : lane.leases) {
+        reach = std::max<qint64>(reach, std::max(lease.endsAt, lease.acquiredAt).millis());
+        lane.reach.push_back(reach);
+    }
+    for (int i = 0; i < static_cast<int>(lane.markers.size()); ++i)
+        markerIndex.insert(lane.markers[static_cast<std::size_t>(i)].eventId, {slot, i});
+}
+
+// Empties a lane's items and takes its markers out of the index.
+void clearItems(TimelineLane& lane, QHash<qint64, std::pair<int, int>>& markerIndex)
+{
+    for (const auto& marker : lane.markers)
+        markerIndex.remove(marker.eventId);
+    lane.leases.clear();
+    lane.reach.clear();
+    lane.markers.clear();
+    lane.freezes.clear();
+}
+
+} // namespace
 
 TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
 {
     TimelineLanes result;
-    std::map<std::string, int> laneOf;
+    // Keyed by views of the slice's own strings: it outlives this function's
+    // work, and 10,000 lanes need no copies of their names as keys.
+    std::unordered_map<std::string_view, int> laneOf;
+    laneOf.reserve(slice.environments.size() * 2);
     // Items arrive grouped by environment: remembering the last lane spares
-    // a map lookup (a string compare chain) per item.
-    const std::string* lastEnv = nullptr;
-    std::size_t lastLane = 0;
-    auto lane = [&](const std::string& env) -> TimelineLane& {
-        if (!lastEnv || *lastEnv != env) {
+    // a hash lookup per item.
+    std::string_view lastEnv;
+    int lastLane = -1;
+    auto lane = [&](const std::string& env) -> int {
+        if (lastLane < 0 || lastEnv != env) {
             auto [it, inserted] = laneOf.try_emplace(env, static_cast<int>(result.lanes.size()));
-            if (inserted)
-                result.lanes.push_back(TimelineLane{QString::fromStdString(env), {}, {}, {}, {}});
-            lastEnv = &it->first;
-            lastLane = static_cast<std::size_t>(it->second);
+            if (inserted) {
+                TimelineLane created;
+                created.name = QString::fromStdString(env);
+                created.key = env;
+                result.slotOf.insert(created.name, it->second);
+                result.lanes.push_back(std::move(created));
+            }
+            lastEnv = it->first;
+            lastLane = it->second;
         }
-        return result.lanes[lastLane];
+        return lastLane;
     };
     // Lanes follow the slice's environment order; an item whose environment
     // is missing there still gets a lane rather than vanishing.
+    result.slotOf.reserve(static_cast<qsizetype>(slice.environments.size()));
+    result.lanes.reserve(slice.environments.size());
     for (const auto& env : slice.environments)
         lane(env);
+    // Each item's lane, found once: the lanes' vectors are then sized
+    // exactly, one allocation each instead of a doubling series.
+    std::vector<int> leaseLane(slice.leases.size());
+    std::vector<int> markerLane(slice.markers.size());
+    for (std::size_t i = 0; i < slice.leases.size(); ++i)
+        leaseLane[i] = lane(slice.leases[i].env);
+    for (std::size_t i = 0; i < slice.markers.size(); ++i)
+        markerLane[i] = lane(slice.markers[i].env);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> sizes(result.lanes.size());
+    for (const int l : leaseLane)
+        ++sizes[static_cast<std::size_t>(l)].first;
+    for (const int l : markerLane)
+        ++sizes[static_cast<std::size_t>(l)].second;
+    for (std::size_t l = 0; l < result.lanes.size(); ++l) {
+        result.lanes[l].leases.reserve(sizes[l].first);
+        result.lanes[l].markers.reserve(sizes[l].second);
+    }
     result.markerIndex.reserve(static_cast<qsizetype>(slice.markers.size()));
-    for (auto& lease : slice.leases)
-        lane(lease.env).leases.push_back(std::move(lease));
-    for (auto& marker : slice.markers)
-        lane(marker.env).markers.push_back(std::move(marker));
+    for (std::size_t i = 0; i < slice.leases.size(); ++i)
+        result.lanes[static_cast<std::size_t>(leaseLane[i])].leases.push_back(std::move(slice.leases[i]));
+    for (std::size_t i = 0; i < slice.markers.size(); ++i)
+        result.lanes[static_cast<std::size_t>(markerLane[i])].markers.push_back(std::move(slice.markers[i]));
     for (auto& freeze : slice.freezes)
-        lane(freeze.env).freezes.push_back(std::move(freeze));
+        result.lanes[static_cast<std::size_t>(lane(freeze.env))].freezes.push_back(std::move(freeze));
     result.historyFirst = slice.historyFirst;
     result.historyLast = slice.historyLast;
-
-    for (int l = 0; l < static_cast<int>(result.lanes.size()); ++l) {
-        auto& current = result.lanes[static_cast<std::size_t>(l)];
-        // The query orders them already, but every binary search depends on
-        // it: check (one pass), and sort only what is not.
-        const auto byStart = [](const auto& a, const auto& b) { return a.acquiredAt < b.acquiredAt; };
-        if (!std::is_sorted(current.leases.begin(), current.leases.end(), byStart))
-            std::stable_sort(current.leases.begin(), current.leases.end(), byStart);
-        const auto byTime = [](const auto& a, const auto& b) { return a.at < b.at; };
-        if (!std::is_sorted(current.markers.begin(), current.markers.end(), byTime))
-            std::stable_sort(current.markers.begin(), current.markers.end(), byTime);
-        std::stable_sort(current.freezes.begin(), current.freezes.end(),
-                         [](const auto& a, const auto& b) { return a.from < b.from; });
-        current.reach.reserve(current.leases.size());
-        qint64 reach = std::numeric_limits<qint64>::min();
-        for (const auto& lease : current.leases) {
-            reach = std::max<qint64>(reach, std::max(lease.endsAt, lease.acquiredAt).millis());
-            current.reach.push_back(reach);
-        }
-        for (int i = 0; i < static_cast<int>(current.markers.size()); ++i)
-            result.markerIndex.insert(current.markers[static_cast<std::size_t>(i)].eventId, {l, i});
-    }
+    for (int l = 0; l < static_cast<int>(result.lanes.size()); ++l)
+        finish(result.lanes[static_cast<std::size_t>(l)], l, result.markerIndex);
     return result;
+}
+
+TimelineLanes::Change TimelineLanes::replace(const QStringList& envs, const relctl::TimelineSlice& slice)
+{
+    Change change;
+    // The lanes the slice holds, by the name its items carry.
+    std::unordered_map<std::string, int> touched;
+    touched.reserve(slice.environments.size());
+    for (const auto& env : slice.environments) {
+        const QString name = QString::fromStdString(env);
+        int slot = slotOf.value(name, -1);
+        if (slot >= 0) {
+            clearItems(lanes[static_cast<std::size_t>(slot)], markerIndex);
+            change.replaced.push_back(slot);
+        } else {
+            if (!freeSlots.empty()) {
+                slot = freeSlots.back();
+                freeSlots.pop_back();
+            } else {
+                slot = static_cast<int>(lanes.size());
+                lanes.emplace_back();
+            }
+            TimelineLane& lane = lanes[static_cast<std::size_t>(slot)];
+            lane.name = name;
+            lane.key = env;
+            lane.alive = true;
+            slotOf.insert(name, slot);
+            change.added.push_back(slot);
+        }
+        touched.emplace(env, slot);
+    }
+    // Named, but no longer in the slice: the environment is gone.
+    for (const QString& name : envs) {
+        const std::string key = name.toStdString();
+        if (touched.count(key) != 0)
+            continue;
+        const int slot = slotOf.value(name, -1);
+        if (slot < 0)
+            continue;
+        TimelineLane& lane = lanes[static_cast<std::size_t>(slot)];
+        clearItems(lane, markerIndex);
+        change.removed.emplace_back(slot, lane.key);
+        lane.alive = false;
+        lane.name.clear();
+        lane.key.clear();
+        slotOf.remove(name);
+        freeSlots.push_back(slot);
+    }
+    if (touched.empty())
+        return change;
+    // Items of environments the slice does not list as lanes are not this
+    // update's: they are left out rather than given a lane by accident.
+    const std::string* lastEnv = nullptr;
+    TimelineLane* last = nullptr;
+    auto lane = [&](const std::string& env) -> TimelineLane* {
+        if (!lastEnv || *lastEnv != env) {
+            const auto it = touched.find(env);
+            lastEnv = &env;
+            last = it == touched.end() ? nullptr : &lanes[static_cast<std::size_t>(it->second)];
+        }
+        return last;
+    };
+    for (const auto& lease : slice.leases)
+        if (TimelineLane* l = lane(lease.env))
+            l->leases.push_back(lease);
+    lastEnv = nullptr;
+    for (const auto& marker : slice.markers)
+        if (TimelineLane* l = lane(marker.env))
+            l->markers.push_back(marker);
+    lastEnv = nullptr;
+    for (const auto& freeze : slice.freezes)
+        if (TimelineLane* l = lane(freeze.env))
+            l->freezes.push_back(freeze);
+    for (const auto& [env, slot] : touched)
+        finish(lanes[static_cast<std::size_t>(slot)], slot, markerIndex);
+    // The trail only grows: a partial slice may know of a later last event.
+    if (slice.historyFirst && (!historyFirst || *slice.historyFirst < *historyFirst))
+        historyFirst = slice.historyFirst;
+    if (slice.historyLast && (!historyLast || *historyLast < *slice.historyLast))
+        historyLast = slice.historyLast;
+    return change;
 }
 
 std::pair<std::size_t, std::size_t> leasesOverlapping(const TimelineLane& lane, double from, double to)

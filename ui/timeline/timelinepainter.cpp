@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 
 namespace relctl::ui {
 
@@ -136,6 +137,7 @@ TimelineColors TimelineColors::fromPalette(const QPalette& palette)
     c.now = palette.color(QPalette::Highlight);
     c.frozen = hue(200, 150, c.base);
     c.frozenFill = mix(c.base, c.frozen, 0.16);
+    c.headerBand = mix(c.base, c.window, 0.7);
     namespace tc = relctl::timelinecolours;
     const auto table = [&c](std::string_view hex) { return tableColour(hex, c.base, c.text); };
     c.endings = {table(tc::kLive), table(tc::kReleased), table(tc::kExpired), table(tc::kRevoked)};
@@ -208,7 +210,8 @@ const QPixmap& TimelinePainter::stamp(MarkerKind kind, qreal dpr, double r)
 }
 
 void TimelinePainter::paint(QPainter& painter, const QRect& area, const TimelineGeometry& g,
-                            const TimelineLanes& data, const TimelinePaintState& state)
+                            const TimelineLanes& data, const TimelineRows& rows,
+                            const TimelinePaintState& state)
 {
     painter.fillRect(area, m_colors.base);
     const auto ticks = g.niceTicks();
@@ -217,13 +220,16 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     // The lanes end where the legend begins: it is never painted over.
     const int bottom = std::min(area.height(), static_cast<int>(g.viewportHeight()));
     const QRect plot(left, top, area.width() - left, bottom - top);
-    const int lanes = static_cast<int>(data.lanes.size());
+    const auto [firstRow, lastRow] = g.visibleLanes();
+    const int shownRows = std::min(lastRow, rows.count());
 
     painter.save();
     painter.setClipRect(plot);
-    for (int i = 0; i < lanes; ++i) {
+    for (int i = firstRow; i < shownRows; ++i) {
         const double y = g.laneTop(i);
-        if (i % 2 == 1 && y + g.laneHeight() > top && y < bottom)
+        if (rows.isHeader(i) && !rows.isCollapsedGroup(i))
+            painter.fillRect(QRectF(left, y, plot.width(), g.laneHeight()), m_colors.headerBand);
+        else if (i % 2 == 1)
             painter.fillRect(QRectF(left, y, plot.width(), g.laneHeight()), m_colors.alternateBase);
     }
     painter.setPen(m_colors.grid);
@@ -240,14 +246,17 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
     if (!target)
         target = painter.device();
     const qreal dpr = target ? target->devicePixelRatioF() : 1.0;
-    for (int i = 0; i < lanes; ++i) {
-        const double y = g.laneTop(i);
-        if (y + g.laneHeight() <= top || y >= bottom)
-            continue; // scrolled out of view
+    for (int i = firstRow; i < shownRows; ++i) {
+        const TimelineRow& row = rows.row(i);
+        if (row.kind == TimelineRow::Kind::Group) {
+            paintGroupRow(painter, g, data, rows, i, state.nowMs, dpr);
+            continue;
+        }
+        const TimelineLane& lane = data.lanes[static_cast<std::size_t>(row.index)];
         // Under the leases: a freeze is the lane's state, the bars are what happened in it.
-        paintFreezes(painter, g, data.lanes[static_cast<std::size_t>(i)], i, state.nowMs);
-        paintLeases(painter, g, data.lanes[static_cast<std::size_t>(i)], i);
-        paintMarkers(painter, g, data.lanes[static_cast<std::size_t>(i)], i, dpr);
+        paintFreezes(painter, g, lane, i, state.nowMs);
+        paintLeases(painter, g, lane, i);
+        paintMarkers(painter, g, lane, i, dpr);
     }
     const double nowX = g.xForTime(state.nowMs);
     if (state.nowMs > 0 && nowX >= 0 && nowX <= g.plotWidth()) {
@@ -255,15 +264,88 @@ void TimelinePainter::paint(QPainter& painter, const QRect& area, const Timeline
         painter.drawLine(QPointF(nowX, top), QPointF(nowX, bottom));
     }
     if (state.selectedEvent != 0)
-        paintSelection(painter, g, data, state.selectedEvent);
+        paintSelection(painter, g, data, rows, state.selectedEvent);
     painter.restore();
 
     paintAxis(painter, area, g, ticks);
-    paintGutter(painter, QRect(0, 0, area.width(), bottom), g, data, state.focused ? state.currentLane : -1);
+    paintGutter(painter, QRect(0, 0, area.width(), bottom), g, data, rows,
+                state.focused ? state.currentLane : -1);
     if (state.legend && bottom < area.height())
         paintLegend(painter, QRect(0, bottom, area.width(), area.height() - bottom), *state.legend, dpr);
     if (state.focused)
         paintFocus(painter, area, g, state.currentLane);
+}
+
+QColor TimelinePainter::heldColour(int count) const
+{
+    const double share = std::min(1.0, std::max(1, count) / 4.0);
+    return mix(m_colors.base, m_colors.ending(LeaseEnding::Released), 0.4 + 0.6 * share);
+}
+
+void TimelinePainter::paintGroupRow(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
+                                    const TimelineRows& rows, int index, double nowMs, qreal dpr)
+{
+    if (!rows.isCollapsedGroup(index))
+        return; // the band is the whole of an expanded header
+    const GroupSummary& summary = rows.summary(rows.row(index).index, data);
+    const double msPerPx = g.msPerPixel();
+    const double from = g.startMs() - msPerPx;
+    const double to = g.endMs() + msPerPx;
+    const auto firstStep = [&](const std::vector<SummaryStep>& steps) {
+        return std::upper_bound(steps.begin(), steps.end(), from,
+                                [](double t, const SummaryStep& s) { return t < static_cast<double>(s.to); });
+    };
+    // Frozen: where any shown member was, shaded as a frozen lane is.
+    for (auto it = firstStep(summary.frozen); it != summary.frozen.end(); ++it) {
+        if (static_cast<double>(it->from) > to)
+            break;
+        const bool open = it->to == std::numeric_limits<qint64>::max();
+        const double end = open ? std::max(nowMs, g.endMs()) + msPerPx : static_cast<double>(it->to);
+        const double x0 = g.xForTime(static_cast<double>(it->from));
+        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(end));
+        const double left = std::max(-2.0, std::round(x0));
+        const bool continues = it != summary.frozen.begin() && std::prev(it)->to == it->from;
+        paintFrozen(painter,
+                    QRectF(left, g.laneTop(index), std::max(1.0, std::round(x1) - left), g.laneHeight()),
+                    x0 >= -2 && !continues);
+    }
+    // Held: one bar, darker where more members held a lease at once. Steps
+    // narrower than a pixel share it, at the largest count among them.
+    const int itop = static_cast<int>(std::round(g.barTop(index)));
+    const int iheight = static_cast<int>(g.barHeight());
+    struct Run
+    {
+        int x0 = 0, x1 = 0, count = 0;
+    } run;
+    const auto flush = [&] {
+        if (run.count > 0)
+            painter.fillRect(QRect(run.x0, itop, run.x1 - run.x0, iheight), heldColour(run.count));
+        run.count = 0;
+    };
+    for (auto it = firstStep(summary.held); it != summary.held.end(); ++it) {
+        if (static_cast<double>(it->from) > to)
+            break;
+        const double x0 = std::max(-2.0, g.xForTime(static_cast<double>(it->from)));
+        const double x1 = std::min(g.plotWidth() + 2, g.xForTime(static_cast<double>(it->to)));
+        int ix0 = static_cast<int>(std::floor(x0));
+        const int ix1 = std::max(ix0 + 1, static_cast<int>(std::ceil(x1)));
+        if (run.count > 0 && ix0 < run.x1) {
+            if (ix1 - ix0 <= 2 || run.x1 - run.x0 <= 2) {
+                run.count = std::max(run.count, it->count);
+                run.x1 = std::max(run.x1, ix1);
+                continue;
+            }
+            ix0 = run.x1;
+        } else if (run.count == it->count && ix0 == run.x1) {
+            run.x1 = ix1;
+            continue;
+        }
+        flush();
+        run = {ix0, ix1, it->count};
+    }
+    flush();
+    // Refusals: the members' own glyphs, merged as one lane's.
+    paintMarkers(painter, g, summary.refusals, index, dpr);
 }
 
 void TimelinePainter::paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane,
@@ -420,13 +502,17 @@ void TimelinePainter::paintFreezes(QPainter& painter, const TimelineGeometry& g,
 }
 
 void TimelinePainter::paintSelection(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
-                                     qint64 eventId)
+                                     const TimelineRows& rows, qint64 eventId)
 {
     const auto found = data.markerIndex.constFind(eventId);
     if (found == data.markerIndex.cend())
         return;
-    const auto [lane, index] = *found;
-    const auto& marker = data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)];
+    const auto [slot, index] = *found;
+    // On its lane's row, or its collapsed group's; nowhere when filtered out.
+    const int lane = rows.rowOfLane(slot);
+    if (lane < 0)
+        return;
+    const auto& marker = data.lanes[static_cast<std::size_t>(slot)].markers[static_cast<std::size_t>(index)];
     const double x = std::round(g.xForTime(static_cast<double>(marker.at.millis())));
     const double y = std::round(g.markerY(lane));
     painter.save();
@@ -485,7 +571,7 @@ void TimelinePainter::paintAxis(QPainter& painter, const QRect& area, const Time
 }
 
 void TimelinePainter::paintGutter(QPainter& painter, const QRect& area, const TimelineGeometry& g,
-                                  const TimelineLanes& data, int currentLane)
+                                  const TimelineLanes& data, const TimelineRows& rows, int currentLane)
 {
     const int left = static_cast<int>(g.plotLeft());
     const int top = static_cast<int>(g.plotTop());
@@ -495,20 +581,63 @@ void TimelinePainter::paintGutter(QPainter& painter, const QRect& area, const Ti
     painter.drawText(QRect(8, 0, left - 16, top), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("UTC"));
     painter.save();
     painter.setClipRect(QRect(0, top, left, area.height() - top));
-    if (currentLane >= 0 && currentLane < static_cast<int>(data.lanes.size())) {
+    const auto [firstRow, lastRow] = g.visibleLanes();
+    const int shownRows = std::min(lastRow, rows.count());
+    for (int i = firstRow; i < shownRows; ++i)
+        if (rows.isHeader(i) && !rows.isCollapsedGroup(i))
+            painter.fillRect(QRectF(0, g.laneTop(i), left, g.laneHeight()), m_colors.headerBand);
+    if (currentLane >= 0 && currentLane < rows.count()) {
         // The lane the keyboard steps through: a bar at the edge, as a list
         // marks its current item, leaving the name itself plain to read.
         painter.fillRect(QRectF(0, g.laneTop(currentLane) + 2, 4, g.laneHeight() - 4), m_colors.selection);
     }
-    painter.setPen(m_colors.windowText);
     const QFontMetrics metrics(painter.font());
-    for (int i = 0; i < static_cast<int>(data.lanes.size()); ++i) {
+    QFont bold = painter.font();
+    bold.setBold(true);
+    const QFontMetrics boldMetrics(bold);
+    for (int i = firstRow; i < shownRows; ++i) {
+        const TimelineRow& row = rows.row(i);
         const QRectF rect(8, g.laneTop(i), left - 16, g.laneHeight());
-        if (rect.bottom() < top || rect.top() > area.height())
+        if (row.kind == TimelineRow::Kind::Lane) {
+            // A group's lanes are indented under its header.
+            const QRectF text = rows.inGroup(i) ? rect.adjusted(kGroupIndent, 0, 0, 0) : rect;
+            painter.setPen(m_colors.windowText);
+            painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
+                             metrics.elidedText(data.lanes[static_cast<std::size_t>(row.index)].name,
+                                                Qt::ElideRight, static_cast<int>(text.width())));
             continue;
-        painter.drawText(rect, Qt::AlignLeft | Qt::AlignVCenter,
-                         metrics.elidedText(data.lanes[static_cast<std::size_t>(i)].name, Qt::ElideRight,
-                                            static_cast<int>(rect.width())));
+        }
+        // A header: a disclosure triangle, the group's name in bold and how
+        // many environments it has (of which the filter shows some).
+        const TimelineGroup& group = rows.group(row.index);
+        const auto members = static_cast<int>(group.members.size());
+        const QString count = group.shown == members
+                                  ? QString::number(members)
+                                  : QStringLiteral("%1 of %2").arg(group.shown).arg(members);
+        const double cy = rect.center().y();
+        const double r = 4;
+        painter.save();
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setPen(Qt::NoPen);
+        painter.setBrush(m_colors.dimWindowText);
+        const double cx = rect.left() + r;
+        if (group.collapsed) // pointing right: there is more inside
+            painter.drawPolygon(
+                QPolygonF{{cx - r * 0.6, cy - r}, {cx + r * 0.8, cy}, {cx - r * 0.6, cy + r}});
+        else // pointing down: open
+            painter.drawPolygon(
+                QPolygonF{{cx - r, cy - r * 0.6}, {cx + r, cy - r * 0.6}, {cx, cy + r * 0.8}});
+        painter.restore();
+        const int countWidth = metrics.horizontalAdvance(count);
+        const QRectF name = rect.adjusted(kGroupIndent, 0, -(countWidth + 6), 0);
+        painter.setPen(m_colors.dimWindowText);
+        painter.drawText(rect, Qt::AlignRight | Qt::AlignVCenter, count);
+        painter.save();
+        painter.setFont(bold);
+        painter.setPen(m_colors.windowText);
+        painter.drawText(name, Qt::AlignLeft | Qt::AlignVCenter,
+                         boldMetrics.elidedText(group.name, Qt::ElideRight, static_cast<int>(name.width())));
+        painter.restore();
     }
     painter.restore();
     painter.setPen(m_colors.grid);

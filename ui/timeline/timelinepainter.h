@@ -6,6 +6,7 @@
 
 #include "timelinegeometry.h"
 #include "timelinelanes.h"
+#include "timelinerows.h"
 
 #include <QColor>
 #include <QPixmap>
@@ -29,6 +30,10 @@ enum class LeaseEnding { Live, Released, Expired, Revoked, Count };
 // its own shape and colour.
 enum class MarkerKind { Publish, Refusal, Superseded, Queued, Operator, Rollback, Promotion, Count };
 
+// A group's lanes' names (and its header's name, after the triangle) start
+// this far right in the gutter.
+constexpr int kGroupIndent = 14;
+
 LeaseEnding leaseEnding(const std::string& ending);
 MarkerKind markerKind(const std::string& kind);
 QString leaseLabel(const relctl::LeaseSpan& lease); // "job · release · #token"
@@ -51,6 +56,8 @@ struct TimelineColors
     QColor frozen, frozenFill;
     // A badge of several kinds: a grey that is no kind's colour.
     QColor mixed;
+    // An expanded group's header row, across the gutter and the plot.
+    QColor headerBand;
     std::array<QColor, static_cast<int>(LeaseEnding::Count)> endings;
     std::array<QColor, static_cast<int>(MarkerKind::Count)> markers;
 
@@ -79,8 +86,14 @@ public:
     void setColors(const TimelineColors& colors);
     const TimelineColors& colors() const { return m_colors; }
 
+    // Only the rows in the viewport are painted: the cost follows the
+    // visible lanes' visible items, not the number of lanes.
     void paint(QPainter& painter, const QRect& area, const TimelineGeometry& geometry,
-               const TimelineLanes& data, const TimelinePaintState& state);
+               const TimelineLanes& data, const TimelineRows& rows, const TimelinePaintState& state);
+
+    // A collapsed group's held stretch, darker the more members held a lease
+    // at once (1, 2, 3, 4 or more).
+    QColor heldColour(int count) const;
 
 private:
     // timelinelegend.cpp
@@ -96,12 +109,16 @@ private:
     void paintLeases(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index);
     void paintMarkers(QPainter& painter, const TimelineGeometry& g, const TimelineLane& lane, int index,
                       qreal dpr);
+    // A group's header row: a band while expanded; collapsed, the summary
+    // of its members (held, frozen, refusals).
+    void paintGroupRow(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
+                       const TimelineRows& rows, int row, double nowMs, qreal dpr);
     void paintSelection(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
-                        qint64 eventId);
+                        const TimelineRows& rows, qint64 eventId);
     void paintAxis(QPainter& painter, const QRect& area, const TimelineGeometry& g,
                    const std::vector<TimelineGeometry::Tick>& ticks);
     void paintGutter(QPainter& painter, const QRect& area, const TimelineGeometry& g,
-                     const TimelineLanes& data, int currentLane);
+                     const TimelineLanes& data, const TimelineRows& rows, int currentLane);
     void paintFocus(QPainter& painter, const QRect& area, const TimelineGeometry& g, int currentLane);
     // Markers are drawn as pre-rendered stamps: one blit each instead of an
     // antialiased path fill, which is what keeps 20,000 of them cheap.

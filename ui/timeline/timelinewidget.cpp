@@ -66,22 +66,106 @@ void TimelineWidget::setSlice(relctl::TimelineSlice slice)
     m_serverNow = slice.serverNow.millis();
     m_sinceSlice.restart();
     m_data = TimelineLanes::fromSlice(std::move(slice));
-    m_geometry.setLaneCount(static_cast<int>(m_data.lanes.size()));
-    // The current lane is an environment: keep it when lanes come and go.
-    const auto lanes = static_cast<int>(m_data.lanes.size());
-    int current = lanes > 0 ? std::clamp(m_currentLane, 0, lanes - 1) : -1;
-    for (int i = 0; i < lanes; ++i)
-        if (!m_currentLaneName.isEmpty() &&
-            m_data.lanes[static_cast<std::size_t>(i)].name == m_currentLaneName)
-            current = i;
-    m_currentLane = current;
-    m_currentLaneName = current >= 0 ? m_data.lanes[static_cast<std::size_t>(current)].name : QString();
-    layoutLanes();
-    updateGeometry();
+    m_rows.reset(m_data);
+    measureLabels({}, true);
+    rowsChanged();
     if (m_revealPending && revealSelected())
         m_revealPending = false;
     if (m_followNow)
         followTick();
+}
+
+void TimelineWidget::updateEnvironments(const QStringList& envs, const relctl::TimelineSlice& slice)
+{
+    if (slice.serverNow.millis() > 0) {
+        m_serverNow = slice.serverNow.millis();
+        m_sinceSlice.restart();
+    }
+    const TimelineLanes::Change change = m_data.replace(envs, slice);
+    for (const auto& [slot, key] : change.removed)
+        m_rows.removeLane(slot, key);
+    for (const int slot : change.added)
+        m_rows.addLane(m_data, slot);
+    for (const int slot : change.replaced)
+        m_rows.laneChanged(slot);
+    if (!change.added.empty() || !change.removed.empty()) {
+        // Lanes came or went: the rows below them move (one pass over the
+        // rows, no sorting).
+        measureLabels(change.added, false);
+        rowsChanged();
+    } else {
+        // Only items changed: repaint when one of those lanes is in view.
+        const auto [first, last] = m_geometry.visibleLanes();
+        const bool visible = std::any_of(change.replaced.begin(), change.replaced.end(), [&](int slot) {
+            const int row = m_rows.rowOfLane(slot);
+            return row >= first && row < last;
+        });
+        if (visible) {
+            refreshTip();
+            update();
+        }
+    }
+    if (m_revealPending && revealSelected())
+        m_revealPending = false;
+}
+
+void TimelineWidget::setLaneFilter(const std::optional<QSet<QString>>& shown)
+{
+    // The owner may pass the same filter on every refresh: nothing to redo.
+    if (shown == m_rows.filter())
+        return;
+    m_rows.setFilter(shown);
+    rowsChanged();
+}
+
+void TimelineWidget::setGroups(const QHash<QString, QString>& groupOf)
+{
+    if (m_rows.grouped() && groupOf == m_rows.groupOf())
+        return;
+    m_rows.setGroups(groupOf);
+    m_rows.reset(m_data);
+    rowsChanged();
+}
+
+void TimelineWidget::setCollapsedGroups(const QSet<QString>& collapsed)
+{
+    if (collapsed == m_rows.collapsed())
+        return;
+    m_rows.setCollapsed(collapsed);
+    rowsChanged();
+}
+
+QSet<QString> TimelineWidget::collapsedGroups() const
+{
+    return m_rows.collapsed();
+}
+
+void TimelineWidget::toggleGroup(const QString& group)
+{
+    if (m_rows.rowOfGroup(group) < 0)
+        return;
+    m_rows.toggle(group);
+    rowsChanged();
+    emit collapsedGroupsChanged(m_rows.collapsed());
+}
+
+void TimelineWidget::rowsChanged()
+{
+    m_rows.rebuild(m_data);
+    m_geometry.setLaneCount(m_rows.count());
+    // The current row is an environment (or a group): keep it when rows
+    // come and go; when it is gone, the row that took its place.
+    const int rows = m_rows.count();
+    // A lane inside a collapsed group is found on the group's row, and is
+    // current again when the group opens.
+    int current = m_rows.rowOfIdentity(m_currentRow, m_data);
+    if (current < 0) {
+        current = rows > 0 ? std::clamp(m_currentLane, 0, rows - 1) : -1;
+        m_currentRow = m_rows.identity(current, m_data);
+    }
+    m_currentLane = current;
+    layoutLanes();
+    updateGeometry();
     refreshTip();
     update();
 }
@@ -235,14 +319,18 @@ bool TimelineWidget::revealSelected()
     const auto found = m_data.markerIndex.constFind(m_selectedEvent);
     if (found == m_data.markerIndex.cend())
         return false;
-    const auto [lane, index] = *found;
+    const auto [slot, index] = *found;
     const auto at = static_cast<double>(
-        m_data.lanes[static_cast<std::size_t>(lane)].markers[static_cast<std::size_t>(index)].at.millis());
-    // The keyboard continues from where the selection is.
-    m_currentLane = lane;
-    m_currentLaneName = m_data.lanes[static_cast<std::size_t>(lane)].name;
-    m_geometry.ensureLaneVisible(lane);
-    syncLaneScrollBar();
+        m_data.lanes[static_cast<std::size_t>(slot)].markers[static_cast<std::size_t>(index)].at.millis());
+    // The keyboard continues from where the selection is: its lane's row, or
+    // its collapsed group's. A lane the filter hides has none; the view
+    // still moves to the time.
+    if (const int lane = m_rows.rowOfLane(slot); lane >= 0) {
+        m_currentLane = lane;
+        m_currentRow = m_rows.identity(lane, m_data);
+        m_geometry.ensureLaneVisible(lane);
+        syncLaneScrollBar();
+    }
     // Leave the view alone when the marker is already well inside it; a
     // marker at the very edge is as good as hidden, so centre that too.
     const double span = m_geometry.spanMs();
@@ -287,7 +375,7 @@ bool TimelineWidget::event(QEvent* event)
 void TimelineWidget::paintEvent(QPaintEvent* /*event*/)
 {
     QPainter painter(this);
-    m_painter->paint(painter, rect(), m_geometry, m_data,
+    m_painter->paint(painter, rect(), m_geometry, m_data, m_rows,
                      {serverNowEstimate(), m_selectedEvent, hasFocus(), m_currentLane,
                       m_legendVisible ? m_legend.get() : nullptr});
     if (m_stale) {
@@ -371,7 +459,18 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
     unsetCursor();
     if (!click)
         return;
-    const TimelineHit hit = itemAt(event->position().toPoint());
+    const QPoint pos = event->position().toPoint();
+    // A group's header: its name in the gutter, or the band of an expanded
+    // one, collapses or expands it (a collapsed group's plot is its summary).
+    if (const int row = m_geometry.laneAt(pos.y());
+        row >= 0 && row < m_rows.count() && pos.y() < m_geometry.viewportHeight() && m_rows.isHeader(row) &&
+        (pos.x() < m_geometry.plotLeft() || !m_rows.isCollapsedGroup(row))) {
+        m_currentLane = row;
+        m_currentRow = m_rows.identity(row, m_data);
+        toggleGroup(m_rows.group(m_rows.row(row).index).name);
+        return;
+    }
+    const TimelineHit hit = itemAt(pos);
     // In a group, the event nearest the pointer; a queued candidate is no
     // event, so the nearest event beside it is taken instead.
     const relctl::TimelineMarker* chosen = hit.marker && hit.marker->eventId != 0 ? hit.marker : nullptr;
@@ -387,7 +486,7 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
         m_selectedEvent = chosen->eventId;
         m_revealPending = false;
         m_currentLane = hit.lane;
-        m_currentLaneName = m_data.lanes[static_cast<std::size_t>(hit.lane)].name;
+        m_currentRow = m_rows.identity(hit.lane, m_data);
         update();
         emit eventSelected(m_selectedEvent);
     }

@@ -4,6 +4,12 @@
 // leases as bars, audit events as markers. It is fed a TimelineSlice and never
 // fetches anything itself; when the view moves it says so through
 // visibleRangeChanged(), and the owner decides when to ask for a new slice.
+// Lanes are in natural order (svc2 before svc10). With groups set, a group of
+// two or more sits under a header row (click its name, or Space, to collapse
+// it: one lane then shows where its environments were held, refused and
+// frozen); a lane filter draws only the lanes a search matched. Only the
+// rows in view are painted, and a live update (updateEnvironments) costs the
+// named lanes' items, not the number of lanes.
 //
 // Keyboard (the widget takes focus by click or Tab; Tab keeps moving focus on,
 // so the timeline never traps it, which is why markers are stepped with . and ,):
@@ -23,6 +29,9 @@
 //   L               show / hide the legend (shown by default)
 //   Up / Down       the previous / next lane becomes the current one (marked
 //                   in the gutter while the widget has focus), scrolled into view
+//   Page Up / Down  the same, a screenful of lanes at a time
+//   Space           collapse / expand the current lane's group (a click on
+//                   the group's header does the same)
 //   . / ,           select the next / previous marker in time on the current lane
 //   > / <           the same across all lanes (Shift+. / Shift+, on most layouts)
 //   Enter           select the selected marker again (the audit browser and
@@ -45,9 +54,13 @@
 #include "relctl/console.h"
 #include "timelinegeometry.h"
 #include "timelinelanes.h"
+#include "timelinerows.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QPoint>
+#include <QSet>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 #include <memory>
@@ -61,10 +74,17 @@ namespace relctl::ui {
 class TimelineLegend;
 class TimelinePainter;
 
-// What lies under a point. The pointers stay valid until the next setSlice().
+// What lies under a point. The pointers stay valid until the next setSlice()
+// or updateEnvironments().
 struct TimelineHit
 {
-    int lane = -1;
+    int lane = -1; // the row: a lane, or a group's header
+    // On a collapsed group's row: the group, and the stretch of time the
+    // tooltip describes (one of constant held and frozen counts, or the
+    // refusal glyph's); its markers are the members' refusals.
+    QString groupName;
+    qint64 spanFrom = 0;
+    qint64 spanTo = 0;
     const relctl::LeaseSpan* lease = nullptr;
     const relctl::TimelineMarker* marker = nullptr; // the one nearest the point
     // Every marker of the glyph under the point, in time order: one, or a
@@ -76,6 +96,7 @@ struct TimelineHit
     QRect area;
 
     bool isMarker() const { return marker != nullptr; }
+    bool isGroupSummary() const { return !groupName.isEmpty(); }
     bool isLease() const { return lease != nullptr; }
     qint64 eventId() const { return marker ? marker->eventId : 0; }
 };
@@ -89,6 +110,22 @@ public:
     ~TimelineWidget() override;
 
     void setSlice(relctl::TimelineSlice slice);
+    // A live update: replaces the named environments' leases, markers and
+    // freezes with the slice's (a partial slice holding only those lanes). A
+    // named environment absent from slice.environments loses its lane; a new
+    // one gets a lane in its place in natural order. The cost follows the
+    // named lanes' items, not the number of lanes.
+    void updateEnvironments(const QStringList& envs, const relctl::TimelineSlice& slice);
+    // Only these environments' lanes are drawn (nullopt: every lane). A group
+    // with no shown member disappears; one with some keeps its header.
+    void setLaneFilter(const std::optional<QSet<QString>>& shown);
+    // Environment -> group: lanes are grouped under a header lane per group
+    // (its name and member count), groups and lanes in natural order. An
+    // environment missing from the map is in the group named up to its first '.'.
+    void setGroups(const QHash<QString, QString>& groupOf);
+    // Collapsed groups are drawn as one lane summarising their members.
+    void setCollapsedGroups(const QSet<QString>& collapsed);
+    QSet<QString> collapsedGroups() const;
 
     void setVisibleRange(qint64 from, qint64 to);
     qint64 visibleFrom() const;
@@ -116,8 +153,19 @@ public:
     void selectEvent(qint64 eventId, std::optional<qint64> at = std::nullopt);
     qint64 selectedEvent() const { return m_selectedEvent; }
 
-    // The lane the keyboard works on (-1 while there are no lanes). It follows
-    // its environment's name when a new slice adds or removes lanes.
+    // The rows shown: lanes and group headers, top to bottom; and the lanes'
+    // data they show (by slot).
+    const TimelineRows& timelineRows() const { return m_rows; }
+    const TimelineLanes& timelineLanes() const { return m_data; }
+    // The environment lanes there are (shown or not).
+    int laneCount() const { return m_data.laneCount(); }
+    // Collapses an expanded group, expands a collapsed one, as a click on its
+    // header does (and emits collapsedGroupsChanged()).
+    void toggleGroup(const QString& group);
+
+    // The row the keyboard works on (-1 while there are none): a lane or a
+    // group's header. It follows its environment (or group) when rows come
+    // and go; a lane whose group is collapsed is found on the group's row.
     int currentLane() const { return m_currentLane; }
     void setCurrentLane(int lane);
     // Selects the next (direction > 0) or previous marker in time, on the
@@ -151,6 +199,9 @@ signals:
     void eventSelected(qint64 eventId);
     void visibleRangeChanged(qint64 from, qint64 to);
     void followNowChanged(bool on);
+    // The person collapsed or expanded a group on the timeline (a click on
+    // its header, or the keyboard); not emitted by setCollapsedGroups().
+    void collapsedGroupsChanged(const QSet<QString>& collapsed);
 
 protected:
     bool event(QEvent* event) override;
@@ -180,10 +231,18 @@ private:
     void followTick();
     bool revealSelected(); // false: the selected event is not in the slice
     void updateFollowInterval();
-    void layoutLanes(); // legend, viewport, plot width, scroll bar
+    void layoutLanes(); // legend, viewport, gutter and plot width, scroll bar
+    // The rows changed (lanes came or went, the filter, groups or collapsed
+    // groups changed): lay them out again and keep the current row.
+    void rowsChanged();
+    // The lane labels' width: measured for every name (all) or the new ones.
+    void measureLabels(const std::vector<int>& added, bool all);
     void syncLaneScrollBar();
     void zoomToRange(double from, double to);
     QString describe(const TimelineHit& hit) const;
+    // On a collapsed group's row (timelinehits.cpp).
+    TimelineHit summaryAt(int lane, QPoint pos) const;
+    QString describeSummary(const TimelineHit& hit) const;
     // The tooltip at a point: its text, the area it belongs to and what it
     // is about (to tell whether a new slice still has that item).
     struct Tip
@@ -202,6 +261,8 @@ private:
 
     TimelineGeometry m_geometry;
     TimelineLanes m_data;
+    TimelineRows m_rows;
+    int m_labelWidth = 0; // the widest lane label, in pixels
     std::unique_ptr<TimelinePainter> m_painter;
     std::unique_ptr<TimelineLegend> m_legend;
     bool m_legendVisible = true;
@@ -214,7 +275,7 @@ private:
     double m_staleNow = 0; // the clock as it stood when the view went stale
     qint64 m_selectedEvent = 0;
     int m_currentLane = -1;
-    QString m_currentLaneName;
+    QString m_currentRow; // TimelineRows::identity() of the current row
     bool m_revealPending = false;
     qint64 m_emittedFrom = 0;
     qint64 m_emittedTo = 0;

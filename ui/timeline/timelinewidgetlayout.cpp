@@ -3,8 +3,10 @@
 // code to keep each file small.
 
 #include "timelinelegend.h"
+#include "timelinepainter.h"
 #include "timelinewidget.h"
 
+#include <QFontMetrics>
 #include <QScrollBar>
 #include <QStyle>
 #include <algorithm>
@@ -16,7 +18,7 @@ QSize TimelineWidget::sizeHint() const
 {
     // Room for the lanes up to a point: beyond eight they scroll, so a
     // console with many environments does not push the docks off the screen.
-    const int lanes = std::clamp(static_cast<int>(m_data.lanes.size()), 3, 8);
+    const int lanes = std::clamp(m_rows.count(), 3, 8);
     return {900, static_cast<int>(m_geometry.plotTop() + lanes * m_geometry.laneHeight()) +
                      m_legend->height() + 2};
 }
@@ -39,8 +41,38 @@ void TimelineWidget::setLegendVisible(bool on)
     update();
 }
 
+void TimelineWidget::measureLabels(const std::vector<int>& added, bool all)
+{
+    const QFontMetrics metrics(font());
+    const auto measure = [&](const TimelineLane& lane) {
+        m_labelWidth = std::max(m_labelWidth, metrics.horizontalAdvance(lane.name));
+    };
+    if (!all) {
+        for (const int slot : added)
+            measure(m_data.lanes[static_cast<std::size_t>(slot)]);
+        return;
+    }
+    // Measuring 10,000 names costs tens of milliseconds: only the longest
+    // (in characters) are measured, and the average letter's width stands in
+    // for names almost as long with wider letters.
+    m_labelWidth = 0;
+    qsizetype longest = 0;
+    for (const auto& lane : m_data.lanes)
+        longest = std::max(longest, lane.name.size());
+    int measured = 0;
+    for (const auto& lane : m_data.lanes)
+        if (lane.alive && lane.name.size() == longest && measured++ < 64)
+            measure(lane);
+    m_labelWidth = std::max(m_labelWidth, static_cast<int>(longest + 1) * metrics.averageCharWidth());
+}
+
 void TimelineWidget::layoutLanes()
 {
+    // The lane labels' column fits the longest name (indented under its
+    // group's header), up to a third of the width; longer names are elided.
+    const int indent = m_rows.grouped() ? kGroupIndent : 0;
+    const int wanted = m_labelWidth + indent + 20;
+    m_geometry.setGutterWidth(std::clamp(wanted, 120, std::max(120, width() / 3)));
     const int legendHeight = m_legendVisible ? m_legend->layout(font(), width(), 0) : 0;
     const int viewport = std::max(static_cast<int>(m_geometry.plotTop()), height() - legendHeight);
     if (m_legendVisible)
@@ -82,7 +114,7 @@ bool TimelineWidget::zoomToSelection()
     const auto found = m_data.markerIndex.constFind(m_selectedEvent);
     if (m_selectedEvent == 0 || found == m_data.markerIndex.cend())
         return false;
-    const auto [laneIndex, index] = *found;
+    const auto [laneIndex, index] = *found; // the lane's slot
     const auto& lane = m_data.lanes[static_cast<std::size_t>(laneIndex)];
     const auto& marker = lane.markers[static_cast<std::size_t>(index)];
     const auto at = static_cast<double>(marker.at.millis());
