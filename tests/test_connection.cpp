@@ -41,6 +41,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTreeView>
 #include <QtTest>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -715,7 +716,7 @@ private slots:
         session.start();
         QTRY_COMPARE_WITH_TIMEOUT(session.environments()->rowCount(), 1, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(session.connection().schemaVersion >= 2, 10000);
-        QTableView* table = window.environmentsView()->table();
+        QTreeView* table = window.environmentsView()->table();
         QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
         QTRY_COMPARE(QApplication::focusWidget(), table);
         // The focus makes the first row current; Enter selects it and offers its actions.

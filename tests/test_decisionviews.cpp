@@ -126,6 +126,34 @@ class TestDecisionViews final : public QObject
     Q_OBJECT
 
 private slots:
+    // An organisation's hundreds of paths are counted by shape; the paths
+    // with an open request are the ones spelled out.
+    void manyPathsAreCountedByShape()
+    {
+        std::vector<relctl::Environment> envs;
+        for (int k = 1; k <= 40; ++k) {
+            for (const char* stage : {"test", "staging", "prod"}) {
+                relctl::Environment e;
+                e.name = "svc" + std::to_string(k) + "." + stage;
+                if (std::string(stage) == "staging")
+                    e.promoteFrom = "svc" + std::to_string(k) + ".test";
+                else if (std::string(stage) == "prod")
+                    e.promoteFrom = "svc" + std::to_string(k) + ".staging";
+                envs.push_back(e);
+            }
+        }
+        const QString html = PromotionsView::pathsHtml(envs, {QStringLiteral("svc7.prod")});
+        QVERIFY2(html.contains(QStringLiteral("<b>svc7.test</b>")), qPrintable(html));
+        QVERIFY(!html.contains(QStringLiteral("<b>svc8.test</b>")));
+        QVERIFY2(html.contains(QStringLiteral("test → staging → prod: 39 more paths")), qPrintable(html));
+        // A few paths are all listed.
+        envs.resize(9);
+        const QString few = PromotionsView::pathsHtml(envs);
+        for (const char* start : {"svc1.test", "svc2.test", "svc3.test"})
+            QVERIFY(few.contains(QStringLiteral("<b>%1</b>").arg(QLatin1String(start))));
+        QVERIFY(!few.contains(QStringLiteral("more path")));
+    }
+
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);

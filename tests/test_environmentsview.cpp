@@ -3,6 +3,7 @@
 // says why not), the "Needs me" filter and what acts through it, the column
 // names and how a live lease's time reads. No database, no window.
 
+#include "bulkfreezedialog.h"
 #include "consoleclicks.h"
 #include "consoletypes.h"
 #include "environmentsmodel.h"
@@ -14,11 +15,13 @@
 #include <QAction>
 #include <QFont>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTableView>
 #include <QToolButton>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace relctl::ui;
@@ -86,20 +89,15 @@ QStringList names(std::initializer_list<const char*> list)
     return out;
 }
 
-QStringList shownNames(const QTableView* table)
+QStringList shownNames(const QTreeView* table)
 {
-    QStringList names;
-    for (int row = 0; row < table->model()->rowCount(); ++row)
-        names << table->model()->index(row, int(Column::Environment)).data().toString();
-    return names;
+    return static_cast<const EnvironmentsTree*>(table->model())->shownEnvironments();
 }
 
-void select(QTableView* table, const QString& name)
+void select(EnvironmentsView& view, const QString& name)
 {
-    table->clearSelection();
-    for (int row = 0; row < table->model()->rowCount(); ++row)
-        if (table->model()->index(row, int(Column::Environment)).data().toString() == name)
-            table->selectRow(row);
+    view.table()->clearSelection();
+    view.selectEnvironment(name);
 }
 
 // A view over the four environments, on a schema with every action.
@@ -142,7 +140,7 @@ private slots:
         Fixture f;
         f.view.setPermissions(Permissions(QStringLiteral("ci-bot"), {QStringLiteral("relctl_job")}, {}));
         for (const QString& env : {QStringLiteral("staging"), QStringLiteral("canary")}) {
-            select(f.view.table(), env);
+            select(f.view, env);
             QCOMPARE(f.view.selectedEnvironment(), env);
             for (const char* name : {"freeze", "unfreeze", "revoke"}) {
                 QAction* a = f.action(name);
@@ -163,7 +161,7 @@ private slots:
 
         // A manager's login gets them back.
         f.view.setPermissions(Permissions(QStringLiteral("rm-bob"), {QStringLiteral("relctl_manager")}, {}));
-        select(f.view.table(), QStringLiteral("staging"));
+        select(f.view, QStringLiteral("staging"));
         QVERIFY(f.action("freeze")->isEnabled());
         QVERIFY(f.action("revoke")->isEnabled());
         QVERIFY(!f.action("freeze")->toolTip().contains(QLatin1String("relctl_manager")));
@@ -175,11 +173,11 @@ private slots:
     {
         Fixture f;
         f.view.setPermissions(Permissions());
-        select(f.view.table(), QStringLiteral("staging"));
+        select(f.view, QStringLiteral("staging"));
         QVERIFY(f.action("freeze")->isEnabled());
         QVERIFY(f.action("revoke")->isEnabled());
         QVERIFY(!f.action("unfreeze")->isEnabled()); // not frozen: nothing to unfreeze
-        select(f.view.table(), QStringLiteral("canary"));
+        select(f.view, QStringLiteral("canary"));
         QVERIFY(f.action("unfreeze")->isEnabled());
     }
 
@@ -196,8 +194,8 @@ private slots:
         QCOMPARE(needsMe->text(), QStringLiteral("Needs me (2)"));
         QCOMPARE(buttonFor(&f.view, needsMe)->text(), QStringLiteral("Needs me (2)"));
         // Filter off: every row, the ones waiting for me in bold.
-        QTableView* table = f.view.table();
-        QCOMPARE(shownNames(table), names({"test", "staging", "canary", "prod"}));
+        QTreeView* table = f.view.table();
+        QCOMPARE(shownNames(table), names({"canary", "prod", "staging", "test"}));
         for (int row = 0; row < table->model()->rowCount(); ++row) {
             const QModelIndex cell = table->model()->index(row, int(Column::Environment));
             const bool mine = cell.data().toString() == QLatin1String("staging") ||
@@ -209,7 +207,7 @@ private slots:
         }
 
         needsMe->setChecked(true);
-        QCOMPARE(shownNames(table), names({"staging", "prod"}));
+        QCOMPARE(shownNames(table), names({"prod", "staging"}));
         QVERIFY(f.nothingForMe()->isHidden());
         // The set follows the requests as they are read.
         f.view.setNeedsMe({QStringLiteral("prod"), QStringLiteral("canary")});
@@ -227,7 +225,7 @@ private slots:
         QCOMPARE(f.nothingForMe()->text(), QStringLiteral("Nothing waits for you."));
 
         needsMe->setChecked(false);
-        QCOMPARE(shownNames(table), names({"test", "staging", "canary", "prod"}));
+        QCOMPARE(shownNames(table), names({"canary", "prod", "staging", "test"}));
         QVERIFY(f.nothingForMe()->isHidden());
     }
 
@@ -239,10 +237,10 @@ private slots:
         Fixture f;
         f.view.setNeedsMe({QStringLiteral("prod")});
         f.view.needsMeAction()->setChecked(true);
-        QTableView* table = f.view.table();
+        QTreeView* table = f.view.table();
         QCOMPARE(shownNames(table), QStringList{QStringLiteral("prod")});
         QSignalSpy changed(&f.view, &EnvironmentsView::selectedEnvironmentChanged);
-        table->selectRow(0); // the model's row 3
+        f.view.selectEnvironment(QStringLiteral("prod"));
         QCOMPARE(f.view.selectedEnvironment(), QStringLiteral("prod"));
         QCOMPARE(changed.count(), 1);
         QCOMPARE(changed.last().at(0).toString(), QStringLiteral("prod"));
@@ -272,6 +270,152 @@ private slots:
         QCOMPARE(changed.last().at(0).toString(), QString());
     }
 
+    // An organisation: svc1..svc3 with test and prod, groups as rows.
+    void theSearchNarrowsTheRowsAndSaysHowMany()
+    {
+        EnvironmentsModel model;
+        std::vector<relctl::EnvironmentRow> rows;
+        for (const char* name :
+             {"svc1.prod", "svc1.test", "svc2.prod", "svc2.test", "svc10.prod", "svc10.test"})
+            rows.push_back(environment(name));
+        model.setEnvironments(rows);
+        EnvironmentsView view(&model);
+        view.show();
+        QSignalSpy searched(&view, &EnvironmentsView::searchChanged);
+        QCOMPARE(view.countText(), QStringLiteral("6 environments"));
+        QTest::keyClicks(view.searchBox(), QStringLiteral("*.prod"));
+        QVERIFY(searched.count() > 0);
+        QCOMPARE(shownNames(view.table()), names({"svc1.prod", "svc2.prod", "svc10.prod"}));
+        QCOMPARE(view.countText(), QStringLiteral("3 of 6 environments"));
+        QCOMPARE(view.findChild<QLabel*>(QStringLiteral("environmentCount"))->text(),
+                 QStringLiteral("3 of 6 environments"));
+        // Esc in the box clears it.
+        QTest::keyClick(view.searchBox(), Qt::Key_Escape);
+        QVERIFY(view.searchBox()->text().isEmpty());
+        QCOMPARE(view.countText(), QStringLiteral("6 environments"));
+    }
+
+    // Needs attention: its count on the toggle, exactly the environments with
+    // reasons while on, their summaries in a column.
+    void needsAttentionListsExactlyTheEnvironmentsWithReasons()
+    {
+        auto rows = fourEnvironments();
+        relctl::AttentionItem frozen;
+        frozen.reason = "frozen";
+        frozen.summary = "frozen by rm-alice: change window";
+        rows[2].attention = {frozen}; // canary
+        relctl::AttentionItem expiring;
+        expiring.reason = "expiring";
+        expiring.summary = "lease expires in 1 min 30 s";
+        rows[1].attention = {expiring}; // staging
+        EnvironmentsModel model;
+        model.setEnvironments(rows);
+        EnvironmentsView view(&model);
+        QCOMPARE(view.attentionAction()->text(), QStringLiteral("Needs attention (2)"));
+        view.attentionAction()->trigger();
+        QCOMPARE(view.mode(), EnvironmentsView::Mode::Attention);
+        QVERIFY(!view.needsMeAction()->isChecked() && !view.allAction()->isChecked());
+        QCOMPARE(shownNames(view.table()), names({"canary", "staging"}));
+        const QModelIndex canary = view.tree()->indexOfEnvironment(QStringLiteral("canary"));
+        QCOMPARE(canary.siblingAtColumn(EnvironmentsTree::kAttentionColumn).data().toString(),
+                 QStringLiteral("frozen by rm-alice: change window"));
+        // Unchecking it shows all again.
+        view.attentionAction()->trigger();
+        QCOMPARE(view.mode(), EnvironmentsView::Mode::All);
+        QVERIFY(view.allAction()->isChecked());
+        QCOMPARE(shownNames(view.table()).size(), 4);
+    }
+
+    // A live update of one environment leaves the open groups and the
+    // selection where they were.
+    void aLiveUpdateKeepsOpenGroupsAndTheSelection()
+    {
+        EnvironmentsModel model;
+        std::vector<relctl::EnvironmentRow> rows;
+        for (const char* name : {"svc1.prod", "svc1.test", "svc2.prod", "svc2.test"})
+            rows.push_back(environment(name));
+        model.setEnvironments(rows);
+        EnvironmentsView view(&model);
+        view.setSchemaVersion(kPromotionsSchemaVersion);
+        view.show();
+        const QModelIndex svc1 = view.tree()->indexOfGroup(QStringLiteral("svc1"));
+        view.table()->collapse(svc1);
+        QCOMPARE(view.collapsedGroups(), QSet<QString>{QStringLiteral("svc1")});
+        QVERIFY(view.selectEnvironment(QStringLiteral("svc2.test")));
+        auto frozen = environment("svc2.test");
+        frozen.frozen = true;
+        model.updateEnvironments({QStringLiteral("svc2.prod"), QStringLiteral("svc2.test")},
+                                 {environment("svc2.prod"), frozen});
+        QVERIFY(!view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc1"))));
+        QVERIFY(view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc2"))));
+        QCOMPARE(view.selectedEnvironment(), QStringLiteral("svc2.test"));
+        QVERIFY(view.operatorActions().at(1)->isEnabled()); // unfreeze: it is frozen now
+        // The timeline's collapsing comes back here without echo.
+        QSignalSpy echoed(&view, &EnvironmentsView::collapsedGroupsChanged);
+        view.setCollapsedGroups({QStringLiteral("svc2")});
+        QVERIFY(view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc1"))));
+        QVERIFY(!view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc2"))));
+        QCOMPARE(echoed.count(), 0);
+    }
+
+    // Freeze many on a group's row: the dialog lists every environment that
+    // will change and those already frozen, and one FreezeMany goes out
+    // with exactly the ones that change.
+    void freezingAGroupListsItsEnvironmentsAndSendsOneAction()
+    {
+        EnvironmentsModel model;
+        std::vector<relctl::EnvironmentRow> rows;
+        for (const char* name : {"svc1.prod", "svc1.test", "svc2.prod", "svc2.staging", "svc2.test"})
+            rows.push_back(environment(name));
+        rows[3].frozen = true; // svc2.staging
+        model.setEnvironments(rows);
+        EnvironmentsView view(&model);
+        view.setSchemaVersion(kPromotionsSchemaVersion);
+        view.show();
+        QAction* many = view.findChild<QAction*>(QStringLiteral("freezeMany"));
+        QVERIFY(many && !many->isEnabled()); // nothing selected, no search
+        QVERIFY(view.selectGroup(QStringLiteral("svc2")));
+        QVERIFY(many->isEnabled());
+        QCOMPARE(view.bulkTargets(), names({"svc2.prod", "svc2.staging", "svc2.test"}));
+        QSignalSpy requested(&view, &EnvironmentsView::actionRequested);
+        QStringList listed, already;
+        QTimer::singleShot(0, [&] {
+            for (QWidget* w : QApplication::topLevelWidgets()) {
+                auto* dialog = qobject_cast<BulkFreezeDialog*>(w);
+                if (!dialog)
+                    continue;
+                for (int i = 0; i < dialog->changeList()->count(); ++i)
+                    listed << dialog->changeList()->item(i)->text();
+                for (int i = 0; i < dialog->unchangedList()->count(); ++i)
+                    already << dialog->unchangedList()->item(i)->text();
+                QVERIFY(!dialog->confirmButton()->isEnabled()); // no reason yet
+                dialog->findChild<QPlainTextEdit*>()->setPlainText(QStringLiteral("holiday"));
+                dialog->confirmButton()->click();
+            }
+        });
+        many->trigger();
+        QCOMPARE(listed, names({"svc2.prod", "svc2.test"}));
+        QCOMPARE(already, names({"svc2.staging"}));
+        QCOMPARE(requested.count(), 1);
+        const auto action = requested.first().at(0).value<ConsoleAction>();
+        QCOMPARE(action.kind, ConsoleAction::Kind::FreezeMany);
+        QCOMPARE(action.envs, names({"svc2.prod", "svc2.test"}));
+        QCOMPARE(action.reason, QStringLiteral("holiday"));
+
+        // With nothing selected, the search's environments.
+        view.table()->clearSelection();
+        view.searchBox()->setText(QStringLiteral("*.test"));
+        QVERIFY(many->isEnabled());
+        QCOMPARE(view.bulkTargets(), names({"svc1.test", "svc2.test"}));
+
+        // A login without relctl_manager is not offered them, and is told why.
+        view.setPermissions(Permissions(QStringLiteral("ci-bot"), {QStringLiteral("relctl_job")}, {}));
+        for (QAction* a : view.bulkActions()) {
+            QVERIFY(!a->isEnabled());
+            QVERIFY2(a->toolTip().contains(QLatin1String("relctl_manager")), qPrintable(a->toolTip()));
+        }
+    }
+
     void columnsSayWhatTheyCount()
     {
         EnvironmentsModel model;
@@ -293,14 +437,15 @@ private slots:
         EnvironmentsModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
         model.setEnvironments(fourEnvironments());
-        const QModelIndex held = model.index(1, int(Column::HeldFor));
-        const QModelIndex expires = model.index(1, int(Column::ExpiresIn));
+        // In natural order: canary, prod, staging, test.
+        const QModelIndex held = model.index(2, int(Column::HeldFor));
+        const QModelIndex expires = model.index(2, int(Column::ExpiresIn));
         QCOMPARE(held.data().toString(), QStringLiteral("1 min 43 s"));
         QCOMPARE(expires.data().toString(), QStringLiteral("1 min 30 s"));
-        QCOMPARE(model.index(3, int(Column::HeldFor)).data().toString(), QStringLiteral("5 s"));
-        QCOMPARE(model.index(3, int(Column::ExpiresIn)).data().toString(), QStringLiteral("1 h 00 min"));
+        QCOMPARE(model.index(1, int(Column::HeldFor)).data().toString(), QStringLiteral("5 s"));
+        QCOMPARE(model.index(1, int(Column::ExpiresIn)).data().toString(), QStringLiteral("1 h 00 min"));
         // No lease: blank, not "0 s".
-        QVERIFY(!model.index(0, int(Column::HeldFor)).data().isValid());
+        QVERIFY(!model.index(3, int(Column::HeldFor)).data().isValid());
         const QString tip = held.data(Qt::ToolTipRole).toString();
         QVERIFY2(tip.contains(QStringLiteral("Acquired at ") + formatTime(kServerNow - 103'000)) &&
                      tip.contains(QStringLiteral("Expires at ") + formatTime(kServerNow + 90'000)),

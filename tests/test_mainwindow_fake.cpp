@@ -43,6 +43,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace relctl::ui;
@@ -187,7 +188,7 @@ private slots:
     {
         Console c;
         QVERIFY(c.loaded());
-        QTableView* environments = c.window.environmentsView()->table();
+        QTreeView* environments = c.window.environmentsView()->table();
         QStringList names;
         for (int row = 0; row < environments->model()->rowCount(); ++row)
             names << environments->model()->index(row, 0).data().toString();
@@ -482,7 +483,7 @@ private slots:
         Console c;
         QVERIFY(c.loaded());
         QVERIFY(!c.window.isStale());
-        QTableView* table = c.window.environmentsView()->table();
+        QTreeView* table = c.window.environmentsView()->table();
         const QColor live = table->palette().color(QPalette::Active, QPalette::Text);
         c.fake->dropConnection(QStringLiteral("server closed the connection"));
         QTRY_VERIFY_WITH_TIMEOUT(c.window.isStale(), 1000);
@@ -569,12 +570,11 @@ private slots:
         // Every view fits that width too (the audit browser's filter row is the widest).
         QCOMPARE(c.window.width(), 1024);
         QApplication::processEvents();
-        QTableView* table = c.window.environmentsView()->table();
-        const int rowsHeight =
-            table->horizontalHeader()->height() + 3 * table->verticalHeader()->defaultSectionSize();
-        const int unused = table->viewport()->height() + table->horizontalHeader()->height() - rowsHeight;
-        QVERIFY2(unused < table->verticalHeader()->defaultSectionSize() * 2,
-                 qPrintable(QStringLiteral("%1 px below the rows").arg(unused)));
+        QTreeView* table = c.window.environmentsView()->table();
+        const int rowHeight = table->sizeHintForRow(0);
+        const int rowsHeight = table->header()->height() + 3 * rowHeight;
+        const int unused = table->viewport()->height() + table->header()->height() - rowsHeight;
+        QVERIFY2(unused < rowHeight * 2, qPrintable(QStringLiteral("%1 px below the rows").arg(unused)));
         QCOMPARE(table->verticalScrollBar()->maximum(), 0); // and every row shows
         QVERIFY2(c.window.timeline()->height() >= 150,
                  qPrintable(QString::number(c.window.timeline()->height())));
@@ -596,7 +596,7 @@ private slots:
         c.fake->announce({});
         QTRY_COMPARE_WITH_TIMEOUT(c.session.environments()->rowCount(), 50, 2000);
         QApplication::processEvents();
-        QTableView* environments = c.window.environmentsView()->table();
+        QTreeView* environments = c.window.environmentsView()->table();
         QVERIFY(environments->verticalScrollBar()->maximum() > 0);
         QVERIFY2(c.window.environmentsView()->height() <= c.window.height() / 3 + 1,
                  qPrintable(QString::number(c.window.environmentsView()->height())));

@@ -1,6 +1,7 @@
 #include "environmentsview.h"
 
 #include "actiondialog.h"
+#include "bulkfreezedialog.h"
 #include "consequences.h"
 #include "environmentsmodel.h"
 #include "icons.h"
@@ -8,13 +9,14 @@
 #include <QAction>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QScrollBar>
-#include <QSortFilterProxyModel>
 #include <QStyle>
-#include <QTableView>
 #include <QToolButton>
+#include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -22,56 +24,49 @@ namespace relctl::ui {
 
 namespace {
 
-// The table's rows: every environment, or (Needs me on) those the model marks
-// Roles::NeedsMe. Filtering on that role means the countdown's once-a-second
-// dataChanged (display roles only) never re-filters.
-class NeedsMeFilter final : public QSortFilterProxyModel
+// Above this many environments groups open collapsed (one row each, as on
+// the timeline), and a filter opens its matches only while it leaves at
+// most this many groups: more rows than a person reads.
+constexpr int kGroupsOpenUpTo = 50;
+
+QToolButton* modeButton(QWidget* parent, QAction* action, Qt::ToolButtonStyle style)
 {
-public:
-    explicit NeedsMeFilter(QObject* parent) : QSortFilterProxyModel(parent)
-    {
-        setFilterRole(EnvironmentsModel::NeedsMe);
-    }
-
-    void setOn(bool on)
-    {
-        if (on == m_on)
-            return;
-        m_on = on;
-        invalidateFilter();
-    }
-
-protected:
-    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override
-    {
-        return !m_on || sourceModel()->index(sourceRow, 0, sourceParent).data(filterRole()).toBool();
-    }
-
-private:
-    bool m_on = false;
-};
+    auto* b = new QToolButton(parent);
+    b->setDefaultAction(action);
+    b->setToolButtonStyle(style);
+    b->setFocusPolicy(Qt::TabFocus);
+    return b;
+}
 
 } // namespace
 
 EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
-    : QWidget(parent), m_model(model), m_shown(new NeedsMeFilter(this)), m_table(new QTableView(this)),
+    : QWidget(parent), m_model(model), m_tree(new EnvironmentsTree(model, this)),
+      m_table(new QTreeView(this)), m_search(new QLineEdit(this)), m_count(new QLabel(this)),
       m_freeze(new QAction(tr("&Freeze…"), this)), m_unfreeze(new QAction(tr("&Unfreeze…"), this)),
       m_revoke(new QAction(tr("&Revoke lease…"), this)),
-      m_history(new QAction(tr("Manifest &history…"), this)), m_needsMe(new QAction(this)),
-      m_nothingForMe(new QLabel(tr("Nothing waits for you."), this)), m_buttons(new QWidget(this))
+      m_history(new QAction(tr("Manifest &history…"), this)),
+      m_freezeMany(new QAction(tr("Freeze many…"), this)),
+      m_unfreezeMany(new QAction(tr("Unfreeze many…"), this)), m_all(new QAction(tr("All"), this)),
+      m_attention(new QAction(this)), m_needsMe(new QAction(this)),
+      m_nothingForMe(new QLabel(tr("Nothing waits for you."), this)), m_buttons(new QWidget(this)),
+      m_searchBar(new QWidget(this))
 {
-    m_shown->setSourceModel(model);
-    m_table->setModel(m_shown);
+    m_table->setModel(m_tree);
+    // Every row one line high: the view then lays out 10,000 rows without
+    // asking each for its height.
+    m_table->setUniformRowHeights(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    // A handful of rows: sizing every column to its contents is cheap here.
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_table->setAllColumnsShowFocus(true);
     m_table->setWordWrap(false);
     m_table->setAlternatingRowColors(true);
-    m_table->setTabKeyNavigation(false); // Tab leaves the table; arrows move in it
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_table->header()->setStretchLastSection(true);
+    // Sized to the contents once the rows arrive, then left to the person:
+    // re-measuring every column on every live update would cost with every row.
+    m_table->header()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->setExpandsOnDoubleClick(false); // a double-click opens the actions, as Enter does
     setFocusProxy(m_table);
 
     m_freeze->setObjectName(QStringLiteral("freeze"));
@@ -82,6 +77,10 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     m_revoke->setIcon(consoleIcon(QStringLiteral("revoke")));
     m_history->setObjectName(QStringLiteral("manifestHistory"));
     m_history->setIcon(style()->standardIcon(QStyle::SP_FileDialogDetailedView));
+    m_freezeMany->setObjectName(QStringLiteral("freezeMany"));
+    m_unfreezeMany->setObjectName(QStringLiteral("unfreezeMany"));
+    m_freezeMany->setIcon(consoleIcon(QStringLiteral("freeze")));
+    m_unfreezeMany->setIcon(consoleIcon(QStringLiteral("unfreeze")));
     auto* actions = new QHBoxLayout(m_buttons);
     actions->setContentsMargins(0, 0, 0, 0);
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke, m_history}) {
@@ -89,46 +88,107 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
         // Alt+U and Alt+R belong to the menu bar and the toolbar; the
         // keyboard reaches these through the context menu instead.
         a->setIconText(QString(a->text()).remove(QLatin1Char('&')));
-        auto* b = new QToolButton(m_buttons);
-        b->setDefaultAction(a);
-        b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-        b->setFocusPolicy(Qt::TabFocus);
-        actions->addWidget(b);
+        actions->addWidget(modeButton(m_buttons, a, Qt::ToolButtonTextBesideIcon));
     }
+    actions->addSpacing(12);
+    for (QAction* a : {m_freezeMany, m_unfreezeMany})
+        actions->addWidget(modeButton(m_buttons, a, Qt::ToolButtonTextBesideIcon));
     actions->addStretch();
-    // Needs me sits apart from the operator actions: it changes what the
-    // table shows, not an environment.
+
+    // What the rows show: a search, and the modes, apart from the operator
+    // actions: they change what the table shows, not an environment.
+    m_search->setObjectName(QStringLiteral("environmentSearch"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setPlaceholderText(tr("Search environments and groups (Ctrl+F; * and ? match any)"));
+    m_search->setAccessibleName(tr("Search environments"));
+    m_search->setToolTip(tr("Shows the environments whose name or group contains the text; with * or ? the "
+                            "whole name or group must match (svc1*.prod). The timeline shows the same. "
+                            "Esc clears."));
+    m_search->setMinimumWidth(220);
+    m_search->setMaximumWidth(420);
+    m_search->installEventFilter(this); // Esc clears it
+    m_count->setObjectName(QStringLiteral("environmentCount"));
+    m_all->setObjectName(QStringLiteral("showAll"));
+    m_attention->setObjectName(QStringLiteral("needsAttention"));
     m_needsMe->setObjectName(QStringLiteral("needsMe"));
-    m_needsMe->setCheckable(true);
+    m_all->setToolTip(tr("Show every environment"));
+    m_attention->setToolTip(tr("Show only the environments that need a person now: frozen, a refusal in the "
+                               "last hour, a decision pending, candidates waiting, a lease about to expire, "
+                               "a promotion blocked"));
     m_needsMe->setToolTip(tr("Show only the environments where a request waits for your decision: "
                              "promotions you may decide and have not, supersessions you may decide"));
-    auto* needsMe = new QToolButton(m_buttons);
-    needsMe->setDefaultAction(m_needsMe);
-    needsMe->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    needsMe->setFocusPolicy(Qt::TabFocus);
+    for (QAction* a : {m_all, m_attention, m_needsMe})
+        a->setCheckable(true);
+    m_all->setChecked(true);
+    auto* bar = new QHBoxLayout(m_searchBar);
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addWidget(m_search, 1);
+    bar->addWidget(m_count);
+    bar->addStretch();
     m_nothingForMe->setObjectName(QStringLiteral("nothingForMe"));
     m_nothingForMe->hide();
-    actions->addWidget(m_nothingForMe);
-    actions->addWidget(needsMe);
+    bar->addWidget(m_nothingForMe);
+    for (QAction* a : {m_all, m_attention, m_needsMe})
+        bar->addWidget(modeButton(m_searchBar, a, Qt::ToolButtonTextOnly));
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_searchBar);
     layout->addWidget(m_buttons);
     layout->addWidget(m_table);
-    // Rows are added and removed as environments are; the height follows.
-    // (The model's rows, not the filter's: Needs me does not resize the dock.)
+
+    // Rows are added and removed as environments are; the height follows
+    // (the model's rows, not the filter's: a filter does not resize the dock).
     connect(model, &QAbstractItemModel::rowsInserted, this, &EnvironmentsView::fitRows);
     connect(model, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::fitRows);
     connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::fitRows);
     fitRows();
-    connect(m_needsMe, &QAction::toggled, this, [this](bool on) {
-        static_cast<NeedsMeFilter*>(m_shown)->setOn(on);
-        updateNeedsMe();
+
+    connect(m_search, &QLineEdit::textChanged, this, [this](const QString& text) {
+        m_tree->setSearch(text);
+        openMatches();
+        emit searchChanged();
     });
-    // What the filter shows changes with the model's rows and marks too.
-    connect(m_shown, &QAbstractItemModel::rowsInserted, this, &EnvironmentsView::updateNeedsMe);
-    connect(m_shown, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::updateNeedsMe);
-    connect(m_shown, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateNeedsMe);
-    connect(m_shown, &QAbstractItemModel::layoutChanged, this, &EnvironmentsView::updateNeedsMe);
+    // One mode at a time: checking one unchecks the others; unchecking the
+    // one checked (by a click, or by code) goes back to All.
+    for (QAction* a : {m_all, m_attention, m_needsMe}) {
+        connect(a, &QAction::toggled, this, [this, a](bool on) {
+            if (m_switchingMode)
+                return;
+            if (!on && !m_all->isChecked() && !m_attention->isChecked() && !m_needsMe->isChecked()) {
+                m_all->setChecked(true);
+                return;
+            }
+            if (on)
+                setMode(a == m_needsMe ? Mode::NeedsMe : a == m_attention ? Mode::Attention : Mode::All);
+        });
+        connect(a, &QAction::triggered, this, [this] { emit modeChosen(mode()); });
+    }
+
+    // The tree's rows: a rebuild (a search, a mode) forgets which groups
+    // were open, a new group row arrives closed: both are set from m_collapsed.
+    connect(m_tree, &QAbstractItemModel::modelReset, this,
+            [this] { applyCollapsed(0, m_tree->rowCount() - 1); });
+    connect(m_tree, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex& under, int first, int last) {
+                if (!under.isValid())
+                    applyCollapsed(first, last);
+            });
+    connect(m_tree, &EnvironmentsTree::countsChanged, this, &EnvironmentsView::updateCounts);
+    const auto toggled = [this](const QModelIndex& index, bool collapsed) {
+        if (m_applying)
+            return;
+        const QString group = index.data(EnvironmentsTree::GroupName).toString();
+        if (collapsed == m_collapsed.contains(group))
+            return;
+        if (collapsed)
+            m_collapsed.insert(group);
+        else
+            m_collapsed.remove(group);
+        emit collapsedGroupsChanged(m_collapsed);
+    };
+    connect(m_table, &QTreeView::expanded, this, [toggled](const QModelIndex& i) { toggled(i, false); });
+    connect(m_table, &QTreeView::collapsed, this, [toggled](const QModelIndex& i) { toggled(i, true); });
 
     connect(m_freeze, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Freeze, tr("Freeze dispatch")); });
@@ -136,16 +196,23 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
             [this] { ask(ConsoleAction::Kind::Unfreeze, tr("Unfreeze dispatch")); });
     connect(m_revoke, &QAction::triggered, this,
             [this] { ask(ConsoleAction::Kind::Revoke, tr("Revoke the live lease")); });
+    connect(m_freezeMany, &QAction::triggered, this, [this] { askMany(ConsoleAction::Kind::FreezeMany); });
+    connect(m_unfreezeMany, &QAction::triggered, this,
+            [this] { askMany(ConsoleAction::Kind::UnfreezeMany); });
     connect(m_history, &QAction::triggered, this, [this] {
         if (const QString env = selectedEnvironment(); !env.isEmpty())
             emit historyRequested(env);
     });
     connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
-        if (const QModelIndex under = m_table->indexAt(at); under.isValid())
-            m_table->selectRow(under.row());
+        if (const QModelIndex under = m_table->indexAt(at);
+            under.isValid() && !m_table->selectionModel()->isRowSelected(under.row(), under.parent()))
+            m_table->selectionModel()->select(under, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
         auto* menu = new QMenu(this);
         menu->setAttribute(Qt::WA_DeleteOnClose);
         menu->addActions(operatorActions());
+        menu->addSeparator();
+        menu->addActions(bulkActions());
         menu->addSeparator();
         menu->addAction(m_history);
         menu->popup(m_table->viewport()->mapToGlobal(at));
@@ -154,19 +221,106 @@ EnvironmentsView::EnvironmentsView(EnvironmentsModel* model, QWidget* parent)
     connect(m_table, &QAbstractItemView::activated, this, [this] { showActionsMenu(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EnvironmentsView::updateActions);
-    connect(model, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
-    connect(model, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
+    connect(m_tree, &QAbstractItemModel::dataChanged, this, &EnvironmentsView::updateActions);
+    connect(m_tree, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsView::updateActions);
+    connect(m_tree, &QAbstractItemModel::modelReset, this, &EnvironmentsView::updateActions);
+    applyCollapsed(0, m_tree->rowCount() - 1);
     updateActions();
-    updateNeedsMe();
+    updateCounts();
+}
+
+bool EnvironmentsView::eventFilter(QObject* watched, QEvent* event)
+{
+    // Esc in the search box clears it (and shows every row again); with
+    // nothing to clear it goes on, to close a floating dock say.
+    if (watched == m_search && event->type() == QEvent::KeyPress &&
+        static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape && !m_search->text().isEmpty()) {
+        m_search->clear();
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void EnvironmentsView::firstLoad()
+{
+    // Groups open closed above a few dozen environments: one row per group,
+    // its members summed up, as the timeline's lanes.
+    m_loaded = true;
+    if (m_tree->totalCount() > kGroupsOpenUpTo) {
+        const QStringList groups = m_tree->groupRows();
+        m_collapsed = QSet<QString>(groups.begin(), groups.end());
+        applyCollapsed(0, m_tree->rowCount() - 1);
+        emit collapsedGroupsChanged(m_collapsed);
+    }
+    // The columns fit what the first rows say; then they are the person's.
+    m_table->header()->resizeSections(QHeaderView::ResizeToContents);
+}
+
+void EnvironmentsView::applyCollapsed(int firstTop, int lastTop)
+{
+    m_applying = true;
+    for (int row = firstTop; row <= lastTop; ++row) {
+        const QModelIndex index = m_tree->index(row, 0);
+        if (!m_tree->isGroupRow(index))
+            continue;
+        // Cheap while the view's layout is pending (after a reset): it only notes it.
+        m_table->setExpanded(index,
+                             !m_collapsed.contains(index.data(EnvironmentsTree::GroupName).toString()));
+    }
+    m_applying = false;
+}
+
+void EnvironmentsView::setCollapsedGroups(const QSet<QString>& collapsed)
+{
+    if (collapsed == m_collapsed)
+        return;
+    m_applying = true;
+    for (const QString& group : (collapsed - m_collapsed) + (m_collapsed - collapsed))
+        if (const QModelIndex index = m_tree->indexOfGroup(group); index.isValid())
+            m_table->setExpanded(index, !collapsed.contains(group));
+    m_collapsed = collapsed;
+    m_applying = false;
+}
+
+void EnvironmentsView::openMatches()
+{
+    // A search or a mode that leaves a few groups opens them: what it found
+    // is what the person wants to read. More, and they stay as they were.
+    if (m_tree->search().isEmpty() && m_tree->mode() == Mode::All)
+        return;
+    const QStringList shown = m_tree->groupRows();
+    if (shown.size() > kGroupsOpenUpTo)
+        return;
+    QSet<QString> collapsed = m_collapsed;
+    for (const QString& group : shown)
+        collapsed.remove(group);
+    if (collapsed == m_collapsed)
+        return;
+    setCollapsedGroups(collapsed);
+    emit collapsedGroupsChanged(m_collapsed);
+}
+
+void EnvironmentsView::setMode(Mode mode)
+{
+    QAction* which = mode == Mode::NeedsMe ? m_needsMe : mode == Mode::Attention ? m_attention : m_all;
+    m_switchingMode = true;
+    for (QAction* a : {m_all, m_attention, m_needsMe})
+        a->setChecked(a == which);
+    m_switchingMode = false;
+    if (m_tree->mode() == mode)
+        return;
+    m_tree->setMode(mode);
+    openMatches();
+    updateCounts();
 }
 
 int EnvironmentsView::rowsHeight(int rows) const
 {
     // A horizontal scroll bar is reserved for: in a narrow window it appears,
     // and must not cover the last row.
-    return m_buttons->sizeHint().height() + layout()->spacing() + 2 * m_table->frameWidth() +
-           m_table->horizontalHeader()->sizeHint().height() +
-           rows * m_table->verticalHeader()->defaultSectionSize() +
+    const int row = std::max(m_table->fontMetrics().height() + 6, m_table->sizeHintForRow(0));
+    return m_searchBar->sizeHint().height() + m_buttons->sizeHint().height() + 2 * layout()->spacing() +
+           2 * m_table->frameWidth() + m_table->header()->sizeHint().height() + rows * row +
            m_table->horizontalScrollBar()->sizeHint().height();
 }
 
@@ -182,9 +336,11 @@ void EnvironmentsView::fitRows()
     // staging and prod. Beyond kAlwaysShown the table scrolls.
     constexpr int kAlwaysShown = 6;
     const int rows = std::max(1, m_model->rowCount());
-    setMaximumHeight(rowsHeight(rows));
+    setMaximumHeight(rowsHeight(rows + int(m_tree->groupRows().size())));
     setMinimumHeight(rowsHeight(std::min(rows, kAlwaysShown)));
     updateGeometry();
+    if (!m_loaded && m_model->rowCount() > 0)
+        firstLoad();
 }
 
 QList<QAction*> EnvironmentsView::operatorActions() const
@@ -197,13 +353,16 @@ QMenu* EnvironmentsView::showActionsMenu()
     // The keyboard's current row is the one the actions are for: focus alone
     // makes a row current without selecting it.
     const QModelIndex current = m_table->currentIndex();
-    if (current.isValid())
-        m_table->selectRow(current.row());
+    if (current.isValid() && !m_table->selectionModel()->isRowSelected(current.row(), current.parent()))
+        m_table->selectionModel()->select(current,
+                                          QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     const QRect row = m_table->visualRect(current);
     auto* menu = new QMenu(this);
     menu->setObjectName(QStringLiteral("environmentActions"));
     menu->setAttribute(Qt::WA_DeleteOnClose);
     menu->addActions(operatorActions());
+    menu->addSeparator();
+    menu->addActions(bulkActions());
     menu->addSeparator();
     menu->addAction(m_history);
     menu->popup(m_table->viewport()->mapToGlobal(current.isValid() ? row.bottomLeft() : QPoint()));
@@ -224,26 +383,85 @@ void EnvironmentsView::setPermissions(const Permissions& permissions)
 
 void EnvironmentsView::setNeedsMe(const QSet<QString>& environments)
 {
-    // The model marks the rows; the filter follows the marks (its role).
+    // The model marks the rows; the tree follows the marks.
     m_model->setNeedsMe(environments);
-    updateNeedsMe();
+    updateCounts();
 }
 
-void EnvironmentsView::updateNeedsMe()
+QString EnvironmentsView::countText() const
 {
-    const qsizetype count = m_model->needsMe().size();
-    m_needsMe->setText(count > 0 ? tr("Needs me (%1)").arg(count) : tr("Needs me"));
-    m_nothingForMe->setVisible(m_needsMe->isChecked() && m_shown->rowCount() == 0);
+    const int total = m_tree->totalCount();
+    const int shown = m_tree->shownCount();
+    if (shown != total)
+        return tr("%1 of %2 environments").arg(shown).arg(total);
+    return total == 1 ? tr("1 environment") : tr("%1 environments").arg(total);
+}
+
+void EnvironmentsView::updateCounts()
+{
+    const qsizetype mine = m_model->needsMe().size();
+    m_needsMe->setText(mine > 0 ? tr("Needs me (%1)").arg(mine) : tr("Needs me"));
+    const int attention = m_tree->attentionCount();
+    m_attention->setText(attention > 0 ? tr("Needs attention (%1)").arg(attention) : tr("Needs attention"));
+    m_count->setText(countText());
+    const bool empty = m_tree->shownCount() == 0 && m_tree->totalCount() > 0;
+    m_nothingForMe->setText(mode() == Mode::Attention ? tr("Nothing needs attention.")
+                            : mode() == Mode::NeedsMe ? tr("Nothing waits for you.")
+                                                      : tr("No environment matches."));
+    m_nothingForMe->setVisible(empty && (mode() != Mode::All || !m_tree->search().isEmpty()));
     // Rows the filter hid may have taken the selection with them.
     updateActions();
 }
 
+bool EnvironmentsView::selectEnvironment(const QString& name)
+{
+    const QModelIndex index = m_tree->indexOfEnvironment(name);
+    if (!index.isValid())
+        return false;
+    if (index.parent().isValid())
+        m_table->expand(index.parent());
+    m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    m_table->scrollTo(index);
+    return true;
+}
+
+bool EnvironmentsView::selectGroup(const QString& group)
+{
+    const QModelIndex index = m_tree->indexOfGroup(group);
+    if (!index.isValid())
+        return false;
+    m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    return true;
+}
+
 QString EnvironmentsView::selectedEnvironment() const
+{
+    // One environment's row selected, and nothing else: the single actions' target.
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.size() != 1)
+        return {};
+    return m_tree->environmentAt(rows.first());
+}
+
+QStringList EnvironmentsView::bulkTargets() const
 {
     const QModelIndexList rows = m_table->selectionModel()->selectedRows();
     if (rows.isEmpty())
-        return {};
-    return m_shown->mapToSource(rows.first()).data(EnvironmentsModel::EnvironmentName).toString();
+        return m_tree->search().isEmpty() ? QStringList() : m_tree->shownEnvironments();
+    QStringList names;
+    QSet<QString> seen;
+    for (const QModelIndex& row : rows)
+        for (const QString& env : m_tree->environmentsAt(row))
+            if (!seen.contains(env)) {
+                seen.insert(env);
+                names << env;
+            }
+    // In natural order, whatever order the rows were selected in.
+    std::sort(names.begin(), names.end(),
+              [this](const QString& a, const QString& b) { return m_model->rowOf(a) < m_model->rowOf(b); });
+    return names;
 }
 
 void EnvironmentsView::updateActions()
@@ -266,6 +484,27 @@ void EnvironmentsView::updateActions()
                                      : QString();
     for (QAction* a : {m_freeze, m_unfreeze, m_revoke})
         a->setToolTip(why.isEmpty() ? a->iconText() : why);
+    // Many at once: a selection (a group row is its members), else what the
+    // search shows. Which of them would change is counted when asked, not on
+    // every live update.
+    // One environment selected is the single actions' business, not "many".
+    const qsizetype selectedRows = m_table->selectionModel()->selectedRows().size();
+    const bool many = selectedRows > 1 || (selectedRows == 1 && !selected) ||
+                      (selectedRows == 0 && !m_tree->search().isEmpty());
+    const QString whyNotMany = !supported   ? why
+                               : !permitted ? m_permissions.whyNotOperate()
+                               : !many      ? tr("Select a group or several environments, or search, first.")
+                                            : QString();
+    m_freezeMany->setEnabled(supported && permitted && many);
+    m_unfreezeMany->setEnabled(supported && permitted && many);
+    m_freezeMany->setToolTip(whyNotMany.isEmpty()
+                                 ? tr("Freeze every environment selected (a group: its members), "
+                                      "or with nothing selected every one the search shows")
+                                 : whyNotMany);
+    m_unfreezeMany->setToolTip(whyNotMany.isEmpty()
+                                   ? tr("Unfreeze every environment selected (a group: its members), "
+                                        "or with nothing selected every one the search shows")
+                                   : whyNotMany);
     // The history is there to read (and to roll back from) on any schema
     // with rollback; reading it needs no lease and no thaw.
     const bool history = m_schemaVersion >= kPromotionsSchemaVersion;
@@ -285,14 +524,13 @@ void EnvironmentsView::updateActions()
 
 const relctl::EnvironmentRow* EnvironmentsView::selectedRow() const
 {
-    // The table's rows are the filter's: map back to the model's.
     const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
+    if (rows.size() != 1)
         return nullptr;
-    const QModelIndex source = m_shown->mapToSource(rows.first());
-    if (!source.isValid() || std::size_t(source.row()) >= m_model->environments().size())
+    const int source = m_tree->sourceRow(rows.first());
+    if (source < 0 || std::size_t(source) >= m_model->environments().size())
         return nullptr;
-    return &m_model->environments()[std::size_t(source.row())];
+    return &m_model->environments()[std::size_t(source)];
 }
 
 QString EnvironmentsView::consequences(ConsoleAction::Kind kind) const
@@ -307,11 +545,7 @@ QString EnvironmentsView::consequences(ConsoleAction::Kind kind) const
         return freezeConsequences(*row);
     case ConsoleAction::Kind::Unfreeze:
         return unfreezeConsequences(*row, m_model->now());
-    case ConsoleAction::Kind::Approve:
-    case ConsoleAction::Kind::Deny:
-    case ConsoleAction::Kind::ApprovePromotion:
-    case ConsoleAction::Kind::DenyPromotion:
-    case ConsoleAction::Kind::Rollback:
+    default:
         break;
     }
     return {};
@@ -327,6 +561,25 @@ void EnvironmentsView::ask(ConsoleAction::Kind kind, const QString& description)
     ActionDialog dialog(action, description, this, consequences(kind));
     // The operator's name is saved once the server has accepted the action,
     // not here on confirming it.
+    if (dialog.exec() == QDialog::Accepted)
+        emit actionRequested(dialog.action());
+}
+
+void EnvironmentsView::askMany(ConsoleAction::Kind kind)
+{
+    const QStringList targets = bulkTargets();
+    if (targets.isEmpty())
+        return;
+    // Which would change and which are already as asked, as last read; the
+    // server decides again in one transaction.
+    const bool freezing = kind == ConsoleAction::Kind::FreezeMany;
+    QStringList change, unchanged;
+    for (const QString& env : targets) {
+        const int row = m_model->rowOf(env);
+        const bool frozen = row >= 0 && m_model->environments()[std::size_t(row)].frozen;
+        (frozen == freezing ? unchanged : change) << env;
+    }
+    BulkFreezeDialog dialog(kind, change, unchanged, this);
     if (dialog.exec() == QDialog::Accepted)
         emit actionRequested(dialog.action());
 }

@@ -8,6 +8,7 @@
 #include "consolestart.h"
 #include "decisionnotifier.h"
 #include "environmentsmodel.h"
+#include "environmentstree.h"
 #include "environmentsview.h"
 #include "icons.h"
 #include "manifesthistorydialog.h"
@@ -33,6 +34,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -44,6 +46,9 @@ namespace {
 // Bumped when the docks change, so a layout saved by an older console is
 // not restored onto a different set of docks.
 constexpr int kLayoutVersion = 1;
+
+// Above this many environments the console opens on "Needs attention".
+constexpr int kAttentionAbove = 50;
 
 QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Qt::DockWidgetArea area)
 {
@@ -250,6 +255,46 @@ void MainWindow::connectViews()
             &QueueView::setSelectedEnvironment);
     connect(m_supersessions, &SupersessionsView::countChanged, this, &MainWindow::updateDockTitles);
     connect(m_environments, &EnvironmentsView::historyRequested, this, &MainWindow::showManifestHistory);
+
+    // The environments' groups and search are the timeline's too: a group
+    // collapsed in one is collapsed in the other, and the search narrows
+    // both. Groups change only when environments come, go or move; a live
+    // update of one environment's state does not pass here.
+    EnvironmentsTree* tree = m_environments->tree();
+    connect(tree, &EnvironmentsTree::membershipChanged, this, &MainWindow::showGroupsOnTimeline);
+    connect(m_environments, &EnvironmentsView::searchChanged, this,
+            [this, tree] { m_timeline->setLaneFilter(tree->searchMatches()); });
+    connect(m_environments, &EnvironmentsView::collapsedGroupsChanged, m_timeline,
+            &TimelineWidget::setCollapsedGroups);
+    connect(m_timeline, &TimelineWidget::collapsedGroupsChanged, m_environments,
+            &EnvironmentsView::setCollapsedGroups);
+    // The person's choice of rows is theirs from then on (and kept, for the
+    // console proper): the opening rule below applies only until then.
+    connect(m_environments, &EnvironmentsView::modeChosen, this, [this](EnvironmentsView::Mode mode) {
+        m_modeDecided = true;
+        if (m_remembersLayout)
+            QSettings().setValue(QStringLiteral("environments/mode"), int(mode));
+    });
+}
+
+void MainWindow::showGroupsOnTimeline()
+{
+    EnvironmentsTree* tree = m_environments->tree();
+    m_timeline->setGroups(tree->groupOf());
+    m_timeline->setLaneFilter(tree->searchMatches());
+    m_timeline->setCollapsedGroups(m_environments->collapsedGroups());
+}
+
+void MainWindow::openEnvironments()
+{
+    // An organisation's console opens on what needs a person: with more
+    // than kAttentionAbove environments nobody reads them all. Once, on the
+    // first rows; a mode the person chose (now or in an earlier run) wins.
+    if (m_modeDecided)
+        return;
+    m_modeDecided = true;
+    if (m_session->environments()->rowCount() > kAttentionAbove)
+        m_environments->setMode(EnvironmentsView::Mode::Attention);
 }
 
 void MainWindow::connectSession()
@@ -258,6 +303,8 @@ void MainWindow::connectSession()
     // slice to look complete: the session asks only when the view leaves it.
     connect(m_timeline, &TimelineWidget::visibleRangeChanged, m_session, &ConsoleSession::coverTimeline);
     connect(m_session, &ConsoleSession::timelineReady, m_timeline, &TimelineWidget::setSlice);
+    // A live event re-reads only the lanes it touched.
+    connect(m_session, &ConsoleSession::timelineUpdated, m_timeline, &TimelineWidget::updateEnvironments);
     connect(m_session, &ConsoleSession::traceReady, m_trace, &TracePanel::showTrace);
     // A refusal's trace is what a reviewer picked it for (in the audit
     // browser or on the timeline): its tab comes to the front.
@@ -285,23 +332,39 @@ void MainWindow::connectSession()
     });
     connect(m_session, &ConsoleSession::connectionChanged, this, &MainWindow::showConnection);
     connect(m_session, &ConsoleSession::environmentsLoaded, this, [this] {
-        QStringList names;
-        const std::vector<relctl::EnvironmentRow>& rows = m_session->environments()->environments();
-        for (const relctl::EnvironmentRow& row : rows)
-            names << QString::fromStdString(row.name);
-        m_audit->setEnvironments(names);
-        m_queue->setEnvironments(rows);
+        showEnvironmentNames();
+        showQueues();
         updateDockTitles();
-        // Fitted when the number of rows changes, not on every live read:
-        // a dock the operator resized stays as they left it.
-        if (rows.size() != m_fittedRows) {
-            m_fittedRows = rows.size();
-            fitEnvironmentsDock();
-        }
+        showGroupsOnTimeline();
+        openEnvironments();
     });
-    // The queue's waiting times move with the environments' countdowns.
-    connect(m_session->environments(), &QAbstractItemModel::dataChanged, this,
+    // A live event changed these environments' rows (and only those): what
+    // the other views take from them follows, at a cost that does not grow
+    // with the organisation unless environments came or went.
+    connect(m_session, &ConsoleSession::liveUpdateApplied, this,
+            [this](const QString& kind, const QStringList& envs) {
+                if (kind != QLatin1String("environments"))
+                    return;
+                if (m_session->environments()->environments().size() != m_fittedRows)
+                    showEnvironmentNames();
+                const EnvironmentsModel* model = m_session->environments();
+                const bool queues = std::any_of(envs.begin(), envs.end(), [&](const QString& env) {
+                    const int row = model->rowOf(env);
+                    return m_queued.contains(env) ||
+                           (row >= 0 && !model->environments()[std::size_t(row)].queue.empty());
+                });
+                if (queues)
+                    showQueues();
+                updateDockTitles();
+            });
+    // The queue's waiting times move with the environments' countdowns: once
+    // a second, not on every changed row (each would measure the whole queue
+    // table again).
+    auto* queueClock = new QTimer(this);
+    queueClock->setInterval(1000);
+    connect(queueClock, &QTimer::timeout, this,
             [this] { m_queue->setNow(m_session->environments()->now()); });
+    queueClock->start();
     connect(m_environments, &EnvironmentsView::actionRequested, m_session, &ConsoleSession::runAction);
     connect(m_supersessions, &SupersessionsView::actionRequested, m_session, &ConsoleSession::runAction);
     connect(m_session, &ConsoleSession::promotionsReady, m_promotions, &PromotionsView::setPromotions);
@@ -329,6 +392,37 @@ void MainWindow::setDemo(bool demo)
     setWindowTitle(demo ? tr("relctl release console — DEMO (its own database)")
                         : tr("relctl release console"));
     m_demoLabel->setVisible(demo);
+}
+
+void MainWindow::showEnvironmentNames()
+{
+    QStringList names;
+    const std::vector<relctl::EnvironmentRow>& rows = m_session->environments()->environments();
+    names.reserve(qsizetype(rows.size()));
+    for (const relctl::EnvironmentRow& row : rows)
+        names << QString::fromStdString(row.name);
+    m_audit->setEnvironments(names);
+    // Fitted when the number of rows changes, not on every live read: a dock
+    // the operator resized stays as they left it.
+    if (rows.size() != m_fittedRows) {
+        m_fittedRows = rows.size();
+        fitEnvironmentsDock();
+    }
+}
+
+void MainWindow::showQueues()
+{
+    // Only the environments with a queue: the queue view copies what it is
+    // given, and an organisation's thousands of idle rows are nothing to it.
+    std::vector<relctl::EnvironmentRow> queued;
+    m_queued.clear();
+    for (const relctl::EnvironmentRow& row : m_session->environments()->environments()) {
+        if (row.queue.empty())
+            continue;
+        queued.push_back(row);
+        m_queued.insert(QString::fromStdString(row.name));
+    }
+    m_queue->setEnvironments(queued);
 }
 
 void MainWindow::updateDockTitles()
@@ -410,6 +504,17 @@ void MainWindow::createMenus()
             focus->setFocus(Qt::ShortcutFocusReason);
         });
     }
+    // Ctrl+F finds environments wherever the focus is: the search narrows
+    // the environments and the timeline's lanes together.
+    QAction* find = view->addAction(tr("&Find environments…"));
+    find->setObjectName(QStringLiteral("findEnvironments"));
+    find->setShortcut(QKeySequence::Find);
+    connect(find, &QAction::triggered, this, [this] {
+        m_environmentsDock->show();
+        m_environmentsDock->raise();
+        m_environments->searchBox()->setFocus(Qt::ShortcutFocusReason);
+        m_environments->searchBox()->selectAll();
+    });
     view->addSeparator();
     view->addAction(m_follow);
     QMenu* docks = view->addMenu(tr("&Show"));
@@ -432,6 +537,7 @@ void MainWindow::createActionsMenu()
     actions->setObjectName(QStringLiteral("actionsMenu"));
     actions->addActions(m_environments->operatorActions());
     actions->addAction(m_environments->historyAction());
+    actions->addActions(m_environments->bulkActions());
     actions->addSeparator();
     actions->addAction(m_supersessions->approveAction());
     actions->addAction(m_supersessions->denyAction());
@@ -648,6 +754,11 @@ void MainWindow::setRemembersLayout(bool remember)
     const QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
+    // The rows the person last chose (All, Needs attention, Needs me).
+    if (const QVariant mode = settings.value(QStringLiteral("environments/mode")); mode.isValid()) {
+        m_modeDecided = true;
+        m_environments->setMode(EnvironmentsView::Mode(std::clamp(mode.toInt(), 0, 2)));
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -5,6 +5,8 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <QSet>
+#include <QString>
 
 class QDockWidget;
 class QLabel;
@@ -98,6 +100,10 @@ private:
     void createActionsMenu();
     void setStale(bool stale);
     void updateDockTitles();
+    // The audit browser's environment list, and the dock fitted to the rows.
+    void showEnvironmentNames();
+    // The queue view, fed only the environments that have a queue.
+    void showQueues();
     void fitEnvironmentsDock();
     void showConnection(const ConnectionState& state);
     void traceOrExplain(qint64 eventId, bool rejected);
@@ -105,6 +111,10 @@ private:
     void closeEvent(QCloseEvent* event) override;
     void applyPermissions(const ConnectionState& state);
     void showOperatorName();
+    // The environments' groups, search and collapsed groups, onto the timeline.
+    void showGroupsOnTimeline();
+    // The first rows arrived: Needs attention for an organisation.
+    void openEnvironments();
 
     ConsoleSession* m_session;
     ConnectionTarget m_target;
@@ -129,7 +139,10 @@ private:
     bool m_demo = false;
     bool m_stale = false;
     bool m_remembersLayout = false;
+    bool m_modeDecided = false; // the environments' mode was set by the opening rule or a person
     std::size_t m_fittedRows = 0;
+    // The environments whose queue the queue view shows.
+    QSet<QString> m_queued;
     QLabel* m_demoLabel;
     QLabel* m_banner;
     QLabel* m_targetLabel;

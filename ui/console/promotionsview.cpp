@@ -241,7 +241,11 @@ void PromotionsView::setPromotions(const PromotionsSnapshot& snapshot)
 {
     m_snapshot = snapshot;
     m_readAt.restart();
-    m_paths->setText(pathsHtml(snapshot.environments));
+    QSet<QString> busy;
+    for (const relctl::Promotion& p : snapshot.promotions)
+        if (p.state == "open")
+            busy.insert(q(p.env));
+    m_paths->setText(pathsHtml(snapshot.environments, busy));
     fillList();
     updateButtons();
     showDetails();
@@ -487,7 +491,8 @@ void PromotionsView::showDetails()
         m_tick.stop();
 }
 
-QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& environments)
+QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& environments,
+                                  const QSet<QString>& busy)
 {
     std::map<std::string, const relctl::Environment*> byName;
     QSet<QString> upstreams;
@@ -515,24 +520,55 @@ QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& enviro
     // One line per path, from each environment nothing is promoted from (the
     // end of a path) back to its start; a cycle (which the protocol should
     // not allow) stops at the first repeat.
-    QStringList lines;
+    struct Path
+    {
+        QString line;
+        QString shape; // its stages without their group: "test → staging → prod"
+        bool busy = false;
+    };
+    std::vector<Path> paths;
     for (const relctl::Environment& e : environments) {
         if (!e.promoteFrom || upstreams.contains(q(e.name)))
             continue;
-        QStringList chain;
+        QStringList chain, stages;
         QSet<QString> seen;
+        Path path;
         for (const relctl::Environment* at = &e; at && !seen.contains(q(at->name));) {
             seen.insert(q(at->name));
             chain.prepend(step(*at));
+            const QString name = q(at->name);
+            stages.prepend(name.contains(QLatin1Char('.')) ? name.section(QLatin1Char('.'), 1) : name);
+            path.busy = path.busy || busy.contains(name);
             const auto up = at->promoteFrom ? byName.find(*at->promoteFrom) : byName.end();
             at = up == byName.end() ? nullptr : up->second;
         }
-        lines << chain.join(QStringLiteral(" &nbsp;→&nbsp; "));
+        path.line = chain.join(QStringLiteral(" &nbsp;→&nbsp; "));
+        path.shape = stages.join(QStringLiteral(" → "));
+        paths.push_back(std::move(path));
     }
-    if (lines.isEmpty())
+    if (paths.empty())
         return tr(
             "<i>No environment is promoted from another (relctl env set ENV --promote-from UPSTREAM).</i>");
-    return tr("<b>Paths</b><br>") + lines.join(QStringLiteral("<br>"));
+    QStringList lines;
+    if (paths.size() <= kPathsListed) {
+        for (const Path& p : paths)
+            lines << p.line;
+        return tr("<b>Paths</b><br>") + lines.join(QStringLiteral("<br>"));
+    }
+    // An organisation has hundreds of paths of a few shapes: the ones with a
+    // request open are listed, the rest counted by shape.
+    std::map<QString, int> shapes;
+    for (const Path& p : paths) {
+        if (p.busy && std::size_t(lines.size()) < kPathsListed)
+            lines << p.line;
+        else
+            ++shapes[p.shape];
+    }
+    for (const auto& [shape, count] : shapes)
+        lines << (count == 1 ? tr("<i>%1: 1 more path</i>").arg(shape.toHtmlEscaped())
+                             : tr("<i>%1: %2 more paths</i>").arg(shape.toHtmlEscaped()).arg(count));
+    return tr("<b>Paths</b> (%1; those with an open request first)<br>").arg(paths.size()) +
+           lines.join(QStringLiteral("<br>"));
 }
 
 QString PromotionsView::readinessText(const relctl::Promotion& p, qint64 elapsedMs,

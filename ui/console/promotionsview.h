@@ -4,8 +4,11 @@
 #include "permissions.h"
 
 #include <QElapsedTimer>
+#include <QSet>
+#include <QString>
 #include <QTimer>
 #include <QWidget>
+#include <cstddef>
 
 class QComboBox;
 class QLabel;
@@ -62,7 +65,12 @@ public:
     QString pathsText() const;
     QString detailsText() const;
 
-    static QString pathsHtml(const std::vector<relctl::Environment>& environments);
+    // Every path when there are few; above kPathsListed, the paths of the
+    // environments in `busy` (those with an open request) and a count of the
+    // others by shape ("test → staging → prod: 399 more paths").
+    static QString pathsHtml(const std::vector<relctl::Environment>& environments,
+                             const QSet<QString>& busy = {});
+    static constexpr std::size_t kPathsListed = 12;
     // elapsedMs: time since the request was read, so soak times move on.
     // environment: the request's environment as read with it (its freeze),
     // or null.

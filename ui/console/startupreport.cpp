@@ -9,10 +9,12 @@
 #include <QCoreApplication>
 #include <QEvent>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
 #include <QTableView>
+#include <QTreeView>
 #include <chrono>
 
 namespace relctl::ui {
@@ -85,6 +87,27 @@ StartupReport::StartupReport(QString file, MainWindow* window, ConsoleSession* s
         if (empty)
             answered(m_auditAnswered, m_auditViewport);
     });
+    connect(session, &ConsoleSession::liveUpdateApplied, this, &StartupReport::liveUpdate);
+}
+
+void StartupReport::liveUpdate(const QString& kind, const QStringList& envs, qint64 guiNanoseconds)
+{
+    const QJsonObject line{
+        {QStringLiteral("live"), kind},
+        {QStringLiteral("envs"), QJsonArray::fromStringList(envs)},
+        {QStringLiteral("gui_ns"), guiNanoseconds},
+        {QStringLiteral("at_ns"), monotonicNs()},
+    };
+    const QByteArray text = QJsonDocument(line).toJson(QJsonDocument::Compact) + '\n';
+    if (!m_live) {
+        // Before the first line; after it, only when the file cannot be appended to.
+        if (!m_written)
+            m_pendingLive += text;
+        return;
+    }
+    // Flushed at once: the benchmark reads the file while the console runs.
+    m_live->write(text);
+    m_live->flush();
 }
 
 void StartupReport::answered(std::optional<qint64>& answer, QWidget* viewport)
@@ -139,6 +162,15 @@ void StartupReport::writeIfUsable()
         out.write(QJsonDocument(report).toJson(QJsonDocument::Compact) + '\n');
         out.commit();
     }
+    m_live = new QFile(m_file, this);
+    if (!m_live->open(QIODevice::WriteOnly | QIODevice::Append)) {
+        delete m_live;
+        m_live = nullptr;
+        return;
+    }
+    m_live->write(m_pendingLive);
+    m_live->flush();
+    m_pendingLive.clear();
 }
 
 } // namespace relctl::ui
