@@ -4,13 +4,16 @@
 # reference measured in the same run, and writes the results as JSON to
 # build/release/bench-results/ (results.json: all goals). Installs what is
 # missing and builds first, like the test command. Exits 3 when a goal is not
-# met. Takes about 10 minutes on 2 cores. PgBouncer (session mode) runs in
+# met. Takes about 15 minutes on 2 cores (the console part about 7, seeding
+# three organisations). PgBouncer (session mode) runs in
 # front of the cluster, so that whole relctl processes are timed through a
 # pooler as well as directly.
 #
 #   bash scripts/bench.sh                 every benchmark
 #   bash scripts/bench.sh PART [ARGS...]  one of: throughput, queue, audit, console, state, flood
 #                                         (ARGS go to that part's program)
+#   bash scripts/bench.sh console --burst-seconds 10   the console part with a shorter burst
+#                                         (the minute of 100 events/s is the default)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -41,14 +44,14 @@ case $part in
     throughput) run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN" "$@" ;;
     queue) run_part queue relctl-queue-bench "$@" ;;
     audit) run_part audit relctl-audit-bench "$@" ;;
-    console) run_part console relctl-console-bench "$@" ;;
+    console) run_part console relctl-console-bench --burst-seconds 60 "$@" ;;
     state) run_part state relctl-state-bench "$@" ;;
     flood) run_part flood relctl-flood-bench "$@" ;;
     all)
         run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part queue relctl-queue-bench
         run_part audit relctl-audit-bench
-        run_part console relctl-console-bench
+        run_part console relctl-console-bench --burst-seconds 60
         run_part state relctl-state-bench
         run_part flood relctl-flood-bench
         ;;
