@@ -15,6 +15,7 @@
 #include <QMenu>
 #include <QScrollBar>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -253,7 +254,28 @@ void EnvironmentsView::firstLoad()
         emit collapsedGroupsChanged(m_collapsed);
     }
     // The columns fit what the first rows say; then they are the person's.
+    // Once the tree has laid its rows out (a fit before that measures none).
+    QTimer::singleShot(0, this, &EnvironmentsView::fitColumns);
+}
+
+void EnvironmentsView::fitColumns()
+{
     m_table->header()->resizeSections(QHeaderView::ResizeToContents);
+    // A tree's fit counts only the rows laid out, and collapsed groups hide
+    // their members: the names column fits the longest name there is, with
+    // the indentation of a member and a group's count after it.
+    std::size_t longest = 0;
+    QString widest;
+    for (const relctl::EnvironmentRow& row : m_model->environments()) {
+        if (row.name.size() > longest) {
+            longest = row.name.size();
+            widest = QString::fromStdString(row.name);
+        }
+    }
+    const int names = m_table->fontMetrics().horizontalAdvance(widest + QStringLiteral(" (99 of 99)")) +
+                      2 * m_table->indentation();
+    if (m_table->header()->sectionSize(0) < names)
+        m_table->header()->resizeSection(0, names);
 }
 
 void EnvironmentsView::applyCollapsed(int firstTop, int lastTop)

@@ -117,6 +117,8 @@ private:
     void applyCollapsed(int firstTop, int lastTop);
     void openMatches();
     void firstLoad();
+    // The columns fitted to the rows, the names column to the longest name.
+    void fitColumns();
 
     EnvironmentsModel* m_model;
     EnvironmentsTree* m_tree;
