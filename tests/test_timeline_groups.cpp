@@ -87,6 +87,32 @@ class TestTimelineGroups : public QObject
     Q_OBJECT
 
 private slots:
+    // Items of an environment the slice does not list still get one lane:
+    // its freeze, read after its leases were moved out, finds the same lane.
+    void anUnlistedEnvironmentHasOneLane()
+    {
+        relctl::TimelineSlice slice;
+        slice.environments = {"a.test"};
+        for (int i = 0; i < 3; ++i) {
+            relctl::LeaseSpan lease;
+            lease.env = "b.test"; // short: kept inside the string itself
+            lease.token = i + 1;
+            lease.acquiredAt = relctl::Timestamp::fromMillis(1000 * i);
+            lease.endsAt = relctl::Timestamp::fromMillis(1000 * i + 500);
+            slice.leases.push_back(lease);
+        }
+        relctl::FrozenSpan freeze;
+        freeze.env = "b.test";
+        freeze.from = relctl::Timestamp::fromMillis(0);
+        slice.freezes.push_back(freeze);
+        const auto data = relctl::ui::TimelineLanes::fromSlice(slice);
+        QCOMPARE(data.laneCount(), 2);
+        const int b = data.slotOf.value(QStringLiteral("b.test"), -1);
+        QVERIFY(b >= 0);
+        QCOMPARE(data.lanes[std::size_t(b)].leases.size(), std::size_t(3));
+        QCOMPARE(data.lanes[std::size_t(b)].freezes.size(), std::size_t(1));
+    }
+
     void lanesAreInNaturalOrder()
     {
         TimelineWidget w;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -58,9 +59,17 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
     // a hash lookup per item.
     std::string_view lastEnv;
     int lastLane = -1;
+    // An item's environment missing from the slice's list is keyed by a copy
+    // of its own: the items are moved out below, and a view of a moved-from
+    // string would change under the map. A deque never moves what it holds.
+    std::deque<std::string> unlisted;
+    bool listed = false; // the slice's own environments all have their lanes
     auto lane = [&](const std::string& env) -> int {
         if (lastLane < 0 || lastEnv != env) {
-            auto [it, inserted] = laneOf.try_emplace(env, static_cast<int>(result.lanes.size()));
+            std::string_view key = env;
+            if (listed && laneOf.find(key) == laneOf.end())
+                key = unlisted.emplace_back(env);
+            auto [it, inserted] = laneOf.try_emplace(key, static_cast<int>(result.lanes.size()));
             if (inserted) {
                 TimelineLane created;
                 created.name = QString::fromStdString(env);
@@ -79,6 +88,7 @@ TimelineLanes TimelineLanes::fromSlice(relctl::TimelineSlice slice)
     result.lanes.reserve(slice.environments.size());
     for (const auto& env : slice.environments)
         lane(env);
+    listed = true;
     // Each item's lane, found once: the lanes' vectors are then sized
     // exactly, one allocation each instead of a doubling series.
     std::vector<int> leaseLane(slice.leases.size());
