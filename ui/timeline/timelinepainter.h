@@ -112,7 +112,7 @@ private:
     // A group's header row: a band while expanded; collapsed, the summary
     // of its members (held, frozen, refusals).
     void paintGroupRow(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
-                       const TimelineRows& rows, int row, double nowMs, qreal dpr);
+                       const TimelineRows& rows, int index, double nowMs, qreal dpr);
     void paintSelection(QPainter& painter, const TimelineGeometry& g, const TimelineLanes& data,
                         const TimelineRows& rows, qint64 eventId);
     void paintAxis(QPainter& painter, const QRect& area, const TimelineGeometry& g,

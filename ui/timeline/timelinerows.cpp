@@ -112,7 +112,7 @@ QString TimelineRows::groupName(const TimelineLane& lane) const
 {
     if (!m_grouped)
         return {};
-    const QString set = m_groupOf.value(lane.name);
+    QString set = m_groupOf.value(lane.name);
     if (!set.isEmpty())
         return set;
     // The server's default: the name up to its first '.'.

@@ -108,7 +108,7 @@ public:
     bool shows(const TimelineLane& lane) const { return !m_filter || m_filter->contains(lane.name); }
 
     // The collapsed group's summary, made when first asked for after a change.
-    const GroupSummary& summary(int group, const TimelineLanes& data) const;
+    const GroupSummary& summary(int id, const TimelineLanes& data) const;
 
 private:
     QString groupName(const TimelineLane& lane) const;

@@ -95,10 +95,12 @@ void TimelineWidget::updateEnvironments(const QStringList& envs, const relctl::T
         rowsChanged();
     } else {
         // Only items changed: repaint when one of those lanes is in view.
-        const auto [first, last] = m_geometry.visibleLanes();
+        // Not a structured binding: C++20 lets a lambda capture one, but
+        // clang (and so clang-tidy) 14 does not.
+        const auto shown = m_geometry.visibleLanes();
         const bool visible = std::any_of(change.replaced.begin(), change.replaced.end(), [&](int slot) {
             const int row = m_rows.rowOfLane(slot);
-            return row >= first && row < last;
+            return row >= shown.first && row < shown.second;
         });
         if (visible) {
             refreshTip();
