@@ -111,7 +111,7 @@ long long nowNs()
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
-double median(std::vector<double> v)
+double median(const std::vector<double>& v)
 {
     return relctl::bench::median(v);
 }
@@ -668,6 +668,7 @@ BurstFigures burst(const Options& o, const std::string& dsn, const fs::path& dir
         }
     };
     std::vector<std::thread> pool;
+    pool.reserve(std::size_t(threads));
     for (int t = 0; t < threads; ++t)
         pool.emplace_back(worker, t);
     for (std::thread& t : pool)
@@ -1034,6 +1035,7 @@ int main(int argc, char** argv)
         }
         const double pageEmpty = pageQueryNewConnection(empty.conninfo());
         std::vector<double> page;
+        page.reserve(orgs.size());
         for (const Organisation& org : orgs)
             page.push_back(pageQueryNewConnection(org.db->conninfo()));
 
@@ -1085,12 +1087,14 @@ int main(int argc, char** argv)
         };
         const auto each = [&](auto field) {
             std::vector<double> v;
+            v.reserve(opened.size());
             for (const Opening& x : opened)
                 v.push_back(double(x.*field));
             return v;
         };
         const auto eachLive = [&](auto field) {
             std::vector<double> v;
+            v.reserve(live.size());
             for (const LiveFigures& x : live)
                 v.push_back(double(x.*field));
             return v;

@@ -373,7 +373,8 @@ private slots:
         view.setSchemaVersion(kPromotionsSchemaVersion);
         view.show();
         QAction* many = view.findChild<QAction*>(QStringLiteral("freezeMany"));
-        QVERIFY(many && !many->isEnabled()); // nothing selected, no search
+        QVERIFY(many);
+        QVERIFY(!many->isEnabled()); // nothing selected, no search
         QVERIFY(view.selectGroup(QStringLiteral("svc2")));
         QVERIFY(many->isEnabled());
         QCOMPARE(view.bulkTargets(), names({"svc2.prod", "svc2.staging", "svc2.test"}));

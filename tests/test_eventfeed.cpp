@@ -191,6 +191,7 @@ private slots:
         constexpr int kEach = 2500;
         std::atomic<int> running{kSessions};
         std::vector<std::thread> sessions;
+        sessions.reserve(kSessions);
         for (int s = 0; s < kSessions; ++s)
             sessions.emplace_back([&, s] {
                 pqxx::connection c(db.adminDsn());

@@ -155,7 +155,7 @@ private slots:
             Args text{"env", "list"};
             text.insert(text.end(), filter.begin(), filter.end());
             const Names plain = firstWords(relctl(db, text).out);
-            const Names asJson = names(l.json());
+            Names asJson = names(l.json());
             if (plain != asJson && !(asJson.empty() && plain == Names{"no"}))
                 qFatal("text and JSON listings differ");
             return asJson;

@@ -458,6 +458,7 @@ private slots:
     {
         Fixture f;
         std::vector<relctl::EnvironmentRow> rows;
+        rows.reserve(4000);
         for (int i = 0; i < 4000; ++i)
             rows.push_back(environment("svc" + std::to_string(i) + ".prod"));
         f.fake->setEnvironments(rows);
