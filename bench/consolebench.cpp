@@ -448,7 +448,7 @@ void timeQueries(const std::string& dsn, const std::string& env, LiveFigures& f)
             const pqxx::row r = tx.exec1("EXPLAIN (ANALYZE, FORMAT JSON) " + call);
             return json::parse(r[0].c_str()).at(0).at("Execution Time").get<double>();
         };
-        const double e = explain("SELECT relctl.console_environments(ARRAY[" + tx.quote(env) + "])");
+        const double e = explain("SELECT * FROM relctl.console_environments(ARRAY[" + tx.quote(env) + "])");
         const double t = explain("SELECT relctl.console_timeline(" + std::to_string(from.millis()) + ", " +
                                  std::to_string(to.millis()) + ", ARRAY[" + tx.quote(env) + "])");
         if (i < 5)

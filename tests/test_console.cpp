@@ -405,6 +405,35 @@ private slots:
         QCOMPARE(test.pendingPromotions, std::int64_t(0));
         QVERIFY(!test.frozen && !test.frozenBy && !test.frozenReason && !test.frozenAt);
 
+        // Attention on a read of every environment (where the server runs the
+        // definition only on its suspects) is what the definition says of
+        // each, and what a read of the one environment by name says (where it
+        // runs on that one). "expiring" moves with the clock between reads.
+        const auto reasons = [](const std::vector<AttentionItem>& items) {
+            std::string out;
+            for (const AttentionItem& a : items)
+                if (a.reason != "expiring")
+                    out += (out.empty() ? "" : ",") + a.reason;
+            return out;
+        };
+        for (const EnvironmentRow& r : rows) {
+            const std::vector<EnvironmentRow> named = q.environments(std::vector<std::string>{r.name});
+            QCOMPARE(named.size(), std::size_t(1));
+            QCOMPARE(reasons(named[0].attention), reasons(r.attention));
+            QCOMPARE(db.scalar("SELECT coalesce(string_agg(a->>'reason', ',' ORDER BY n), '') "
+                               "FROM relctl.environments e, "
+                               "jsonb_array_elements(relctl.environment_attention(e, clock_timestamp())) "
+                               "WITH ORDINALITY AS x(a, n) WHERE e.name = '" +
+                               r.name + "' AND a->>'reason' <> 'expiring'"),
+                     reasons(r.attention));
+        }
+        QCOMPARE(reasons(prod.attention), std::string("frozen,waiting"));
+        QCOMPARE(reasons(rows[1].attention), std::string("decision,waiting"));
+        QCOMPARE(reasons(rows[2].attention), std::string());
+        // Names that are not environments are absent, whatever else is asked.
+        QCOMPARE(q.environments(std::vector<std::string>{"nowhere", "test", ""}).size(), std::size_t(1));
+        QVERIFY(q.environments(std::vector<std::string>{}).empty());
+
         // A killed waiter's session ends and it stops counting, before any write notices.
         stop(*queued);
         awaitRow(q, "prod", [](const EnvironmentRow& r) { return r.queueLength == 0; });

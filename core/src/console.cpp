@@ -20,6 +20,7 @@
 #include <pqxx/stream_from>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace relctl {
@@ -275,33 +276,83 @@ std::string withNames(std::string call, int param)
 
 } // namespace
 
+namespace {
+
+// A field of a row of relctl.console_environments: NULL is empty. A value
+// that does not convert is an unreadable reply, as a malformed JSON one is.
+template <typename T> std::optional<T> field(const pqxx::field& f)
+{
+    if (f.is_null())
+        return std::nullopt;
+    if constexpr (std::is_same_v<T, std::string>)
+        return std::string(f.c_str(), f.size());
+    else if constexpr (std::is_same_v<T, Timestamp>)
+        return Timestamp::fromMillis(f.as<std::int64_t>());
+    else
+        return f.as<T>();
+}
+
+template <typename T> T required(const pqxx::field& f)
+{
+    std::optional<T> v = field<T>(f);
+    if (!v)
+        throw Error(ExitCode::Internal,
+                    std::string("unreadable reply from the database: ") + f.name() + " is NULL");
+    return std::move(*v);
+}
+
+// A JSON list of the row, parsed only when it holds something: '[]' on
+// almost every row.
+json list(const pqxx::field& f)
+{
+    if (f.is_null() || std::string_view(f.c_str(), f.size()) == "[]")
+        return json::array();
+    return json::parse(f.c_str(), f.c_str() + f.size());
+}
+
+} // namespace
+
 std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std::vector<std::string>>& names)
 {
-    const json reply = internal::DatabaseGate::impl(m_db).call(
-        false, withNames("SELECT relctl.console_environments(NAMES)", 1), nameArray(names));
-    return convert([&] {
-        const Timestamp now = value<Timestamp>(reply, "server_now");
+    const pqxx::result result = internal::DatabaseGate::impl(m_db).rows(
+        withNames("SELECT * FROM relctl.console_environments(NAMES)", 1), nameArray(names));
+    try {
+        // By name, once: the columns' order is the function's to change.
+        const auto column = [&](const char* name) { return result.column_number(name); };
+        const auto cName = column("name"), cGroup = column("group"), cPolicy = column("policy"),
+                   cSupersede = column("supersede"), cSerialization = column("serialization"),
+                   cPromoteFrom = column("promote_from"), cRelease = column("current_release"),
+                   cGeneration = column("current_generation"), cPublishedBy = column("published_by"),
+                   cPublishedAt = column("published_at"), cHolderJob = column("holder_job"),
+                   cHolderRelease = column("holder_release"), cHolderToken = column("holder_token"),
+                   cHolderGeneration = column("holder_generation"),
+                   cHolderAcquiredAt = column("holder_acquired_at"), cHolderHost = column("holder_host"),
+                   cExpiresAt = column("lease_expires_at"), cSupersessions = column("pending_supersessions"),
+                   cPromotions = column("pending_promotions"), cFrozen = column("frozen"),
+                   cFrozenBy = column("frozen_by"), cFrozenReason = column("frozen_reason"),
+                   cFrozenAt = column("frozen_at"), cQueue = column("queue"),
+                   cAttention = column("attention"), cNow = column("server_now");
         std::vector<EnvironmentRow> rows;
-        for (const json& j : reply.at("environments")) {
+        rows.reserve(std::size_t(result.size()));
+        for (const pqxx::row& x : result) {
             EnvironmentRow r;
-            r.name = value<std::string>(j, "name");
-            r.group = value<std::string>(j, "group");
-            r.policy = value<std::string>(j, "policy");
-            r.supersede = value<std::string>(j, "supersede");
-            r.serialization = value<std::string>(j, "serialization");
-            r.currentRelease = optional<std::string>(j, "current_release");
-            r.currentGeneration = optional<std::int64_t>(j, "current_generation");
-            r.publishedBy = optional<std::string>(j, "published_by");
-            r.publishedAt = optional<Timestamp>(j, "published_at");
-            r.holderJob = optional<std::string>(j, "holder_job");
-            r.holderRelease = optional<std::string>(j, "holder_release");
-            r.holderToken = optional<std::int64_t>(j, "holder_token");
-            r.holderGeneration = optional<std::int64_t>(j, "holder_generation");
-            r.holderAcquiredAt = optional<Timestamp>(j, "holder_acquired_at");
-            r.holderHost = optional<std::string>(j, "holder_host");
-            r.leaseExpiresAt = optional<Timestamp>(j, "lease_expires_at");
-            r.queueLength = value<std::int64_t>(j, "queue_length");
-            for (const json& c : j.at("queue")) {
+            r.name = required<std::string>(x[cName]);
+            r.group = required<std::string>(x[cGroup]);
+            r.policy = required<std::string>(x[cPolicy]);
+            r.supersede = required<std::string>(x[cSupersede]);
+            r.serialization = required<std::string>(x[cSerialization]);
+            r.currentRelease = field<std::string>(x[cRelease]);
+            r.currentGeneration = field<std::int64_t>(x[cGeneration]);
+            r.publishedBy = field<std::string>(x[cPublishedBy]);
+            r.publishedAt = field<Timestamp>(x[cPublishedAt]);
+            r.holderJob = field<std::string>(x[cHolderJob]);
+            r.holderRelease = field<std::string>(x[cHolderRelease]);
+            r.holderToken = field<std::int64_t>(x[cHolderToken]);
+            r.holderGeneration = field<std::int64_t>(x[cHolderGeneration]);
+            r.holderAcquiredAt = field<Timestamp>(x[cHolderAcquiredAt]);
+            r.holderHost = field<std::string>(x[cHolderHost]);
+            r.leaseExpiresAt = field<Timestamp>(x[cExpiresAt]);
+            for (const json& c : list(x[cQueue])) {
                 QueuedCandidate q;
                 q.candidate = value<std::int64_t>(c, "candidate");
                 q.position = value<std::int64_t>(c, "position");
@@ -315,25 +366,33 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
                 q.wins = optional<std::int64_t>(c, "wins");
                 r.queue.push_back(std::move(q));
             }
-            r.pendingSupersessions = value<std::int64_t>(j, "pending_supersessions");
-            r.pendingPromotions = value<std::int64_t>(j, "pending_promotions");
-            r.frozen = value<bool>(j, "frozen");
-            r.frozenBy = optional<std::string>(j, "frozen_by");
-            r.frozenReason = optional<std::string>(j, "frozen_reason");
-            r.frozenAt = optional<Timestamp>(j, "frozen_at");
-            r.promoteFrom = optional<std::string>(j, "promote_from");
-            for (const json& a : j.at("attention")) {
+            r.queueLength = std::int64_t(r.queue.size());
+            r.pendingSupersessions = required<std::int64_t>(x[cSupersessions]);
+            r.pendingPromotions = required<std::int64_t>(x[cPromotions]);
+            r.frozen = required<bool>(x[cFrozen]);
+            r.frozenBy = field<std::string>(x[cFrozenBy]);
+            r.frozenReason = field<std::string>(x[cFrozenReason]);
+            r.frozenAt = field<Timestamp>(x[cFrozenAt]);
+            r.promoteFrom = field<std::string>(x[cPromoteFrom]);
+            for (const json& a : list(x[cAttention])) {
                 AttentionItem item;
                 item.reason = value<std::string>(a, "reason");
                 item.summary = value<std::string>(a, "summary");
                 item.at = optional<Timestamp>(a, "at");
                 r.attention.push_back(std::move(item));
             }
-            r.serverNow = now;
+            r.serverNow = required<Timestamp>(x[cNow]);
             rows.push_back(std::move(r));
         }
         return rows;
-    });
+    } catch (const json::exception& e) {
+        throw Error(ExitCode::Internal, std::string("unreadable reply from the database: ") + e.what());
+    } catch (const pqxx::pqxx_exception& e) {
+        // A column missing or a value that does not convert: a database
+        // whose functions are not the ones this build expects.
+        throw Error(ExitCode::Internal,
+                    std::string("unreadable reply from the database: ") + e.base().what());
+    }
 }
 
 PromotionsRead ConsoleQueries::promotions(const std::optional<std::vector<std::string>>& names,
