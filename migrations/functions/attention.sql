@@ -25,104 +25,141 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT 3600000::bigint $$;
 -- - promotion_blocked: an open promotion request cannot go ahead: the
 --   environment is frozen, or the one it is promoted from no longer has the
 --   release accepted (never did, or rolled it back).
--- Every read is an index probe on this environment's rows: the cost of one
--- environment does not grow with the organisation or the trail. PL/pgSQL,
--- not SQL: its plans are kept for the session, which makes it about four
--- times cheaper per environment (26 against 96 microseconds at 10,000).
--- A new reason must also be admitted by relctl.attention_suspects below.
+-- relctl.attention_items words the reasons from what was read of e's rows;
+-- relctl.environment_attention reads them for one environment, and
+-- relctl.attention for many at once. Both read the rows attention_items
+-- describes; tests/test_organisation.cpp checks that they agree.
+
+-- The reasons, worded, from what environment e's rows say at p_now: the
+-- refusals in the window (how many, the last one's time), pending
+-- supersessions, open promotions, waiting candidates, the live lease (the
+-- one of e.last_token, not ended, not expired: its job and expiry), and the
+-- first open promotion (by id) that cannot go ahead (relctl.blocked_promotion:
+-- its release and generation). One expression, so it is inlined into the
+-- query that calls it rather than called once per environment.
+CREATE FUNCTION relctl.attention_items(
+    e relctl.environments, p_now timestamptz, p_refused bigint, p_last_refused timestamptz,
+    p_supersessions bigint, p_promotions bigint, p_waiting bigint, p_lease_job text,
+    p_lease_expires timestamptz, p_blocked_release text, p_blocked_generation bigint)
+RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT to_jsonb(array_remove(ARRAY[
+        CASE WHEN e.frozen_at IS NOT NULL THEN jsonb_build_object(
+            'reason', 'frozen', 'at', relctl.epoch_ms(e.frozen_at),
+            'summary', format('frozen by %s: %s', e.frozen_by, e.frozen_reason)) END,
+        CASE WHEN p_refused > 0 THEN jsonb_build_object(
+            'reason', 'refused', 'at', relctl.epoch_ms(p_last_refused),
+            'summary', CASE WHEN p_refused = 1 THEN '1 refusal in the last hour'
+                            ELSE format('%s refusals in the last hour', p_refused) END) END,
+        CASE WHEN p_supersessions + p_promotions > 0 THEN jsonb_build_object(
+            'reason', 'decision',
+            'summary', concat_ws(', ',
+                CASE WHEN p_supersessions = 1 THEN '1 supersession pending'
+                     WHEN p_supersessions > 1 THEN format('%s supersessions pending', p_supersessions) END,
+                CASE WHEN p_promotions = 1 THEN '1 promotion open'
+                     WHEN p_promotions > 1 THEN format('%s promotions open', p_promotions) END)) END,
+        CASE WHEN p_waiting > 0 THEN jsonb_build_object(
+            'reason', 'waiting',
+            'summary', CASE WHEN p_waiting = 1 THEN '1 candidate waiting'
+                            ELSE format('%s candidates waiting', p_waiting) END) END,
+        CASE WHEN p_lease_expires IS NOT NULL
+              AND p_lease_expires - p_now < e.default_ttl_ms * interval '1 millisecond' / 4 THEN jsonb_build_object(
+            'reason', 'expiring', 'at', relctl.epoch_ms(p_lease_expires),
+            'summary', format('lease of %s expires in %s', p_lease_job,
+                              relctl.format_ms(greatest(0, relctl.ms_between(p_now, p_lease_expires))))) END,
+        CASE WHEN p_blocked_release IS NOT NULL THEN jsonb_build_object(
+            'reason', 'promotion_blocked',
+            'summary', CASE WHEN e.frozen_at IS NOT NULL
+                            THEN format('promotion of %s waits for the freeze to end', p_blocked_release)
+                            ELSE format('%s does not have %s (generation %s) accepted', e.promote_from,
+                                        p_blocked_release, p_blocked_generation) END) END
+    ]::jsonb[], NULL))
+$$;
+
+-- The first open promotion of e (by id) that cannot go ahead at all: e is
+-- frozen, or its upstream does not have the release accepted.
+CREATE FUNCTION relctl.blocked_promotion(e relctl.environments)
+RETURNS TABLE (release text, generation bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT p.release, p.generation FROM relctl.promotions p
+    WHERE p.env = e.name AND p.state = 'open'
+      AND (e.frozen_at IS NOT NULL
+           OR (e.promote_from IS NOT NULL AND (relctl.upstream_manifest(e, p.release, p.generation)).id IS NULL))
+    ORDER BY p.id LIMIT 1
+$$;
+
+-- One environment's reasons: each of its rows read by an index probe, so
+-- the cost of one environment does not grow with the organisation or the
+-- trail. The console reads it for each suspect (relctl.attention_suspects).
+-- PL/pgSQL, not SQL: its plans are kept for the session, which makes it
+-- about four times cheaper per environment; and the counts are one
+-- statement, not one per reason, as each costs its own planning in a new
+-- session and its own executor start per environment.
 CREATE FUNCTION relctl.environment_attention(e relctl.environments, p_now timestamptz) RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    v_items jsonb := '[]';
+    v_refused bigint;
+    v_last timestamptz;
     v_n bigint;
     v_m bigint;
-    v_last timestamptz;
-    l relctl.leases;
+    v_waiting bigint;
+    v_job text;
+    v_expires timestamptz;
     v_release text;
     v_generation bigint;
 BEGIN
-    IF e.frozen_at IS NOT NULL THEN
-        v_items := v_items || jsonb_build_object(
-            'reason', 'frozen', 'at', relctl.epoch_ms(e.frozen_at),
-            'summary', format('frozen by %s: %s', e.frozen_by, e.frozen_reason));
-    END IF;
-    SELECT count(*), max(v.at) INTO v_n, v_last FROM relctl.events v
-    WHERE v.env = e.name AND v.outcome = 'rejected'
-      AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond';
-    IF v_n > 0 THEN
-        v_items := v_items || jsonb_build_object(
-            'reason', 'refused', 'at', relctl.epoch_ms(v_last),
-            'summary', CASE WHEN v_n = 1 THEN '1 refusal in the last hour'
-                            ELSE format('%s refusals in the last hour', v_n) END);
-    END IF;
-    SELECT count(*) INTO v_n FROM relctl.supersessions s WHERE s.env = e.name AND s.state = 'pending';
-    SELECT count(*) INTO v_m FROM relctl.promotions p WHERE p.env = e.name AND p.state = 'open';
-    IF v_n + v_m > 0 THEN
-        v_items := v_items || jsonb_build_object(
-            'reason', 'decision',
-            'summary', concat_ws(', ',
-                CASE WHEN v_n = 1 THEN '1 supersession pending'
-                     WHEN v_n > 1 THEN format('%s supersessions pending', v_n) END,
-                CASE WHEN v_m = 1 THEN '1 promotion open'
-                     WHEN v_m > 1 THEN format('%s promotions open', v_m) END));
-    END IF;
-    SELECT count(*) INTO v_n FROM relctl.candidates c WHERE c.env = e.name AND c.state = 'waiting';
-    IF v_n > 0 THEN
-        v_items := v_items || jsonb_build_object(
-            'reason', 'waiting',
-            'summary', CASE WHEN v_n = 1 THEN '1 candidate waiting' ELSE format('%s candidates waiting', v_n) END);
-    END IF;
-    SELECT * INTO l FROM relctl.leases x
-    WHERE x.env = e.name AND x.token = e.last_token AND x.ended_at IS NULL AND x.expires_at > p_now;
-    IF l.token IS NOT NULL AND l.expires_at - p_now < e.default_ttl_ms * interval '1 millisecond' / 4 THEN
-        v_items := v_items || jsonb_build_object(
-            'reason', 'expiring', 'at', relctl.epoch_ms(l.expires_at),
-            'summary', format('lease of %s expires in %s', l.job,
-                              relctl.format_ms(greatest(0, relctl.ms_between(p_now, l.expires_at)))));
-    END IF;
+    SELECT r.n, r.last,
+           (SELECT count(*) FROM relctl.supersessions s WHERE s.env = e.name AND s.state = 'pending'),
+           (SELECT count(*) FROM relctl.promotions p WHERE p.env = e.name AND p.state = 'open'),
+           (SELECT count(*) FROM relctl.candidates c WHERE c.env = e.name AND c.state = 'waiting'),
+           l.job, l.expires_at
+    INTO v_refused, v_last, v_n, v_m, v_waiting, v_job, v_expires
+    FROM (SELECT count(*) AS n, max(v.at) AS last FROM relctl.events v
+          WHERE v.env = e.name AND v.outcome = 'rejected'
+            AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond') r
+    LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token AND l.ended_at IS NULL
+                             AND l.expires_at > p_now;
     IF v_m > 0 THEN
-        SELECT p.release, p.generation INTO v_release, v_generation FROM relctl.promotions p
-        WHERE p.env = e.name AND p.state = 'open'
-          AND (e.frozen_at IS NOT NULL
-               OR (e.promote_from IS NOT NULL
-                   AND (relctl.upstream_manifest(e, p.release, p.generation)).id IS NULL))
-        ORDER BY p.id LIMIT 1;
-        IF FOUND THEN
-            v_items := v_items || jsonb_build_object(
-                'reason', 'promotion_blocked',
-                'summary', CASE WHEN e.frozen_at IS NOT NULL
-                                THEN format('promotion of %s waits for the freeze to end', v_release)
-                                ELSE format('%s does not have %s (generation %s) accepted', e.promote_from,
-                                            v_release, v_generation) END);
-        END IF;
+        SELECT b.release, b.generation INTO v_release, v_generation FROM relctl.blocked_promotion(e) b;
     END IF;
-    RETURN v_items;
+    RETURN relctl.attention_items(e, p_now, v_refused, v_last, v_n, v_m, v_waiting, v_job, v_expires,
+                                  v_release, v_generation);
 END
 $$;
 
--- The environments that may need a person at p_now, cheaply: a superset of
--- those relctl.environment_attention gives a reason for (each of its
--- reasons implies one of these tests), read with a few set-based scans and
--- one index probe per environment for refusals, so that relctl.attention
--- runs the full definition only on these. At 10,000 environments a tenth
--- of them, instead of all.
+-- The environments that need a person at p_now, cheaply: those for which
+-- relctl.environment_attention gives a reason (each test below is one of
+-- its reasons' conditions, or implied by one; promotion_blocked implies an
+-- open promotion), read from the few rows that can make a reason (frozen
+-- environments, the last hour's refusals, pending and open requests, waiting
+-- candidates, live leases) through partial indexes and looked up by name,
+-- so that relctl.attention runs the full definition only on these and
+-- neither scans every environment nor probes the trail once per environment.
 CREATE FUNCTION relctl.attention_suspects(p_now timestamptz) RETURNS SETOF relctl.environments
 LANGUAGE sql STABLE AS $$
     SELECT e.* FROM relctl.environments e
-    WHERE e.frozen_at IS NOT NULL
-       OR e.name IN (SELECT s.env FROM relctl.supersessions s WHERE s.state = 'pending')
-       OR e.name IN (SELECT p.env FROM relctl.promotions p WHERE p.state = 'open')
-       OR e.name IN (SELECT c.env FROM relctl.candidates c WHERE c.state = 'waiting')
-       OR e.name IN (SELECT l.env FROM relctl.leases l WHERE l.ended_at IS NULL AND l.expires_at > p_now)
-       OR EXISTS (SELECT 1 FROM relctl.events v
-                  WHERE v.env = e.name AND v.outcome = 'rejected'
-                    AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond')
+    WHERE e.name IN (
+        SELECT f.name FROM relctl.environments f WHERE f.frozen_at IS NOT NULL
+        UNION SELECT v.env FROM relctl.events v
+              WHERE v.outcome = 'rejected'
+                AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
+        UNION SELECT s.env FROM relctl.supersessions s WHERE s.state = 'pending'
+        UNION SELECT p.env FROM relctl.promotions p WHERE p.state = 'open'
+        UNION SELECT c.env FROM relctl.candidates c WHERE c.state = 'waiting'
+        UNION SELECT l.env FROM relctl.leases l
+              JOIN relctl.environments x ON x.name = l.env AND x.last_token = l.token
+              WHERE l.ended_at IS NULL AND l.expires_at > p_now
+                AND l.expires_at - p_now < x.default_ttl_ms * interval '1 millisecond' / 4)
 $$;
 
 -- What `relctl status --attention` shows: the environments that need a
 -- person now, of group p_group and with names matching the glob p_match
 -- (each NULL: any), each with its group and reasons. Unordered: the client
--- sorts names naturally (svc2 before svc10).
+-- sorts names naturally (svc2 before svc10). One set-based query: each
+-- table's rows that can make a reason are read once (through the partial
+-- indexes attention_suspects uses) and joined to the suspects, rather than
+-- probed per environment; relctl.attention_items words them as
+-- relctl.environment_attention does.
 -- {"server_now": epoch ms, "environments": [{"name", "group", "attention"}]}
 CREATE FUNCTION relctl.attention(p_group text DEFAULT NULL, p_match text DEFAULT NULL) RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -131,19 +168,32 @@ DECLARE
     v_now timestamptz := clock_timestamp();
     v_like text := relctl.environment_filter_like(p_group, p_match);
 BEGIN
-    -- The suspects first (MATERIALIZED): otherwise the planner may test
-    -- environment_attention before the cheap conditions, on every row.
     RETURN json_build_object(
         'server_now', relctl.epoch_ms(v_now),
         'environments', coalesce((
             WITH suspects AS MATERIALIZED (
-                SELECT e.* FROM relctl.attention_suspects(v_now) e
+                SELECT e FROM relctl.attention_suspects(v_now) e
                 WHERE (p_group IS NULL OR relctl.env_group(e) = p_group)
                   AND (v_like IS NULL OR e.name LIKE v_like))
             SELECT json_agg(x) FROM (
-                SELECT s.name, relctl.env_group(s::relctl.environments) AS "group",
-                       relctl.environment_attention(s::relctl.environments, v_now) AS attention
-                FROM suspects s) x
+                SELECT (s.e).name, relctl.env_group(s.e) AS "group",
+                       relctl.attention_items(s.e, v_now,
+                           coalesce(r.n, 0), r.last, coalesce(ss.n, 0), coalesce(pr.n, 0), coalesce(w.n, 0),
+                           l.job, l.expires_at, b.release, b.generation) AS attention
+                FROM suspects s
+                LEFT JOIN (SELECT v.env, count(*) AS n, max(v.at) AS last FROM relctl.events v
+                           WHERE v.outcome = 'rejected'
+                             AND v.at > v_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
+                           GROUP BY v.env) r ON r.env = (s.e).name
+                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.supersessions x WHERE x.state = 'pending'
+                           GROUP BY x.env) ss ON ss.env = (s.e).name
+                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
+                           GROUP BY x.env) pr ON pr.env = (s.e).name
+                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.candidates x WHERE x.state = 'waiting'
+                           GROUP BY x.env) w ON w.env = (s.e).name
+                LEFT JOIN relctl.leases l ON l.env = (s.e).name AND l.token = (s.e).last_token
+                                         AND l.ended_at IS NULL AND l.expires_at > v_now
+                LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE pr.n > 0) b ON true) x
             WHERE x.attention <> '[]'), '[]'));
 END
 $$;

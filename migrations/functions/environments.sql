@@ -448,32 +448,31 @@ $$;
 -- of an organisation, one environment a line. The current release, the
 -- live lease's job and time left, whether it is frozen, how many
 -- candidates wait (counted as relctl.environment_attention counts them)
--- and where it is promoted from. Unordered: the client sorts names
--- naturally. At 10,000 environments a fifth of relctl.env_list's size.
-CREATE FUNCTION relctl.env_brief(p_group text DEFAULT NULL, p_match text DEFAULT NULL) RETURNS json
+-- and where it is promoted from. Rows, not one JSON document: at 10,000
+-- environments neither side then builds or parses a 1.6 MB document.
+-- Unordered: the client sorts names naturally.
+CREATE FUNCTION relctl.env_brief(p_group text DEFAULT NULL, p_match text DEFAULT NULL)
+RETURNS TABLE (name text, "group" text, release text, generation bigint, holder text, remaining_ms bigint,
+               frozen boolean, waiting bigint, promote_from text)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
 SET jit = off AS $$
+#variable_conflict use_column
 DECLARE
     v_now timestamptz := clock_timestamp();
     v_like text := relctl.environment_filter_like(p_group, p_match);
 BEGIN
-    -- json_agg of rows, not json_build_object per environment: the row's
-    -- column types are looked up once, not per value (50 ms against 130 ms
-    -- at 10,000 environments).
-    RETURN json_build_object('environments', coalesce((
-        SELECT json_agg(x) FROM (
-            SELECT e.name, relctl.env_group(e) AS "group", m.release, m.generation, l.job AS holder,
-                   CASE WHEN l.token IS NOT NULL THEN greatest(0, relctl.ms_between(v_now, l.expires_at)) END
-                       AS remaining_ms,
-                   e.frozen_at IS NOT NULL AS frozen, coalesce(w.n, 0) AS waiting, e.promote_from
-            FROM relctl.environments e
-            LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
-            LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token AND l.ended_at IS NULL
-                                     AND l.expires_at > v_now
-            LEFT JOIN (SELECT c.env, count(*) AS n FROM relctl.candidates c WHERE c.state = 'waiting'
-                       GROUP BY c.env) w ON w.env = e.name
-            WHERE (p_group IS NULL OR relctl.env_group(e) = p_group)
-              AND (v_like IS NULL OR e.name LIKE v_like)) x), '[]'));
+    RETURN QUERY
+    SELECT e.name, relctl.env_group(e), m.release, m.generation, l.job,
+           CASE WHEN l.token IS NOT NULL THEN greatest(0, relctl.ms_between(v_now, l.expires_at)) END,
+           e.frozen_at IS NOT NULL, coalesce(w.n, 0), e.promote_from
+    FROM relctl.environments e
+    LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
+    LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token AND l.ended_at IS NULL
+                             AND l.expires_at > v_now
+    LEFT JOIN (SELECT c.env, count(*) AS n FROM relctl.candidates c WHERE c.state = 'waiting'
+               GROUP BY c.env) w ON w.env = e.name
+    WHERE (p_group IS NULL OR relctl.env_group(e) = p_group)
+      AND (v_like IS NULL OR e.name LIKE v_like);
 END
 $$;
 
