@@ -7,7 +7,7 @@
 //   relctl-console-bench [--dsn CONNINFO] [--environments N[,N...]] [--events N] [--leases N]
 //                        [--reps R] [--settle MS] [--live-events M] [--burst-seconds S]
 //                        [--burst-rate R] [--burst-connections C] [--burst-environments N]
-//                        [--cli-reps R]
+//                        [--cli-reps R] [--pooled-dsn CONNINFO]
 //                        [--database PREFIX] [--keep] [--seed-only]
 //                        [--console PATH] [--relctl PATH] [--json FILE] [--logs DIR]
 //
@@ -45,6 +45,13 @@
 // - `relctl env list` and `relctl status --attention` at the largest size, as
 //   whole processes, the median of --cli-reps (default 5) after one warm-up;
 //   a relctl without `status --attention` is reported as not measured.
+//   Each straight to the server (every process a new server session, whose
+//   first statements pay for the backend's first touch of the tables), and,
+//   with --pooled-dsn (PgBouncer in session mode in front of the same
+//   server, routing any database name), through the pooler, as
+//   docs/operations.md deploys relctl for many short jobs: a job then finds
+//   a server session an earlier one warmed. `relctl --version` is printed
+//   beside them: what starting the process alone costs.
 //
 // --keep keeps the seeded databases (PREFIX_N, default relctl_console_bench_N)
 // and reuses them on the next run instead of seeding again; --seed-only stops
@@ -153,6 +160,7 @@ struct Options
     int burstConnections = 8;
     int burstEnvironments = 0; // 0: the largest size
     int cliReps = 5;
+    std::string pooledDsn; // empty: the CLI is timed straight to the server only
     std::string database = "relctl_console_bench";
     bool keep = false;
     bool seedOnly = false;
@@ -806,7 +814,9 @@ struct CliFigure
 
 CliFigure timeCli(const Options& o, const std::string& dsn, const std::vector<std::string>& command)
 {
-    std::vector<std::string> args{o.relctl, "--dsn", dsn};
+    std::vector<std::string> args{o.relctl};
+    if (!dsn.empty())
+        args.insert(args.end(), {"--dsn", dsn});
     args.insert(args.end(), command.begin(), command.end());
     CliFigure f;
     const Ran warm = runOnce(args);
@@ -890,6 +900,8 @@ Options parse(int argc, char** argv)
             o.burstEnvironments = std::atoi(argv[++i]) / 5 * 5;
         else if (a == "--cli-reps" && value)
             o.cliReps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--pooled-dsn" && value)
+            o.pooledDsn = argv[++i];
         else if (a == "--database" && value)
             o.database = argv[++i];
         else if (a == "--console" && value)
@@ -908,6 +920,7 @@ Options parse(int argc, char** argv)
             fail("usage: relctl-console-bench [--dsn CONNINFO] [--environments N[,N...]] [--events N] "
                  "[--leases N] [--reps R] [--settle MS] [--live-events M] [--burst-seconds S] "
                  "[--burst-rate R] [--burst-connections C] [--burst-environments N] [--cli-reps R] "
+                 "[--pooled-dsn CONNINFO] "
                  "[--database PREFIX] [--keep] "
                  "[--seed-only] [--console PATH] [--relctl PATH] [--json FILE] [--logs DIR]");
     }
@@ -1067,6 +1080,15 @@ int main(int argc, char** argv)
         const Organisation& largest = orgs.back();
         const CliFigure envList = timeCli(o, largest.db->conninfo(), {"env", "list"});
         const CliFigure attention = timeCli(o, largest.db->conninfo(), {"status", "--attention"});
+        // The same database through the pooler: its name after the pooler's
+        // conninfo (libpq takes the last of a repeated keyword).
+        std::optional<CliFigure> envListPooled, attentionPooled;
+        if (!o.pooledDsn.empty()) {
+            const std::string pooled = o.pooledDsn + " dbname=" + largest.db->name();
+            envListPooled = timeCli(o, pooled, {"env", "list"});
+            attentionPooled = timeCli(o, pooled, {"status", "--attention"});
+        }
+        const CliFigure start = timeCli(o, std::string(), {"--version"});
 
         // The table: every figure side by side, at each size.
         std::printf("\nrelease-console on an organisation; medians; ms unless said\n");
@@ -1158,8 +1180,13 @@ int main(int argc, char** argv)
                             sizeName(largest.size).c_str(), f.why.c_str());
         };
         std::printf("\n");
-        cliLine("relctl env list", envList);
-        cliLine("relctl status --attention", attention);
+        cliLine("relctl env list, straight to the server", envList);
+        cliLine("relctl status --attention, straight to the server", attention);
+        if (envListPooled) {
+            cliLine("relctl env list, through PgBouncer", *envListPooled);
+            cliLine("relctl status --attention, through PgBouncer", *attentionPooled);
+        }
+        cliLine("relctl --version (the process alone)", start);
 
         // The goals: at the sizes the issue names, each with the empty
         // database's figure (opening) or the smallest size's (per event) as
@@ -1222,16 +1249,20 @@ int main(int argc, char** argv)
             goals.push_back(goal("burst, events not committed" + at, double(b.planned - b.committed),
                                  "events", std::nullopt, 1));
         }
-        const auto cliGoal = [&](const std::string& what, const CliFigure& f) {
-            const std::string name = what + " at " + sizeName(largest.size) + " environments";
+        const auto cliGoal = [&](const std::string& what, const CliFigure& f, const std::string& how) {
+            const std::string name = what + " at " + sizeName(largest.size) + " environments" + how;
             if (f.ms)
                 return goal(name, *f.ms, "ms", std::nullopt, 100);
             relctl::bench::Goal g = goal(name + " (not measured: " + f.why + ")", 0, "ms", std::nullopt, 100);
             g.met = false;
             return g;
         };
-        goals.push_back(cliGoal("relctl env list", envList));
-        goals.push_back(cliGoal("relctl status --attention", attention));
+        goals.push_back(cliGoal("relctl env list", envList, ", straight to the server"));
+        goals.push_back(cliGoal("relctl status --attention", attention, ", straight to the server"));
+        if (envListPooled) {
+            goals.push_back(cliGoal("relctl env list", *envListPooled, ", through PgBouncer"));
+            goals.push_back(cliGoal("relctl status --attention", *attentionPooled, ", through PgBouncer"));
+        }
 
         std::printf("\n");
         for (const relctl::bench::Goal& g : goals)

@@ -44,14 +44,14 @@ case $part in
     throughput) run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN" "$@" ;;
     queue) run_part queue relctl-queue-bench "$@" ;;
     audit) run_part audit relctl-audit-bench "$@" ;;
-    console) run_part console relctl-console-bench --burst-seconds 60 "$@" ;;
+    console) run_part console relctl-console-bench --burst-seconds 60 --pooled-dsn "$RELCTL_POOLER_DSN" "$@" ;;
     state) run_part state relctl-state-bench "$@" ;;
     flood) run_part flood relctl-flood-bench "$@" ;;
     all)
         run_part throughput relctl-throughput-bench --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part queue relctl-queue-bench
         run_part audit relctl-audit-bench
-        run_part console relctl-console-bench --burst-seconds 60
+        run_part console relctl-console-bench --burst-seconds 60 --pooled-dsn "$RELCTL_POOLER_DSN"
         run_part state relctl-state-bench
         run_part flood relctl-flood-bench
         ;;

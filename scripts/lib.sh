@@ -162,7 +162,10 @@ relctl_pooler_start() {
     local user i
     user=$([ "$(id -u)" -eq 0 ] && echo postgres || id -un)
     RELCTL_POOLER_DIR=$(mktemp -d /tmp/relctl-pgbouncer.XXXXXX)
-    printf '%s\n' "[databases]" "postgres = host=$RELCTL_PG_DIR dbname=postgres" "[pgbouncer]" \
+    # Any other database name is passed on as it is ("*"): the benchmarks'
+    # scratch databases are reached through the pooler too.
+    printf '%s\n' "[databases]" "postgres = host=$RELCTL_PG_DIR dbname=postgres" "* = host=$RELCTL_PG_DIR" \
+        "[pgbouncer]" \
         "listen_addr =" "unix_socket_dir = $RELCTL_POOLER_DIR" "listen_port = 6432" "auth_type = trust" \
         "auth_file = $RELCTL_POOLER_DIR/users.txt" "pool_mode = session" "server_reset_query = DISCARD ALL" \
         "ignore_startup_parameters = extra_float_digits" \
