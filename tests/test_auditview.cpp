@@ -638,6 +638,31 @@ private slots:
         QSettings().remove(QStringLiteral("audit/exportDirectory"));
     }
 
+    // The environment filter lists "(any)" and the session's environments,
+    // replaced whole when they change; the one chosen stays chosen while it
+    // exists, and "(any)" is chosen once it is gone. (No database: the
+    // session is not started.)
+    void theEnvironmentFilterFollowsTheEnvironments()
+    {
+        ConsoleSession session(std::make_unique<PostgresBackend>(
+            ConnectionTarget::fromDsn(QStringLiteral("host=/nonexistent dbname=none")), false));
+        AuditView view(&session);
+        auto* env = view.findChild<QComboBox*>(QStringLiteral("environmentFilter"));
+        QVERIFY(env);
+        QCOMPARE(env->count(), 1);
+        view.setEnvironments({QStringLiteral("prod"), QStringLiteral("staging")});
+        QCOMPARE(env->count(), 3);
+        QCOMPARE(env->itemText(0), QStringLiteral("(any)"));
+        env->setCurrentIndex(env->findText(QStringLiteral("staging")));
+        view.setEnvironments({QStringLiteral("canary"), QStringLiteral("prod"), QStringLiteral("staging")});
+        QCOMPARE(env->count(), 4);
+        QCOMPARE(env->currentText(), QStringLiteral("staging"));
+        view.setEnvironments({QStringLiteral("prod")});
+        QCOMPARE(env->count(), 2);
+        QCOMPARE(env->currentIndex(), 0);
+        QCOMPARE(env->currentText(), QStringLiteral("(any)"));
+    }
+
     // "Copy trace" gives the refusal's story as plain text, not HTML, with
     // the console's times. (Here because the trace panel is copied from the
     // audit browser's rows; the panel needs no database.)

@@ -290,6 +290,40 @@ private slots:
         QCOMPARE(tree.shownCount(), 7);
     }
 
+    // The first read arrives as one insertion of every group row, grouped in
+    // one pass: no group row is put in and then replaced by its group (a
+    // member at a time, each insertion renumbering the rows after it).
+    void theFirstReadIsOneInsertion()
+    {
+        EnvironmentsModel model;
+        EnvironmentsTree tree(&model);
+        QAbstractItemModelTester tester(&tree, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy inserted(&tree, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(&tree, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy reset(&tree, &QAbstractItemModel::modelReset);
+        QSignalSpy membership(&tree, &EnvironmentsTree::membershipChanged);
+        model.setEnvironments(organisation());
+        QCOMPARE(inserted.count(), 1);
+        QVERIFY(!inserted.first().at(0).toModelIndex().isValid());
+        QCOMPARE(inserted.first().at(1).toInt(), 0);
+        QCOMPARE(inserted.first().at(2).toInt(), 3);
+        QCOMPARE(removed.count(), 0);
+        QCOMPARE(reset.count(), 0);
+        QCOMPARE(membership.count(), 1);
+        QCOMPARE(topRows(tree), (QStringList{QStringLiteral("prod"), QStringLiteral("svc1 (2)"),
+                                             QStringLiteral("svc2 (2)"), QStringLiteral("svc10 (2)")}));
+        QCOMPARE(childrenOf(tree, 3),
+                 (QStringList{QStringLiteral("svc10.prod"), QStringLiteral("svc10.test")}));
+        QCOMPARE(tree.totalCount(), 7);
+        QCOMPARE(tree.shownCount(), 7);
+        // Later arrivals still come one at a time, at their place.
+        inserted.clear();
+        model.updateEnvironments({QStringLiteral("svc2.dev")}, {environment("svc2.dev")});
+        QCOMPARE(inserted.count(), 1);
+        QCOMPARE(childrenOf(tree, 2), (QStringList{QStringLiteral("svc2.dev"), QStringLiteral("svc2.prod"),
+                                                   QStringLiteral("svc2.test")}));
+    }
+
     // 10,000 environments in 2,000 groups, in a tree view with half the
     // groups open and a row selected: the first build is quick, and a live
     // update of one environment costs the GUI thread (model, tree, view)

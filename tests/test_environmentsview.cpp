@@ -358,6 +358,56 @@ private slots:
         QCOMPARE(echoed.count(), 0);
     }
 
+    // An organisation's first read (more than 50 environments) opens with
+    // every group closed, and no group is opened on the way there: opening
+    // 2,000 groups to close them again one by one cost the first load
+    // 100 ms. The timeline hears the closed groups once.
+    void theFirstReadOfAnOrganisationOpensNoGroup()
+    {
+        EnvironmentsModel model;
+        EnvironmentsView view(&model);
+        view.show();
+        QSignalSpy expanded(view.table(), &QTreeView::expanded);
+        QSignalSpy collapsed(view.table(), &QTreeView::collapsed);
+        QSignalSpy groups(&view, &EnvironmentsView::collapsedGroupsChanged);
+        std::vector<relctl::EnvironmentRow> rows;
+        for (int i = 1; i <= 30; ++i)
+            for (const char* stage : {"prod", "test"})
+                rows.push_back(environment("svc" + std::to_string(i) + "." + stage));
+        model.setEnvironments(rows);
+        QCOMPARE(view.tree()->rowCount(), 30);
+        QCOMPARE(expanded.count(), 0);
+        QCOMPARE(collapsed.count(), 0);
+        QCOMPARE(groups.count(), 1);
+        QCOMPARE(view.collapsedGroups().size(), 30);
+        QCOMPARE(groups.first().at(0).value<QSet<QString>>(), view.collapsedGroups());
+        for (int r = 0; r < view.tree()->rowCount(); ++r)
+            QVERIFY(!view.table()->isExpanded(view.tree()->index(r, 0)));
+        // The person's choice holds from then on, and a later live update keeps it.
+        view.table()->expand(view.tree()->indexOfGroup(QStringLiteral("svc7")));
+        QVERIFY(!view.collapsedGroups().contains(QStringLiteral("svc7")));
+        model.updateEnvironments({QStringLiteral("svc7.dev")}, {environment("svc7.dev")});
+        QVERIFY(view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc7"))));
+        QVERIFY(!view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc8"))));
+    }
+
+    // A few environments open with their groups open.
+    void aFewEnvironmentsOpenWithTheirGroupsOpen()
+    {
+        EnvironmentsModel model;
+        EnvironmentsView view(&model);
+        view.show();
+        QSignalSpy groups(&view, &EnvironmentsView::collapsedGroupsChanged);
+        std::vector<relctl::EnvironmentRow> rows;
+        for (const char* name : {"svc1.prod", "svc1.test", "svc2.prod", "svc2.test"})
+            rows.push_back(environment(name));
+        model.setEnvironments(rows);
+        QCOMPARE(groups.count(), 0);
+        QVERIFY(view.collapsedGroups().isEmpty());
+        QVERIFY(view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc1"))));
+        QVERIFY(view.table()->isExpanded(view.tree()->indexOfGroup(QStringLiteral("svc2"))));
+    }
+
     // Freeze many on a group's row: the dialog lists every environment that
     // will change and those already frozen, and one FreezeMany goes out
     // with exactly the ones that change.

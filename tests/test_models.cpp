@@ -14,6 +14,7 @@
 #include <QAbstractItemModelTester>
 #include <QBrush>
 #include <QElapsedTimer>
+#include <QFont>
 #include <QItemSelectionModel>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -357,6 +358,39 @@ private slots:
         // An unknown name neither read nor held: nothing.
         model.updateEnvironments({QStringLiteral("gone")}, {});
         QCOMPARE(model.rowCount(), 4);
+    }
+
+    // "Needs me" set anew marks only the rows that gained or lost the mark,
+    // a run of neighbours as one change: a decision taken touches its
+    // environment's row, not every row of the organisation.
+    void needsMeChangesOnlyTheRowsMarkedOrUnmarked()
+    {
+        EnvironmentsModel model;
+        QAbstractItemModelTester tester(&model, fatal);
+        model.setEnvironments(named({"a", "b", "c", "d", "e", "f"}));
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        const auto rowsOf = [&](int signal) {
+            return std::pair{changes.at(signal).at(0).value<QModelIndex>().row(),
+                             changes.at(signal).at(1).value<QModelIndex>().row()};
+        };
+        model.setNeedsMe({QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("e")});
+        QCOMPARE(changes.count(), 2);
+        QCOMPARE(rowsOf(0), std::pair(1, 2));
+        QCOMPARE(rowsOf(1), std::pair(4, 4));
+        QVERIFY(changes.at(0).at(2).value<QList<int>>().contains(EnvironmentsModel::Roles::NeedsMe));
+        QVERIFY(model.index(4, 0).data(EnvironmentsModel::Roles::NeedsMe).toBool());
+        QVERIFY(model.index(4, 0).data(Qt::FontRole).value<QFont>().bold());
+        changes.clear();
+        // c no longer, f now; b and e unchanged; a name without a row changes no row.
+        model.setNeedsMe(
+            {QStringLiteral("b"), QStringLiteral("e"), QStringLiteral("f"), QStringLiteral("zz")});
+        QCOMPARE(changes.count(), 2);
+        QCOMPARE(rowsOf(0), std::pair(2, 2));
+        QCOMPARE(rowsOf(1), std::pair(5, 5));
+        QVERIFY(!model.index(2, 0).data(EnvironmentsModel::Roles::NeedsMe).toBool());
+        changes.clear();
+        model.setNeedsMe(model.needsMe());
+        QCOMPARE(changes.count(), 0);
     }
 
     // The organisation's size: a first read of 10,000 rows, a read again of

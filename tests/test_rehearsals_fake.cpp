@@ -9,12 +9,15 @@
 // (test_rehearsals plays real scenarios on a real server.)
 
 #include "consolesession.h"
+#include "environmentsmodel.h"
 #include "fakebackend.h"
 #include "rehearsalsview.h"
 
 #include <QComboBox>
+#include <QCompleter>
 #include <QFileDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -204,6 +207,61 @@ private slots:
         QCOMPARE(p.view.shownSlice().leases.size(), std::size_t(1));
         QVERIFY(p.child<QPushButton>("rehearsalRun")->isEnabled());
         QVERIFY(p.child<QPushButton>("rehearsalSave")->isEnabled());
+    }
+
+    // "Like environment" offers the session's environments as they come and
+    // go, read from its model (none first), not copied into the box name by
+    // name. A name is typed, the list narrowing to the names containing the
+    // text, and Run takes what the box says, Enter or not; a name no
+    // environment has is refused, saying so, and nothing runs.
+    void likeOffersTheEnvironmentsAndTakesATypedName()
+    {
+        Page p;
+        p.fake->setRehearsal(failedRace());
+        auto* like = p.child<QComboBox>("rehearsalLike");
+        const QString none = QStringLiteral("none (the scenarios' defaults)");
+        QCOMPARE(like->count(), 1);
+        QCOMPARE(like->currentText(), none);
+        const auto row = [](const char* name) {
+            relctl::EnvironmentRow r;
+            r.name = name;
+            return r;
+        };
+        p.session.environments()->setEnvironments(
+            {row("prod"), row("svc1.prod"), row("svc2.prod"), row("svc10.prod")});
+        QCOMPARE(like->count(), 5);
+        QCOMPARE(like->itemText(4), QStringLiteral("svc10.prod"));
+        QCOMPARE(like->findText(QStringLiteral("svc2.prod")), 3);
+        QCOMPARE(like->currentText(), none);
+        // One gone, one new: the box follows, row for row.
+        p.session.environments()->updateEnvironments(
+            {QStringLiteral("svc2.prod"), QStringLiteral("svc3.prod")}, {row("svc3.prod")});
+        QCOMPARE(like->count(), 5);
+        QCOMPARE(like->findText(QStringLiteral("svc2.prod")), -1);
+        QCOMPARE(like->findText(QStringLiteral("svc3.prod")), 3);
+        QVERIFY(like->isEditable());
+        like->completer()->setCompletionPrefix(QStringLiteral("10"));
+        QCOMPARE(like->completer()->completionCount(), 1);
+        QCOMPARE(like->completer()->currentCompletion(), QStringLiteral("svc10.prod"));
+
+        like->lineEdit()->setText(QStringLiteral("svc10.prod"));
+        p.check({QStringLiteral("race")});
+        QSignalSpy finished(&p.session, &ConsoleSession::rehearsalFinished);
+        p.click("rehearsalRun");
+        QCOMPARE(p.fake->rehearsals().size(), std::size_t(1));
+        QVERIFY(p.fake->rehearsals().front().like == std::optional<std::string>("svc10.prod"));
+        QVERIFY(finished.wait(2000));
+
+        like->lineEdit()->setText(QStringLiteral("svc99.prod"));
+        p.click("rehearsalRun");
+        QCOMPARE(p.fake->rehearsals().size(), std::size_t(1));
+        QVERIFY2(p.status().contains(QStringLiteral("No environment is named svc99.prod")),
+                 qPrintable(p.status()));
+
+        like->setCurrentIndex(0);
+        p.click("rehearsalRun");
+        QCOMPARE(p.fake->rehearsals().size(), std::size_t(2));
+        QVERIFY(!p.fake->rehearsals().back().like.has_value());
     }
 
     void cancelAndAFailedStartGoThroughTheSession()

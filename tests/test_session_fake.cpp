@@ -90,6 +90,27 @@ private slots:
     // Two requests for the same view: only the newer one's answer is shown,
     // whether the older answer comes first (and is overtaken) or last (and
     // must not overwrite the newer one).
+    // A read's rows go from the worker to the model without a copy: every
+    // handle shares them, and the session's take() moves them out, even
+    // while another handle (the worker's, not yet destroyed) is alive.
+    void theRowsOfAReadAreHandedOnWithoutACopy()
+    {
+        std::vector<relctl::EnvironmentRow> read(3);
+        read[0].name = "prod";
+        read[1].name = "staging";
+        read[2].name = "test";
+        const EnvironmentRows sent(std::move(read));
+        const EnvironmentRows queued =
+            sent; // NOLINT(performance-unnecessary-copy-initialization): the signal's copy
+        QCOMPARE(queued.rows().data(), sent.rows().data());
+        QCOMPARE(queued.rows()[2].name, std::string("test"));
+        const relctl::EnvironmentRow* storage = sent.rows().data();
+        const std::vector<relctl::EnvironmentRow> taken = queued.take();
+        QCOMPARE(taken.data(), storage);
+        QCOMPARE(taken.size(), std::size_t(3));
+        QVERIFY(sent.rows().empty());
+    }
+
     void aSupersededAnswerIsDropped_data()
     {
         QTest::addColumn<FakeBackend::Order>("order");

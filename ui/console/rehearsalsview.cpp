@@ -7,7 +7,9 @@
 #include "savelocation.h"
 #include "timelinewidget.h"
 
+#include <QAbstractListModel>
 #include <QComboBox>
+#include <QCompleter>
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QDir>
@@ -17,6 +19,8 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListView>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
@@ -38,6 +42,64 @@
 namespace relctl::ui {
 
 namespace {
+
+// The "Like environment" choices: none, then every environment, read from
+// the environments model as its rows come and go. Nothing is copied: an
+// organisation's 10,000 names were added to the combo box one by one on
+// every first load (12 ms), and again whenever an environment came or went.
+class LikeChoices final : public QAbstractListModel
+{
+public:
+    LikeChoices(const EnvironmentsModel* environments, QObject* parent)
+        : QAbstractListModel(parent), m_environments(environments)
+    {
+        // Row r of the environments is row r + 1 here.
+        connect(environments, &QAbstractItemModel::rowsAboutToBeInserted, this,
+                [this](const QModelIndex& under, int first, int last) {
+                    if (!under.isValid())
+                        beginInsertRows({}, first + 1, last + 1);
+                });
+        connect(environments, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex& under) {
+            if (!under.isValid())
+                endInsertRows();
+        });
+        connect(environments, &QAbstractItemModel::rowsAboutToBeRemoved, this,
+                [this](const QModelIndex& under, int first, int last) {
+                    if (!under.isValid())
+                        beginRemoveRows({}, first + 1, last + 1);
+                });
+        connect(environments, &QAbstractItemModel::rowsRemoved, this, [this](const QModelIndex& under) {
+            if (!under.isValid())
+                endRemoveRows();
+        });
+        connect(environments, &QAbstractItemModel::modelAboutToBeReset, this, [this] { beginResetModel(); });
+        connect(environments, &QAbstractItemModel::modelReset, this, [this] { endResetModel(); });
+        connect(environments, &QAbstractItemModel::layoutAboutToBeChanged, this,
+                [this] { beginResetModel(); });
+        connect(environments, &QAbstractItemModel::layoutChanged, this, [this] { endResetModel(); });
+    }
+
+    static QString none() { return RehearsalsView::tr("none (the scenarios' defaults)"); }
+
+    int rowCount(const QModelIndex& parent = {}) const override
+    {
+        return parent.isValid() ? 0 : 1 + int(m_environments->environments().size());
+    }
+
+    QVariant data(const QModelIndex& index, int role) const override
+    {
+        if (!index.isValid() || index.row() >= rowCount())
+            return {};
+        if (role != Qt::DisplayRole && role != Qt::EditRole && role != Qt::UserRole)
+            return {};
+        if (index.row() == 0)
+            return role == Qt::UserRole ? QString() : none();
+        return QString::fromStdString(m_environments->environments()[std::size_t(index.row() - 1)].name);
+    }
+
+private:
+    const EnvironmentsModel* m_environments;
+};
 
 namespace rh = relctl::rehearsal;
 
@@ -202,11 +264,6 @@ RehearsalsView::RehearsalsView(ConsoleSession* session, QWidget* parent)
     connect(m_session, &ConsoleSession::rehearsalScenarioFinished, this, &RehearsalsView::scenarioFinished);
     connect(m_session, &ConsoleSession::rehearsalFinished, this, &RehearsalsView::finished);
 
-    EnvironmentsModel* environments = m_session->environments();
-    connect(environments, &QAbstractItemModel::modelReset, this, &RehearsalsView::updateLike);
-    connect(environments, &QAbstractItemModel::rowsInserted, this, &RehearsalsView::updateLike);
-    connect(environments, &QAbstractItemModel::rowsRemoved, this, &RehearsalsView::updateLike);
-    updateLike();
     updateButtons();
 }
 
@@ -342,6 +399,18 @@ QWidget* RehearsalsView::createRunControls()
                           "needs, and its log says so."));
     m_like->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_like->setMinimumContentsLength(12);
+    // Thousands of environments are no list to scroll: a name is typed, and
+    // the list narrows to the names containing what was typed.
+    m_like->setModel(new LikeChoices(m_session->environments(), m_like));
+    m_like->setEditable(true);
+    m_like->setInsertPolicy(QComboBox::NoInsert);
+    if (auto* list = qobject_cast<QListView*>(m_like->view()))
+        list->setUniformItemSizes(true);
+    m_like->completer()->setCompletionMode(QCompleter::PopupCompletion);
+    m_like->completer()->setFilterMode(Qt::MatchContains);
+    m_like->completer()->setCaseSensitivity(Qt::CaseInsensitive);
+    m_like->lineEdit()->setPlaceholderText(LikeChoices::none());
+    m_like->setCurrentIndex(0);
     auto* likeLabel = new QLabel(tr("&Like environment:"), controls);
     likeLabel->setBuddy(m_like);
 
@@ -431,18 +500,6 @@ void RehearsalsView::explainSelected()
                                     QString::fromStdString(s->explanation).toHtmlEscaped()));
 }
 
-void RehearsalsView::updateLike()
-{
-    const QString chosen = m_like->currentData().toString();
-    m_like->clear();
-    m_like->addItem(tr("none (the scenarios' defaults)"), QString());
-    for (const relctl::EnvironmentRow& row : m_session->environments()->environments()) {
-        const QString name = QString::fromStdString(row.name);
-        m_like->addItem(name, name);
-    }
-    m_like->setCurrentIndex(std::max(0, m_like->findData(chosen)));
-}
-
 void RehearsalsView::updateButtons()
 {
     const bool running = m_session->isRehearsing();
@@ -479,8 +536,16 @@ void RehearsalsView::run()
         showStatus(tr("Check at least one scenario."));
         return;
     }
-    if (const QString like = m_like->currentData().toString(); !like.isEmpty())
+    // What the box says, typed or chosen: a name typed without Enter is
+    // not the box's current item.
+    if (const QString like = m_like->currentText().trimmed();
+        !like.isEmpty() && like != LikeChoices::none()) {
+        if (m_session->environments()->rowOf(like) < 0) {
+            showStatus(tr("No environment is named %1: choose one from the list, or none.").arg(like));
+            return;
+        }
         options.like = like.toStdString();
+    }
     if (!m_session->runRehearsal(options))
         return; // one is running: its Cancel is the way out
     m_steps->clear();

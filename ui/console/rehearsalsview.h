@@ -94,7 +94,6 @@ private:
     void reportCancel();
     void chooseReportFile();
     void openReport();
-    void updateLike();
     void updateButtons();
     void explainSelected();
     void showSlice(const relctl::TimelineSlice& slice, bool following);

@@ -80,7 +80,7 @@ public:
 
 signals:
     void connectionChanged(const relctl::ui::ConnectionState& state);
-    void environmentsLoaded(quint64 serial, const std::vector<relctl::EnvironmentRow>& rows);
+    void environmentsLoaded(quint64 serial, const relctl::ui::EnvironmentRows& rows);
     void auditPageLoaded(quint64 serial, const relctl::AuditPage& page);
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);

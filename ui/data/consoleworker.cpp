@@ -6,10 +6,12 @@
 #include "relctl/embedded.h"
 #include "relctl/error.h"
 #include "relctl/listener.h"
+#include "relctl/naturalsort.h"
 
 #include <QElapsedTimer>
 #include <QSocketNotifier>
 #include <QTimer>
+#include <algorithm>
 #include <utility>
 
 namespace relctl::ui {
@@ -57,6 +59,7 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<relctl::AuditPage>();
     qRegisterMetaType<relctl::TimelineSlice>();
     qRegisterMetaType<std::vector<relctl::EnvironmentRow>>();
+    qRegisterMetaType<relctl::ui::EnvironmentRows>();
     qRegisterMetaType<std::optional<relctl::RefusalTrace>>();
     qRegisterMetaType<ConsoleAction>();
     qRegisterMetaType<ConnectionState>();
@@ -250,7 +253,15 @@ template <typename F> void ConsoleWorker::guarded(RequestId request, F&& body)
 void ConsoleWorker::loadEnvironments(quint64 serial, const std::optional<QStringList>& names)
 {
     guarded({RequestKind::Environments, serial}, [&] {
-        emit environmentsLoaded(serial, relctl::ConsoleQueries(*m_db).environments(strings(names)));
+        std::vector<relctl::EnvironmentRow> rows = relctl::ConsoleQueries(*m_db).environments(strings(names));
+        // In the order people count in (svc2 before svc10), here rather than
+        // on the GUI thread: the model finds them sorted and keeps them.
+        const auto natural = [](const relctl::EnvironmentRow& a, const relctl::EnvironmentRow& b) {
+            return relctl::naturalLess(a.name, b.name);
+        };
+        if (!std::is_sorted(rows.begin(), rows.end(), natural))
+            std::stable_sort(rows.begin(), rows.end(), natural);
+        emit environmentsLoaded(serial, EnvironmentRows(std::move(rows)));
     });
 }
 

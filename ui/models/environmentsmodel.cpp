@@ -314,10 +314,28 @@ void EnvironmentsModel::setNeedsMe(const QSet<QString>& environments)
 {
     if (environments == m_needsMe)
         return;
+    // Only the rows that gained or lost the mark change, in runs: a decision
+    // taken touches its environment, not the other 9,999 (each view above
+    // would look at every row again).
+    std::vector<int> changed;
+    const auto rowsOnlyIn = [&](const QSet<QString>& these, const QSet<QString>& notThose) {
+        for (const QString& name : these)
+            if (!notThose.contains(name))
+                if (const int row = rowOf(name); row >= 0)
+                    changed.push_back(row);
+    };
+    rowsOnlyIn(m_needsMe, environments);
+    rowsOnlyIn(environments, m_needsMe);
     m_needsMe = environments;
-    if (!m_rows.empty())
-        emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1),
-                         {Roles::NeedsMe, Qt::FontRole, Qt::ToolTipRole});
+    std::sort(changed.begin(), changed.end());
+    const QList<int> roles{Roles::NeedsMe, Qt::FontRole, Qt::ToolTipRole};
+    for (std::size_t i = 0; i < changed.size();) {
+        std::size_t end = i + 1;
+        while (end < changed.size() && changed[end] == changed[end - 1] + 1)
+            ++end;
+        emit dataChanged(index(changed[i], 0), index(changed[end - 1], columnCount() - 1), roles);
+        i = end;
+    }
 }
 
 void EnvironmentsModel::tick()

@@ -136,12 +136,10 @@ EnvironmentsTree::Group* EnvironmentsTree::groupNamed(const QString& name)
     return raw;
 }
 
-void EnvironmentsTree::rebuild()
+std::vector<EnvironmentsTree::Group*> EnvironmentsTree::groupAll()
 {
-    beginResetModel();
     m_groups.clear();
     m_byName.clear();
-    m_top.clear();
     const int rows = int(m_source->environments().size());
     m_groupOf.assign(std::size_t(rows), nullptr);
     m_flags.assign(std::size_t(rows), 0);
@@ -159,17 +157,42 @@ void EnvironmentsTree::rebuild()
         if (passes(flags))
             g->shown.push_back(r);
     }
+    std::vector<Group*> top;
     for (const auto& g : m_groups) {
         if (g->shown.empty())
             continue;
         summarise(g.get());
-        m_top.push_back(g.get());
+        top.push_back(g.get());
     }
-    std::sort(m_top.begin(), m_top.end(),
+    std::sort(top.begin(), top.end(),
               [](const Group* a, const Group* b) { return relctl::naturalLess(a->key, b->key); });
+    return top;
+}
+
+void EnvironmentsTree::rebuild()
+{
+    beginResetModel();
+    m_top.clear();
+    m_top = groupAll();
     renumberTop(0);
     endResetModel();
     emit countsChanged();
+}
+
+void EnvironmentsTree::insertFirstRows()
+{
+    // The first read (10,000 rows at once): grouped in one pass and inserted
+    // as one run of top rows, not a member at a time (a group's second
+    // member would replace its row, every insert renumbering the rows after).
+    std::vector<Group*> top = groupAll();
+    if (!top.empty()) {
+        beginInsertRows({}, 0, int(top.size()) - 1);
+        m_top = std::move(top);
+        renumberTop(0);
+        endInsertRows();
+    }
+    emit countsChanged();
+    emit membershipChanged();
 }
 
 void EnvironmentsTree::summarise(Group* g)
@@ -333,6 +356,10 @@ void EnvironmentsTree::onRowsInserted(const QModelIndex& parent, int first, int 
 {
     if (parent.isValid())
         return;
+    if (m_flags.empty()) {
+        insertFirstRows();
+        return;
+    }
     const int n = last - first + 1;
     for (const auto& g : m_groups) {
         shift(g->members, first, n);

@@ -118,7 +118,10 @@ private:
     quint8 flagsOf(int sourceRow) const;
     bool passes(quint8 flags) const;
     Group* groupNamed(const QString& name);
+    // Groups every source row afresh; the shown groups, in natural order.
+    std::vector<Group*> groupAll();
     void rebuild();
+    void insertFirstRows();
     void summarise(Group* g);
     QModelIndex topIndex(const Group* g, int column = 0) const;
     void insertTop(Group* g);

@@ -49,9 +49,7 @@ ConsoleSession::ConsoleSession(std::unique_ptr<ConsoleBackend> backend, QObject*
             scheduleReload();
     });
     connect(b, &ConsoleBackend::environmentsLoaded, this,
-            [this](quint64 serial, const std::vector<relctl::EnvironmentRow>& rows) {
-                applyEnvironments(serial, rows);
-            });
+            [this](quint64 serial, const EnvironmentRows& rows) { applyEnvironments(serial, rows.take()); });
     connect(m_audit, &AuditModel::fetchRequested, b, &ConsoleBackend::loadAuditPage);
     connect(b, &ConsoleBackend::auditPageLoaded, m_audit,
             [this](quint64 serial, const relctl::AuditPage& page) { m_audit->appendPage(serial, page); });
