@@ -87,9 +87,6 @@ class TestSessionFake final : public QObject
     Q_OBJECT
 
 private slots:
-    // Two requests for the same view: only the newer one's answer is shown,
-    // whether the older answer comes first (and is overtaken) or last (and
-    // must not overwrite the newer one).
     // A read's rows go from the worker to the model without a copy: every
     // handle shares them, and the session's take() moves them out, even
     // while another handle (the worker's, not yet destroyed) is alive.
@@ -100,8 +97,9 @@ private slots:
         read[1].name = "staging";
         read[2].name = "test";
         const EnvironmentRows sent(std::move(read));
-        const EnvironmentRows queued =
-            sent; // NOLINT(performance-unnecessary-copy-initialization): the signal's copy
+        // The copy a queued signal makes.
+        // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
+        const EnvironmentRows queued = sent;
         QCOMPARE(queued.rows().data(), sent.rows().data());
         QCOMPARE(queued.rows()[2].name, std::string("test"));
         const relctl::EnvironmentRow* storage = sent.rows().data();
@@ -111,6 +109,9 @@ private slots:
         QVERIFY(sent.rows().empty());
     }
 
+    // Two requests for the same view: only the newer one's answer is shown,
+    // whether the older answer comes first (and is overtaken) or last (and
+    // must not overwrite the newer one).
     void aSupersededAnswerIsDropped_data()
     {
         QTest::addColumn<FakeBackend::Order>("order");
@@ -653,16 +654,18 @@ private slots:
         f.fake->announce({QStringLiteral("staging")});
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, 1000);
         QCOMPARE(f.fake->promotionNames().back(), std::optional(QStringList{QStringLiteral("staging")}));
-        const auto whole = ready.last().at(0).value<PromotionsSnapshot>();
-        QVERIFY(!whole.covers);
-        QCOMPARE(whole.environments.size(), std::size_t(3));
-        QCOMPARE(whole.promotions.size(), std::size_t(2));
-        QCOMPARE(whole.promotions[0].id, 1);
-        QCOMPARE(whole.promotions[1].state, std::string("approved"));
-        for (const relctl::Environment& e : whole.environments) {
-            if (e.name == "prod")
-                QCOMPARE(e.soakMs, 60'000);
-        }
+        const auto whole = ready.last().at(0).value<SharedPromotions>();
+        QCOMPARE(whole.environments().size(), std::size_t(3));
+        QCOMPARE(whole.promotions().size(), std::size_t(2));
+        QCOMPARE(whole.promotions()[0]->id, 1);
+        QCOMPARE(whole.promotions()[1]->state, std::string("approved"));
+        QVERIFY(whole.environment("prod"));
+        QCOMPARE(whole.environment("prod")->soakMs, 60'000);
+        // The environment the update did not cover is the piece the first
+        // whole held, shared, not a copy of it.
+        const auto first = ready.first().at(0).value<SharedPromotions>();
+        QCOMPARE(whole.environment("test"), first.environment("test"));
+        QVERIFY(whole.environment("prod") != first.environment("prod"));
     }
 
     // Freezing many environments is one action; its events update those rows.
