@@ -10,12 +10,14 @@
 #define RELCTL_TEST_NO_SHORT_NAME
 #include "actiondialog.h"
 #include "consoleclicks.h"
+#include "decisionnotifier.h"
 #include "manifesthistorydialog.h"
 #include "promotionsview.h"
 #include "supersessionsview.h"
 #include "timeformat.h"
 
 #include <QAction>
+#include <QElapsedTimer>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
@@ -152,6 +154,82 @@ private slots:
         for (const char* start : {"svc1.test", "svc2.test", "svc3.test"})
             QVERIFY(few.contains(QStringLiteral("<b>%1</b>").arg(QLatin1String(start))));
         QVERIFY(!few.contains(QStringLiteral("more path")));
+    }
+
+    // At 10,000 environments a live update of one path costs what it
+    // changed: the whole is shared, not copied, and the paths are not laid
+    // out again unless an environment's upstream moved.
+    void aLiveUpdateOfOnePathDoesNotReadTheOrganisation()
+    {
+        PromotionsSnapshot read;
+        for (int k = 1; k <= 3334; ++k) {
+            for (const char* stage : {"test", "staging", "prod"}) {
+                relctl::Environment e;
+                e.name = "svc" + std::to_string(k) + "." + stage;
+                if (std::string(stage) == "staging")
+                    e.promoteFrom = "svc" + std::to_string(k) + ".test";
+                else if (std::string(stage) == "prod")
+                    e.promoteFrom = "svc" + std::to_string(k) + ".staging";
+                read.environments.push_back(e);
+            }
+        }
+        // Twelve open requests: every path with one is listed.
+        for (int k = 1; k <= 12; ++k) {
+            relctl::Promotion p;
+            p.id = k;
+            p.env = "svc" + std::to_string(k * 7) + ".prod";
+            p.release = "v1." + std::to_string(k);
+            p.state = "open";
+            p.approvalsRequired = 1;
+            read.promotions.push_back(p);
+        }
+        PromotionsView view;
+        DecisionNotifier notifier;
+        notifier.setSink([](const QString&, const QString&) {});
+        QElapsedTimer first;
+        first.start();
+        const SharedPromotions whole(read);
+        view.setPromotions(whole);
+        notifier.setPromotions(whole);
+        qInfo("the whole at %zu environments: %.2f ms", whole.environments().size(),
+              double(first.nsecsElapsed()) / 1e6);
+        const int layouts = view.pathLayouts();
+        QVERIFY2(view.pathsText().contains(QStringLiteral("svc7.prod nothing yet")),
+                 qPrintable(view.pathsText()));
+
+        // An event on svc7.staging: its path's release moves.
+        PromotionsSnapshot part;
+        relctl::Environment staging = *whole.environment("svc7.staging");
+        staging.current = relctl::Manifest{};
+        staging.current->release = "v1.1";
+        part.environments = {staging, *whole.environment("svc7.prod")};
+        part.promotions = {*whole.promotions()[0]};
+        QElapsedTimer timer;
+        timer.start();
+        const SharedPromotions updated =
+            whole.merged(part, {QStringLiteral("svc7.staging"), QStringLiteral("svc7.prod")});
+        view.setPromotions(updated);
+        notifier.setPromotions(updated);
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        qInfo("a live update of one path at %zu environments: %.2f ms", updated.environments().size(), ms);
+        QCOMPARE(view.pathLayouts(), layouts);
+        QVERIFY2(view.pathsText().contains(QStringLiteral("svc7.staging v1.1")),
+                 qPrintable(view.pathsText()));
+        // Every environment it did not read is the piece the whole held.
+        QCOMPARE(updated.environments().size(), whole.environments().size());
+        QCOMPARE(updated.environment("svc8.prod"), whole.environment("svc8.prod"));
+        QVERIFY(updated.environment("svc7.staging") != whole.environment("svc7.staging"));
+        QCOMPARE(updated.promotions().size(), whole.promotions().size());
+
+        // An upstream moved: the paths are laid out again.
+        relctl::Environment moved = *updated.environment("svc8.prod");
+        moved.promoteFrom = "svc8.test";
+        PromotionsSnapshot change;
+        change.environments = {moved};
+        view.setPromotions(updated.merged(change, {QStringLiteral("svc8.prod")}));
+        QCOMPARE(view.pathLayouts(), layouts + 1);
+        QVERIFY2(view.pathsText().contains(QStringLiteral("test → prod: 1 more path")),
+                 qPrintable(view.pathsText()));
     }
 
     void initTestCase()

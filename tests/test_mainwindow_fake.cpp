@@ -20,6 +20,7 @@
 #include "queueview.h"
 #include "startupreport.h"
 #include "supersessionsview.h"
+#include "timelinelegend.h"
 #include "timelinewidget.h"
 #include "tracepanel.h"
 
@@ -580,6 +581,46 @@ private slots:
                  qPrintable(QString::number(c.window.timeline()->height())));
     }
 
+    // The timeline's legend, with its entry for a collapsed group's shading,
+    // lays out whole at the two window sizes people use most: every entry
+    // inside the strip, none over another, the timeline keeping its room. At
+    // 1280x800 its two rows were full (25 and 36 px to spare), so the entry
+    // takes a third; at 1024x700 it fits in the four there were.
+    void theLegendLaysOutAtCommonSizes_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<int>("rows");
+        QTest::addRow("1280x800") << QSize(1280, 800) << 3;
+        QTest::addRow("1024x700") << QSize(1024, 700) << 4;
+    }
+
+    void theLegendLaysOutAtCommonSizes()
+    {
+        QFETCH(QSize, size);
+        QFETCH(int, rows);
+        Console c;
+        QVERIFY(c.loaded());
+        c.window.resize(size);
+        QTRY_COMPARE_WITH_TIMEOUT(c.window.size(), size, 1000);
+        QApplication::processEvents();
+        const TimelineWidget* timeline = c.window.timeline();
+        const auto& entries = timeline->legend().entries();
+        QSet<int> tops;
+        bool held = false;
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const auto& e = entries[i];
+            held = held || e.swatch == LegendEntry::Swatch::GroupHeld;
+            tops.insert(e.rect.top());
+            QVERIFY2(timeline->rect().contains(e.rect), qPrintable(e.label));
+            QVERIFY2(e.rect.top() >= timeline->height() - timeline->legend().height(), qPrintable(e.label));
+            for (std::size_t j = 0; j < i; ++j)
+                QVERIFY2(!entries[j].rect.intersects(e.rect), qPrintable(e.label));
+        }
+        QVERIFY(held);
+        QCOMPARE(int(tops.size()), rows);
+        QVERIFY2(timeline->height() >= 150, qPrintable(QString::number(timeline->height())));
+    }
+
     // A large installation's fifty environments scroll in their table
     // rather than take the window: the audit browser keeps room for a
     // screenful of events, the timeline for its lanes.
@@ -605,6 +646,34 @@ private slots:
         QVERIFY2(rows >= 5, qPrintable(QStringLiteral("%1 audit rows show").arg(rows)));
         QVERIFY2(c.window.timeline()->height() >= 150,
                  qPrintable(QString::number(c.window.timeline()->height())));
+    }
+
+    // The timeline's groups are given once on a first load (each time reads
+    // every environment), and again when the rows are read from scratch (a
+    // reset of the environments, which inserts none and says nothing else).
+    void theTimelinesGroupsFollowTheEnvironmentsOnce()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        QApplication::processEvents();
+        QCOMPARE(c.window.timelineGroupings(), 1);
+        QVERIFY(c.window.timeline()->timelineRows().groupOf().contains(QStringLiteral("prod")));
+
+        // A reload that changes no environment's membership leaves them.
+        c.fake->announce({});
+        QTest::qWait(100);
+        QCOMPARE(c.window.timelineGroupings(), 1);
+
+        // A read with one name twice is not merged by name: the model resets.
+        relctl::EnvironmentRow svc = environment("svc.prod", false);
+        svc.group = "svc";
+        c.fake->setEnvironments({environment("prod", false), svc, svc});
+        QSignalSpy reset(c.session.environments(), &QAbstractItemModel::modelReset);
+        c.fake->announce({});
+        QTRY_COMPARE_WITH_TIMEOUT(reset.count(), 1, 2000);
+        QCOMPARE(c.window.timelineGroupings(), 2);
+        QCOMPARE(c.window.timeline()->timelineRows().groupOf().value(QStringLiteral("svc.prod")),
+                 QStringLiteral("svc"));
     }
 
     // Following now moves the view a little on every tick and after every

@@ -4,6 +4,7 @@
 // only the lanes they name. No database: the widget is fed TimelineSlices.
 
 #include "timelinelanes.h"
+#include "timelinelegend.h"
 #include "timelinepainter.h"
 #include "timelinerows.h"
 #include "timelinewidget.h"
@@ -271,6 +272,26 @@ private slots:
         QVERIFY(countNear(image,
                           QRect(x(kBase + 32 * kMinute), static_cast<int>(g(w).laneTop(lane)) + 2, 20, 8),
                           frozen, 12) > 20);
+
+        // The legend has an entry for that shading, drawn with the lane's
+        // shades (one member holding to four or more), lightest first.
+        const auto& entries = w.legend().entries();
+        const auto held = std::find_if(entries.begin(), entries.end(), [](const auto& e) {
+            return e.swatch == relctl::ui::LegendEntry::Swatch::GroupHeld;
+        });
+        QVERIFY(held != entries.end());
+        QCOMPARE(held->label, QStringLiteral("Group held"));
+        QVERIFY2(held->help.contains(QStringLiteral("collapsed group")), qPrintable(held->help));
+        const QRect swatch = held->swatchRect;
+        for (int count = 1; count <= 4; ++count)
+            QVERIFY2(countNear(image, swatch, painter.heldColour(count)) >= 4,
+                     qPrintable(QString::number(count)));
+        QVERIFY(countNear(image, swatch.adjusted(0, 0, -swatch.width() / 2, 0), painter.heldColour(1)) >= 4);
+        QVERIFY(countNear(image, swatch.adjusted(swatch.width() / 2, 0, 0, 0), painter.heldColour(4)) >= 4);
+        // Its label is painted beside it, and it explains itself.
+        QVERIFY(countNear(image, held->rect.adjusted(swatch.width(), 0, 0, 0), painter.colors().text, 60) >=
+                3);
+        QCOMPARE(w.legend().entryAt(held->rect.center()), &*held);
     }
 
     void aSummaryFollowsItsMembersUpdates()

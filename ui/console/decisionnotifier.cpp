@@ -62,7 +62,7 @@ void DecisionNotifier::setPermissions(const Permissions& permissions)
     update();
 }
 
-void DecisionNotifier::setPromotions(const PromotionsSnapshot& snapshot)
+void DecisionNotifier::setPromotions(const SharedPromotions& snapshot)
 {
     m_snapshot = snapshot;
     m_havePromotions = true;
@@ -85,14 +85,11 @@ void DecisionNotifier::update()
     int promotions = 0, supersessions = 0, undone = 0;
     const QString login = m_permissions.login();
     if (m_permissions.known() && !login.isEmpty()) {
-        const auto environment = [this](const std::string& name) -> const relctl::Environment* {
-            for (const relctl::Environment& e : m_snapshot.environments)
-                if (e.name == name)
-                    return &e;
-            return nullptr;
-        };
-        for (const relctl::Promotion& p : m_snapshot.promotions) {
-            const relctl::Environment* env = environment(p.env);
+        for (const SharedPromotions::PromotionPtr& request : m_snapshot.promotions()) {
+            const relctl::Promotion& p = *request;
+            // A binary search: a scan of 10,000 environments per request
+            // cost every load (and every live update) milliseconds.
+            const relctl::Environment* env = m_snapshot.environment(p.env);
             const PromotionStanding standing = PromotionStanding::of(p, env, login);
             const bool mineApproved = standing.approval != nullptr;
             const QString what = tr("%1 to %2").arg(q(p.release), q(p.env));

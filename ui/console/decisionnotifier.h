@@ -9,6 +9,7 @@
 
 #include "consoletypes.h"
 #include "permissions.h"
+#include "sharedpromotions.h"
 
 #include <QObject>
 #include <QSet>
@@ -40,7 +41,8 @@ public:
     void setScope(const QString& scope);
 
     void setPermissions(const Permissions& permissions);
-    void setPromotions(const PromotionsSnapshot& snapshot);
+    // The session's whole, shared (not copied).
+    void setPromotions(const SharedPromotions& snapshot);
     void setSupersessions(const QList<SupersessionRow>& rows);
 
     // The environments with something that waits for this login.
@@ -76,7 +78,7 @@ private:
     QSystemTrayIcon* m_tray = nullptr;
     QString m_scope;
     Permissions m_permissions;
-    PromotionsSnapshot m_snapshot;
+    SharedPromotions m_snapshot;
     QList<SupersessionRow> m_rows;
     bool m_havePromotions = false, m_haveSupersessions = false;
     QSet<QString> m_environments;

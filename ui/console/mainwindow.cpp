@@ -280,6 +280,7 @@ void MainWindow::connectViews()
 void MainWindow::showGroupsOnTimeline()
 {
     EnvironmentsTree* tree = m_environments->tree();
+    ++m_timelineGroupings;
     m_timeline->setGroups(tree->groupOf());
     m_timeline->setLaneFilter(tree->searchMatches());
     m_timeline->setCollapsedGroups(m_environments->collapsedGroups());
@@ -335,7 +336,9 @@ void MainWindow::connectSession()
         showEnvironmentNames();
         showQueues();
         updateDockTitles();
-        showGroupsOnTimeline();
+        // The timeline's groups follow membershipChanged (an insertion, a
+        // removal, a move, a reset of the rows): a load that changed none
+        // of them leaves them as they are.
         openEnvironments();
     });
     // A live event changed these environments' rows (and only those): what

@@ -52,6 +52,9 @@ public:
     EnvironmentsView* environmentsView() const { return m_environments; }
     SupersessionsView* supersessionsView() const { return m_supersessions; }
     PromotionsView* promotionsView() const { return m_promotions; }
+    // How many times the timeline was given the environments' groups (each
+    // reads every environment: tests check a load does it once).
+    int timelineGroupings() const { return m_timelineGroupings; }
     // The open manifest history window, if any.
     ManifestHistoryDialog* manifestHistory() const;
     // Opens (or brings up) the manifest history of env and reads it.
@@ -140,6 +143,7 @@ private:
     bool m_stale = false;
     bool m_remembersLayout = false;
     bool m_modeDecided = false; // the environments' mode was set by the opening rule or a person
+    int m_timelineGroupings = 0;
     std::size_t m_fittedRows = 0;
     // The environments whose queue the queue view shows.
     QSet<QString> m_queued;

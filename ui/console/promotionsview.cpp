@@ -23,7 +23,10 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace relctl::ui {
 
@@ -126,6 +129,136 @@ bool isCurrentOn(const relctl::Promotion& p)
 }
 
 } // namespace
+
+// The paths' layout: which environments each path runs through and its
+// shape. It depends only on the environments' names and upstreams, so a
+// live update that changes a release, a soak or a freeze reuses it.
+struct PromotionsView::PathsLayout
+{
+    struct Path
+    {
+        std::vector<std::string> chain; // its environments, the start first
+        QString shape;                  // its stages without their group: "test → staging → prod"
+    };
+    std::vector<Path> paths;
+    // The paths each environment is on (an upstream is on every path below
+    // it), by the names the paths hold.
+    std::unordered_map<std::string_view, std::vector<int>> pathsOf;
+    std::map<QString, int> shapes; // how many paths have each shape
+
+    PathsLayout() = default;
+    PathsLayout(const PathsLayout&) = delete; // pathsOf points into paths
+    PathsLayout& operator=(const PathsLayout&) = delete;
+
+    // One path per environment nothing is promoted from (the end of a
+    // path), back to its start; a cycle (which the protocol should not
+    // allow) stops at the first repeat. Names are read in place, not
+    // copied: at 10,000 environments copies cost the first load 20 ms.
+    static std::shared_ptr<const PathsLayout> of(const std::vector<const relctl::Environment*>& environments)
+    {
+        std::unordered_map<std::string_view, const relctl::Environment*> byName;
+        std::unordered_set<std::string_view> upstreams;
+        byName.reserve(environments.size());
+        for (const relctl::Environment* e : environments) {
+            byName[e->name] = e;
+            if (e->promoteFrom)
+                upstreams.insert(*e->promoteFrom);
+        }
+        auto layout = std::make_shared<PathsLayout>();
+        for (const relctl::Environment* e : environments) {
+            if (!e->promoteFrom || upstreams.contains(e->name))
+                continue;
+            Path path;
+            std::string shape;
+            for (const relctl::Environment* at = e;
+                 at && std::find(path.chain.begin(), path.chain.end(), at->name) == path.chain.end();) {
+                path.chain.push_back(at->name);
+                const std::size_t dot = at->name.find('.');
+                const std::string_view stage = dot == std::string::npos
+                                                   ? std::string_view(at->name)
+                                                   : std::string_view(at->name).substr(dot + 1);
+                shape.insert(0, shape.empty() ? std::string(stage) : std::string(stage) + " → ");
+                const auto up = at->promoteFrom ? byName.find(*at->promoteFrom) : byName.end();
+                at = up == byName.end() ? nullptr : up->second;
+            }
+            std::reverse(path.chain.begin(), path.chain.end());
+            path.shape = q(shape);
+            ++layout->shapes[path.shape];
+            layout->paths.push_back(std::move(path));
+        }
+        // Once every path is in place: the keys point into their names.
+        for (std::size_t i = 0; i < layout->paths.size(); ++i)
+            for (const std::string& name : layout->paths[i].chain)
+                layout->pathsOf[name].push_back(int(i));
+        return layout;
+    }
+
+    // The paths as the view shows them, each listed step read from `find`
+    // now: every path when there are few, else those of the environments in
+    // `busy` and a count of the others by shape.
+    QString html(const QSet<QString>& busy,
+                 const std::function<const relctl::Environment*(const std::string&)>& find) const
+    {
+        const auto step = [](const relctl::Environment& e) {
+            QString out = QStringLiteral("<b>%1</b> ").arg(esc(e.name));
+            // The release only: the generation is in the request's details,
+            // and a path must fit a side dock in a line or two.
+            out += e.current ? esc(e.current->release) : tr("nothing yet");
+            QStringList rules;
+            if (e.soakMs > 0)
+                rules << tr("soak %1").arg(duration(e.soakMs));
+            if (e.approvalsRequired > 0)
+                rules << approvalCount(e.approvalsRequired);
+            if (e.frozen)
+                rules << tr("frozen");
+            if (!rules.isEmpty())
+                out += QStringLiteral(" <small>[%1]</small>").arg(rules.join(QStringLiteral(", ")));
+            return out;
+        };
+        const auto line = [&](const Path& path) {
+            QStringList chain;
+            for (const std::string& name : path.chain)
+                if (const relctl::Environment* e = find(name))
+                    chain << step(*e);
+            return chain.join(QStringLiteral(" &nbsp;→&nbsp; "));
+        };
+        if (paths.empty())
+            return tr("<i>No environment is promoted from another (relctl env set ENV --promote-from "
+                      "UPSTREAM).</i>");
+        QStringList lines;
+        if (paths.size() <= kPathsListed) {
+            for (const Path& p : paths)
+                lines << line(p);
+            return tr("<b>Paths</b><br>") + lines.join(QStringLiteral("<br>"));
+        }
+        // An organisation has hundreds of paths of a few shapes: the ones
+        // with a request open are listed (found from the requests, not by
+        // reading every path), the rest counted by shape.
+        std::vector<int> open;
+        for (const QString& env : busy) {
+            const auto it = pathsOf.find(env.toStdString());
+            if (it != pathsOf.end())
+                open.insert(open.end(), it->second.begin(), it->second.end());
+        }
+        std::sort(open.begin(), open.end());
+        open.erase(std::unique(open.begin(), open.end()), open.end());
+        if (open.size() > kPathsListed)
+            open.resize(kPathsListed);
+        std::map<QString, int> others = shapes;
+        for (int i : open) {
+            lines << line(paths[std::size_t(i)]);
+            --others[paths[std::size_t(i)].shape];
+        }
+        for (const auto& [shape, count] : others) {
+            if (count == 1)
+                lines << tr("<i>%1: 1 more path</i>").arg(shape.toHtmlEscaped());
+            else if (count > 1)
+                lines << tr("<i>%1: %2 more paths</i>").arg(shape.toHtmlEscaped()).arg(count);
+        }
+        return tr("<b>Paths</b> (%1; those with an open request first)<br>").arg(paths.size()) +
+               lines.join(QStringLiteral("<br>"));
+    }
+};
 
 PromotionsView::PromotionsView(QWidget* parent)
     : QWidget(parent), m_paths(new QLabel(this)), m_filter(new QComboBox(this)),
@@ -237,18 +370,43 @@ void PromotionsView::sizeSplit()
     m_split->setSizes({list, length - list});
 }
 
-void PromotionsView::setPromotions(const PromotionsSnapshot& snapshot)
+void PromotionsView::setPromotions(const SharedPromotions& snapshot)
 {
     m_snapshot = snapshot;
     m_readAt.restart();
-    QSet<QString> busy;
-    for (const relctl::Promotion& p : snapshot.promotions)
-        if (p.state == "open")
-            busy.insert(q(p.env));
-    m_paths->setText(pathsHtml(snapshot.environments, busy));
+    showPaths();
     fillList();
     updateButtons();
     showDetails();
+}
+
+void PromotionsView::showPaths()
+{
+    QSet<QString> busy;
+    for (const SharedPromotions::PromotionPtr& p : m_snapshot.promotions())
+        if (p->state == "open")
+            busy.insert(q(p->env));
+    // The layout holds while every environment has the name and upstream it
+    // had: comparing the shared pieces is a pointer each, and only a piece
+    // a live update replaced is looked into.
+    const auto& now = m_snapshot.environments();
+    const auto& was = m_layoutFrom.environments();
+    bool same = m_layout && now.size() == was.size();
+    for (std::size_t i = 0; same && i < now.size(); ++i)
+        same =
+            now[i] == was[i] || (now[i]->name == was[i]->name && now[i]->promoteFrom == was[i]->promoteFrom);
+    if (!same) {
+        std::vector<const relctl::Environment*> envs;
+        envs.reserve(now.size());
+        for (const SharedPromotions::EnvironmentPtr& e : now)
+            envs.push_back(e.get());
+        m_layout = PathsLayout::of(envs);
+        ++m_pathLayouts;
+    }
+    m_layoutFrom = m_snapshot;
+    const SharedPromotions& snapshot = m_snapshot;
+    m_paths->setText(
+        m_layout->html(busy, [&snapshot](const std::string& name) { return snapshot.environment(name); }));
 }
 
 void PromotionsView::fillList()
@@ -262,12 +420,13 @@ void PromotionsView::fillList()
 
     std::vector<int> open;
     std::vector<int> decided;
-    for (std::size_t i = 0; i < m_snapshot.promotions.size(); ++i)
-        (isOpen(m_snapshot.promotions[i]) ? open : decided).push_back(static_cast<int>(i));
+    const auto& promotions = m_snapshot.promotions();
+    for (std::size_t i = 0; i < promotions.size(); ++i)
+        (isOpen(*promotions[i]) ? open : decided).push_back(static_cast<int>(i));
     // The newest decision first: what was just decided is what one looks for.
-    std::stable_sort(decided.begin(), decided.end(), [this](int a, int b) {
-        const relctl::Promotion& x = m_snapshot.promotions[std::size_t(a)];
-        const relctl::Promotion& y = m_snapshot.promotions[std::size_t(b)];
+    std::stable_sort(decided.begin(), decided.end(), [&promotions](int a, int b) {
+        const relctl::Promotion& x = *promotions[std::size_t(a)];
+        const relctl::Promotion& y = *promotions[std::size_t(b)];
         const qint64 xt = x.decidedAt ? x.decidedAt->millis() : 0,
                      yt = y.decidedAt ? y.decidedAt->millis() : 0;
         return xt != yt ? xt > yt : x.id > y.id;
@@ -293,7 +452,7 @@ void PromotionsView::fillList()
         m_rows.push_back(-1);
     };
     const auto add = [&](int index) {
-        const relctl::Promotion& p = m_snapshot.promotions[std::size_t(index)];
+        const relctl::Promotion& p = *promotions[std::size_t(index)];
         if (p.id == keep)
             current = m_list->count();
         QString text =
@@ -354,7 +513,7 @@ void PromotionsView::setFilter(Filter filter)
 bool PromotionsView::selectPromotion(std::int64_t id)
 {
     for (std::size_t row = 0; row < m_rows.size(); ++row)
-        if (m_rows[row] >= 0 && m_snapshot.promotions[std::size_t(m_rows[row])].id == id) {
+        if (m_rows[row] >= 0 && m_snapshot.promotions()[std::size_t(m_rows[row])]->id == id) {
             m_list->setCurrentRow(int(row));
             return true;
         }
@@ -386,8 +545,10 @@ QString PromotionsView::login() const
 
 int PromotionsView::count() const
 {
+    const auto& promotions = m_snapshot.promotions();
     return static_cast<int>(
-        std::count_if(m_snapshot.promotions.begin(), m_snapshot.promotions.end(), isOpen));
+        std::count_if(promotions.begin(), promotions.end(),
+                      [](const SharedPromotions::PromotionPtr& p) { return isOpen(*p); }));
 }
 
 QString PromotionsView::pathsText() const
@@ -407,15 +568,12 @@ const relctl::Promotion* PromotionsView::selected() const
     const int row = m_list->currentRow();
     if (row < 0 || std::size_t(row) >= m_rows.size() || m_rows[std::size_t(row)] < 0)
         return nullptr;
-    return &m_snapshot.promotions[std::size_t(m_rows[std::size_t(row)])];
+    return m_snapshot.promotions()[std::size_t(m_rows[std::size_t(row)])].get();
 }
 
 const relctl::Environment* PromotionsView::environmentOf(const relctl::Promotion& promotion) const
 {
-    for (const relctl::Environment& e : m_snapshot.environments)
-        if (e.name == promotion.env)
-            return &e;
-    return nullptr;
+    return m_snapshot.environment(promotion.env);
 }
 
 void PromotionsView::updateButtons()
@@ -494,81 +652,17 @@ void PromotionsView::showDetails()
 QString PromotionsView::pathsHtml(const std::vector<relctl::Environment>& environments,
                                   const QSet<QString>& busy)
 {
-    std::map<std::string, const relctl::Environment*> byName;
-    QSet<QString> upstreams;
+    std::vector<const relctl::Environment*> envs;
+    std::unordered_map<std::string, const relctl::Environment*> byName;
     for (const relctl::Environment& e : environments) {
+        envs.push_back(&e);
         byName[e.name] = &e;
-        if (e.promoteFrom)
-            upstreams.insert(q(*e.promoteFrom));
     }
-    const auto step = [](const relctl::Environment& e) {
-        QString out = QStringLiteral("<b>%1</b> ").arg(esc(e.name));
-        // The release only: the generation is in the request's details, and
-        // a path must fit a side dock in a line or two.
-        out += e.current ? esc(e.current->release) : tr("nothing yet");
-        QStringList rules;
-        if (e.soakMs > 0)
-            rules << tr("soak %1").arg(duration(e.soakMs));
-        if (e.approvalsRequired > 0)
-            rules << approvalCount(e.approvalsRequired);
-        if (e.frozen)
-            rules << tr("frozen");
-        if (!rules.isEmpty())
-            out += QStringLiteral(" <small>[%1]</small>").arg(rules.join(QStringLiteral(", ")));
-        return out;
-    };
-    // One line per path, from each environment nothing is promoted from (the
-    // end of a path) back to its start; a cycle (which the protocol should
-    // not allow) stops at the first repeat.
-    struct Path
-    {
-        QString line;
-        QString shape; // its stages without their group: "test → staging → prod"
-        bool busy = false;
-    };
-    std::vector<Path> paths;
-    for (const relctl::Environment& e : environments) {
-        if (!e.promoteFrom || upstreams.contains(q(e.name)))
-            continue;
-        QStringList chain, stages;
-        QSet<QString> seen;
-        Path path;
-        for (const relctl::Environment* at = &e; at && !seen.contains(q(at->name));) {
-            seen.insert(q(at->name));
-            chain.prepend(step(*at));
-            const QString name = q(at->name);
-            stages.prepend(name.contains(QLatin1Char('.')) ? name.section(QLatin1Char('.'), 1) : name);
-            path.busy = path.busy || busy.contains(name);
-            const auto up = at->promoteFrom ? byName.find(*at->promoteFrom) : byName.end();
-            at = up == byName.end() ? nullptr : up->second;
-        }
-        path.line = chain.join(QStringLiteral(" &nbsp;→&nbsp; "));
-        path.shape = stages.join(QStringLiteral(" → "));
-        paths.push_back(std::move(path));
-    }
-    if (paths.empty())
-        return tr(
-            "<i>No environment is promoted from another (relctl env set ENV --promote-from UPSTREAM).</i>");
-    QStringList lines;
-    if (paths.size() <= kPathsListed) {
-        for (const Path& p : paths)
-            lines << p.line;
-        return tr("<b>Paths</b><br>") + lines.join(QStringLiteral("<br>"));
-    }
-    // An organisation has hundreds of paths of a few shapes: the ones with a
-    // request open are listed, the rest counted by shape.
-    std::map<QString, int> shapes;
-    for (const Path& p : paths) {
-        if (p.busy && std::size_t(lines.size()) < kPathsListed)
-            lines << p.line;
-        else
-            ++shapes[p.shape];
-    }
-    for (const auto& [shape, count] : shapes)
-        lines << (count == 1 ? tr("<i>%1: 1 more path</i>").arg(shape.toHtmlEscaped())
-                             : tr("<i>%1: %2 more paths</i>").arg(shape.toHtmlEscaped()).arg(count));
-    return tr("<b>Paths</b> (%1; those with an open request first)<br>").arg(paths.size()) +
-           lines.join(QStringLiteral("<br>"));
+    return PathsLayout::of(envs)->html(busy,
+                                       [&byName](const std::string& name) -> const relctl::Environment* {
+                                           const auto it = byName.find(name);
+                                           return it == byName.end() ? nullptr : it->second;
+                                       });
 }
 
 QString PromotionsView::readinessText(const relctl::Promotion& p, qint64 elapsedMs,

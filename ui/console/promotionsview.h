@@ -2,6 +2,7 @@
 
 #include "consoletypes.h"
 #include "permissions.h"
+#include "sharedpromotions.h"
 
 #include <QElapsedTimer>
 #include <QSet>
@@ -9,6 +10,7 @@
 #include <QTimer>
 #include <QWidget>
 #include <cstddef>
+#include <memory>
 
 class QComboBox;
 class QLabel;
@@ -40,7 +42,11 @@ public:
 
     explicit PromotionsView(QWidget* parent = nullptr);
 
-    void setPromotions(const PromotionsSnapshot& snapshot);
+    // The session's whole, shared (not copied). The paths are laid out again
+    // only when an environment came, went or changed its upstream; otherwise
+    // only the listed paths' lines are written again, so a live update costs
+    // what it changed, not the organisation.
+    void setPromotions(const SharedPromotions& snapshot);
     // Promotions need schema version kPromotionsSchemaVersion in the database.
     void setSchemaVersion(int version);
     // The console's database login (session_user), which the protocol
@@ -71,6 +77,9 @@ public:
     static QString pathsHtml(const std::vector<relctl::Environment>& environments,
                              const QSet<QString>& busy = {});
     static constexpr std::size_t kPathsListed = 12;
+    // How many times the paths were laid out from every environment (tests:
+    // a live update that moves no upstream must not).
+    int pathLayouts() const { return m_pathLayouts; }
     // elapsedMs: time since the request was read, so soak times move on.
     // environment: the request's environment as read with it (its freeze),
     // or null.
@@ -111,7 +120,15 @@ private:
     QSplitter* m_split;
     QPushButton* m_approve;
     QPushButton* m_deny;
-    PromotionsSnapshot m_snapshot;
+    struct PathsLayout;
+    void showPaths();
+
+    SharedPromotions m_snapshot;
+    // The paths of m_layoutFrom's environments, kept while no environment
+    // comes, goes or changes its upstream.
+    std::shared_ptr<const PathsLayout> m_layout;
+    SharedPromotions m_layoutFrom;
+    int m_pathLayouts = 0;
     // For each row of the list, the index of its request in m_snapshot, or
     // -1 for a heading or placeholder.
     std::vector<int> m_rows;

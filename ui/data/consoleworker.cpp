@@ -66,6 +66,8 @@ ConsoleWorker::ConsoleWorker(ConnectionTarget target, QObject* parent)
     qRegisterMetaType<ConnectionTarget>();
     qRegisterMetaType<QList<SupersessionRow>>();
     qRegisterMetaType<PromotionsSnapshot>();
+    qRegisterMetaType<PromotionsReadHandle>();
+    qRegisterMetaType<SharedPromotions>();
     qRegisterMetaType<relctl::ManifestHistory>();
     qRegisterMetaType<relctl::AuditFilter>();
     qRegisterMetaType<relctl::AuditSort>();
@@ -339,7 +341,8 @@ void ConsoleWorker::loadPromotions(quint64 serial, const std::optional<QStringLi
         snapshot.environments = std::move(read.environments);
         snapshot.promotions = std::move(read.promotions);
         snapshot.covers = std::move(read.covers);
-        emit promotionsLoaded(serial, snapshot);
+        // Handed over, not copied: the session takes it.
+        emit promotionsLoaded(serial, PromotionsReadHandle(std::move(snapshot)));
     });
 }
 

@@ -4,6 +4,7 @@
 #include "consoletypes.h"
 #include "metatypes.h"
 #include "requesttracker.h"
+#include "sharedpromotions.h"
 
 #include <QObject>
 #include <QString>
@@ -87,7 +88,7 @@ signals:
     void timelineLoaded(quint64 serial, const relctl::TimelineSlice& slice);
     void traceLoaded(quint64 serial, const std::optional<relctl::RefusalTrace>& trace);
     void supersessionsLoaded(quint64 serial, const QList<SupersessionRow>& approvals);
-    void promotionsLoaded(quint64 serial, const PromotionsSnapshot& promotions);
+    void promotionsLoaded(quint64 serial, const relctl::ui::PromotionsReadHandle& promotions);
     void manifestHistoryLoaded(quint64 serial, const relctl::ManifestHistory& history);
     void statusLoaded(quint64 serial, const StatusLookup& lookup, const relctl::JobStatus& status);
     void actionFinished(quint64 serial, bool ok, const QString& message);

@@ -40,10 +40,15 @@ EnvironmentsTree::EnvironmentsTree(EnvironmentsModel* source, QObject* parent)
             &EnvironmentsTree::onRowsAboutToBeRemoved);
     connect(source, &QAbstractItemModel::rowsRemoved, this, &EnvironmentsTree::onRowsRemoved);
     connect(source, &QAbstractItemModel::dataChanged, this, &EnvironmentsTree::onDataChanged);
-    // Neither is expected of the source (it never resets, never re-sorts),
-    // but if one comes the tree is simply built again.
-    connect(source, &QAbstractItemModel::modelReset, this, &EnvironmentsTree::rebuild);
-    connect(source, &QAbstractItemModel::layoutChanged, this, &EnvironmentsTree::rebuild);
+    // The source resets when a full read does not merge by name (and is
+    // not expected to re-sort): the tree is simply built again, and its
+    // environments may have come, gone or moved, as after an insertion.
+    const auto rebuilt = [this] {
+        rebuild();
+        emit membershipChanged();
+    };
+    connect(source, &QAbstractItemModel::modelReset, this, rebuilt);
+    connect(source, &QAbstractItemModel::layoutChanged, this, rebuilt);
     rebuild();
 }
 

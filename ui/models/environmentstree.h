@@ -89,7 +89,8 @@ public:
 signals:
     // The counts (shown, total, attention) changed.
     void countsChanged();
-    // An environment came, went or changed group: the timeline's groups
+    // An environment came, went or changed group, or the rows were read
+    // again from scratch (a reset of the source): the timeline's groups
     // (groupOf) and the search's matches may differ.
     void membershipChanged();
 

@@ -375,46 +375,7 @@ void ConsoleSession::applyTimeline(quint64 serial, const relctl::TimelineSlice& 
     }
 }
 
-namespace {
-
-// Replaces the part of `whole` a live update covers by what it read.
-void mergePromotions(PromotionsSnapshot& whole, const PromotionsSnapshot& part, const QSet<QString>& names)
-{
-    const auto covered = [&](const std::string& env) { return names.contains(QString::fromStdString(env)); };
-    std::erase_if(whole.environments, [&](const relctl::Environment& e) { return covered(e.name); });
-    for (const relctl::Environment& e : part.environments) {
-        if (covered(e.name))
-            whole.environments.push_back(e);
-    }
-    std::sort(whole.environments.begin(), whole.environments.end(),
-              [](const auto& a, const auto& b) { return a.name < b.name; });
-    std::erase_if(whole.promotions, [&](const relctl::Promotion& p) { return covered(p.env); });
-    for (const relctl::Promotion& p : part.promotions) {
-        if (covered(p.env))
-            whole.promotions.push_back(p);
-    }
-    std::sort(whole.promotions.begin(), whole.promotions.end(),
-              [](const auto& a, const auto& b) { return a.id < b.id; });
-    // As bounded as a full read: every open request, the newest decided ones.
-    std::size_t decided = 0;
-    for (auto it = whole.promotions.rbegin(); it != whole.promotions.rend(); ++it) {
-        if (it->state != "open")
-            ++decided;
-    }
-    for (auto it = whole.promotions.begin();
-         it != whole.promotions.end() && decided > std::size_t(kDecidedPromotions);) {
-        if (it->state != "open") {
-            it = whole.promotions.erase(it);
-            --decided;
-        } else {
-            ++it;
-        }
-    }
-}
-
-} // namespace
-
-void ConsoleSession::applyPromotions(quint64 serial, const PromotionsSnapshot& promotions)
+void ConsoleSession::applyPromotions(quint64 serial, const PromotionsReadHandle& read)
 {
     if (m_promotionsLive.isPartial(serial)) {
         const QStringList names = m_promotionsLive.takePartial(serial);
@@ -423,16 +384,18 @@ void ConsoleSession::applyPromotions(quint64 serial, const PromotionsSnapshot& p
             return;
         // The server covers the environments promoted from those asked for too.
         QSet<QString> covered(names.begin(), names.end());
-        if (promotions.covers) {
+        if (read.read().covers) {
             const QSet<QString> asked = covered;
-            for (const std::string& env : *promotions.covers) {
+            for (const std::string& env : *read.read().covers) {
                 const QString name = QString::fromStdString(env);
                 // Unless a newer answer was applied for it.
                 if (!asked.contains(name) && m_promotionsLive.applied.value(name) < serial)
                     covered.insert(name);
             }
         }
-        mergePromotions(m_promotions, promotions, covered);
+        // A new whole sharing every environment the part does not replace:
+        // the views keep reading the one before until they are given this.
+        m_promotions = m_promotions.merged(SharedPromotions(read.take()), covered);
         m_promotionsLive.appliedPartial(serial, QStringList(covered.begin(), covered.end()));
         emit promotionsReady(m_promotions);
         return;
@@ -440,11 +403,11 @@ void ConsoleSession::applyPromotions(quint64 serial, const PromotionsSnapshot& p
     if (serial != m_promotionsLive.fullAsked)
         return;
     const QSet<QString> newer = m_promotionsLive.appliedFull(serial);
-    PromotionsSnapshot whole = promotions;
-    whole.covers.reset();
+    // Taken, not copied: at 10,000 environments a copy cost 55 ms.
+    SharedPromotions whole(read.take());
     // Out of order only: the part a newer live update applied stays.
     if (!newer.isEmpty())
-        mergePromotions(whole, m_promotions, newer);
+        whole = whole.merged(m_promotions, newer);
     m_promotions = std::move(whole);
     emit promotionsReady(m_promotions);
 }

@@ -124,7 +124,7 @@ signals:
     void liveUpdateApplied(const QString& kind, const QStringList& envs, qint64 guiNanoseconds);
     void traceReady(const std::optional<relctl::RefusalTrace>& trace);
     void supersessionsReady(const QList<SupersessionRow>& approvals);
-    void promotionsReady(const relctl::ui::PromotionsSnapshot& promotions);
+    void promotionsReady(const relctl::ui::SharedPromotions& promotions);
     void manifestHistoryReady(const relctl::ManifestHistory& history);
     void statusReady(const relctl::ui::StatusLookup& lookup, const relctl::JobStatus& status);
     // The newest status lookup failed (the database, not the key: an unknown
@@ -213,7 +213,7 @@ private:
     void sendPromotions();
     void applyEnvironments(quint64 serial, std::vector<relctl::EnvironmentRow> rows);
     void applyTimeline(quint64 serial, const relctl::TimelineSlice& slice);
-    void applyPromotions(quint64 serial, const PromotionsSnapshot& promotions);
+    void applyPromotions(quint64 serial, const PromotionsReadHandle& read);
 
     std::unique_ptr<ConsoleBackend> m_backend;
     ExportCancelFlag m_exportCancel;
@@ -233,7 +233,8 @@ private:
     QHash<quint64, ConsoleAction> m_actions;
     qint64 m_timelineFrom = 0, m_timelineTo = 0;
     LiveSerials m_environmentsLive, m_timelineLive, m_promotionsLive;
-    PromotionsSnapshot m_promotions; // the whole, live updates merged into it
+    // The whole, live updates merged into it; the views share it.
+    SharedPromotions m_promotions;
     // Read everything at the debounce (the names pending are then dropped).
     bool m_pendingAll = false;
     QTimer m_reload;

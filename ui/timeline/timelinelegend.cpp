@@ -49,6 +49,13 @@ TimelineLegend::TimelineLegend()
          QStringLiteral("The environment was frozen: no lease or publish was granted"),
          {},
          {}},
+        {S::GroupHeld,
+         0,
+         QStringLiteral("Group held"),
+         QStringLiteral("A collapsed group's lane: shaded where its members held leases, darker the more "
+                        "held one at once (1, 2, 3, 4 or more); freezes and refusals as on a member's lane"),
+         {},
+         {}},
         {S::Now, 0, QStringLiteral("Now"), QStringLiteral("The server's clock"), {}, {}},
         caption(QStringLiteral("Events")),
         marker(MarkerKind::Publish, QStringLiteral("A manifest was published")),
@@ -159,6 +166,17 @@ void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const T
             paintGroupBadge(painter, QPointF(s.center().x() + 0.5, s.center().y() + 0.5), 3,
                             e.index == 0 ? MarkerKind::Publish : MarkerKind::Count, e.index == 2, 5);
             break;
+        case LegendEntry::Swatch::GroupHeld: {
+            // As a collapsed group's bar is drawn: one shade per count of
+            // members holding at once, 1 to 4 or more, lightest first.
+            const QRect bar = s.adjusted(0, 2, 0, -2);
+            for (int i = 0; i < 4; ++i) {
+                const int x0 = bar.left() + bar.width() * i / 4;
+                const int x1 = bar.left() + bar.width() * (i + 1) / 4;
+                painter.fillRect(QRect(x0, bar.top(), x1 - x0, bar.height()), heldColour(i + 1));
+            }
+            break;
+        }
         case LegendEntry::Swatch::Now:
             painter.setPen(QPen(m_colors.now, 1, Qt::DashLine));
             painter.drawLine(QPointF(s.center().x() + 0.5, s.top()),

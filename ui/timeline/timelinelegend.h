@@ -15,7 +15,9 @@ namespace relctl::ui {
 
 struct LegendEntry
 {
-    enum class Swatch { Caption, Lease, Freeze, Marker, Group, Now };
+    // GroupHeld: a collapsed group's lane, held by 1, 2, 3, 4 or more
+    // members at once (TimelinePainter::heldColour).
+    enum class Swatch { Caption, Lease, Freeze, Marker, Group, Now, GroupHeld };
     Swatch swatch = Swatch::Caption;
     // The LeaseEnding or MarkerKind it shows; for a Group: 0 one kind,
     // 1 several kinds, 2 several kinds with a refusal.
