@@ -582,43 +582,68 @@ private slots:
     }
 
     // The timeline's legend, with its entry for a collapsed group's shading,
-    // lays out whole at the two window sizes people use most: every entry
-    // inside the strip, none over another, the timeline keeping its room. At
-    // 1280x800 its two rows were full (25 and 36 px to spare), so the entry
-    // takes a third; at 1024x700 it fits in the four there were.
+    // at the two window sizes people use most: the lanes are the data, so it
+    // takes at most a quarter of the timeline's height (it used to take three
+    // rows at 1280x800 and four at 1024x700, leaving one lane), the lanes the
+    // rest. Every entry is either shown, inside the strip and over no other,
+    // or explained in the tooltip of the last one, "+N more (L)".
     void theLegendLaysOutAtCommonSizes_data()
     {
         QTest::addColumn<QSize>("size");
-        QTest::addColumn<int>("rows");
-        QTest::addRow("1280x800") << QSize(1280, 800) << 3;
-        QTest::addRow("1024x700") << QSize(1024, 700) << 4;
+        QTest::addRow("1280x800") << QSize(1280, 800);
+        QTest::addRow("1024x700") << QSize(1024, 700);
     }
 
     void theLegendLaysOutAtCommonSizes()
     {
+        using relctl::ui::TimelineLegend;
         QFETCH(QSize, size);
-        QFETCH(int, rows);
         Console c;
         QVERIFY(c.loaded());
         c.window.resize(size);
         QTRY_COMPARE_WITH_TIMEOUT(c.window.size(), size, 1000);
         QApplication::processEvents();
         const TimelineWidget* timeline = c.window.timeline();
-        const auto& entries = timeline->legend().entries();
-        QSet<int> tops;
+        const TimelineLegend& legend = timeline->legend();
+        const auto& geometry = timeline->timelineGeometry();
+        QVERIFY2(timeline->height() >= 150, qPrintable(QString::number(timeline->height())));
+        QVERIFY(timeline->legendVisible());
+        QVERIFY(!timeline->legendExpanded());
+        QVERIFY2(legend.height() <= timeline->height() / 4,
+                 qPrintable(QStringLiteral("%1 of %2").arg(legend.height()).arg(timeline->height())));
+        QVERIFY(legend.height() >= TimelineLegend::heightOf(timeline->font(), 1));
+        // The lanes get the rest: everything above the legend.
+        QCOMPARE(geometry.viewportHeight(), double(timeline->height() - legend.height()));
+        const int lanes =
+            static_cast<int>((geometry.viewportHeight() - geometry.plotTop()) / geometry.laneHeight());
+        QVERIFY2(lanes >= 3, qPrintable(QStringLiteral("%1 lanes show").arg(lanes)));
+
+        const QRect strip(0, timeline->height() - legend.height(), timeline->width(), legend.height());
+        const LegendEntry* more = legend.toggle();
+        std::vector<const LegendEntry*> shown;
         bool held = false;
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            const auto& e = entries[i];
+        int hidden = 0;
+        for (const auto& e : legend.entries()) {
             held = held || e.swatch == LegendEntry::Swatch::GroupHeld;
-            tops.insert(e.rect.top());
-            QVERIFY2(timeline->rect().contains(e.rect), qPrintable(e.label));
-            QVERIFY2(e.rect.top() >= timeline->height() - timeline->legend().height(), qPrintable(e.label));
-            for (std::size_t j = 0; j < i; ++j)
-                QVERIFY2(!entries[j].rect.intersects(e.rect), qPrintable(e.label));
+            if (e.shown()) {
+                shown.push_back(&e);
+            } else if (e.swatch != LegendEntry::Swatch::Caption) {
+                ++hidden;
+                QVERIFY2(more, qPrintable(e.label));
+                QVERIFY2(more->help.contains(e.label + QStringLiteral(": ") + e.help), qPrintable(e.label));
+            }
         }
         QVERIFY(held);
-        QCOMPARE(int(tops.size()), rows);
-        QVERIFY2(timeline->height() >= 150, qPrintable(QString::number(timeline->height())));
+        QCOMPARE(hidden, legend.hiddenCount());
+        if (more) {
+            QCOMPARE(more->label, QStringLiteral("+%1 more (L)").arg(hidden));
+            shown.push_back(more);
+        }
+        for (std::size_t i = 0; i < shown.size(); ++i) {
+            QVERIFY2(strip.contains(shown[i]->rect), qPrintable(shown[i]->label));
+            for (std::size_t j = 0; j < i; ++j)
+                QVERIFY2(!shown[j]->rect.intersects(shown[i]->rect), qPrintable(shown[i]->label));
+        }
     }
 
     // A large installation's fifty environments scroll in their table

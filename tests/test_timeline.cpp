@@ -877,11 +877,13 @@ private slots:
         showSmall(w);
         w.setSlice(smallSlice(kBase + 1800 * 1000));
         QVERIFY(w.legendVisible()); // by default
+        w.setLegendExpanded(true);  // every entry, not only a quarter of the height's worth
         const auto colors = TimelineColors::fromPalette(palette);
         const QImage image = w.grab().toImage();
         QStringList labels;
         for (const auto& e : w.legend().entries()) {
             labels << e.label;
+            QVERIFY2(e.shown(), qPrintable(e.label));
             if (e.swatch == relctl::ui::LegendEntry::Swatch::Caption)
                 continue;
             // Below the lanes, inside the widget: it hides no data.
@@ -915,12 +917,134 @@ private slots:
         QTRY_VERIFY(QToolTip::isVisible());
         QVERIFY2(QToolTip::text().contains(QStringLiteral("refused")), qPrintable(QToolTip::text()));
         QToolTip::hideText();
-        // L hides it (the lanes get the room) and shows it again.
-        QTest::keyClick(&w, Qt::Key_L);
+        // Shift+L hides it (the lanes get the room) and shows it again.
+        QTest::keyClick(&w, Qt::Key_L, Qt::ShiftModifier);
         QVERIFY(!w.legendVisible());
         QCOMPARE(g(w).viewportHeight(), double(w.height()));
+        QTest::keyClick(&w, Qt::Key_L, Qt::ShiftModifier);
+        QVERIFY(w.legendVisible());
+    }
+
+    // The lanes are the data, the legend is help: it takes at most a quarter
+    // of the height (at least a row). What does not fit is behind its last
+    // entry, "+N more (L)", whose tooltip explains each entry left out; a
+    // click on it, or L, shows the whole legend, which then ends in
+    // "Fewer (L)" to go back. When it all fits, nothing of this shows and L
+    // hides the legend, as it always did.
+    void theLegendShowsMoreOnRequest()
+    {
+        using relctl::ui::LegendEntry;
+        TimelineWidget w;
+        showSmall(w);
+        w.resize(800, 240); // the legend wants four rows, a quarter holds two
+        w.setSlice(smallSlice(kBase + 1800 * 1000));
+        const auto& legend = w.legend();
+        const auto strip = [&] { return QRect(0, w.height() - legend.height(), w.width(), legend.height()); };
+        // The shown entries and the toggle: inside the strip, none over another.
+        const auto checkLaidOut = [&] {
+            std::vector<const LegendEntry*> shown;
+            for (const auto& e : legend.entries())
+                if (e.shown())
+                    shown.push_back(&e);
+            if (legend.toggle())
+                shown.push_back(legend.toggle());
+            for (std::size_t i = 0; i < shown.size(); ++i) {
+                QVERIFY2(strip().contains(shown[i]->rect), qPrintable(shown[i]->label));
+                for (std::size_t j = 0; j < i; ++j)
+                    QVERIFY2(!shown[j]->rect.intersects(shown[i]->rect), qPrintable(shown[i]->label));
+            }
+            // The toggle is the last entry: on the last row, after every other.
+            if (const LegendEntry* t = legend.toggle())
+                for (const LegendEntry* e : shown)
+                    QVERIFY2(e == t || e->rect.top() < t->rect.top() ||
+                                 (e->rect.top() == t->rect.top() && e->rect.right() < t->rect.left()),
+                             qPrintable(e->label));
+            QCOMPARE(g(w).viewportHeight(), double(w.height() - legend.height()));
+        };
+
+        // The short legend.
+        QVERIFY(!w.legendExpanded());
+        QVERIFY2(legend.height() <= w.height() / 4, qPrintable(QString::number(legend.height())));
+        QVERIFY(legend.height() >= relctl::ui::TimelineLegend::heightOf(w.font(), 1));
+        checkLaidOut();
+        const LegendEntry* more = legend.toggle();
+        QVERIFY(more);
+        QVERIFY(legend.hiddenCount() > 0);
+        QCOMPARE(more->label, QStringLiteral("+%1 more (L)").arg(legend.hiddenCount()));
+        // Its tooltip explains every entry left out, and how to see them.
+        const QPoint onMore = more->rect.center();
+        QHelpEvent help(QEvent::ToolTip, onMore, w.mapToGlobal(onMore));
+        QApplication::sendEvent(&w, &help);
+        QTRY_VERIFY(QToolTip::isVisible());
+        const QString tip = QToolTip::text();
+        QToolTip::hideText();
+        int hidden = 0;
+        for (const auto& e : legend.entries()) {
+            if (e.shown() || e.swatch == LegendEntry::Swatch::Caption)
+                continue;
+            ++hidden;
+            QVERIFY2(tip.contains(e.label + QStringLiteral(": ") + e.help), qPrintable(tip));
+        }
+        QCOMPARE(hidden, legend.hiddenCount());
+        QVERIFY2(tip.contains(QStringLiteral("press L")) && tip.contains(QStringLiteral("Shift+L")),
+                 qPrintable(tip));
+        // It is painted, as the other entries are.
+        const auto colors = TimelineColors::fromPalette(w.palette());
+        QVERIFY(countNear(w.grab().toImage(), more->rect, colors.text, 60) >= 3);
+        const int shortHeight = legend.height();
+
+        // L: the whole legend, ending in "Fewer (L)".
+        QTest::keyClick(&w, Qt::Key_L);
+        QVERIFY(w.legendExpanded());
+        QVERIFY(w.legendVisible());
+        for (const auto& e : legend.entries())
+            QVERIFY2(e.shown(), qPrintable(e.label));
+        QCOMPARE(legend.hiddenCount(), 0);
+        QVERIFY(legend.toggle());
+        QCOMPARE(legend.toggle()->label, QStringLiteral("Fewer (L)"));
+        QVERIFY(legend.height() > shortHeight);
+        checkLaidOut();
+        // L again: the short one.
+        QTest::keyClick(&w, Qt::Key_L);
+        QVERIFY(!w.legendExpanded());
+        QCOMPARE(legend.height(), shortHeight);
+        QVERIFY(legend.toggle());
+        QVERIFY(legend.toggle()->label.endsWith(QStringLiteral("more (L)")));
+
+        // A click on the entry does the same, both ways.
+        QTest::mouseClick(&w, Qt::LeftButton, {}, legend.toggle()->rect.center());
+        QVERIFY(w.legendExpanded());
+        QCOMPARE(legend.toggle()->label, QStringLiteral("Fewer (L)"));
+        QTest::mouseClick(&w, Qt::LeftButton, {}, legend.toggle()->rect.center());
+        QVERIFY(!w.legendExpanded());
+        QCOMPARE(legend.height(), shortHeight);
+        checkLaidOut();
+
+        // Shift+L hides the legend whatever it shows, and shows it again.
+        QTest::keyClick(&w, Qt::Key_L, Qt::ShiftModifier);
+        QVERIFY(!w.legendVisible());
+        QCOMPARE(g(w).viewportHeight(), double(w.height()));
+        QTest::keyClick(&w, Qt::Key_L, Qt::ShiftModifier);
+        QVERIFY(w.legendVisible());
+        QCOMPARE(legend.height(), shortHeight);
+
+        // It asks for the room to show it whole.
+        QVERIFY(w.sizeHint().height() >= legend.wholeHeight() + g(w).plotTop());
+        // Tall enough, the whole legend fits in its quarter: no toggle, and L
+        // hides and shows the legend.
+        w.resize(800, 700);
+        QApplication::processEvents();
+        QVERIFY(!legend.toggle());
+        QCOMPARE(legend.hiddenCount(), 0);
+        for (const auto& e : legend.entries())
+            QVERIFY2(e.shown(), qPrintable(e.label));
+        QVERIFY(legend.height() <= w.height() / 4);
+        checkLaidOut();
+        QTest::keyClick(&w, Qt::Key_L);
+        QVERIFY(!w.legendVisible());
         QTest::keyClick(&w, Qt::Key_L);
         QVERIFY(w.legendVisible());
+        QVERIFY(!legend.toggle());
     }
 
     void followNowLeavesRoomRightOfNow_data()
@@ -1154,7 +1278,9 @@ private slots:
         QCOMPARE(relctl::ui::glyphStyle(refusals), GlyphStyle::KindBadge);
 
         // On the screen: the refusals' badge is filled red; the mixed one is
-        // grey inside, and its red is a ring around it.
+        // grey inside, and its red is a ring around it. The whole legend
+        // shows, its badges (the last entries) too.
+        w.setLegendExpanded(true);
         const QImage image = w.grab().toImage();
         const auto colors = TimelineColors::fromPalette(w.palette());
         const QColor red = colors.marker(MarkerKind::Refusal);
@@ -1434,9 +1560,13 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         w.setSlice(bigSlice(20, 2, 4, kBase, 3600 * 1000));
-        // It may be made this small, and asks for no more than a few lanes.
-        QVERIFY(w.minimumSizeHint().height() <= 150);
-        QVERIFY(w.sizeHint().height() <= g(w).plotTop() + 8 * g(w).laneHeight() + w.legend().height() + 2);
+        // It may be made this small (the axis, three lanes and a row of
+        // legend), and asks for no more than a few lanes.
+        QVERIFY(w.minimumSizeHint().height() <= 170);
+        QVERIFY(w.minimumSizeHint().height() >=
+                g(w).plotTop() + 3 * g(w).laneHeight() + relctl::ui::TimelineLegend::heightOf(w.font(), 1));
+        QVERIFY(w.sizeHint().height() <=
+                g(w).plotTop() + 8 * g(w).laneHeight() + w.legend().wholeHeight() + 2);
         auto* bar = w.findChild<QScrollBar*>();
         QVERIFY(bar);
         QVERIFY(bar->isVisible());

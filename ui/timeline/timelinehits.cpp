@@ -295,9 +295,13 @@ QString TimelineWidget::describe(const TimelineHit& hit) const
 TimelineWidget::Tip TimelineWidget::tipAt(QPoint pos) const
 {
     if (pos.y() >= m_geometry.viewportHeight()) {
-        if (const LegendEntry* entry = m_legendVisible ? m_legend->entryAt(pos) : nullptr)
+        if (const LegendEntry* entry = m_legendVisible ? m_legend->entryAt(pos) : nullptr) {
+            // "+N more" lists what it stands for: its help says it all.
+            if (entry->swatch == LegendEntry::Swatch::Toggle)
+                return {entry->help, entry->rect, QStringLiteral("legend:") + entry->label};
             return {entry->label + QStringLiteral(": ") + entry->help, entry->rect,
                     QStringLiteral("legend:") + entry->label};
+        }
         return {};
     }
     const TimelineHit hit = itemAt(pos);

@@ -166,7 +166,10 @@ QString TimelineWidget::keyboardHelp()
               "<tr><td><b>Home</b></td><td>follow now</td></tr>"
               "<tr><td><b>F</b></td><td>zoom to fit the selection (the selected marker's lease)</td></tr>"
               "<tr><td><b>Shift+F</b></td><td>zoom to fit the whole history</td></tr>"
-              "<tr><td><b>L</b></td><td>show / hide the legend</td></tr>"
+              "<tr><td><b>L</b></td><td>what the legend's last entry says: <i>+N more</i> shows the "
+              "whole legend, <i>Fewer</i> only what fits in a quarter of the timeline; with neither (it "
+              "all fits), show / hide the legend</td></tr>"
+              "<tr><td><b>Shift+L</b></td><td>show / hide the legend</td></tr>"
               "<tr><td><b>Up</b> / <b>Down</b></td><td>previous / next lane</td></tr>"
               "<tr><td><b>Page Up</b> / <b>Page Down</b></td><td>a screenful of lanes up / down</td></tr>"
               "<tr><td><b>Space</b></td><td>collapse / expand the current lane's group (a collapsed "
@@ -251,7 +254,7 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event)
             zoomToSelection();
         break;
     case Qt::Key_L:
-        setLegendVisible(!m_legendVisible);
+        stepLegend(shift);
         break;
     default:
         QWidget::keyPressEvent(event);

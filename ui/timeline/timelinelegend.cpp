@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace relctl::ui {
 
@@ -91,34 +92,108 @@ TimelineLegend::TimelineLegend()
     };
 }
 
-int TimelineLegend::layout(const QFont& font, int width, int top)
+int TimelineLegend::heightOf(const QFont& font, int rows)
+{
+    // A separator line above the rows and a pixel below them.
+    return rows * (std::max(QFontMetrics(font).height(), 14) + 6) + 2;
+}
+
+int TimelineLegend::layout(const QFont& font, int width, int top, int maxRows, bool whole)
 {
     const QFontMetrics metrics(font);
     QFont boldFont = font;
     boldFont.setBold(true);
     const QFontMetrics bold(boldFont);
     const int row = std::max(metrics.height(), 14) + 6;
-    int x = kMargin;
-    int y = top + 1; // below the separator line
+    const int right = width - kMargin;
     const auto widthOf = [&](const LegendEntry& e) {
         if (e.swatch == LegendEntry::Swatch::Caption)
             return bold.horizontalAdvance(e.label);
+        if (e.swatch == LegendEntry::Swatch::Toggle)
+            return metrics.horizontalAdvance(e.label);
         return kSwatchWidth + kGap + metrics.horizontalAdvance(e.label);
     };
-    for (std::size_t i = 0; i < m_entries.size(); ++i) {
-        auto& e = m_entries[i];
-        const bool isCaption = e.swatch == LegendEntry::Swatch::Caption;
-        const int w = widthOf(e);
-        // A caption names what follows it: it never ends a row on its own.
-        const int need = isCaption && i + 1 < m_entries.size() ? w + kGap + 2 + widthOf(m_entries[i + 1]) : w;
-        if (x > kMargin && x + need > width - kMargin) {
+    int x = kMargin;
+    int y = top + 1; // below the separator line
+    // Flows the entries from the first into at most `rows` rows, keeping
+    // `reserve` pixels free at the end of the last; returns how many it placed
+    // (x and y then say where the next would go).
+    const auto flow = [&](int rows, int reserve) {
+        x = kMargin;
+        y = top + 1;
+        int r = 0;
+        std::size_t placed = 0;
+        for (auto& e : m_entries)
+            e.rect = e.swatchRect = QRect();
+        const auto limit = [&] { return r == rows - 1 ? right - reserve : right; };
+        for (; placed < m_entries.size(); ++placed) {
+            auto& e = m_entries[placed];
+            const bool isCaption = e.swatch == LegendEntry::Swatch::Caption;
+            const int w = widthOf(e);
+            // A caption names what follows it: it never ends a row on its own.
+            const int need = isCaption && placed + 1 < m_entries.size()
+                                 ? w + kGap + 2 + widthOf(m_entries[placed + 1])
+                                 : w;
+            if (x > kMargin && x + need > limit()) {
+                if (r + 1 >= rows)
+                    break;
+                x = kMargin;
+                y += row;
+                ++r;
+            }
+            // The last row's start, with no room left for the toggle after it.
+            if (reserve > 0 && r == rows - 1 && x + need > limit())
+                break;
+            e.rect = QRect(x, y, w, row);
+            e.swatchRect = isCaption ? QRect() : QRect(x, y + (row - 12) / 2, kSwatchWidth, 12);
+            x += w + (isCaption ? kGap + 2 : kSpacing);
+        }
+        // Nor is a caption shown without anything of its own.
+        if (placed > 0 && placed < m_entries.size() &&
+            m_entries[placed - 1].swatch == LegendEntry::Swatch::Caption) {
+            auto& caption = m_entries[--placed];
+            x = caption.rect.left();
+            caption.rect = QRect();
+        }
+        return placed;
+    };
+
+    m_toggle = {LegendEntry::Swatch::Toggle, 0, {}, {}, {}, {}};
+    m_hidden = 0;
+    flow(std::numeric_limits<int>::max(), 0);
+    m_wholeHeight = y + row - top + 1;
+    const bool tooTall = maxRows > 0 && (y - top - 1) / row + 1 > maxRows;
+    if (tooTall && !whole) {
+        // Room for the toggle with the largest count it could show.
+        int explaining = 0;
+        for (const auto& e : m_entries)
+            explaining += e.swatch == LegendEntry::Swatch::Caption ? 0 : 1;
+        m_toggle.label = QStringLiteral("+%1 more (L)").arg(explaining);
+        const std::size_t placed = flow(maxRows, widthOf(m_toggle) + kSpacing);
+        QString hidden;
+        for (std::size_t i = placed; i < m_entries.size(); ++i) {
+            const auto& e = m_entries[i];
+            if (e.swatch == LegendEntry::Swatch::Caption)
+                continue;
+            ++m_hidden;
+            hidden += QStringLiteral("\n%1: %2").arg(e.label, e.help);
+        }
+        m_toggle.label = QStringLiteral("+%1 more (L)").arg(m_hidden);
+        m_toggle.help = QStringLiteral("Left out to give the lanes room:%1\n\nClick or press L to show the "
+                                       "whole legend; Shift+L hides or shows the legend.")
+                            .arg(hidden);
+    } else if (tooTall) {
+        m_toggle.label = QStringLiteral("Fewer (L)");
+        m_toggle.help = QStringLiteral("Click or press L to show only what fits in a quarter of the "
+                                       "timeline's height, giving the lanes the rest; Shift+L hides or "
+                                       "shows the legend.");
+        if (x > kMargin && x + widthOf(m_toggle) > right) {
             x = kMargin;
             y += row;
         }
-        e.rect = QRect(x, y, w, row);
-        e.swatchRect = isCaption ? QRect() : QRect(x, y + (row - 12) / 2, kSwatchWidth, 12);
-        x += w + (isCaption ? kGap + 2 : kSpacing);
     }
+    if (tooTall)
+        m_toggle.rect = QRect(x, y, widthOf(m_toggle), row);
     m_height = y + row - top + 1;
     return m_height;
 }
@@ -126,8 +201,11 @@ int TimelineLegend::layout(const QFont& font, int width, int top)
 const LegendEntry* TimelineLegend::entryAt(const QPoint& pos) const
 {
     for (const auto& e : m_entries)
-        if (e.swatch != LegendEntry::Swatch::Caption && e.rect.adjusted(-2, 0, 2, 0).contains(pos))
+        if (e.swatch != LegendEntry::Swatch::Caption && e.shown() &&
+            e.rect.adjusted(-2, 0, 2, 0).contains(pos))
             return &e;
+    if (m_toggle.shown() && m_toggle.rect.adjusted(-2, 0, 2, 0).contains(pos))
+        return &m_toggle;
     return nullptr;
 }
 
@@ -144,10 +222,21 @@ void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const T
     QFont bold = painter.font();
     bold.setBold(true);
     const QFont normal = painter.font();
-    for (const auto& e : legend.entries()) {
+    // Underlined, as a link is: a click on it shows more (or fewer).
+    QFont link = normal;
+    link.setUnderline(true);
+    std::vector<const LegendEntry*> shown;
+    for (const auto& e : legend.entries())
+        if (e.shown())
+            shown.push_back(&e);
+    if (legend.toggle())
+        shown.push_back(legend.toggle());
+    for (const LegendEntry* entry : shown) {
+        const LegendEntry& e = *entry;
         const QRect& s = e.swatchRect;
         switch (e.swatch) {
         case LegendEntry::Swatch::Caption:
+        case LegendEntry::Swatch::Toggle:
             break;
         case LegendEntry::Swatch::Lease:
             painter.fillRect(s.adjusted(0, 2, 0, -2), m_colors.ending(static_cast<LeaseEnding>(e.index)));
@@ -184,9 +273,11 @@ void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const T
             break;
         }
         const bool isCaption = e.swatch == LegendEntry::Swatch::Caption;
-        painter.setFont(isCaption ? bold : normal);
+        const bool isToggle = e.swatch == LegendEntry::Swatch::Toggle;
+        painter.setFont(isCaption ? bold : isToggle ? link : normal);
         painter.setPen(isCaption ? m_colors.dimText : m_colors.text);
-        const QRect text = isCaption ? e.rect : e.rect.adjusted(TimelineLegend::kSwatchWidth + kGap, 0, 0, 0);
+        const QRect text =
+            isCaption || isToggle ? e.rect : e.rect.adjusted(TimelineLegend::kSwatchWidth + kGap, 0, 0, 0);
         painter.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, e.label);
     }
     painter.setFont(normal);

@@ -432,8 +432,16 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event)
 {
     const QPoint pos = event->position().toPoint();
     m_hoverPos = pos;
-    if (!m_pressed)
+    if (!m_pressed) {
+        // The legend's "+N more" and "Fewer" are clicked, as links are.
+        const LegendEntry* entry =
+            m_legendVisible && pos.y() >= m_geometry.viewportHeight() ? m_legend->entryAt(pos) : nullptr;
+        if (entry && entry == m_legend->toggle())
+            setCursor(Qt::PointingHandCursor);
+        else
+            unsetCursor();
         return QWidget::mouseMoveEvent(event);
+    }
     if (!m_dragging && (pos - m_pressPos).manhattanLength() >= QApplication::startDragDistance()) {
         m_dragging = true;
         setCursor(Qt::ClosedHandCursor);
@@ -462,6 +470,13 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event)
     if (!click)
         return;
     const QPoint pos = event->position().toPoint();
+    // The legend's "+N more (L)" or "Fewer (L)".
+    if (const LegendEntry* entry =
+            m_legendVisible && pos.y() >= m_geometry.viewportHeight() ? m_legend->entryAt(pos) : nullptr;
+        entry && entry == m_legend->toggle()) {
+        setLegendExpanded(!m_legendExpanded);
+        return;
+    }
     // A group's header: its name in the gutter, or the band of an expanded
     // one, collapses or expands it (a collapsed group's plot is its summary).
     if (const int row = m_geometry.laneAt(pos.y());

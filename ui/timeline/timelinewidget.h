@@ -26,7 +26,11 @@
 //                   (or, without one, the marker and its neighbourhood)
 //   Shift+F         zoom to fit the whole history (the audit trail's first to
 //                   last event, and every item of the slice)
-//   L               show / hide the legend (shown by default)
+//   L               what the legend's last entry says: "+N more (L)" shows
+//                   the whole legend, "Fewer (L)" what fits in a quarter of
+//                   the widget's height again; with neither (it all fits),
+//                   hide / show the legend (shown by default)
+//   Shift+L         hide / show the legend
 //   Up / Down       the previous / next lane becomes the current one (marked
 //                   in the gutter while the widget has focus), scrolled into view
 //   Page Up / Down  the same, a screenful of lanes at a time
@@ -178,6 +182,11 @@ public:
 
     bool legendVisible() const { return m_legendVisible; }
     void setLegendVisible(bool on);
+    // The legend takes at most a quarter of the height (at least a row), its
+    // last entry "+N more (L)" when that leaves entries out; expanded, it is
+    // whole, ending in "Fewer (L)" (a click on either, or L, switches).
+    bool legendExpanded() const { return m_legendExpanded; }
+    void setLegendExpanded(bool on);
     const TimelineLegend& legend() const { return *m_legend; }
 
     TimelineHit itemAt(QPoint pos) const;
@@ -232,6 +241,9 @@ private:
     bool revealSelected(); // false: the selected event is not in the slice
     void updateFollowInterval();
     void layoutLanes(); // legend, viewport, gutter and plot width, scroll bar
+    // L (more / fewer, or hide / show when the legend all fits) and Shift+L
+    // (hideOrShow: hide / show).
+    void stepLegend(bool hideOrShow);
     // The rows changed (lanes came or went, the filter, groups or collapsed
     // groups changed): lay them out again and keep the current row.
     void rowsChanged();
@@ -266,6 +278,7 @@ private:
     std::unique_ptr<TimelinePainter> m_painter;
     std::unique_ptr<TimelineLegend> m_legend;
     bool m_legendVisible = true;
+    bool m_legendExpanded = false;
     QScrollBar* m_laneScroll = nullptr;
     qint64 m_serverNow = 0;
     QElapsedTimer m_sinceSlice;

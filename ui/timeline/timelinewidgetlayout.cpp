@@ -18,17 +18,21 @@ QSize TimelineWidget::sizeHint() const
 {
     // Room for the lanes up to a point: beyond eight they scroll, so a
     // console with many environments does not push the docks off the screen.
+    // And for the whole legend: given less, it shortens to a quarter of the
+    // height, and the lanes keep the rest.
     const int lanes = std::clamp(m_rows.count(), 3, 8);
     return {900, static_cast<int>(m_geometry.plotTop() + lanes * m_geometry.laneHeight()) +
-                     m_legend->height() + 2};
+                     m_legend->wholeHeight() + 2};
 }
 
 QSize TimelineWidget::minimumSizeHint() const
 {
-    // One lane, the axis and the legend: the rest scrolls, so the window can
-    // shrink and still show where the timeline is.
+    // The axis, three lanes and a row of legend (it shortens to one, ending
+    // in "+N more"): the rest scrolls, so the window can shrink and still
+    // show a few lanes side by side.
     return {static_cast<int>(m_geometry.plotLeft()) + 200,
-            static_cast<int>(m_geometry.plotTop() + m_geometry.laneHeight()) + m_legend->height()};
+            static_cast<int>(m_geometry.plotTop() + 3 * m_geometry.laneHeight()) +
+                (m_legendVisible ? TimelineLegend::heightOf(font(), 1) : 0)};
 }
 
 void TimelineWidget::setLegendVisible(bool on)
@@ -36,9 +40,34 @@ void TimelineWidget::setLegendVisible(bool on)
     if (m_legendVisible == on)
         return;
     m_legendVisible = on;
+    hideTip();
     layoutLanes();
     updateGeometry();
     update();
+}
+
+void TimelineWidget::setLegendExpanded(bool on)
+{
+    if (m_legendExpanded == on)
+        return;
+    m_legendExpanded = on;
+    hideTip(); // it described the entry that just changed
+    layoutLanes();
+    updateGeometry();
+    update();
+}
+
+void TimelineWidget::stepLegend(bool hideOrShow)
+{
+    // L does what the legend's last entry offers; with none (it all fits),
+    // and with Shift, it hides or shows the legend.
+    if (!m_legendVisible) {
+        setLegendVisible(true);
+    } else if (!hideOrShow && m_legend->toggle()) {
+        setLegendExpanded(!m_legendExpanded);
+    } else {
+        setLegendVisible(false);
+    }
 }
 
 void TimelineWidget::measureLabels(const std::vector<int>& added, bool all)
@@ -73,10 +102,16 @@ void TimelineWidget::layoutLanes()
     const int indent = m_rows.grouped() ? kGroupIndent : 0;
     const int wanted = m_labelWidth + indent + 20;
     m_geometry.setGutterWidth(std::clamp(wanted, 120, std::max(120, width() / 3)));
-    const int legendHeight = m_legendVisible ? m_legend->layout(font(), width(), 0) : 0;
+    // The lanes are the data, the legend is help: it takes at most a quarter
+    // of the height (and at least a row) unless the person asked for all of it.
+    int legendRows = 1;
+    while (TimelineLegend::heightOf(font(), legendRows + 1) <= height() / 4)
+        ++legendRows;
+    const int legendHeight =
+        m_legendVisible ? m_legend->layout(font(), width(), 0, legendRows, m_legendExpanded) : 0;
     const int viewport = std::max(static_cast<int>(m_geometry.plotTop()), height() - legendHeight);
     if (m_legendVisible)
-        m_legend->layout(font(), width(), viewport);
+        m_legend->layout(font(), width(), viewport, legendRows, m_legendExpanded);
     m_geometry.setViewportHeight(viewport);
     const bool overflow = m_geometry.contentHeight() > viewport + 0.5;
     const int bar = overflow ? style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this) : 0;
