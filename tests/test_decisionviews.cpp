@@ -121,6 +121,26 @@ Permissions manager(const QString& login, const QStringList& memberOf = {})
                        memberOf);
 }
 
+// `services` paths svcK.test → svcK.staging → svcK.prod, in that order.
+std::vector<relctl::Environment> paths(int services)
+{
+    std::vector<relctl::Environment> envs;
+    envs.reserve(std::size_t(services) * 3);
+    for (int k = 1; k <= services; ++k) {
+        const std::string service = "svc" + std::to_string(k);
+        relctl::Environment test, staging, prod;
+        test.name = service + ".test";
+        staging.name = service + ".staging";
+        staging.promoteFrom = test.name;
+        prod.name = service + ".prod";
+        prod.promoteFrom = staging.name;
+        envs.push_back(std::move(test));
+        envs.push_back(std::move(staging));
+        envs.push_back(std::move(prod));
+    }
+    return envs;
+}
+
 } // namespace
 
 class TestDecisionViews final : public QObject
@@ -132,18 +152,7 @@ private slots:
     // with an open request are the ones spelled out.
     void manyPathsAreCountedByShape()
     {
-        std::vector<relctl::Environment> envs;
-        for (int k = 1; k <= 40; ++k) {
-            for (const char* stage : {"test", "staging", "prod"}) {
-                relctl::Environment e;
-                e.name = "svc" + std::to_string(k) + "." + stage;
-                if (std::string(stage) == "staging")
-                    e.promoteFrom = "svc" + std::to_string(k) + ".test";
-                else if (std::string(stage) == "prod")
-                    e.promoteFrom = "svc" + std::to_string(k) + ".staging";
-                envs.push_back(e);
-            }
-        }
+        std::vector<relctl::Environment> envs = paths(40);
         const QString html = PromotionsView::pathsHtml(envs, {QStringLiteral("svc7.prod")});
         QVERIFY2(html.contains(QStringLiteral("<b>svc7.test</b>")), qPrintable(html));
         QVERIFY(!html.contains(QStringLiteral("<b>svc8.test</b>")));
@@ -162,17 +171,7 @@ private slots:
     void aLiveUpdateOfOnePathDoesNotReadTheOrganisation()
     {
         PromotionsSnapshot read;
-        for (int k = 1; k <= 3334; ++k) {
-            for (const char* stage : {"test", "staging", "prod"}) {
-                relctl::Environment e;
-                e.name = "svc" + std::to_string(k) + "." + stage;
-                if (std::string(stage) == "staging")
-                    e.promoteFrom = "svc" + std::to_string(k) + ".test";
-                else if (std::string(stage) == "prod")
-                    e.promoteFrom = "svc" + std::to_string(k) + ".staging";
-                read.environments.push_back(e);
-            }
-        }
+        read.environments = paths(3334);
         // Twelve open requests: every path with one is listed.
         for (int k = 1; k <= 12; ++k) {
             relctl::Promotion p;

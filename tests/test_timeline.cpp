@@ -942,12 +942,7 @@ private slots:
         const auto strip = [&] { return QRect(0, w.height() - legend.height(), w.width(), legend.height()); };
         // The shown entries and the toggle: inside the strip, none over another.
         const auto checkLaidOut = [&] {
-            std::vector<const LegendEntry*> shown;
-            for (const auto& e : legend.entries())
-                if (e.shown())
-                    shown.push_back(&e);
-            if (legend.toggle())
-                shown.push_back(legend.toggle());
+            const std::vector<const LegendEntry*> shown = legend.drawn();
             for (std::size_t i = 0; i < shown.size(); ++i) {
                 QVERIFY2(strip().contains(shown[i]->rect), qPrintable(shown[i]->label));
                 for (std::size_t j = 0; j < i; ++j)

@@ -14,13 +14,13 @@
 #include "database_impl.h"
 #include "jsonfields.h"
 #include "relctl/catalogue.h"
+#include "rowfields.h"
 
 #include <exception>
 #include <optional>
 #include <pqxx/stream_from>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
 namespace relctl {
@@ -278,29 +278,6 @@ std::string withNames(std::string call, int param)
 
 namespace {
 
-// A field of a row of relctl.console_environments: NULL is empty. A value
-// that does not convert is an unreadable reply, as a malformed JSON one is.
-template <typename T> std::optional<T> field(const pqxx::field& f)
-{
-    if (f.is_null())
-        return std::nullopt;
-    if constexpr (std::is_same_v<T, std::string>)
-        return std::string(f.c_str(), f.size());
-    else if constexpr (std::is_same_v<T, Timestamp>)
-        return Timestamp::fromMillis(f.as<std::int64_t>());
-    else
-        return f.as<T>();
-}
-
-template <typename T> T required(const pqxx::field& f)
-{
-    std::optional<T> v = field<T>(f);
-    if (!v)
-        throw Error(ExitCode::Internal,
-                    std::string("unreadable reply from the database: ") + f.name() + " is NULL");
-    return std::move(*v);
-}
-
 // A JSON list of the row, parsed only when it holds something: '[]' on
 // almost every row.
 json list(const pqxx::field& f)
@@ -336,22 +313,22 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
         rows.reserve(std::size_t(result.size()));
         for (const pqxx::row& x : result) {
             EnvironmentRow r;
-            r.name = required<std::string>(x[cName]);
-            r.group = required<std::string>(x[cGroup]);
-            r.policy = required<std::string>(x[cPolicy]);
-            r.supersede = required<std::string>(x[cSupersede]);
-            r.serialization = required<std::string>(x[cSerialization]);
-            r.currentRelease = field<std::string>(x[cRelease]);
-            r.currentGeneration = field<std::int64_t>(x[cGeneration]);
-            r.publishedBy = field<std::string>(x[cPublishedBy]);
-            r.publishedAt = field<Timestamp>(x[cPublishedAt]);
-            r.holderJob = field<std::string>(x[cHolderJob]);
-            r.holderRelease = field<std::string>(x[cHolderRelease]);
-            r.holderToken = field<std::int64_t>(x[cHolderToken]);
-            r.holderGeneration = field<std::int64_t>(x[cHolderGeneration]);
-            r.holderAcquiredAt = field<Timestamp>(x[cHolderAcquiredAt]);
-            r.holderHost = field<std::string>(x[cHolderHost]);
-            r.leaseExpiresAt = field<Timestamp>(x[cExpiresAt]);
+            r.name = rowfields::required<std::string>(x[cName]);
+            r.group = rowfields::required<std::string>(x[cGroup]);
+            r.policy = rowfields::required<std::string>(x[cPolicy]);
+            r.supersede = rowfields::required<std::string>(x[cSupersede]);
+            r.serialization = rowfields::required<std::string>(x[cSerialization]);
+            r.currentRelease = rowfields::optional<std::string>(x[cRelease]);
+            r.currentGeneration = rowfields::optional<std::int64_t>(x[cGeneration]);
+            r.publishedBy = rowfields::optional<std::string>(x[cPublishedBy]);
+            r.publishedAt = rowfields::optional<Timestamp>(x[cPublishedAt]);
+            r.holderJob = rowfields::optional<std::string>(x[cHolderJob]);
+            r.holderRelease = rowfields::optional<std::string>(x[cHolderRelease]);
+            r.holderToken = rowfields::optional<std::int64_t>(x[cHolderToken]);
+            r.holderGeneration = rowfields::optional<std::int64_t>(x[cHolderGeneration]);
+            r.holderAcquiredAt = rowfields::optional<Timestamp>(x[cHolderAcquiredAt]);
+            r.holderHost = rowfields::optional<std::string>(x[cHolderHost]);
+            r.leaseExpiresAt = rowfields::optional<Timestamp>(x[cExpiresAt]);
             for (const json& c : list(x[cQueue])) {
                 QueuedCandidate q;
                 q.candidate = value<std::int64_t>(c, "candidate");
@@ -367,13 +344,13 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
                 r.queue.push_back(std::move(q));
             }
             r.queueLength = std::int64_t(r.queue.size());
-            r.pendingSupersessions = required<std::int64_t>(x[cSupersessions]);
-            r.pendingPromotions = required<std::int64_t>(x[cPromotions]);
-            r.frozen = required<bool>(x[cFrozen]);
-            r.frozenBy = field<std::string>(x[cFrozenBy]);
-            r.frozenReason = field<std::string>(x[cFrozenReason]);
-            r.frozenAt = field<Timestamp>(x[cFrozenAt]);
-            r.promoteFrom = field<std::string>(x[cPromoteFrom]);
+            r.pendingSupersessions = rowfields::required<std::int64_t>(x[cSupersessions]);
+            r.pendingPromotions = rowfields::required<std::int64_t>(x[cPromotions]);
+            r.frozen = rowfields::required<bool>(x[cFrozen]);
+            r.frozenBy = rowfields::optional<std::string>(x[cFrozenBy]);
+            r.frozenReason = rowfields::optional<std::string>(x[cFrozenReason]);
+            r.frozenAt = rowfields::optional<Timestamp>(x[cFrozenAt]);
+            r.promoteFrom = rowfields::optional<std::string>(x[cPromoteFrom]);
             for (const json& a : list(x[cAttention])) {
                 AttentionItem item;
                 item.reason = value<std::string>(a, "reason");
@@ -381,7 +358,7 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
                 item.at = optional<Timestamp>(a, "at");
                 r.attention.push_back(std::move(item));
             }
-            r.serverNow = required<Timestamp>(x[cNow]);
+            r.serverNow = rowfields::required<Timestamp>(x[cNow]);
             rows.push_back(std::move(r));
         }
         return rows;

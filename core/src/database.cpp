@@ -3,6 +3,7 @@
 #include "database_impl.h"
 #include "relctl/naturalsort.h"
 #include "relctl/parse.h"
+#include "rowfields.h"
 
 #include <thread>
 
@@ -279,12 +280,8 @@ EnvironmentBriefs Database::briefEnvironments(const std::optional<std::string>& 
     if (rows.columns() != 9)
         throw Error(ExitCode::Internal,
                     "the database has an older relctl schema: run `relctl migrate` (relctl.env_brief)");
-    const auto text = [](const pqxx::field& f) {
-        return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());
-    };
-    const auto integer = [](const pqxx::field& f) {
-        return f.is_null() ? std::nullopt : std::optional<std::int64_t>(f.as<std::int64_t>());
-    };
+    const auto text = [](const pqxx::field& f) { return rowfields::optional<std::string>(f); };
+    const auto integer = [](const pqxx::field& f) { return rowfields::optional<std::int64_t>(f); };
     EnvironmentBriefs reply;
     reply.environments.reserve(rows.size());
     for (const pqxx::row& row : rows)

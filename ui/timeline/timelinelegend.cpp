@@ -198,6 +198,18 @@ int TimelineLegend::layout(const QFont& font, int width, int top, int maxRows, b
     return m_height;
 }
 
+std::vector<const LegendEntry*> TimelineLegend::drawn() const
+{
+    std::vector<const LegendEntry*> shown;
+    shown.reserve(m_entries.size() + 1);
+    for (const auto& e : m_entries)
+        if (e.shown())
+            shown.push_back(&e);
+    if (const LegendEntry* t = toggle())
+        shown.push_back(t);
+    return shown;
+}
+
 const LegendEntry* TimelineLegend::entryAt(const QPoint& pos) const
 {
     for (const auto& e : m_entries)
@@ -225,13 +237,7 @@ void TimelinePainter::paintLegend(QPainter& painter, const QRect& strip, const T
     // Underlined, as a link is: a click on it shows more (or fewer).
     QFont link = normal;
     link.setUnderline(true);
-    std::vector<const LegendEntry*> shown;
-    for (const auto& e : legend.entries())
-        if (e.shown())
-            shown.push_back(&e);
-    if (legend.toggle())
-        shown.push_back(legend.toggle());
-    for (const LegendEntry* entry : shown) {
+    for (const LegendEntry* entry : legend.drawn()) {
         const LegendEntry& e = *entry;
         const QRect& s = e.swatchRect;
         switch (e.swatch) {

@@ -57,6 +57,8 @@ public:
     const std::vector<LegendEntry>& entries() const { return m_entries; }
     // "+N more (L)" or "Fewer (L)" when shown, else nullptr.
     const LegendEntry* toggle() const { return m_toggle.shown() ? &m_toggle : nullptr; }
+    // What the strip draws: the shown entries in order, then the toggle.
+    std::vector<const LegendEntry*> drawn() const;
     // The explaining entries (captions apart) the last layout left out.
     int hiddenCount() const { return m_hidden; }
     // The shown entry (or toggle) at pos (widget coordinates), or nullptr.
