@@ -1022,6 +1022,142 @@ private slots:
         QCOMPARE(sqlState(db.jobDsn(), "SELECT relctl.console_timeline(NULL, NULL)"), std::string("42501"));
     }
 
+    // The Promotions view's read carries of each environment only what the
+    // view shows (console.h), read by one join: every member it carries must
+    // say what relctl.environment_json says, the environments must be exactly
+    // those on a path or with a gate, the requests every open one and the
+    // newest decided, and a partial read must cover what the SQL says.
+    void promotionsReadCarriesWhatTheViewNeeds()
+    {
+        TestDatabase db;
+        for (const char* env : {"a.test", "a.staging", "a.prod", "b.dev", "c.solo"})
+            QCOMPARE(cli(db, {"env", "add", env}).exitCode, 0);
+        db.exec("CREATE ROLE release_leads NOLOGIN");
+        QCOMPARE(cli(db, {"env", "set", "a.staging", "--promote-from", "a.test"}).exitCode, 0);
+        QCOMPARE(cli(db, {"env", "set", "a.prod", "--promote-from", "a.staging", "--soak", "1h",
+                          "--approvals", "2", "--approver-role", "release_leads"})
+                     .exitCode,
+                 0);
+        QCOMPARE(cli(db, {"env", "set", "c.solo", "--approvals", "1"}).exitCode, 0);
+        // Something current on a.test, a live lease on a.staging (r1, accepted
+        // upstream), one request open on a.prod, then a.prod frozen.
+        QCOMPARE(cli(db, {"run", "--env", "a.test", "--job", "t-1", "--release", "r1", "--generation", "1",
+                          "--", "true"})
+                     .exitCode,
+                 0);
+        acquire(db, "a.staging", "s-1", 1, "120s");
+        QCOMPARE(cli(db, {"promote", "request", "--env", "a.prod", "--release", "r1", "--generation", "1",
+                          "--by", "pipeline"})
+                     .exitCode,
+                 0);
+        QCOMPARE(cli(db, {"freeze", "--env", "a.prod", "--by", "alice", "--reason", "incident 7"}).exitCode,
+                 0);
+        // Two decided on c.solo: approved, then denied.
+        const auto request = [&](const char* release, const char* generation) {
+            const RunResult r = cli(db, {"promote", "request", "--env", "c.solo", "--release", release,
+                                         "--generation", generation, "--by", "pipeline"});
+            if (r.exitCode != 0)
+                qFatal("promote request failed (%d): %s", r.exitCode, r.err.c_str());
+            return db.scalar("SELECT max(id) FROM relctl.promotions");
+        };
+        const std::string approved = request("r8", "8");
+        QCOMPARE(
+            relctlWithDsn(db.loginDsn("alice"), {"promote", "approve", approved, "--by", "alice"}).exitCode,
+            0);
+        const std::string denied = request("r9", "9");
+        QCOMPARE(relctlWithDsn(db.loginDsn("bob"),
+                               {"promote", "deny", denied, "--by", "bob", "--reason", "not now"})
+                     .exitCode,
+                 0);
+
+        Database conn(db.dsn());
+        ConsoleQueries q(conn);
+        const PromotionsRead all = q.promotions();
+        QVERIFY(!all.covers);
+        std::vector<std::string> names;
+        for (const Environment& e : all.environments)
+            names.push_back(e.name);
+        QCOMPARE(names, (std::vector<std::string>{"a.prod", "a.staging", "a.test", "c.solo"}));
+        for (const Environment& e : all.environments) {
+            const Environment full =
+                db.json("SELECT relctl.environment_json('" + e.name + "')").get<Environment>();
+            QCOMPARE(e.promoteFrom, full.promoteFrom);
+            QCOMPARE(e.soakMs, full.soakMs);
+            QCOMPARE(e.approvalsRequired, full.approvalsRequired);
+            QCOMPARE(e.approverRole, full.approverRole);
+            QCOMPARE(e.frozen.has_value(), full.frozen.has_value());
+            if (e.frozen) {
+                QCOMPARE(e.frozen->at.micros(), full.frozen->at.micros());
+                QCOMPARE(e.frozen->by, full.frozen->by);
+                QCOMPARE(e.frozen->reason, full.frozen->reason);
+            }
+            QCOMPARE(e.current.has_value(), full.current.has_value());
+            if (e.current) {
+                QCOMPARE(e.current->id, full.current->id);
+                QCOMPARE(e.current->release, full.current->release);
+                QCOMPARE(e.current->generation, full.current->generation);
+            }
+        }
+        // The cases the test is about are there.
+        const auto env = [&](const std::string& name) {
+            return *std::find_if(all.environments.begin(), all.environments.end(),
+                                 [&](const Environment& e) { return e.name == name; });
+        };
+        QCOMPARE(env("a.prod").soakMs, std::int64_t(3'600'000));
+        QCOMPARE(env("a.prod").approverRole, std::optional<std::string>("release_leads"));
+        QCOMPARE(env("a.prod").frozen.value_or(Frozen{}).reason, std::string("incident 7"));
+        QCOMPARE(env("a.test").current.value_or(Manifest{}).release, std::string("r1"));
+        QCOMPARE(env("c.solo").approvalsRequired, std::int64_t(1));
+        QCOMPARE(db.count("SELECT count(*) FROM relctl.leases WHERE env = 'a.staging' AND ended_at IS NULL"),
+                 1LL);
+
+        // The requests: every open one and the newest decided, in id order,
+        // each as relctl.promotions holds it.
+        const auto requests = [](const PromotionsRead& read) {
+            std::vector<std::string> out;
+            for (const Promotion& p : read.promotions)
+                out.push_back(std::to_string(p.id) + ":" + p.env + ":" + p.release + ":" + p.state);
+            return out;
+        };
+        const auto rows = [&](const std::string& where) {
+            std::vector<std::string> out;
+            for (const auto& r : db.rows("SELECT id || ':' || env || ':' || release || ':' || state "
+                                         "FROM relctl.promotions WHERE " +
+                                         where + " ORDER BY id"))
+                out.push_back(r.at(0));
+            return out;
+        };
+        QCOMPARE(requests(all), rows("true"));
+        QCOMPARE(requests(q.promotions(std::nullopt, 1)), rows("state = 'open' OR id = " + denied));
+        for (const Promotion& p : all.promotions) {
+            QCOMPARE(p.approvalsRequired, env(p.env).approvalsRequired);
+            QCOMPARE(p.approverRole, env(p.env).approverRole);
+            QCOMPARE(
+                std::int64_t(p.approvals.size()),
+                db.count("SELECT count(*) FROM relctl.promotion_decisions WHERE approve AND promotion = " +
+                         std::to_string(p.id)));
+            QCOMPARE(p.denial.has_value(), std::to_string(p.id) == denied);
+        }
+
+        // A live update of a.staging covers a.prod (promoted from it): both
+        // environments as the full read has them, and a.prod's request.
+        const PromotionsRead part = q.promotions(std::vector<std::string>{"a.staging", "nowhere"});
+        QCOMPARE(part.covers.value_or(std::vector<std::string>{}),
+                 (std::vector<std::string>{"a.prod", "a.staging", "nowhere"}));
+        names.clear();
+        for (const Environment& e : part.environments) {
+            names.push_back(e.name);
+            QCOMPARE(e.frozen.has_value(), env(e.name).frozen.has_value());
+            QCOMPARE(e.promoteFrom, env(e.name).promoteFrom);
+        }
+        QCOMPARE(names, (std::vector<std::string>{"a.prod", "a.staging"}));
+        QCOMPARE(requests(part), rows("env IN ('a.prod', 'a.staging')"));
+        // b.dev is on no path: covered, and absent.
+        const PromotionsRead off = q.promotions(std::vector<std::string>{"b.dev"});
+        QCOMPARE(off.covers.value_or(std::vector<std::string>{}), std::vector<std::string>{"b.dev"});
+        QVERIFY(off.environments.empty() && off.promotions.empty());
+    }
+
     void traceNamesTheLeaseThatBeatAStaleWrite()
     {
         TestDatabase db;

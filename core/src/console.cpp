@@ -372,6 +372,65 @@ std::vector<EnvironmentRow> ConsoleQueries::environments(const std::optional<std
     }
 }
 
+namespace {
+
+// A member of an array reply, empty for JSON null.
+template <typename T> std::optional<T> optionalAt(const json& array, std::size_t i)
+{
+    if (array[i].is_null())
+        return std::nullopt;
+    return array[i].get<T>();
+}
+
+// An environment of relctl.console_promotions: an array of the members the
+// Promotions view reads, in the order that function's comment gives. A
+// database whose functions predate that sends relctl.environment_json's
+// object instead, read whole.
+Environment toPromotionsEnvironment(const json& a)
+{
+    if (a.is_object())
+        return a.get<Environment>();
+    enum : std::size_t {
+        kName,
+        kPromoteFrom,
+        kSoakMs,
+        kApprovalsRequired,
+        kApproverRole,
+        kFrozenAt,
+        kFrozenBy,
+        kFrozenReason,
+        kCurrentId,
+        kCurrentRelease,
+        kCurrentGeneration,
+        kMembers
+    };
+    if (!a.is_array() || a.size() != kMembers)
+        throw json::type_error::create(302, "an environment of the promotions read: " + a.dump(), &a);
+    Environment e;
+    e.name = a[kName].get<std::string>();
+    e.promoteFrom = optionalAt<std::string>(a, kPromoteFrom);
+    e.soakMs = a[kSoakMs].get<std::int64_t>();
+    e.approvalsRequired = a[kApprovalsRequired].get<std::int64_t>();
+    e.approverRole = optionalAt<std::string>(a, kApproverRole);
+    if (!a[kFrozenAt].is_null()) {
+        Frozen f;
+        f.at = a[kFrozenAt].get<Timestamp>();
+        f.by = optionalAt<std::string>(a, kFrozenBy).value_or("");
+        f.reason = optionalAt<std::string>(a, kFrozenReason).value_or("");
+        e.frozen = std::move(f);
+    }
+    if (!a[kCurrentId].is_null()) {
+        Manifest m;
+        m.id = a[kCurrentId].get<std::int64_t>();
+        m.release = a[kCurrentRelease].get<std::string>();
+        m.generation = a[kCurrentGeneration].get<std::int64_t>();
+        e.current = std::move(m);
+    }
+    return e;
+}
+
+} // namespace
+
 PromotionsRead ConsoleQueries::promotions(const std::optional<std::vector<std::string>>& names,
                                           int decidedLimit)
 {
@@ -379,7 +438,10 @@ PromotionsRead ConsoleQueries::promotions(const std::optional<std::vector<std::s
         false, withNames("SELECT relctl.console_promotions(NAMES, $2)", 1), nameArray(names), decidedLimit);
     return convert([&] {
         PromotionsRead read;
-        read.environments = reply.at("environments").get<std::vector<Environment>>();
+        const json& environments = reply.at("environments");
+        read.environments.reserve(environments.size());
+        for (const json& a : environments)
+            read.environments.push_back(toPromotionsEnvironment(a));
         read.promotions = reply.at("promotions").get<std::vector<Promotion>>();
         if (const auto c = reply.find("covers"); c != reply.end() && !c->is_null())
             read.covers = strings(*c);

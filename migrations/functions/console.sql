@@ -128,8 +128,11 @@ BEGIN
                GROUP BY s.env) ps ON ps.env = e.name
     LEFT JOIN (SELECT p.env, count(*) AS n FROM relctl.promotions p WHERE p.state = 'open'
                GROUP BY p.env) pp ON pp.env = e.name
-    WHERE p_names IS NULL OR e.name = ANY (p_names)
-    ORDER BY e.name;
+    -- In no particular order: the console sorts names naturally (svc2
+    -- before svc10) itself, so a sort here by the database's collation would
+    -- be thrown away, and at 10,000 environments it cost a quarter of the
+    -- read.
+    WHERE p_names IS NULL OR e.name = ANY (p_names);
 END
 $$;
 

@@ -15,9 +15,11 @@
 -- has no unfreeze yet. A freeze that began before the window still covers
 -- its start: for each environment, the last freeze before the window is a
 -- candidate too, so a week-long freeze is shaded however far one zooms in.
--- The candidates are the freezes within the window plus one per environment,
--- each paired through (operation, id) with one index probe: the cost follows
--- the window, not the length of the trail.
+-- The candidates are the freezes within the window plus one per environment
+-- ever frozen, each paired with its unfreeze by one probe of events_freezes
+-- (0018): the cost follows the window and the environments frozen, not the
+-- length of the trail nor, for every lane, the size of the organisation (a
+-- probe per environment cost 10,000 environments 0.4 s).
 --
 -- history_first/history_last are the times of the trail's first and last
 -- events (the ends of the primary key: two index probes), so "zoom to the
@@ -33,7 +35,10 @@
 -- console applies a live event by reading the slice of the environments it
 -- touched, whose cost follows those lanes, not the organisation.
 CREATE FUNCTION relctl.console_timeline(p_from bigint, p_to bigint, p_envs text[] DEFAULT NULL) RETURNS json
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
+-- The plan's estimates (every lane, every freeze) pass the JIT's threshold
+-- while the work is a few milliseconds: compiling cost more than running.
+SET jit = off AS $$
 DECLARE
     v_now timestamptz := clock_timestamp();
     -- About 4685 BC .. 287,000 AD: inside timestamptz's range, with room for
@@ -58,8 +63,10 @@ BEGIN
     END IF;
     RETURN json_build_object(
         'server_now', relctl.epoch_ms(v_now),
-        'environments', (SELECT coalesce(json_agg(name ORDER BY name), '[]') FROM relctl.environments
-                         WHERE p_envs IS NULL OR name = ANY (p_envs)),
+        -- An array in index order rather than json_agg's sort: half the time
+        -- at 10,000 lanes.
+        'environments', to_json(ARRAY(SELECT name FROM relctl.environments
+                                      WHERE p_envs IS NULL OR name = ANY (p_envs) ORDER BY name)),
         'history_first', relctl.epoch_ms((SELECT at FROM relctl.events ORDER BY id LIMIT 1)),
         'history_last', relctl.epoch_ms((SELECT at FROM relctl.events ORDER BY id DESC LIMIT 1)),
         'freezes', (
@@ -78,7 +85,18 @@ BEGIN
                             WHERE v.operation = 'freeze' AND v.outcome = 'accepted' AND v.env = e.name
                               AND v.at < v_from
                             ORDER BY v.id DESC LIMIT 1) b
-                        WHERE p_envs IS NULL OR e.name = ANY (p_envs)) fz
+                        WHERE e.name = ANY (p_envs) OR (p_envs IS NULL AND e.name IN (
+                            -- Every lane: only those ever frozen, found by
+                            -- skipping through events_freezes (0018) from one
+                            -- environment to the next, one probe each.
+                            WITH RECURSIVE frozen (env) AS (
+                                SELECT min(v.env) FROM relctl.events v
+                                WHERE v.operation = 'freeze' AND v.outcome = 'accepted' AND v_window
+                                UNION ALL
+                                SELECT (SELECT min(v.env) FROM relctl.events v
+                                        WHERE v.operation = 'freeze' AND v.outcome = 'accepted' AND v.env > f.env)
+                                FROM frozen f WHERE f.env IS NOT NULL)
+                            SELECT frozen.env FROM frozen WHERE frozen.env IS NOT NULL))) fz
                   CROSS JOIN LATERAL (
                       SELECT u.at FROM relctl.events u
                       WHERE u.operation = 'unfreeze' AND u.outcome = 'accepted' AND u.env = fz.env

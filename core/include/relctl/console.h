@@ -300,6 +300,12 @@ struct RefusalTrace
 // from them (`covers`); a read of every environment covers everything (empty).
 struct PromotionsRead
 {
+    // Only what the Promotions view reads of each environment is filled in:
+    // name, promoteFrom, soakMs, approvalsRequired, approverRole, frozen, and
+    // of current its id, release and generation (its job, token, publishedAt
+    // and document are left empty). Every other member keeps its default
+    // (no lease, an empty queue, zero counts): reading them cost the full
+    // read two seconds at 10,000 environments. In name order.
     std::vector<Environment> environments;
     std::vector<Promotion> promotions;
     std::optional<std::vector<std::string>> covers;
@@ -313,7 +319,8 @@ public:
     explicit ConsoleQueries(Database& db);
 
     // Every environment, or only those named (a live event's: absent names
-    // are environments that no longer exist), in name order.
+    // are environments that no longer exist), in no particular order: the
+    // console sorts them itself.
     std::vector<EnvironmentRow>
     environments(const std::optional<std::vector<std::string>>& names = std::nullopt);
     AuditPage auditPage(const AuditPageRequest& request);
