@@ -12,6 +12,7 @@
 #include <QSocketNotifier>
 #include <QTimer>
 #include <algorithm>
+#include <future>
 #include <utility>
 
 namespace relctl::ui {
@@ -124,28 +125,49 @@ void ConsoleWorker::connectNow()
         }
         // Resolved on every attempt: an embedded cluster that stopped is started again.
         const std::string conninfo = m_target.resolve();
-        auto db = std::make_unique<relctl::Database>(conninfo);
-        QElapsedTimer timer;
-        timer.start();
-        const relctl::ServerInfo info = db->serverInfo();
-        m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+        // The listening connection opens on a thread of its own while this
+        // one connects and reads the server's facts: each is a new server
+        // session that costs tens of milliseconds before its first answer,
+        // and the window waits for both. Its first follow() notes where the
+        // trail ends before the reload below reads anything, so nothing
+        // committed in between is missed. A failure of either is thrown
+        // here (a future's destructor waits for the thread, whose listener
+        // is then dropped).
+        std::future<std::unique_ptr<relctl::EventListener>> listening;
         if (m_live)
-            m_listener = std::make_unique<relctl::EventListener>(conninfo);
+            listening = std::async(std::launch::async, [conninfo] {
+                auto listener = std::make_unique<relctl::EventListener>(conninfo);
+                listener->follow();
+                return listener;
+            });
+        auto db = std::make_unique<relctl::Database>(conninfo);
+        // Only the live worker's state reaches the window: the others (the
+        // pages', the export's, the full reads') skip the server's facts, a
+        // new session's first query, which on connecting competes with the
+        // main one's for the server's time.
+        std::optional<relctl::ServerInfo> info;
+        if (m_live) {
+            QElapsedTimer timer;
+            timer.start();
+            info = db->serverInfo();
+            m_state.rttMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+        }
+        if (listening.valid())
+            m_listener = listening.get();
         m_db = std::move(db);
         if (m_listener) {
             m_notifier =
                 new QSocketNotifier(static_cast<qintptr>(m_listener->socket()), QSocketNotifier::Read, this);
             connect(m_notifier, &QSocketNotifier::activated, this, &ConsoleWorker::readEvents);
-            m_listener->follow(); // where the trail ends now: the reload below covers the rest
             m_follow->start();
         }
         if (m_prefetchFirstAuditPage) {
             // A session's first page costs it the compilation of the page
             // functions and the catalogue's lookups as well as the query.
-            // Read here, while the main worker still opens its listening
-            // connection, the page the window asks for first is ready when
-            // it asks (auditPage()). A failure here leaves nothing
-            // prefetched: the page itself reports what is wrong.
+            // Read here, while the main worker still connects, the page the
+            // window asks for first is ready when it asks (auditPage()). A
+            // failure here leaves nothing prefetched: the page itself
+            // reports what is wrong.
             try {
                 const relctl::AuditPageRequest first;
                 m_prefetched = PrefetchedPage{first, relctl::ConsoleQueries(*m_db).auditPage(first)};
@@ -156,12 +178,14 @@ void ConsoleWorker::connectNow()
         m_state.connected = true;
         m_state.live = m_live;
         m_state.message.clear();
-        m_state.server =
-            QStringLiteral("PostgreSQL %1, database %2").arg(q(info.serverVersion), q(info.database));
-        m_state.schemaVersion = static_cast<int>(info.schemaVersion.value_or(0));
-        m_state.login = q(info.login);
-        m_state.permissions = Permissions::of(info);
-        m_state.tls = info.tls;
+        if (info) {
+            m_state.server =
+                QStringLiteral("PostgreSQL %1, database %2").arg(q(info->serverVersion), q(info->database));
+            m_state.schemaVersion = static_cast<int>(info->schemaVersion.value_or(0));
+            m_state.login = q(info->login);
+            m_state.permissions = Permissions::of(*info);
+            m_state.tls = info->tls;
+        }
         m_retry->stop();
         emit connectionChanged(m_state);
         // Nothing is kept for a disconnected listener: everything is re-read.

@@ -4,6 +4,8 @@
 #include "consoleworker.h"
 #include "rehearsalrunner.h"
 
+#include <utility>
+
 namespace relctl::ui {
 
 namespace {
@@ -25,7 +27,8 @@ template <typename Call> void post(ConsoleWorker* worker, Call&& call)
 PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, QObject* parent)
     : ConsoleBackend(parent), m_target(target), m_worker(new ConsoleWorker(target)),
       m_pages(new ConsoleWorker(target)), m_exporter(new ConsoleWorker(target)),
-      m_rehearsals(new RehearsalRunner(this)), m_probe(new ConnectionProbe(this))
+      m_full(new ConsoleWorker(target)), m_rehearsals(new RehearsalRunner(this)),
+      m_probe(new ConnectionProbe(this))
 {
     // Created here, on the GUI thread, then handed to their threads: each
     // creates its connections and socket notifier on its own thread.
@@ -41,6 +44,10 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     m_exporter->setLive(false);
     m_exporter->moveToThread(&m_exportThread);
     connect(&m_exportThread, &QThread::finished, m_exporter, &QObject::deleteLater);
+    // Hears no events either: the session asks it only for full reads.
+    m_full->setLive(false);
+    m_full->moveToThread(&m_fullThread);
+    connect(&m_fullThread, &QThread::finished, m_full, &QObject::deleteLater);
 
     // Signal to signal: queued, so the answers arrive on this (the GUI) thread.
     connect(m_worker, &ConsoleWorker::connectionChanged, this, &ConsoleBackend::connectionChanged);
@@ -49,6 +56,19 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
     connect(m_pages, &ConsoleWorker::auditPageLoaded, this, &ConsoleBackend::auditPageLoaded);
     connect(m_pages, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
     connect(m_worker, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
+    connect(m_full, &ConsoleWorker::timelineLoaded, this, &ConsoleBackend::timelineLoaded);
+    connect(m_full, &ConsoleWorker::promotionsLoaded, this, &ConsoleBackend::promotionsLoaded);
+    connect(m_full, &ConsoleWorker::requestFailed, this, &ConsoleBackend::requestFailed);
+    // The environments' full read answered, or failed: the full reads held
+    // behind it go out.
+    connect(m_worker, &ConsoleWorker::environmentsLoaded, this, [this](quint64 serial) {
+        if (serial == m_environmentsFull)
+            releaseHeldFullReads();
+    });
+    connect(m_worker, &ConsoleWorker::requestFailed, this, [this](const RequestId& request) {
+        if (request.kind == RequestKind::Environments && request.serial == m_environmentsFull)
+            releaseHeldFullReads();
+    });
     connect(m_worker, &ConsoleWorker::traceLoaded, this, &ConsoleBackend::traceLoaded);
     connect(m_worker, &ConsoleWorker::supersessionsLoaded, this, &ConsoleBackend::supersessionsLoaded);
     connect(m_worker, &ConsoleWorker::promotionsLoaded, this, &ConsoleBackend::promotionsLoaded);
@@ -86,9 +106,11 @@ PostgresBackend::PostgresBackend(const ConnectionTarget& target, bool seedDemo, 
 
 PostgresBackend::~PostgresBackend()
 {
+    m_fullThread.quit();
     m_exportThread.quit();
     m_pagesThread.quit();
     m_thread.quit();
+    m_fullThread.wait();
     m_exportThread.wait();
     m_pagesThread.wait();
     m_thread.wait();
@@ -99,6 +121,10 @@ void PostgresBackend::start()
     m_thread.start();
     m_pagesThread.start();
     m_exportThread.start();
+    // Not connected now: on connecting its first read waits for the
+    // environments' answer anyway, and a fourth new session would only
+    // compete with theirs.
+    m_fullThread.start();
     QMetaObject::invokeMethod(m_worker, &ConsoleWorker::start, Qt::QueuedConnection);
     // Connected now, at the same time as the main worker, so the first page
     // is asked on an open connection.
@@ -111,10 +137,13 @@ void PostgresBackend::setTarget(const ConnectionTarget& target)
     post(m_worker, [target](ConsoleWorker& w) { w.setTarget(target); });
     post(m_pages, [target](ConsoleWorker& w) { w.setTarget(target); });
     post(m_exporter, [target](ConsoleWorker& w) { w.setTarget(target); });
+    post(m_full, [target](ConsoleWorker& w) { w.setTarget(target); });
 }
 
 void PostgresBackend::loadEnvironments(quint64 serial, const std::optional<QStringList>& names)
 {
+    if (!names)
+        m_environmentsFull = serial;
     post(m_worker, [serial, names](ConsoleWorker& w) { w.loadEnvironments(serial, names); });
 }
 
@@ -126,8 +155,28 @@ void PostgresBackend::loadAuditPage(quint64 serial, const relctl::AuditPageReque
 void PostgresBackend::loadTimeline(quint64 serial, qint64 fromMs, qint64 toMs,
                                    const std::optional<QStringList>& envs)
 {
-    post(m_worker,
-         [serial, fromMs, toMs, envs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs, envs); });
+    // A live update's lanes go to the main worker, in order with the
+    // environments' rows of the same event.
+    if (envs)
+        post(m_worker,
+             [serial, fromMs, toMs, envs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs, envs); });
+    else
+        postFull([serial, fromMs, toMs](ConsoleWorker& w) { w.loadTimeline(serial, fromMs, toMs); });
+}
+
+void PostgresBackend::postFull(std::function<void(ConsoleWorker&)> call)
+{
+    if (m_environmentsFull)
+        m_heldFull.append(std::move(call));
+    else
+        post(m_full, std::move(call));
+}
+
+void PostgresBackend::releaseHeldFullReads()
+{
+    m_environmentsFull = 0;
+    for (auto& call : std::exchange(m_heldFull, {}))
+        post(m_full, std::move(call));
 }
 
 void PostgresBackend::loadTrace(quint64 serial, qint64 eventId)
@@ -142,7 +191,10 @@ void PostgresBackend::loadSupersessions(quint64 serial)
 
 void PostgresBackend::loadPromotions(quint64 serial, const std::optional<QStringList>& names)
 {
-    post(m_worker, [serial, names](ConsoleWorker& w) { w.loadPromotions(serial, names); });
+    if (names)
+        post(m_worker, [serial, names](ConsoleWorker& w) { w.loadPromotions(serial, names); });
+    else
+        postFull([serial](ConsoleWorker& w) { w.loadPromotions(serial); });
 }
 
 void PostgresBackend::loadManifestHistory(quint64 serial, const QString& env)

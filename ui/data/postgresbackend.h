@@ -2,7 +2,9 @@
 
 #include "consolebackend.h"
 
+#include <QList>
 #include <QThread>
+#include <functional>
 
 namespace relctl::ui {
 
@@ -20,7 +22,14 @@ class RehearsalRunner;
 // and the two run at once on the server. Exports run on a third worker with
 // a connection of its own (opened on the first export, without live
 // updates): an export of a million events holds its thread for half a
-// minute, and pages and live updates must not wait for it. Rehearsals and
+// minute, and pages and live updates must not wait for it. The full reads
+// of the timeline and of the promotions have a fourth (opened on the first
+// such read): at 10,000 environments each holds its connection for a
+// fraction of a second, and a live update queued behind them on the main
+// one was shown that much later. Asked while the environments' full read
+// is in flight (on connecting), they wait for its answer: the window
+// waits for the environments, and on two cores the full reads would only
+// slow that answer down. Rehearsals and
 // connection tests need none of the workers' connections and hold a thread
 // for seconds: a RehearsalRunner and a ConnectionProbe run them on threads
 // of their own.
@@ -55,6 +64,11 @@ public:
     void probeTarget(quint64 serial, const ConnectionTarget& target) override;
 
 private:
+    // A full read for m_full: held while the environments' full read is in
+    // flight, else posted at once.
+    void postFull(std::function<void(ConsoleWorker&)> call);
+    void releaseHeldFullReads();
+
     ConnectionTarget m_target;
     QThread m_thread;
     ConsoleWorker* m_worker; // lives on m_thread, deleted there when it finishes
@@ -62,6 +76,12 @@ private:
     ConsoleWorker* m_pages; // lives on m_pagesThread: the audit browser's pages
     QThread m_exportThread;
     ConsoleWorker* m_exporter; // lives on m_exportThread
+    QThread m_fullThread;
+    ConsoleWorker* m_full; // lives on m_fullThread: the timeline's and the promotions' full reads
+    // The environments' full read in flight (0: none), and the full reads
+    // held until it is answered, in the order asked.
+    quint64 m_environmentsFull = 0;
+    QList<std::function<void(ConsoleWorker&)>> m_heldFull;
     // Children, on this thread: the runner's destructor cancels a run in
     // progress and waits for its scratch database to be dropped.
     RehearsalRunner* m_rehearsals;
