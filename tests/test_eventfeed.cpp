@@ -256,6 +256,60 @@ private slots:
         QCOMPARE(listener.follow(), Names{});
     }
 
+    // A follower's start (no position, no gaps: EventListener's first call)
+    // is read from the primary key alone; it says what the general reading
+    // says of a start (asked with an empty list of gaps): where the trail
+    // ends, the ids missing below it, and whether a run was too long to list.
+    void aFollowersStartIsTheGeneralAnswer()
+    {
+        TestDatabase db;
+        const auto insert = [&db](int n) {
+            db.exec("INSERT INTO relctl.events (env, operation, outcome) SELECT 'prod', 'renew', 'accepted' "
+                    "FROM generate_series(1, " +
+                    std::to_string(n) + ")");
+        };
+        pqxx::connection c(db.reviewerDsn());
+        const auto start = [&](const std::string& gaps) {
+            pqxx::read_transaction tx(c);
+            json reply = json::parse(tx.exec1("SELECT relctl.events_after(NULL, 50" + gaps + ")")[0].c_str());
+            reply.erase("snapshot");
+            return reply;
+        };
+        QCOMPARE(start(""), start(", '{}'")); // an empty trail, perhaps the schema's own events
+        insert(20);
+        {
+            // Three ids taken and never committed.
+            pqxx::connection admin(db.adminDsn());
+            pqxx::work tx(admin);
+            tx.exec("INSERT INTO relctl.events (env, operation, outcome) SELECT 'prod', 'renew', 'accepted' "
+                    "FROM generate_series(1, 3)");
+            tx.abort();
+        }
+        insert(5);
+        const json holes = start("");
+        QCOMPARE(holes, start(", '{}'"));
+        QCOMPARE(holes["missing"].size(), std::size_t(3));
+        QCOMPARE(holes["complete"].get<bool>(), true);
+        QCOMPARE(holes["last"].get<long long>(), db.count("SELECT max(id) FROM relctl.events"));
+        // A run longer than can be listed: not complete, the same either way.
+        db.exec("SELECT setval(pg_get_serial_sequence('relctl.events', 'id'), "
+                "(SELECT max(id) FROM relctl.events) + 1500)");
+        insert(1);
+        // The window of 50 ids now starts inside the run: widen it to see both.
+        const auto wide = [&](const std::string& gaps) {
+            pqxx::read_transaction tx(c);
+            json reply =
+                json::parse(tx.exec1("SELECT relctl.events_after(NULL, 2000" + gaps + ")")[0].c_str());
+            reply.erase("snapshot");
+            return reply;
+        };
+        const json run = wide("");
+        QCOMPARE(run, wide(", '{}'"));
+        QCOMPARE(run["complete"].get<bool>(), false);
+        QCOMPARE(run["missing"].size(), std::size_t(3));
+        QCOMPARE(start(""), start(", '{}'"));
+    }
+
     // relctl.events_after is any reviewer's to call with anything: bad input
     // is refused with nothing written, the rest answered, bounded.
     void eventsAfterIsSafeForAnyCaller()

@@ -192,6 +192,31 @@ BEGIN
         v_settled := NOT EXISTS (SELECT 1 FROM pg_snapshot_xip(v_reference) x
                                  WHERE NOT pg_visible_in_snapshot(x, v_now));
     END IF;
+    IF p_after IS NULL AND p_gaps IS NULL THEN
+        -- A follower's start (relctl::EventListener's first call): nothing
+        -- is new yet, so only where the trail ends and which of the last
+        -- p_limit ids below it are missing (they may still commit) are
+        -- wanted, read from the primary key alone (no row is visited): the
+        -- answer the general case below gives a start, at a fraction of its
+        -- cost, which a console waits for on opening. An event committed
+        -- after v_last was read is past it, reported by the next call.
+        v_last := (SELECT max(id) FROM relctl.events);
+        v_from := greatest(v_last - p_limit, 0);
+        WITH holes AS (
+            SELECT k.prev, k.id
+            FROM (SELECT v.id, coalesce(lag(v.id) OVER (ORDER BY v.id), v_from) AS prev
+                  FROM relctl.events v WHERE v.id > v_from AND v.id <= v_last) k
+            WHERE k.prev < k.id - 1
+        )
+        SELECT (SELECT coalesce(jsonb_agg(g ORDER BY g), '[]')
+                FROM holes h, generate_series(h.prev + 1, h.id - 1) g
+                WHERE h.prev >= h.id - 1 - relctl.max_gap_run()),
+               NOT EXISTS (SELECT 1 FROM holes h WHERE h.prev < h.id - 1 - relctl.max_gap_run())
+          INTO v_missing, v_complete;
+        RETURN jsonb_build_object('last', v_last, 'envs', '[]'::jsonb, 'more', false, 'found', '[]'::jsonb,
+                                  'missing', v_missing, 'complete', v_complete, 'snapshot', v_now::text,
+                                  'settled', v_settled);
+    END IF;
     IF p_after IS NULL THEN
         v_last := (SELECT max(id) FROM relctl.events);
         v_from := greatest(v_last - p_limit, 0);
