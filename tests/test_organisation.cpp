@@ -278,8 +278,24 @@ private slots:
         QCOMPARE(relctl(db, {"status", "--attention", "--job", "x"}).exitCode, 2);
         QCOMPARE(relctl(db, {"status"}).exitCode, 2);
         QCOMPARE(relctl(db, {"status", "--job", "x", "--group", "g"}).exitCode, 2);
+
+        // A waiter whose job is gone (its candidate not yet marked as having
+        // left: nothing wrote on the environment since) is not waiting, as
+        // the console's queue does not show it.
         waiter->kill();
         finish(*waiter);
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.candidates WHERE env = 'waiting' AND state = 'waiting'"),
+            1LL);
+        QTRY_VERIFY_WITH_TIMEOUT(!reasons(db).count("waiting"), 10000);
+        QCOMPARE(db.scalar("SELECT relctl.environment_attention(e, clock_timestamp())::text "
+                           "FROM relctl.environments e WHERE e.name = 'waiting'"),
+                 std::string("[]"));
+        QCOMPARE(
+            db.count("SELECT count(*) FROM relctl.environments e "
+                     "WHERE relctl.environment_attention(e, clock_timestamp()) <> '[]' AND e.name NOT IN "
+                     "(SELECT s.name FROM relctl.attention_suspects(clock_timestamp()) s)"),
+            0LL);
     }
 
     void freezeManyOneEventEachNeverWithoutAConfirmation()

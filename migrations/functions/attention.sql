@@ -19,7 +19,8 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT 3600000::bigint $$;
 -- - frozen: it refuses work until someone unfreezes it;
 -- - refused: a write was refused in the last hour (how many, the last one);
 -- - decision: supersession or promotion requests wait for a release manager;
--- - waiting: candidates are queued for its lease;
+-- - waiting: candidates are queued for its lease, their jobs still there
+--   (relctl.live_candidates: those the console's queue shows);
 -- - expiring: the live lease has less than a quarter of the environment's
 --   default TTL left, so its job missed a renewal (a job renews at half);
 -- - promotion_blocked: an open promotion request cannot go ahead: the
@@ -111,7 +112,7 @@ BEGIN
     SELECT r.n, r.last,
            (SELECT count(*) FROM relctl.supersessions s WHERE s.env = e.name AND s.state = 'pending'),
            (SELECT count(*) FROM relctl.promotions p WHERE p.env = e.name AND p.state = 'open'),
-           (SELECT count(*) FROM relctl.candidates c WHERE c.env = e.name AND c.state = 'waiting'),
+           (SELECT count(*) FROM relctl.live_candidates(e.name) c),
            l.job, l.expires_at
     INTO v_refused, v_last, v_n, v_m, v_waiting, v_job, v_expires
     FROM (SELECT count(*) AS n, max(v.at) AS last FROM relctl.events v
@@ -145,7 +146,7 @@ LANGUAGE sql STABLE AS $$
                 AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
         UNION SELECT s.env FROM relctl.supersessions s WHERE s.state = 'pending'
         UNION SELECT p.env FROM relctl.promotions p WHERE p.state = 'open'
-        UNION SELECT c.env FROM relctl.candidates c WHERE c.state = 'waiting'
+        UNION SELECT c.env FROM relctl.live_waiting_candidates() c
         UNION SELECT l.env FROM relctl.leases l
               JOIN relctl.environments x ON x.name = l.env AND x.last_token = l.token
               WHERE l.ended_at IS NULL AND l.expires_at > p_now
@@ -189,7 +190,7 @@ BEGIN
                            GROUP BY x.env) ss ON ss.env = (s.e).name
                 LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
                            GROUP BY x.env) pr ON pr.env = (s.e).name
-                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.candidates x WHERE x.state = 'waiting'
+                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.live_waiting_candidates() x
                            GROUP BY x.env) w ON w.env = (s.e).name
                 LEFT JOIN relctl.leases l ON l.env = (s.e).name AND l.token = (s.e).last_token
                                          AND l.ended_at IS NULL AND l.expires_at > v_now

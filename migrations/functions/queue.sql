@@ -61,11 +61,19 @@ $$;
 -- lock table however long the queue: reads stay linear.
 CREATE FUNCTION relctl.live_candidates(p_env text) RETURNS SETOF relctl.candidates
 LANGUAGE sql STABLE AS $$
+    SELECT c.* FROM relctl.live_waiting_candidates() c WHERE c.env = p_env
+$$;
+
+-- The same, of every environment at once (inlined: a filter on env reaches
+-- the scan of candidates), for what counts live waiters across an
+-- organisation (relctl.attention).
+CREATE FUNCTION relctl.live_waiting_candidates() RETURNS SETOF relctl.candidates
+LANGUAGE sql STABLE AS $$
     -- IN, not a join: each subquery is run once and hashed, whatever the
     -- planner guesses of the lock table's size (a nested loop re-read the
     -- lock table for every candidate).
     SELECT c.* FROM relctl.candidates c
-    WHERE c.env = p_env AND c.state = 'waiting'
+    WHERE c.state = 'waiting'
       AND ((c.lock_key::oid, c.backend_pid) IN (SELECT h.objid, h.pid FROM relctl.held_candidate_locks() h)
            OR (c.backend_pid IS NULL
                AND c.lock_key::oid IN (SELECT h.objid FROM relctl.held_candidate_locks() h)))
