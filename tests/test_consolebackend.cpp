@@ -24,6 +24,15 @@ std::pair<qint64, qint64> lastHour()
     return {now - 3600 * 1000, now};
 }
 
+// Starts the backend and waits until it is connected (false: it did not
+// connect within 15 s).
+bool startConnected(PostgresBackend& backend)
+{
+    QSignalSpy connection(&backend, &ConsoleBackend::connectionChanged);
+    backend.start();
+    return connection.wait(15000) && connection.last().at(0).value<ConnectionState>().connected;
+}
+
 } // namespace
 
 class TestConsoleBackend final : public QObject
@@ -40,12 +49,9 @@ private slots:
         db.exec("INSERT INTO relctl.events (env, operation, outcome) "
                 "SELECT 'prod', 'renew', 'accepted' FROM generate_series(1, 12)");
         PostgresBackend backend(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
-        QSignalSpy connection(&backend, &ConsoleBackend::connectionChanged);
         QSignalSpy environments(&backend, &ConsoleBackend::environmentsLoaded);
         QSignalSpy pages(&backend, &ConsoleBackend::auditPageLoaded);
-        backend.start();
-        QVERIFY(connection.wait(15000));
-        QVERIFY(connection.last().at(0).value<ConnectionState>().connected);
+        QVERIFY(startConnected(backend));
 
         pqxx::connection locker(db.adminDsn());
         pqxx::work lock(locker);
@@ -85,12 +91,9 @@ private slots:
     {
         TestDatabase db;
         PostgresBackend backend(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
-        QSignalSpy connection(&backend, &ConsoleBackend::connectionChanged);
         QSignalSpy timeline(&backend, &ConsoleBackend::timelineLoaded);
         QSignalSpy approvals(&backend, &ConsoleBackend::supersessionsLoaded);
-        backend.start();
-        QVERIFY(connection.wait(15000));
-        QVERIFY(connection.last().at(0).value<ConnectionState>().connected);
+        QVERIFY(startConnected(backend));
 
         pqxx::connection locker(db.adminDsn());
         pqxx::work lock(locker);
@@ -113,11 +116,9 @@ private slots:
     {
         TestDatabase db;
         PostgresBackend backend(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
-        QSignalSpy connection(&backend, &ConsoleBackend::connectionChanged);
         QSignalSpy environments(&backend, &ConsoleBackend::environmentsLoaded);
         QSignalSpy timeline(&backend, &ConsoleBackend::timelineLoaded);
-        backend.start();
-        QVERIFY(connection.wait(15000));
+        QVERIFY(startConnected(backend));
 
         pqxx::connection locker(db.adminDsn());
         pqxx::work lock(locker);
@@ -146,11 +147,9 @@ private slots:
         TestDatabase db;
         db.exec("REVOKE EXECUTE ON FUNCTION relctl.console_environments FROM relctl_reviewer");
         PostgresBackend backend(ConnectionTarget::fromDsn(QString::fromStdString(db.dsn())), false);
-        QSignalSpy connection(&backend, &ConsoleBackend::connectionChanged);
         QSignalSpy failed(&backend, &ConsoleBackend::requestFailed);
         QSignalSpy timeline(&backend, &ConsoleBackend::timelineLoaded);
-        backend.start();
-        QVERIFY(connection.wait(15000));
+        QVERIFY(startConnected(backend));
         const auto [from, to] = lastHour();
         backend.loadEnvironments(1);
         backend.loadTimeline(1, from, to);
