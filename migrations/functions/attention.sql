@@ -153,14 +153,45 @@ LANGUAGE sql STABLE AS $$
                 AND l.expires_at - p_now < x.default_ttl_ms * interval '1 millisecond' / 4)
 $$;
 
+-- Every environment that needs a person at p_now, with its group and
+-- reasons: relctl.environment_attention's answer for each of
+-- relctl.attention_suspects, read set-based: each table's rows that can make
+-- a reason are read once (through the partial indexes attention_suspects
+-- uses) and joined to the suspects, rather than probed per environment, and
+-- relctl.attention_items words them. `relctl status --attention`
+-- (relctl.attention) and the console's read of every environment
+-- (relctl.console_environments) both read it; at 10,000 environments it
+-- costs a quarter of one environment_attention call per suspect. SQL, so
+-- that it is inlined into its callers.
+CREATE FUNCTION relctl.attention_now(p_now timestamptz)
+RETURNS TABLE (name text, "group" text, attention jsonb)
+LANGUAGE sql STABLE AS $$
+    SELECT x.name, x."group", x.attention FROM (
+        SELECT (s.e).name AS name, relctl.env_group(s.e) AS "group",
+               relctl.attention_items(s.e, p_now,
+                   coalesce(r.n, 0), r.last, coalesce(ss.n, 0), coalesce(pr.n, 0), coalesce(w.n, 0),
+                   l.job, l.expires_at, b.release, b.generation) AS attention
+        FROM (SELECT e FROM relctl.attention_suspects(p_now) e) s
+        LEFT JOIN (SELECT v.env, count(*) AS n, max(v.at) AS last FROM relctl.events v
+                   WHERE v.outcome = 'rejected'
+                     AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
+                   GROUP BY v.env) r ON r.env = (s.e).name
+        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.supersessions x WHERE x.state = 'pending'
+                   GROUP BY x.env) ss ON ss.env = (s.e).name
+        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
+                   GROUP BY x.env) pr ON pr.env = (s.e).name
+        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.live_waiting_candidates() x
+                   GROUP BY x.env) w ON w.env = (s.e).name
+        LEFT JOIN relctl.leases l ON l.env = (s.e).name AND l.token = (s.e).last_token
+                                 AND l.ended_at IS NULL AND l.expires_at > p_now
+        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE pr.n > 0) b ON true) x
+    WHERE x.attention <> '[]'
+$$;
+
 -- What `relctl status --attention` shows: the environments that need a
--- person now, of group p_group and with names matching the glob p_match
--- (each NULL: any), each with its group and reasons. Unordered: the client
--- sorts names naturally (svc2 before svc10). One set-based query: each
--- table's rows that can make a reason are read once (through the partial
--- indexes attention_suspects uses) and joined to the suspects, rather than
--- probed per environment; relctl.attention_items words them as
--- relctl.environment_attention does.
+-- person now (relctl.attention_now), of group p_group and with names
+-- matching the glob p_match (each NULL: any), each with its group and
+-- reasons. Unordered: the client sorts names naturally (svc2 before svc10).
 -- {"server_now": epoch ms, "environments": [{"name", "group", "attention"}]}
 CREATE FUNCTION relctl.attention(p_group text DEFAULT NULL, p_match text DEFAULT NULL) RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -172,30 +203,10 @@ BEGIN
     RETURN json_build_object(
         'server_now', relctl.epoch_ms(v_now),
         'environments', coalesce((
-            WITH suspects AS MATERIALIZED (
-                SELECT e FROM relctl.attention_suspects(v_now) e
-                WHERE (p_group IS NULL OR relctl.env_group(e) = p_group)
-                  AND (v_like IS NULL OR e.name LIKE v_like))
             SELECT json_agg(x) FROM (
-                SELECT (s.e).name, relctl.env_group(s.e) AS "group",
-                       relctl.attention_items(s.e, v_now,
-                           coalesce(r.n, 0), r.last, coalesce(ss.n, 0), coalesce(pr.n, 0), coalesce(w.n, 0),
-                           l.job, l.expires_at, b.release, b.generation) AS attention
-                FROM suspects s
-                LEFT JOIN (SELECT v.env, count(*) AS n, max(v.at) AS last FROM relctl.events v
-                           WHERE v.outcome = 'rejected'
-                             AND v.at > v_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
-                           GROUP BY v.env) r ON r.env = (s.e).name
-                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.supersessions x WHERE x.state = 'pending'
-                           GROUP BY x.env) ss ON ss.env = (s.e).name
-                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
-                           GROUP BY x.env) pr ON pr.env = (s.e).name
-                LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.live_waiting_candidates() x
-                           GROUP BY x.env) w ON w.env = (s.e).name
-                LEFT JOIN relctl.leases l ON l.env = (s.e).name AND l.token = (s.e).last_token
-                                         AND l.ended_at IS NULL AND l.expires_at > v_now
-                LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE pr.n > 0) b ON true) x
-            WHERE x.attention <> '[]'), '[]'));
+                SELECT a.name, a."group", a.attention FROM relctl.attention_now(v_now) a
+                WHERE (p_group IS NULL OR a."group" = p_group)
+                  AND (v_like IS NULL OR a.name LIKE v_like)) x), '[]'));
 END
 $$;
 

@@ -58,11 +58,12 @@ $$;
 -- two nested lists are JSON, and they are '[]' on most rows. Times are epoch
 -- milliseconds.
 --
--- attention is relctl.environment_attention, the one definition; on a read
--- of every environment it runs only on relctl.attention_suspects (those it
--- gives a reason for: about 600 of 10,000 in the benchmark's organisation),
--- and on a read of named ones on each of them, so that a live event does
--- not pay for finding the suspects of the whole organisation.
+-- attention is relctl.environment_attention's answer: on a read of every
+-- environment through relctl.attention_now (its set-based reading of the
+-- environments that need a person: about 600 of 10,000 in the benchmark's
+-- organisation), on a read of named ones environment_attention itself for
+-- each, so that a live event does not pay for finding those of the whole
+-- organisation.
 CREATE FUNCTION relctl.console_environments(p_names text[] DEFAULT NULL)
 RETURNS TABLE (
     name text, "group" text, policy text, supersede text, serialization text, promote_from text,
@@ -76,14 +77,20 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp S
 SET jit = off AS $$
 #variable_conflict use_column
 DECLARE
-    -- A variable, not a column of the query: the suspects' tests against it
-    -- are then each one hashed set, not a scan per environment.
+    -- A variable, not a column of the query: the attention's tests against
+    -- it are then each one hashed set, not a scan per environment.
     v_now timestamptz := clock_timestamp();
+    -- Every environment's read: the reasons of those that need a person, by
+    -- name (relctl.attention_now). Read before the query rather than joined
+    -- in it, so that a live event's read of a few names does not plan and
+    -- start that reading too (it tripled the cost of such a read).
+    v_attention jsonb;
 BEGIN
+    IF p_names IS NULL THEN
+        SELECT coalesce(jsonb_object_agg(t.name, t.attention), '{}') INTO v_attention
+        FROM relctl.attention_now(v_now) t;
+    END IF;
     RETURN QUERY
-    -- Scanned only when p_names is NULL (the CASE below does not reach it
-    -- otherwise).
-    WITH suspects AS MATERIALIZED (SELECT s.name FROM relctl.attention_suspects(v_now) s)
     SELECT
         e.name, relctl.env_group(e), e.policy, e.supersede, e.serialization, e.promote_from,
         m.release, m.generation, m.job, relctl.epoch_ms(m.published_at),
@@ -117,8 +124,10 @@ BEGIN
                 FROM (SELECT x.*, row_number() OVER (ORDER BY x.generation, x.id) AS position
                       FROM relctl.live_candidates(e.name) x) c), '[]')
         ELSE '[]' END,
-        CASE WHEN p_names IS NOT NULL OR e.name IN (SELECT s.name FROM suspects s)
-             THEN relctl.environment_attention(e, v_now) ELSE '[]' END,
+        -- Some named ones (a live event's): the definition,
+        -- environment_attention, for each.
+        CASE WHEN p_names IS NOT NULL THEN relctl.environment_attention(e, v_now)
+             ELSE coalesce(v_attention -> e.name, '[]') END,
         relctl.epoch_ms(v_now)
     FROM relctl.environments e
     LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
