@@ -241,7 +241,7 @@ private slots:
                             {"blocked", {"decision", "promotion_blocked"}},
                         }),
                  shown.c_str());
-        // relctl.attention reads only its suspects: none that needs a person is left out.
+        // relctl.attention_now reads only its suspects: none that needs a person is left out.
         QCOMPARE(
             db.count("SELECT count(*) FROM relctl.environments e "
                      "WHERE relctl.environment_attention(e, clock_timestamp()) <> '[]' AND e.name NOT IN "

@@ -1,7 +1,8 @@
 -- An organisation's environments: their groups, and which of them need a
 -- person now. relctl.environment_attention is the one definition of "needs
--- attention": `relctl status --attention` (relctl.attention) and the
--- console's environments (relctl.console_environments) both read it.
+-- attention"; relctl.attention_now gives its answer for every environment
+-- at once, which `relctl status --attention` (relctl.attention) and the
+-- console's environments (relctl.console_environments) read.
 
 -- An environment's group: the one set (relctl env set --group), else its
 -- name up to the first '.' (svc42.prod belongs to svc42).
@@ -28,7 +29,7 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT 3600000::bigint $$;
 --   release accepted (never did, or rolled it back).
 -- relctl.attention_items words the reasons from what was read of e's rows;
 -- relctl.environment_attention reads them for one environment, and
--- relctl.attention for many at once. Both read the rows attention_items
+-- relctl.attention_now for many at once. Both read the rows attention_items
 -- describes; tests/test_organisation.cpp checks that they agree.
 
 -- The reasons, worded, from what environment e's rows say at p_now: the
@@ -91,7 +92,7 @@ $$;
 
 -- One environment's reasons: each of its rows read by an index probe, so
 -- the cost of one environment does not grow with the organisation or the
--- trail. The console reads it for each suspect (relctl.attention_suspects).
+-- trail. The console reads it for each environment a live event names.
 -- PL/pgSQL, not SQL: its plans are kept for the session, which makes it
 -- about four times cheaper per environment; and the counts are one
 -- statement, not one per reason, as each costs its own planning in a new
@@ -134,7 +135,7 @@ $$;
 -- open promotion), read from the few rows that can make a reason (frozen
 -- environments, the last hour's refusals, pending and open requests, waiting
 -- candidates, live leases) through partial indexes and looked up by name,
--- so that relctl.attention runs the full definition only on these and
+-- so that relctl.attention_now runs the full definition only on these and
 -- neither scans every environment nor probes the trail once per environment.
 CREATE FUNCTION relctl.attention_suspects(p_now timestamptz) RETURNS SETOF relctl.environments
 LANGUAGE sql STABLE AS $$
