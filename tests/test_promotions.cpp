@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QtTest>
 #include <algorithm>
+#include <sstream>
 #include <thread>
 
 using nlohmann::json;
@@ -28,6 +29,20 @@ RunResult deploy(const TestDatabase& db, const std::string& env, const std::stri
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"--", "true"});
     return relctl(db, args);
+}
+
+// What `relctl env list` says env has current: "RELEASE (generation N)".
+std::string listedCurrent(const TestDatabase& db, const std::string& env)
+{
+    const RunResult r = relctl(db, {"env", "list", "--match", env});
+    if (r.exitCode != 0)
+        qFatal("env list failed: %s", r.describe().c_str());
+    // NAME  GROUP  RELEASE (generation N)...: the third word to the ')'.
+    std::istringstream line(r.out);
+    std::string name, group, rest;
+    line >> name >> group >> std::ws;
+    std::getline(line, rest);
+    return rest.substr(0, rest.find(')') + 1);
 }
 
 RunResult acquire(const TestDatabase& db, const std::string& env, const std::string& job,
@@ -331,6 +346,13 @@ private slots:
         const json shown = relctl(db, {"--json", "manifest", "show", "--env", "prod"}).json();
         QCOMPARE(shown["release"], json("v1.8"));
         QCOMPARE(shown["high_water_generation"], json(9));
+        // env list reads the environment's copy of its current release
+        // (migration 0019): the rollback changed it with the manifest.
+        QCOMPARE(listedCurrent(db, "prod"), std::string("v1.8 (generation 8)"));
+        // Whoever writes the row, even a superuser by hand, the copy is the manifest's.
+        db.exec("UPDATE relctl.environments SET current_release = 'forged', current_generation = 99 "
+                "WHERE name = 'prod'");
+        QCOMPARE(listedCurrent(db, "prod"), std::string("v1.8 (generation 8)"));
 
         // A retry of the rollback is answered, not repeated.
         RunResult again =
@@ -350,6 +372,13 @@ private slots:
                             "--generation", "9"})
                     .err.find("the highest accepted on prod") != std::string::npos);
         QCOMPARE(deploy(db, "prod", "pipeline-10", "v1.10", 10).exitCode, 0);
+        QCOMPARE(listedCurrent(db, "prod"), std::string("v1.10 (generation 10)"));
+        QCOMPARE(
+            db.count(
+                "SELECT count(*) FROM relctl.environments e "
+                "LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id "
+                "WHERE (e.current_release, e.current_generation) IS DISTINCT FROM (m.release, m.generation)"),
+            0LL);
 
         // The history, in order, with the rollback and the bar.
         const json history = relctl(db, {"--json", "manifest", "show", "--env", "prod", "--history"}).json();

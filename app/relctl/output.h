@@ -3,10 +3,12 @@
 #include "relctl/error.h"
 #include "relctl/protocol.h"
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace relctl::cli {
 
@@ -16,11 +18,10 @@ using nlohmann::json;
 // visible: \n, \r and \t as those two characters, the others as \xHH. What a job
 // or a server passes through relctl then cannot start a line of its own in a
 // CI log or drive the terminal. keepNewlines: a rendering's own line breaks.
-inline std::string escapeControl(const std::string& text, bool keepNewlines = false)
+// Appends text to out, escaped as escapeControl does.
+inline void appendEscaped(std::string& out, std::string_view text, bool keepNewlines = false)
 {
     static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(text.size());
     for (char ch : text) {
         const auto c = static_cast<unsigned char>(ch);
         if (c == '\n' && keepNewlines)
@@ -36,6 +37,22 @@ inline std::string escapeControl(const std::string& text, bool keepNewlines = fa
         else
             out += ch;
     }
+}
+
+// Whether text holds anything escapeControl would change.
+inline bool needsEscaping(std::string_view text, bool keepNewlines = false)
+{
+    return std::any_of(text.begin(), text.end(), [keepNewlines](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return (c < 0x20 && !(c == '\n' && keepNewlines)) || c == 0x7f;
+    });
+}
+
+inline std::string escapeControl(const std::string& text, bool keepNewlines = false)
+{
+    std::string out;
+    out.reserve(text.size());
+    appendEscaped(out, text, keepNewlines);
     return out;
 }
 
@@ -64,8 +81,12 @@ public:
     {
         if (m_json)
             std::cout << dumpJson(body) << '\n';
-        else
+        else if (needsEscaping(plain, true))
             std::cout << escapeControl(plain, true);
+        else
+            // The common case, and at 10,000 environments a copy of 700 kB
+            // spared.
+            std::cout << plain;
         std::cout.flush();
         return 0;
     }

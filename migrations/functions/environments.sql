@@ -22,6 +22,34 @@ BEGIN
 END
 $$;
 
+-- The current manifest's release and generation, copied onto the
+-- environment row whenever current_manifest_id changes, or anyone sets the
+-- copies themselves (migration 0019 says why they are kept there). A trigger,
+-- not each writer: publish, rollback and any later writer cannot forget it.
+CREATE FUNCTION relctl.copy_current_manifest() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT m.release, m.generation INTO NEW.current_release, NEW.current_generation
+    FROM relctl.manifests m WHERE m.id = NEW.current_manifest_id;
+    IF NOT FOUND THEN
+        NEW.current_release := NULL;
+        NEW.current_generation := NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER environments_current_manifest_added BEFORE INSERT ON relctl.environments
+    FOR EACH ROW EXECUTE FUNCTION relctl.copy_current_manifest();
+-- Only when the manifest or a copy changes: a lease's update of last_token
+-- does not pay for the lookup.
+CREATE TRIGGER environments_current_manifest BEFORE UPDATE ON relctl.environments
+    FOR EACH ROW
+    WHEN (NEW.current_manifest_id IS DISTINCT FROM OLD.current_manifest_id
+          OR NEW.current_release IS DISTINCT FROM OLD.current_release
+          OR NEW.current_generation IS DISTINCT FROM OLD.current_generation)
+    EXECUTE FUNCTION relctl.copy_current_manifest();
+
 CREATE FUNCTION relctl.environment_json(p_env text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC' AS $$
 DECLARE
@@ -462,11 +490,10 @@ DECLARE
     v_like text := relctl.environment_filter_like(p_group, p_match);
 BEGIN
     RETURN QUERY
-    SELECT e.name, relctl.env_group(e), m.release, m.generation, l.job,
+    SELECT e.name, relctl.env_group(e), e.current_release, e.current_generation, l.job,
            CASE WHEN l.token IS NOT NULL THEN greatest(0, relctl.ms_between(v_now, l.expires_at)) END,
            e.frozen_at IS NOT NULL, coalesce(w.n, 0), e.promote_from
     FROM relctl.environments e
-    LEFT JOIN relctl.manifests m ON m.id = e.current_manifest_id
     LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token AND l.ended_at IS NULL
                              AND l.expires_at > v_now
     LEFT JOIN (SELECT c.env, count(*) AS n FROM relctl.candidates c WHERE c.state = 'waiting'
