@@ -129,63 +129,55 @@ BEGIN
 END
 $$;
 
--- The environments that need a person at p_now, cheaply: those for which
--- relctl.environment_attention gives a reason (each test below is one of
--- its reasons' conditions, or implied by one; promotion_blocked implies an
--- open promotion), read from the few rows that can make a reason (frozen
--- environments, the last hour's refusals, pending and open requests, waiting
--- candidates, live leases) through partial indexes and looked up by name,
--- so that relctl.attention_now runs the full definition only on these and
--- neither scans every environment nor probes the trail once per environment.
-CREATE FUNCTION relctl.attention_suspects(p_now timestamptz) RETURNS SETOF relctl.environments
-LANGUAGE sql STABLE AS $$
-    SELECT e.* FROM relctl.environments e
-    WHERE e.name IN (
-        SELECT f.name FROM relctl.environments f WHERE f.frozen_at IS NOT NULL
-        UNION SELECT v.env FROM relctl.events v
-              WHERE v.outcome = 'rejected'
-                AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
-        UNION SELECT s.env FROM relctl.supersessions s WHERE s.state = 'pending'
-        UNION SELECT p.env FROM relctl.promotions p WHERE p.state = 'open'
-        UNION SELECT c.env FROM relctl.live_waiting_candidates() c
-        UNION SELECT l.env FROM relctl.leases l
-              JOIN relctl.environments x ON x.name = l.env AND x.last_token = l.token
-              WHERE l.ended_at IS NULL AND l.expires_at > p_now
-                AND l.expires_at - p_now < x.default_ttl_ms * interval '1 millisecond' / 4)
-$$;
-
 -- Every environment that needs a person at p_now, with its group and
--- reasons: relctl.environment_attention's answer for each of
--- relctl.attention_suspects, read set-based: each table's rows that can make
--- a reason are read once (through the partial indexes attention_suspects
--- uses) and joined to the suspects, rather than probed per environment, and
--- relctl.attention_items words them. `relctl status --attention`
--- (relctl.attention) and the console's read of every environment
--- (relctl.console_environments) both read it; at 10,000 environments it
--- costs a quarter of one environment_attention call per suspect. SQL, so
--- that it is inlined into its callers.
+-- reasons: relctl.environment_attention's answer for each, read set-based.
+-- Each table's rows that can make a reason (the last hour's refusals,
+-- pending and open requests, live waiters, live leases) are read once,
+-- through their partial indexes, and joined by hash to one pass over the
+-- environments; only the environments one of them (or a freeze, or a lease
+-- near its end) makes a suspect go on to relctl.blocked_promotion and
+-- relctl.attention_items, which words the reasons. `relctl status
+-- --attention` (relctl.attention) and the console's read of every
+-- environment (relctl.console_environments) both read it. At 10,000
+-- environments one pass costs less than finding the suspects first and
+-- fetching each by name, above all in a new session: the lookups touched
+-- the same pages and planned twice as many relations. SQL, so that it is
+-- inlined into its callers.
 CREATE FUNCTION relctl.attention_now(p_now timestamptz)
 RETURNS TABLE (name text, "group" text, attention jsonb)
 LANGUAGE sql STABLE AS $$
     SELECT x.name, x."group", x.attention FROM (
         SELECT (s.e).name AS name, relctl.env_group(s.e) AS "group",
-               relctl.attention_items(s.e, p_now,
-                   coalesce(r.n, 0), r.last, coalesce(ss.n, 0), coalesce(pr.n, 0), coalesce(w.n, 0),
-                   l.job, l.expires_at, b.release, b.generation) AS attention
-        FROM (SELECT e FROM relctl.attention_suspects(p_now) e) s
-        LEFT JOIN (SELECT v.env, count(*) AS n, max(v.at) AS last FROM relctl.events v
-                   WHERE v.outcome = 'rejected'
-                     AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
-                   GROUP BY v.env) r ON r.env = (s.e).name
-        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.supersessions x WHERE x.state = 'pending'
-                   GROUP BY x.env) ss ON ss.env = (s.e).name
-        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
-                   GROUP BY x.env) pr ON pr.env = (s.e).name
-        LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.live_waiting_candidates() x
-                   GROUP BY x.env) w ON w.env = (s.e).name
-        LEFT JOIN relctl.leases l ON l.env = (s.e).name AND l.token = (s.e).last_token
-                                 AND l.ended_at IS NULL AND l.expires_at > p_now
-        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE pr.n > 0) b ON true) x
+               relctl.attention_items(s.e, p_now, s.refused, s.last_refused, s.supersessions, s.promotions,
+                                      s.waiting, s.lease_job, s.lease_expires, b.release, b.generation)
+                   AS attention
+        FROM (SELECT e, coalesce(r.n, 0) AS refused, r.last AS last_refused,
+                     coalesce(ss.n, 0) AS supersessions, coalesce(pr.n, 0) AS promotions,
+                     coalesce(w.n, 0) AS waiting, l.job AS lease_job, l.expires_at AS lease_expires
+              FROM relctl.environments e
+              LEFT JOIN (SELECT v.env, count(*) AS n, max(v.at) AS last FROM relctl.events v
+                         WHERE v.outcome = 'rejected'
+                           AND v.at > p_now - relctl.attention_refusal_window_ms() * interval '1 millisecond'
+                         GROUP BY v.env) r ON r.env = e.name
+              LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.supersessions x WHERE x.state = 'pending'
+                         GROUP BY x.env) ss ON ss.env = e.name
+              LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.promotions x WHERE x.state = 'open'
+                         GROUP BY x.env) pr ON pr.env = e.name
+              LEFT JOIN (SELECT x.env, count(*) AS n FROM relctl.live_waiting_candidates() x
+                         GROUP BY x.env) w ON w.env = e.name
+              LEFT JOIN relctl.leases l ON l.env = e.name AND l.token = e.last_token
+                                       AND l.ended_at IS NULL AND l.expires_at > p_now
+              -- The suspects: each test is one of environment_attention's
+              -- reasons' conditions, or implied by one (promotion_blocked
+              -- needs an open promotion).
+              WHERE e.frozen_at IS NOT NULL OR r.n IS NOT NULL OR ss.n IS NOT NULL OR pr.n IS NOT NULL
+                 OR w.n IS NOT NULL
+                 OR l.expires_at - p_now < e.default_ttl_ms * interval '1 millisecond' / 4
+              -- Kept a subquery: the lateral read of blocked promotions
+              -- below then runs for the suspects only, not for every
+              -- environment before the filter.
+              OFFSET 0) s
+        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE s.promotions > 0) b ON true) x
     WHERE x.attention <> '[]'
 $$;
 
