@@ -177,7 +177,11 @@ LANGUAGE sql STABLE AS $$
               -- below then runs for the suspects only, not for every
               -- environment before the filter.
               OFFSET 0) s
-        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE s.promotions > 0) b ON true) x
+        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE s.promotions > 0) b ON true
+        -- Kept a subquery too: flattened, the reasons' expression would be
+        -- planned and computed twice, for the filter below and for the
+        -- answer.
+        OFFSET 0) x
     WHERE x.attention <> '[]'
 $$;
 
