@@ -145,13 +145,14 @@ std::string environmentList(const EnvironmentList& reply)
     return out.empty() ? "no environments\n" : out;
 }
 
-std::string environmentBriefs(const std::vector<EnvironmentBrief>& envs)
+std::string environmentBriefs(const EnvironmentBriefs& envs)
 {
     if (envs.empty())
         return "no environments\n";
     // Names and groups in columns: 10,000 lines are read down, not across.
     std::size_t nameWidth = 0, groupWidth = 0;
-    for (const EnvironmentBrief& e : envs) {
+    for (std::size_t i = 0; i < envs.size(); ++i) {
+        const EnvironmentBrief e = envs[i];
         nameWidth = std::max(nameWidth, e.name.size());
         groupWidth = std::max(groupWidth, e.group.size());
     }
@@ -164,7 +165,8 @@ std::string environmentBriefs(const std::vector<EnvironmentBrief>& envs)
         const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
         out.append(digits, end);
     };
-    for (const EnvironmentBrief& e : envs) {
+    for (std::size_t i = 0; i < envs.size(); ++i) {
+        const EnvironmentBrief e = envs[i];
         appendEscaped(out, e.name);
         out.append(nameWidth - e.name.size() + 2, ' ');
         appendEscaped(out, e.group);

@@ -5,6 +5,7 @@
 #include "relctl/parse.h"
 #include "rowfields.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace relctl {
@@ -270,24 +271,58 @@ EnvironmentList Database::listEnvironments(const std::optional<std::string>& gro
     return Impl::parsed<EnvironmentList>(d->call(false, "SELECT relctl.env_list($1, $2)", group, match));
 }
 
+// env_brief's answer and the order its rows are read in: indexes into it
+// sorted by name, naturally.
+struct EnvironmentBriefs::Rows
+{
+    pqxx::result rows;
+    std::vector<std::uint32_t> order;
+};
+
+std::size_t EnvironmentBriefs::size() const
+{
+    return m_rows ? m_rows->order.size() : 0;
+}
+
+EnvironmentBrief EnvironmentBriefs::operator[](std::size_t i) const
+{
+    const pqxx::row row = m_rows->rows[pqxx::result::size_type(m_rows->order.at(i))];
+    const auto text = [](const pqxx::field& f) { return std::string_view(f.c_str(), f.size()); };
+    const auto optionalText = [&text](const pqxx::field& f) {
+        return f.is_null() ? std::nullopt : std::optional(text(f));
+    };
+    const auto integer = [](const pqxx::field& f) { return rowfields::optional<std::int64_t>(f); };
+    return {text(row[0]),         text(row[1]),    optionalText(row[2]), integer(row[3]),
+            optionalText(row[4]), integer(row[5]), row[6].as<bool>(),    row[7].as<std::int64_t>(),
+            optionalText(row[8])};
+}
+
 EnvironmentBriefs Database::briefEnvironments(const std::optional<std::string>& group,
                                               const std::optional<std::string>& match)
 {
     // Rows, not a JSON document: at 10,000 environments parsing the document
     // cost the client more than the server took to answer.
-    const pqxx::result rows = d->rows("SELECT * FROM relctl.env_brief($1, $2)", group, match);
+    auto held = std::make_shared<EnvironmentBriefs::Rows>();
+    held->rows = d->rows("SELECT * FROM relctl.env_brief($1, $2)", group, match);
+    const pqxx::result& rows = held->rows;
     // A schema from before env_brief gave rows answers one JSON column.
     if (rows.columns() != 9)
         throw Error(ExitCode::Internal,
                     "the database has an older relctl schema: run `relctl migrate` (relctl.env_brief)");
-    const auto text = [](const pqxx::field& f) { return rowfields::optional<std::string>(f); };
-    const auto integer = [](const pqxx::field& f) { return rowfields::optional<std::int64_t>(f); };
+    // The names looked up once, not on each of the sort's comparisons.
+    std::vector<std::pair<std::string_view, std::uint32_t>> names;
+    names.reserve(rows.size());
+    for (pqxx::result::size_type i = 0; i < rows.size(); ++i) {
+        const pqxx::field name = rows[i][0];
+        names.emplace_back(std::string_view(name.c_str(), name.size()), std::uint32_t(i));
+    }
+    std::sort(names.begin(), names.end(),
+              [](const auto& a, const auto& b) { return naturalLess(a.first, b.first); });
+    held->order.reserve(names.size());
+    for (const auto& [name, i] : names)
+        held->order.push_back(i);
     EnvironmentBriefs reply;
-    reply.environments.reserve(rows.size());
-    for (const pqxx::row& row : rows)
-        reply.environments.push_back({row[0].c_str(), row[1].c_str(), text(row[2]), integer(row[3]),
-                                      text(row[4]), integer(row[5]), row[6].as<bool>(),
-                                      row[7].as<std::int64_t>(), text(row[8])});
+    reply.m_rows = std::move(held);
     return reply;
 }
 

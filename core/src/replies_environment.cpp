@@ -78,24 +78,6 @@ template <class Io, Is<FreezeChange> F> void fields(Io& io, F& f)
     io.required("changed", f.changed);
 }
 
-template <class Io, Is<EnvironmentBrief> B> void fields(Io& io, B& b)
-{
-    io.required("name", b.name);
-    io.required("group", b.group);
-    io.nullable("release", b.release);
-    io.nullable("generation", b.generation);
-    io.nullable("holder", b.holder);
-    io.nullable("remaining_ms", b.remainingMs);
-    io.required("frozen", b.frozen);
-    io.required("waiting", b.waiting);
-    io.nullable("promote_from", b.promoteFrom);
-}
-
-template <class Io, Is<EnvironmentBriefs> L> void fields(Io& io, L& l)
-{
-    io.required("environments", l.environments);
-}
-
 template <class Io, Is<EnvironmentNames> N> void fields(Io& io, N& n)
 {
     io.required("environments", n.environments);
@@ -152,8 +134,6 @@ RELCTL_JSON_FROM_FIELDS(EnvironmentAdded)
 RELCTL_JSON_FROM_FIELDS(EnvironmentSet::Changed)
 RELCTL_JSON_FROM_FIELDS(EnvironmentSet)
 RELCTL_JSON_FROM_FIELDS(FreezeChange)
-RELCTL_JSON_FROM_FIELDS(EnvironmentBrief)
-RELCTL_JSON_FROM_FIELDS(EnvironmentBriefs)
 RELCTL_JSON_FROM_FIELDS(EnvironmentNames)
 RELCTL_JSON_FROM_FIELDS(AttentionReason)
 RELCTL_JSON_FROM_FIELDS(EnvironmentAttention)

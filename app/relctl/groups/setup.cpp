@@ -153,9 +153,8 @@ int envList(CommandContext& c)
         sortNaturally(reply.environments);
         return c.out().success(toJson(reply), std::string());
     }
-    EnvironmentBriefs reply = c.database().briefEnvironments(o.get("group"), o.get("match"));
-    sortNaturally(reply.environments);
-    return c.out().success(json(), render::environmentBriefs(reply.environments));
+    const EnvironmentBriefs reply = c.database().briefEnvironments(o.get("group"), o.get("match"));
+    return c.out().success(json(), render::environmentBriefs(reply));
 }
 
 void buildEnvPath(CLI::App* c)

@@ -73,7 +73,9 @@ public:
     EnvironmentAdded addEnvironment(const EnvironmentSpec& spec);
     EnvironmentList listEnvironments(const std::optional<std::string>& group = std::nullopt,
                                      const std::optional<std::string>& match = std::nullopt);
-    // One line's worth of each (env list's text), read as rows: a fifth of the reply.
+    // One line's worth of each (env list's text), read as rows: a fifth of
+    // the reply. In natural order of name, unlike the other listings: the
+    // rows are read where they arrived (EnvironmentBriefs).
     EnvironmentBriefs briefEnvironments(const std::optional<std::string>& group = std::nullopt,
                                         const std::optional<std::string>& match = std::nullopt);
     // The names a group or a pattern selects (at most 10,000; see truncated).

@@ -11,8 +11,10 @@
 #include "relctl/time.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace relctl {
@@ -100,23 +102,37 @@ struct FreezeChange
     bool changed = false;
 };
 
-// relctl.env_brief: one line's worth of an environment (`relctl env list`).
+// relctl.env_brief: one line's worth of an environment (`relctl env list`),
+// read in place: its text points into the EnvironmentBriefs that gave it,
+// and is valid while that lives.
 struct EnvironmentBrief
 {
-    std::string name;
-    std::string group;
-    std::optional<std::string> release; // the current manifest's, if any
+    std::string_view name;
+    std::string_view group;
+    std::optional<std::string_view> release; // the current manifest's, if any
     std::optional<std::int64_t> generation;
-    std::optional<std::string> holder;       // the live lease's job, if any
+    std::optional<std::string_view> holder;  // the live lease's job, if any
     std::optional<std::int64_t> remainingMs; // of the live lease
     bool frozen = false;
     std::int64_t waiting = 0; // queued candidates
-    std::optional<std::string> promoteFrom;
+    std::optional<std::string_view> promoteFrom;
 };
 
-struct EnvironmentBriefs
+// relctl.env_brief's rows, kept as the server sent them and read where they
+// arrived, in natural order of name (svc2 before svc10). At 10,000
+// environments, copying them into values first cost the client more page
+// faults than holding the server's answer.
+class EnvironmentBriefs final
 {
-    std::vector<EnvironmentBrief> environments; // unordered
+public:
+    std::size_t size() const;
+    bool empty() const { return size() == 0; }
+    EnvironmentBrief operator[](std::size_t i) const;
+
+private:
+    friend class Database;
+    struct Rows;
+    std::shared_ptr<const Rows> m_rows;
 };
 
 // relctl.env_names: the environments a group or a pattern selects.
@@ -175,8 +191,6 @@ RELCTL_REPLY_JSON(EnvironmentAdded);
 RELCTL_REPLY_JSON(EnvironmentSet::Changed);
 RELCTL_REPLY_JSON(EnvironmentSet);
 RELCTL_REPLY_JSON(FreezeChange);
-RELCTL_REPLY_JSON(EnvironmentBrief);
-RELCTL_REPLY_JSON(EnvironmentBriefs);
 RELCTL_REPLY_JSON(EnvironmentNames);
 RELCTL_REPLY_JSON(AttentionReason);
 RELCTL_REPLY_JSON(EnvironmentAttention);
