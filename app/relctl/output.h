@@ -18,34 +18,36 @@ using nlohmann::json;
 // visible: \n, \r and \t as those two characters, the others as \xHH. What a job
 // or a server passes through relctl then cannot start a line of its own in a
 // CI log or drive the terminal. keepNewlines: a rendering's own line breaks.
-// Appends text to out, escaped as escapeControl does.
-inline void appendEscaped(std::string& out, std::string_view text, bool keepNewlines = false)
+inline bool isEscaped(unsigned char c, bool keepNewlines)
 {
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '\n' && keepNewlines)
-            out += '\n';
-        else if (c == '\n')
-            out += "\\n";
-        else if (c == '\r')
-            out += "\\r";
-        else if (c == '\t')
-            out += "\\t";
-        else if (c < 0x20 || c == 0x7f)
-            out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
-        else
-            out += ch;
-    }
+    return (c < 0x20 && !(c == '\n' && keepNewlines)) || c == 0x7f;
 }
 
 // Whether text holds anything escapeControl would change.
 inline bool needsEscaping(std::string_view text, bool keepNewlines = false)
 {
     return std::any_of(text.begin(), text.end(), [keepNewlines](char ch) {
-        const auto c = static_cast<unsigned char>(ch);
-        return (c < 0x20 && !(c == '\n' && keepNewlines)) || c == 0x7f;
+        return isEscaped(static_cast<unsigned char>(ch), keepNewlines);
     });
+}
+
+// Appends text to out, escaped (see isEscaped).
+inline void appendEscaped(std::string& out, std::string_view text, bool keepNewlines = false)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!isEscaped(c, keepNewlines))
+            out += ch;
+        else if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c == '\t')
+            out += "\\t";
+        else
+            out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+    }
 }
 
 inline std::string escapeControl(const std::string& text, bool keepNewlines = false)

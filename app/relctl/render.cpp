@@ -4,7 +4,6 @@
 #include "relctl/parse.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <sstream>
 
@@ -160,11 +159,6 @@ std::string environmentBriefs(const EnvironmentBriefs& envs)
     // for each.
     std::string out;
     out.reserve(envs.size() * (nameWidth + groupWidth + 60));
-    const auto number = [&out](std::int64_t n) {
-        char digits[24];
-        const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-        out.append(digits, end);
-    };
     for (std::size_t i = 0; i < envs.size(); ++i) {
         const EnvironmentBrief e = envs[i];
         appendEscaped(out, e.name);
@@ -173,12 +167,7 @@ std::string environmentBriefs(const EnvironmentBriefs& envs)
         out.append(groupWidth - e.group.size() + 2, ' ');
         if (e.release) {
             appendEscaped(out, *e.release);
-            out += " (generation ";
-            if (e.generation)
-                number(*e.generation);
-            else
-                out += '-';
-            out += ')';
+            out += " (generation " + str(e.generation) + ")";
         } else {
             out += "nothing published";
         }
@@ -191,9 +180,7 @@ std::string environmentBriefs(const EnvironmentBriefs& envs)
         if (e.frozen)
             out += ", frozen";
         if (e.waiting != 0) {
-            out += ", ";
-            number(e.waiting);
-            out += " waiting";
+            out += ", " + str(e.waiting) + " waiting";
         }
         if (e.promoteFrom) {
             out += ", promoted from ";

@@ -21,9 +21,9 @@ const nlohmann::json& field(const nlohmann::json& j, const char* key);
 
 std::string environment(const Environment& env);
 std::string environmentList(const EnvironmentList& reply);
-// One line per environment, in the order given (naturally sorted by the
-// caller): name, group, current release, lease, and what else stands out.
-std::string environmentBriefs(const EnvironmentBriefs& envs); // in their order
+// One line per environment, in the order given (EnvironmentBriefs' natural
+// order): name, group, current release, lease, and what else stands out.
+std::string environmentBriefs(const EnvironmentBriefs& envs);
 // One line per environment that needs a person, its reasons joined by "; ".
 std::string attention(const std::vector<EnvironmentAttention>& envs);
 // What a bulk freeze or unfreeze changed: one line per environment.
