@@ -50,8 +50,9 @@
 //   with --pooled-dsn (PgBouncer in session mode in front of the same
 //   server, routing any database name), through the pooler, as
 //   docs/operations.md deploys relctl for many short jobs: a job then finds
-//   a server session an earlier one warmed. `relctl --version` is printed
-//   beside them: what starting the process alone costs.
+//   a server session an earlier one warmed. Each has as its reference the
+//   same command the same way at the smallest size, and `relctl --version`
+//   is printed beside them: what starting the process alone costs.
 //
 // --keep keeps the seeded databases (PREFIX_N, default relctl_console_bench_N)
 // and reuses them on the next run instead of seeding again; --seed-only stops
@@ -1087,11 +1088,27 @@ int main(int argc, char** argv)
         const CliFigure attention = timeCli(o, largest.db->conninfo(), {"status", "--attention"});
         // The same database through the pooler: its name after the pooler's
         // conninfo (libpq takes the last of a repeated keyword).
+        const auto pooledTo = [&](const Organisation& org) { return o.pooledDsn + " dbname=" + org.db->name(); };
         std::optional<CliFigure> envListPooled, attentionPooled;
         if (!o.pooledDsn.empty()) {
-            const std::string pooled = o.pooledDsn + " dbname=" + largest.db->name();
-            envListPooled = timeCli(o, pooled, {"env", "list"});
-            attentionPooled = timeCli(o, pooled, {"status", "--attention"});
+            envListPooled = timeCli(o, pooledTo(largest), {"env", "list"});
+            attentionPooled = timeCli(o, pooledTo(largest), {"status", "--attention"});
+        }
+        // Their references: the same commands the same way at the smallest
+        // size, so that the ratio shows what the organisation adds and a slow
+        // machine shows as one (the goal itself is the figure).
+        struct CliReference
+        {
+            std::optional<double> envList, attention, envListPooled, attentionPooled;
+        } cliRef;
+        if (orgs.size() > 1) {
+            const Organisation& smallestOrg = orgs.front();
+            cliRef.envList = timeCli(o, smallestOrg.db->conninfo(), {"env", "list"}).ms;
+            cliRef.attention = timeCli(o, smallestOrg.db->conninfo(), {"status", "--attention"}).ms;
+            if (!o.pooledDsn.empty()) {
+                cliRef.envListPooled = timeCli(o, pooledTo(smallestOrg), {"env", "list"}).ms;
+                cliRef.attentionPooled = timeCli(o, pooledTo(smallestOrg), {"status", "--attention"}).ms;
+            }
         }
         const CliFigure start = timeCli(o, std::string(), {"--version"});
 
@@ -1176,20 +1193,25 @@ int main(int argc, char** argv)
                 std::min(10.0, b.seconds / 3), b.firstMedian, std::min(10.0, b.seconds / 3), b.lastMedian,
                 b.timelineSeen, b.timelineLagMax);
         }
-        const auto cliLine = [&](const char* what, const CliFigure& f) {
+        const auto cliLine = [&](const char* what, const CliFigure& f,
+                                 std::optional<double> reference = std::nullopt) {
+            char against[64] = "";
+            if (reference)
+                std::snprintf(against, sizeof against, "; %.1f ms at %s environments", *reference,
+                              sizeName(orgs.front().size).c_str());
             if (f.ms)
-                std::printf("%s at %s environments: %.1f ms (median of %d)\n", what,
-                            sizeName(largest.size).c_str(), *f.ms, o.cliReps);
+                std::printf("%s at %s environments: %.1f ms (median of %d%s)\n", what,
+                            sizeName(largest.size).c_str(), *f.ms, o.cliReps, against);
             else
                 std::printf("%s at %s environments: not measured (%s)\n", what,
                             sizeName(largest.size).c_str(), f.why.c_str());
         };
         std::printf("\n");
-        cliLine("relctl env list, straight to the server", envList);
-        cliLine("relctl status --attention, straight to the server", attention);
+        cliLine("relctl env list, straight to the server", envList, cliRef.envList);
+        cliLine("relctl status --attention, straight to the server", attention, cliRef.attention);
         if (envListPooled) {
-            cliLine("relctl env list, through PgBouncer", *envListPooled);
-            cliLine("relctl status --attention, through PgBouncer", *attentionPooled);
+            cliLine("relctl env list, through PgBouncer", *envListPooled, cliRef.envListPooled);
+            cliLine("relctl status --attention, through PgBouncer", *attentionPooled, cliRef.attentionPooled);
         }
         cliLine("relctl --version (the process alone)", start);
 
@@ -1254,19 +1276,23 @@ int main(int argc, char** argv)
             goals.push_back(goal("burst, events not committed" + at, double(b.planned - b.committed),
                                  "events", std::nullopt, 1));
         }
-        const auto cliGoal = [&](const std::string& what, const CliFigure& f, const std::string& how) {
+        const auto cliGoal = [&](const std::string& what, const CliFigure& f, const std::string& how,
+                                 std::optional<double> reference) {
             const std::string name = what + " at " + sizeName(largest.size) + " environments" + how;
             if (f.ms)
-                return goal(name, *f.ms, "ms", std::nullopt, 100);
-            relctl::bench::Goal g = goal(name + " (not measured: " + f.why + ")", 0, "ms", std::nullopt, 100);
+                return goal(name, *f.ms, "ms", reference, 100);
+            relctl::bench::Goal g = goal(name + " (not measured: " + f.why + ")", 0, "ms", reference, 100);
             g.met = false;
             return g;
         };
-        goals.push_back(cliGoal("relctl env list", envList, ", straight to the server"));
-        goals.push_back(cliGoal("relctl status --attention", attention, ", straight to the server"));
+        goals.push_back(cliGoal("relctl env list", envList, ", straight to the server", cliRef.envList));
+        goals.push_back(
+            cliGoal("relctl status --attention", attention, ", straight to the server", cliRef.attention));
         if (envListPooled) {
-            goals.push_back(cliGoal("relctl env list", *envListPooled, ", through PgBouncer"));
-            goals.push_back(cliGoal("relctl status --attention", *attentionPooled, ", through PgBouncer"));
+            goals.push_back(
+                cliGoal("relctl env list", *envListPooled, ", through PgBouncer", cliRef.envListPooled));
+            goals.push_back(cliGoal("relctl status --attention", *attentionPooled, ", through PgBouncer",
+                                    cliRef.attentionPooled));
         }
 
         std::printf("\n");
