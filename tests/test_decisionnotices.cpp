@@ -99,6 +99,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(heardA.notices.size(), 2, 15000);
         QVERIFY2(heardA.notices.last().contains(QStringLiteral("frozen by Bob")),
                  qPrintable(heardA.notices.last()));
+        // Told, but no decision of hers: the tab counts the open request
+        // alone, not as one for her.
+        QCOMPARE(a->window.findChild<QDockWidget*>(QStringLiteral("Promotions"))->windowTitle(),
+                 QStringLiteral("Promotions (1)"));
         QTest::qWait(500);
         QCOMPARE(heardB.notices.size(), 1);
         QVERIFY(heardR.notices.isEmpty());

@@ -10,6 +10,7 @@
 #include "consoleclicks.h"
 #include "consolesession.h"
 #include "consoleviews.h"
+#include "decisionnotifier.h"
 #include "environmentsmodel.h"
 #include "environmentsview.h"
 #include "fakebackend.h"
@@ -40,6 +41,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -439,6 +441,52 @@ private slots:
         QCOMPARE(queue->rowCount(), 0);
         c.selectEnvironment(QStringLiteral("test"));
         QCOMPARE(queue->rowCount(), 2);
+    }
+
+    // The status bar repeats a notice on its one line: one decision with
+    // its words, a burst of them as its count, since a second line would not
+    // show and the first would run under the connection's labels.
+    void aNoticeFitsTheStatusBarsLine()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        DecisionNotifier* notifier = c.window.decisions();
+        emit notifier->notified(QStringLiteral("Promotion waits for you"),
+                                QStringLiteral("v5 to prod (request #1, asked by ci): 0 of 1 approvals."));
+        QCOMPARE(c.window.statusBar()->currentMessage(),
+                 QStringLiteral("Promotion waits for you: v5 to prod (request #1, asked by ci): 0 of 1 approvals."));
+        emit notifier->notified(QStringLiteral("69 decisions wait for you"),
+                                QStringLiteral("v5 to prod (request #1, asked by ci): 0 of 1 approvals.\n"
+                                               "v6 to prod (request #2, asked by ci): 0 of 1 approvals.\n"
+                                               "… and 67 more: see the console."));
+        QCOMPARE(c.window.statusBar()->currentMessage(),
+                 QStringLiteral("69 decisions wait for you (Needs me lists them)"));
+    }
+
+    // The side's tabs read whole with long counts in a 1600-wide window:
+    // none is elided, and a bar too narrow for them scrolls.
+    void theSideTabsKeepTheirWords()
+    {
+        Console c;
+        QVERIFY(c.loaded());
+        c.window.resize(1600, 1000);
+        c.window.findChild<QDockWidget*>(QStringLiteral("Supersessions"))
+            ->setWindowTitle(QStringLiteral("Supersessions (2 for you)"));
+        c.window.findChild<QDockWidget*>(QStringLiteral("Promotions"))
+            ->setWindowTitle(QStringLiteral("Promotions (27, 12 for you)"));
+        c.window.findChild<QDockWidget*>(QStringLiteral("Queue"))->setWindowTitle(QStringLiteral("Queue (60)"));
+        QApplication::processEvents();
+        QTabBar* side = nullptr;
+        for (QTabBar* bar : c.window.findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly))
+            for (int i = 0; i < bar->count(); ++i)
+                if (bar->tabText(i) == QStringLiteral("Trace"))
+                    side = bar;
+        QVERIFY(side);
+        QCOMPARE(side->count(), 4);
+        QCOMPARE(side->elideMode(), Qt::ElideNone);
+        for (int i = 0; i < side->count(); ++i)
+            QVERIFY2(side->tabRect(i).width() >= side->fontMetrics().horizontalAdvance(side->tabText(i)),
+                     qPrintable(side->tabText(i)));
     }
 
     // Every operator action is in the menu bar, and works from there.

@@ -33,6 +33,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
@@ -49,6 +50,9 @@ constexpr int kLayoutVersion = 1;
 
 // Above this many environments the console opens on "Needs attention".
 constexpr int kAttentionAbove = 50;
+
+// The most the connection's target takes of the status bar, in pixels.
+constexpr int kTargetLabelWidth = 260;
 
 QDockWidget* dock(QMainWindow* window, const QString& title, QWidget* content, Qt::DockWidgetArea area)
 {
@@ -152,6 +156,19 @@ void MainWindow::createDocks()
     tabifyDockWidget(m_auditDock, m_rehearsalsDock);
     m_traceDock->raise();
     m_auditDock->raise();
+    keepTabTitlesWhole();
+}
+
+void MainWindow::keepTabTitlesWhole()
+{
+    // Tabs keep their words whole, and a bar too narrow for them scrolls.
+    // Qt's main window elides them, taking the same width from each tab, so
+    // the short ones went first: "Tr…" and "Qu…" beside "Promotions (27
+    // for y…" in a 1600-wide window with the counts of 2,000 environments.
+    for (QTabBar* bar : findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly)) {
+        bar->setElideMode(Qt::ElideNone);
+        bar->setUsesScrollButtons(true);
+    }
 }
 
 void MainWindow::createToolBar()
@@ -214,7 +231,6 @@ void MainWindow::createStatusBar()
     m_server->setObjectName(QStringLiteral("connectionServer"));
     m_rtt->setObjectName(QStringLiteral("connectionRoundTrip"));
     m_live->setObjectName(QStringLiteral("connectionLive"));
-    m_targetLabel->setMaximumWidth(420);
     m_demoLabel->setObjectName(QStringLiteral("demoBadge"));
     m_demoLabel->setText(tr(" DEMO: a fabricated history "));
     m_demoLabel->setToolTip(tr("release-console --demo: this history was made up to show the console; it "
@@ -324,7 +340,12 @@ void MainWindow::connectSession()
     });
     connect(m_decisions, &DecisionNotifier::notified, this,
             [this](const QString& title, const QString& body) {
-                statusBar()->showMessage(QStringLiteral("%1: %2").arg(title, body), 15000);
+                // The status bar has one line: a notice of several decisions
+                // is its title there, and Needs me lists them.
+                statusBar()->showMessage(body.contains(QLatin1Char('\n'))
+                                             ? tr("%1 (Needs me lists them)").arg(title)
+                                             : QStringLiteral("%1: %2").arg(title, body),
+                                         15000);
             });
     // A name is kept once the server accepted an action under it.
     connect(m_session, &ConsoleSession::actionSucceeded, this, [this](const ConsoleAction& action) {
@@ -432,13 +453,19 @@ void MainWindow::updateDockTitles()
 {
     // Pending work shows on the tabs, so a release manager sees it from
     // whichever tab is raised.
-    // What waits for this login is said apart from the total, so "6" and
-    // "3" never run together: "Promotions (6, 2 for you)".
+    // What waits for this login's decision is said apart from the total,
+    // so "6" and "3" never run together: "Promotions (6, 2 for you)", or
+    // "Promotions (6 for you)" when all are. Short, as the four tabs share
+    // one dock's width. An approval this login gave that a freeze holds or a
+    // rollback undid is no decision: the notices tell it, and Needs me
+    // shows its environment.
     const auto titled = [](QDockWidget* d, const QString& name, qint64 count, qint64 mine = 0) {
-        if (count <= 0 && mine <= 0)
+        if (count <= 0)
             d->setWindowTitle(name);
         else if (mine <= 0)
             d->setWindowTitle(QStringLiteral("%1 (%2)").arg(name).arg(count));
+        else if (mine >= count)
+            d->setWindowTitle(tr("%1 (%2 for you)").arg(name).arg(count));
         else
             d->setWindowTitle(tr("%1 (%2, %3 for you)").arg(name).arg(count).arg(mine));
     };
@@ -451,8 +478,7 @@ void MainWindow::updateDockTitles()
     titled(m_queueDock, tr("Queue"), waiting);
     titled(m_supersessionsDock, tr("Supersessions"), m_supersessions->count(),
            m_decisions->supersessionsWaiting());
-    titled(m_promotionsDock, tr("Promotions"), promotions,
-           m_decisions->promotionsWaiting() + m_decisions->undone());
+    titled(m_promotionsDock, tr("Promotions"), promotions, m_decisions->promotionsWaiting());
 }
 
 void MainWindow::fitEnvironmentsDock()
@@ -696,7 +722,11 @@ void MainWindow::showConnection(const ConnectionState& state)
     setStale(!state.connected && !m_session->environments()->environments().empty());
     m_banner->setVisible(!state.connected);
     m_banner->setText(tr("Database unavailable — reconnecting by itself every 2 s. %1").arg(state.message));
-    m_targetLabel->setText(state.target);
+    // The target whole in its tooltip; on the status bar elided in the
+    // middle, as a conninfo runs to 400 px and more and the notices need the
+    // line's room (a label only clips, mid-word).
+    m_targetLabel->setText(
+        m_targetLabel->fontMetrics().elidedText(state.target, Qt::ElideMiddle, kTargetLabelWidth));
     m_targetLabel->setToolTip(state.target);
     m_server->setText(state.connected ? state.server : tr("not connected"));
     applyPermissions(state);

@@ -108,6 +108,7 @@ private:
     // The queue view, fed only the environments that have a queue.
     void showQueues();
     void fitEnvironmentsDock();
+    void keepTabTitlesWhole();
     void showConnection(const ConnectionState& state);
     void traceOrExplain(qint64 eventId, bool rejected);
     void about();

@@ -179,8 +179,11 @@ void ConsoleWorker::connectNow()
         m_state.live = m_live;
         m_state.message.clear();
         if (info) {
-            m_state.server =
-                QStringLiteral("PostgreSQL %1, database %2").arg(q(info->serverVersion), q(info->database));
+            // The version without its build's words ("15.18", not "15.18
+            // (Debian 15.18-0+deb12u1)"): the status bar it shares with the
+            // notices is one line.
+            const QString version = q(info->serverVersion).section(QStringLiteral(" ("), 0, 0);
+            m_state.server = QStringLiteral("PostgreSQL %1, database %2").arg(version, q(info->database));
             m_state.schemaVersion = static_cast<int>(info->schemaVersion.value_or(0));
             m_state.login = q(info->login);
             m_state.permissions = Permissions::of(*info);
