@@ -1088,7 +1088,9 @@ int main(int argc, char** argv)
         const CliFigure attention = timeCli(o, largest.db->conninfo(), {"status", "--attention"});
         // The same database through the pooler: its name after the pooler's
         // conninfo (libpq takes the last of a repeated keyword).
-        const auto pooledTo = [&](const Organisation& org) { return o.pooledDsn + " dbname=" + org.db->name(); };
+        const auto pooledTo = [&](const Organisation& org) {
+            return o.pooledDsn + " dbname=" + org.db->name();
+        };
         std::optional<CliFigure> envListPooled, attentionPooled;
         if (!o.pooledDsn.empty()) {
             envListPooled = timeCli(o, pooledTo(largest), {"env", "list"});

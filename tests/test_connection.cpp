@@ -591,7 +591,9 @@ private slots:
         QVERIFY2(server->text().contains(QString::fromStdString(second.name())), qPrintable(server->text()));
         // The version without its build's words, as "PostgreSQL 15.18": the
         // status bar is one line, shared with the notices.
-        QVERIFY2(QRegularExpression(QStringLiteral("^PostgreSQL [0-9.]+, database ")).match(server->text()).hasMatch(),
+        QVERIFY2(QRegularExpression(QStringLiteral("^PostgreSQL [0-9.]+, database "))
+                     .match(server->text())
+                     .hasMatch(),
                  qPrintable(server->text()));
         QCOMPARE(ConnectionTarget::load(QSettings()), targetOf(second));
     }

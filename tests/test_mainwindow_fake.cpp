@@ -454,7 +454,8 @@ private slots:
         emit notifier->notified(QStringLiteral("Promotion waits for you"),
                                 QStringLiteral("v5 to prod (request #1, asked by ci): 0 of 1 approvals."));
         QCOMPARE(c.window.statusBar()->currentMessage(),
-                 QStringLiteral("Promotion waits for you: v5 to prod (request #1, asked by ci): 0 of 1 approvals."));
+                 QStringLiteral(
+                     "Promotion waits for you: v5 to prod (request #1, asked by ci): 0 of 1 approvals."));
         emit notifier->notified(QStringLiteral("69 decisions wait for you"),
                                 QStringLiteral("v5 to prod (request #1, asked by ci): 0 of 1 approvals.\n"
                                                "v6 to prod (request #2, asked by ci): 0 of 1 approvals.\n"
@@ -474,7 +475,8 @@ private slots:
             ->setWindowTitle(QStringLiteral("Supersessions (2 for you)"));
         c.window.findChild<QDockWidget*>(QStringLiteral("Promotions"))
             ->setWindowTitle(QStringLiteral("Promotions (27, 12 for you)"));
-        c.window.findChild<QDockWidget*>(QStringLiteral("Queue"))->setWindowTitle(QStringLiteral("Queue (60)"));
+        c.window.findChild<QDockWidget*>(QStringLiteral("Queue"))
+            ->setWindowTitle(QStringLiteral("Queue (60)"));
         QApplication::processEvents();
         QTabBar* side = nullptr;
         for (QTabBar* bar : c.window.findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly))
