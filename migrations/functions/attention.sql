@@ -177,7 +177,12 @@ LANGUAGE sql STABLE AS $$
               -- below then runs for the suspects only, not for every
               -- environment before the filter.
               OFFSET 0) s
-        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE s.promotions > 0) b ON true
+        -- OFFSET 0 keeps the test on the suspect's count a gate in front
+        -- of the read: flattened, it became a filter on the join, applied
+        -- after blocked_promotion had run for every suspect (433 reads
+        -- instead of 138 at 10,000 environments; 300 more pages).
+        LEFT JOIN LATERAL (SELECT * FROM relctl.blocked_promotion(s.e) WHERE s.promotions > 0 OFFSET 0) b
+            ON true
         -- Kept a subquery too: flattened, the reasons' expression would be
         -- planned and computed twice, for the filter below and for the
         -- answer.

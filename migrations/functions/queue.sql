@@ -71,12 +71,14 @@ CREATE FUNCTION relctl.live_waiting_candidates() RETURNS SETOF relctl.candidates
 LANGUAGE sql STABLE AS $$
     -- IN, not a join: each subquery is run once and hashed, whatever the
     -- planner guesses of the lock table's size (a nested loop re-read the
-    -- lock table for every candidate).
+    -- lock table for every candidate). The lock table itself is read once
+    -- for both (MATERIALIZED): each read walks every backend's slots, and a
+    -- new session first maps them.
+    WITH h AS MATERIALIZED (SELECT h.objid, h.pid FROM relctl.held_candidate_locks() h)
     SELECT c.* FROM relctl.candidates c
     WHERE c.state = 'waiting'
-      AND ((c.lock_key::oid, c.backend_pid) IN (SELECT h.objid, h.pid FROM relctl.held_candidate_locks() h)
-           OR (c.backend_pid IS NULL
-               AND c.lock_key::oid IN (SELECT h.objid FROM relctl.held_candidate_locks() h)))
+      AND ((c.lock_key::oid, c.backend_pid) IN (SELECT h.objid, h.pid FROM h)
+           OR (c.backend_pid IS NULL AND c.lock_key::oid IN (SELECT h.objid FROM h)))
 $$;
 
 -- How many candidates may wait: on one environment, and for one login
