@@ -30,7 +30,8 @@
 // - One live event, at each size: the console open on the seeded database,
 //   M times (default 20) the bench freezes or unfreezes one environment and
 //   reads, from the console's report, the GUI thread's time applying each
-//   live update that names it (ConsoleSession::liveUpdateApplied). Apart from
+//   live update that names it, of every kind: its row, its timeline lane,
+//   its promotions (ConsoleSession::liveUpdateApplied). Apart from
 //   the console it times the queries the console runs for one event, through
 //   relctl::ConsoleQueries limited to that environment (its row, and the
 //   timeline's last two hours of its lane), and the server's part of them
@@ -175,7 +176,7 @@ struct Options
 // update applied on the GUI thread (StartupReport).
 struct LiveLine
 {
-    std::string kind; // environments | timeline
+    std::string kind; // environments | timeline | promotions
     std::vector<std::string> envs;
     long long guiNs = 0;
     long long atNs = 0;
@@ -504,10 +505,12 @@ LiveFigures liveEvents(const Options& o, const std::string& dsn, const fs::path&
             }
             const long long committed = nowNs();
             ++f.events;
-            // The event's updates: those naming it, until 500 ms after the
-            // first (a timeline update may follow the row's), at most 5 s.
+            // The event's updates: those naming it, of every kind, until
+            // 500 ms after the first (a timeline or promotions update may
+            // follow the row's), at most 5 s. Its lag is to the update of
+            // its row.
             double guiNs = 0;
-            std::optional<long long> first;
+            std::optional<long long> first, row;
             const Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
             while (Clock::now() < deadline && (!first || nowNs() - *first < 500'000'000LL)) {
                 for (const LiveLine& l : console.tail().poll()) {
@@ -517,13 +520,15 @@ LiveFigures liveEvents(const Options& o, const std::string& dsn, const fs::path&
                     guiNs += double(l.guiNs);
                     if (!first)
                         first = l.atNs;
+                    if (!row && l.kind == "environments")
+                        row = l.atNs;
                 }
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
-            if (first) {
+            if (row) {
                 ++f.seen;
                 gui.push_back(guiNs / 1e6);
-                lag.push_back(double(*first - committed) / 1e6);
+                lag.push_back(double(*row - committed) / 1e6);
             }
         }
         f.gui = median(gui);
@@ -697,6 +702,10 @@ BurstFigures burst(const Options& o, const std::string& dsn, const fs::path& dir
         for (const LiveLine& l : console.tail().poll()) {
             ++b.updates;
             gui.push_back(double(l.guiNs) / 1e6);
+            // An event's lag is to its row's update (and its lane's); a
+            // promotions update counts in the GUI thread's time only.
+            if (l.kind != "environments" && l.kind != "timeline")
+                continue;
             for (const std::string& env : l.envs)
                 (l.kind == "timeline" ? laneUpdates : envUpdates)[env].push_back(l.atNs);
         }

@@ -80,6 +80,18 @@ relctl::TimelineSlice sliceWithMarker(std::int64_t eventId, std::int64_t at)
     return slice;
 }
 
+// The live updates a spy on ConsoleSession::liveUpdateApplied saw of one
+// kind ("environments", "timeline", "promotions"): each event applies one of
+// each it read.
+QList<QList<QVariant>> ofKind(const QSignalSpy& applied, const QString& kind)
+{
+    QList<QList<QVariant>> updates;
+    for (const QList<QVariant>& update : applied)
+        if (update.at(0).toString() == kind)
+            updates.append(update);
+    return updates;
+}
+
 } // namespace
 
 class TestSessionFake final : public QObject
@@ -333,7 +345,7 @@ private slots:
         f.fake->environment(QStringLiteral("prod"))->frozen = true;
         f.fake->announce({QStringLiteral("prod")});
         f.fake->announce({QStringLiteral("prod")});          // one burst
-        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 2, 1000); // environments and timeline
+        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 3, 1000); // environments, timeline, promotions
         QCOMPARE(f.fake->requestCount(RequestKind::Environments), environments + 1);
         const QStringList prod{QStringLiteral("prod")};
         QCOMPARE(f.fake->environmentNames().back(), std::optional(prod));
@@ -349,10 +361,13 @@ private slots:
         QVERIFY(relctl::sameExceptClock(model->environments()[1], staging));
         QVERIFY(selected.isValid());
         QCOMPARE(selected.row(), 2);
-        QCOMPARE(applied.at(0).at(0).toString(), QStringLiteral("environments"));
-        QCOMPARE(applied.at(0).at(1).toStringList(), prod);
-        QVERIFY(applied.at(0).at(2).toLongLong() > 0);
-        QCOMPARE(applied.at(1).at(0).toString(), QStringLiteral("timeline"));
+        for (const QString& kind :
+             {QStringLiteral("environments"), QStringLiteral("timeline"), QStringLiteral("promotions")}) {
+            const auto updates = ofKind(applied, kind);
+            QCOMPARE(updates.size(), 1);
+            QCOMPARE(updates.first().at(1).toStringList(), prod);
+            QVERIFY(updates.first().at(2).toLongLong() > 0);
+        }
         QCOMPARE(full.count(), 0);
         QCOMPARE(lanes.count(), 1);
         QCOMPARE(lanes.at(0).at(0).toStringList(), prod);
@@ -376,7 +391,7 @@ private slots:
         rows.push_back(environment("qa"));
         f.fake->setEnvironments(rows);
         f.fake->announce({QStringLiteral("staging"), QStringLiteral("qa")});
-        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 1, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(ofKind(applied, QStringLiteral("environments")).size(), 1, 1000);
         QCOMPARE(model->rowCount(), 3);
         QCOMPARE(model->index(0, 0).data().toString(), QStringLiteral("prod"));
         QCOMPARE(model->index(1, 0).data().toString(), QStringLiteral("qa"));
@@ -587,11 +602,18 @@ private slots:
         QCOMPARE(sorted(f.fake->timelineEnvs().back()), together);
         QCOMPARE(sorted(f.fake->promotionNames().back()), together);
         QCOMPARE(count(RequestKind::Supersessions), approvals + 2);
-        // Both reads applied, environments and lanes: four updates, no more asked.
-        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 4, 1000);
+        // Both reads applied, environments, lanes and promotions: six
+        // updates, no more asked.
+        QTRY_COMPARE_WITH_TIMEOUT(applied.count(), 6, 1000);
         QTest::qWait(static_cast<int>(reloadDelay.count() * 3));
         QCOMPARE(count(RequestKind::Environments), environments + 2);
-        QCOMPARE(sorted(applied.last().at(1).toStringList()), together);
+        for (const QString& kind :
+             {QStringLiteral("environments"), QStringLiteral("timeline"), QStringLiteral("promotions")}) {
+            const auto updates = ofKind(applied, kind);
+            QCOMPARE(updates.size(), 2);
+            QCOMPARE(updates.first().at(1).toStringList(), prod);
+            QCOMPARE(sorted(updates.last().at(1).toStringList()), together);
+        }
     }
 
     // An event of an unknown environment reads everything at the debounce,

@@ -87,12 +87,20 @@ void DecisionNotifier::update()
     if (m_permissions.known() && !login.isEmpty()) {
         for (const SharedPromotions::PromotionPtr& request : m_snapshot.promotions()) {
             const relctl::Promotion& p = *request;
+            // Only an open request, or an approved one this login may have
+            // seen undone, can wait for anyone; the rest (most of an
+            // organisation's history) cost nothing more on each update.
+            if (p.state != "open" && p.state != "approved")
+                continue;
             // A binary search: a scan of 10,000 environments per request
             // cost every load (and every live update) milliseconds.
             const relctl::Environment* env = m_snapshot.environment(p.env);
             const PromotionStanding standing = PromotionStanding::of(p, env, login);
             const bool mineApproved = standing.approval != nullptr;
-            const QString what = tr("%1 to %2").arg(q(p.release), q(p.env));
+            if (p.state == "approved" && !mineApproved)
+                continue;
+            // Worded only for a notice: most requests make none.
+            const auto what = [&p] { return tr("%1 to %2").arg(q(p.release), q(p.env)); };
             if (p.state == "open") {
                 if (!standing.requestedByLogin && !mineApproved && !standing.deniedByLogin &&
                     m_permissions.canDecidePromotion(standing.approverRole)) {
@@ -101,7 +109,7 @@ void DecisionNotifier::update()
                     const qint64 given = p.approvalsGiven.value_or(qint64(p.approvals.size()));
                     fresh.append({QStringLiteral("promotion:%1").arg(p.id), tr("Promotion waits for you"),
                                   tr("%1 (request #%2, asked by %3): %4 of %5 approvals.")
-                                      .arg(what)
+                                      .arg(what())
                                       .arg(p.id)
                                       .arg(q(p.requestedBy))
                                       .arg(given)
@@ -114,7 +122,7 @@ void DecisionNotifier::update()
                     fresh.append({QStringLiteral("frozen:%1:%2").arg(p.id).arg(env->frozen->at.micros()),
                                   tr("Your approval is held by a freeze"),
                                   tr("%1 (request #%2) waits: %3 was frozen by %4 (%5).")
-                                      .arg(what)
+                                      .arg(what())
                                       .arg(p.id)
                                       .arg(q(p.env), q(env->frozen->by), q(env->frozen->reason))});
                 }
@@ -127,7 +135,7 @@ void DecisionNotifier::update()
                 fresh.append({QStringLiteral("rolledback:%1:%2").arg(p.id).arg(env->current->id.value_or(0)),
                               tr("A release you approved was rolled back"),
                               tr("%1 (request #%2) was approved; %3 now runs %4 (generation %5).")
-                                  .arg(what)
+                                  .arg(what())
                                   .arg(p.id)
                                   .arg(q(p.env), q(env->current->release))
                                   .arg(env->current->generation)});
@@ -163,14 +171,16 @@ void DecisionNotifier::announce(const QList<Notice>& notices)
 {
     QList<Notice> unseen;
     for (const Notice& n : notices)
-        if (!m_announced.contains(n.key))
+        if (!m_announcedKeys.contains(n.key))
             unseen.append(n);
     if (unseen.isEmpty())
         return;
-    for (const Notice& n : unseen)
+    for (const Notice& n : unseen) {
         m_announced.append(n.key);
+        m_announcedKeys.insert(n.key);
+    }
     while (m_announced.size() > kAnnouncedKept)
-        m_announced.removeFirst();
+        m_announcedKeys.remove(m_announced.takeFirst());
     saveAnnounced();
     if (unseen.size() > kSeparateNotices) {
         QStringList lines;
@@ -219,6 +229,7 @@ void DecisionNotifier::loadAnnounced()
     m_announced.clear();
     if (!m_scope.isEmpty())
         m_announced = QSettings().value(settingsKey(m_scope)).toStringList();
+    m_announcedKeys = QSet<QString>(m_announced.begin(), m_announced.end());
 }
 
 void DecisionNotifier::saveAnnounced()

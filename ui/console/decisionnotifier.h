@@ -84,6 +84,9 @@ private:
     QSet<QString> m_environments;
     int m_promotions = 0, m_supersessions = 0, m_undone = 0;
     QStringList m_announced; // oldest first, bounded
+    // The same keys, to look one up: every live update of the promotions
+    // checks each notice against up to kAnnouncedKept of them.
+    QSet<QString> m_announcedKeys;
 };
 
 } // namespace relctl::ui

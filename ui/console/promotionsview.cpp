@@ -424,16 +424,23 @@ void PromotionsView::fillList()
     for (std::size_t i = 0; i < promotions.size(); ++i)
         (isOpen(*promotions[i]) ? open : decided).push_back(static_cast<int>(i));
     // The newest decision first: what was just decided is what one looks for.
-    std::stable_sort(decided.begin(), decided.end(), [&promotions](int a, int b) {
+    // Ids break ties, so the order is total and a partial sort of the recent
+    // ones shows the same: at 10,000 environments sorting all 8,000
+    // decisions cost each live update a millisecond.
+    const auto newer = [&promotions](int a, int b) {
         const relctl::Promotion& x = *promotions[std::size_t(a)];
         const relctl::Promotion& y = *promotions[std::size_t(b)];
         const qint64 xt = x.decidedAt ? x.decidedAt->millis() : 0,
                      yt = y.decidedAt ? y.decidedAt->millis() : 0;
         return xt != yt ? xt > yt : x.id > y.id;
-    });
+    };
     const std::size_t allDecided = decided.size();
-    if (filter == Filter::OpenAndRecent && decided.size() > std::size_t(kRecentDecisions))
+    if (filter == Filter::OpenAndRecent && decided.size() > std::size_t(kRecentDecisions)) {
+        std::partial_sort(decided.begin(), decided.begin() + kRecentDecisions, decided.end(), newer);
         decided.resize(kRecentDecisions);
+    } else {
+        std::sort(decided.begin(), decided.end(), newer);
+    }
 
     const QSignalBlocker quiet(m_list);
     m_list->clear();

@@ -13,9 +13,10 @@ PromotionStanding PromotionStanding::of(const relctl::Promotion& p, const relctl
         s.approverRole = env->approverRole;
     if (login.isEmpty())
         return s;
-    const auto is = [&login](const std::optional<std::string>& who) {
-        return who && QString::fromStdString(*who) == login;
-    };
+    // Compared as UTF-8, the login converted once: each live update of the
+    // promotions asks this of every open and approved request.
+    const std::string mine = login.toStdString();
+    const auto is = [&mine](const std::optional<std::string>& who) { return who && *who == mine; };
     s.requestedByLogin = is(p.requestedLogin);
     for (const relctl::PromotionVote& v : p.approvals)
         if (is(v.login))

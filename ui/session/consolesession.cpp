@@ -395,9 +395,13 @@ void ConsoleSession::applyPromotions(quint64 serial, const PromotionsReadHandle&
         }
         // A new whole sharing every environment the part does not replace:
         // the views keep reading the one before until they are given this.
+        QElapsedTimer timer;
+        timer.start();
         m_promotions = m_promotions.merged(SharedPromotions(read.take()), covered);
-        m_promotionsLive.appliedPartial(serial, QStringList(covered.begin(), covered.end()));
+        const QStringList applied(covered.begin(), covered.end());
+        m_promotionsLive.appliedPartial(serial, applied);
         emit promotionsReady(m_promotions);
+        emit liveUpdateApplied(QStringLiteral("promotions"), applied, timer.nsecsElapsed());
         return;
     }
     if (serial != m_promotionsLive.fullAsked)

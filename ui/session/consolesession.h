@@ -119,8 +119,10 @@ signals:
     // items of the current range only (a lane of envs absent from it was removed).
     void timelineUpdated(const QStringList& envs, const relctl::TimelineSlice& slice);
     // A live update was applied: kind "environments" (the model's update and
-    // the views' synchronous reactions) or "timeline" (timelineUpdated and its
-    // slots), for envs, costing the GUI thread guiNanoseconds.
+    // the views' synchronous reactions), "timeline" (timelineUpdated and its
+    // slots) or "promotions" (the merge into the whole, and promotionsReady's
+    // slots: the Promotions view, the decisions waiting), for envs, costing
+    // the GUI thread guiNanoseconds.
     void liveUpdateApplied(const QString& kind, const QStringList& envs, qint64 guiNanoseconds);
     void traceReady(const std::optional<relctl::RefusalTrace>& trace);
     void supersessionsReady(const QList<SupersessionRow>& approvals);
