@@ -233,6 +233,50 @@ private slots:
         QVERIFY(notices.sent.last().contains(QStringLiteral("rolled back")));
     }
 
+    // A live update's whole shares every piece it did not read: what waits
+    // follows the pieces it replaced, and the rest is counted as before,
+    // told once; a change of login counts everything again.
+    void aLiveUpdateCountsWhatItReplacedAndKeepsTheRest()
+    {
+        DecisionNotifier n;
+        Notices notices(n);
+        n.setPermissions(manager(QStringLiteral("alice")));
+        n.setSupersessions({});
+        PromotionsSnapshot read;
+        read.environments = {environment("prod"), environment("staging")};
+        read.promotions = {promotion(1, "prod", "v5", 5, "ci"), promotion(2, "staging", "v5", 5, "ci")};
+        const SharedPromotions whole(read);
+        n.setPromotions(whole);
+        QCOMPARE(n.promotionsWaiting(), 2);
+        QCOMPARE(notices.sent.size(), 2); // one each: fewer than a summary takes
+        const qsizetype told = notices.sent.size();
+
+        // An event on staging: alice approved its request, then it froze.
+        PromotionsSnapshot part;
+        part.environments = {environment("staging")};
+        part.environments.front().frozen =
+            relctl::Frozen{relctl::Timestamp::fromMillis(1'760'000'000'000), "rm-bob", "holiday"};
+        part.promotions = {promotion(2, "staging", "v5", 5, "ci")};
+        part.promotions.front().approvals = {vote("alice")};
+        part.promotions.front().approvalsGiven = 1;
+        const SharedPromotions updated = whole.merged(part, {QStringLiteral("staging")});
+        QCOMPARE(updated.promotions()[0], whole.promotions()[0]); // prod's, shared
+        n.setPromotions(updated);
+        QCOMPARE(n.promotionsWaiting(), 1);
+        QCOMPARE(n.undone(), 1);
+        QCOMPARE(n.environments(), (QSet<QString>{QStringLiteral("prod"), QStringLiteral("staging")}));
+        QCOMPARE(notices.sent.size(), told + 1);
+        QVERIFY2(notices.sent.last().contains(QStringLiteral("frozen by rm-bob")),
+                 qPrintable(notices.sent.last()));
+        n.setPromotions(updated);
+        QCOMPARE(notices.sent.size(), told + 1);
+
+        // Another login: nothing of alice's counts for bob.
+        n.setPermissions(manager(QStringLiteral("bob")));
+        QCOMPARE(n.undone(), 0);
+        QCOMPARE(n.promotionsWaiting(), 2);
+    }
+
     // The status bar names the login, what it is and whether the connection
     // is encrypted, and says when it cannot read the trail.
     void theStatusBarSaysWhoTheConsoleIs()

@@ -196,13 +196,24 @@ private slots:
         QVERIFY2(view.pathsText().contains(QStringLiteral("svc7.prod nothing yet")),
                  qPrintable(view.pathsText()));
 
-        // An event on svc7.staging: its path's release moves.
+        // The list's rows before the event, marked: a row worded again loses
+        // its mark.
+        QCOMPARE(view.list()->count(), 12);
+        std::vector<QListWidgetItem*> items;
+        for (int row = 0; row < view.list()->count(); ++row) {
+            items.push_back(view.list()->item(row));
+            items.back()->setText(QStringLiteral("shown before"));
+        }
+
+        // An event on svc7.staging: its path's release moves, and the
+        // request on svc7.prod has its approval.
         PromotionsSnapshot part;
         relctl::Environment staging = *whole.environment("svc7.staging");
         staging.current = relctl::Manifest{};
         staging.current->release = "v1.1";
         part.environments = {staging, *whole.environment("svc7.prod")};
         part.promotions = {*whole.promotions()[0]};
+        part.promotions[0].approvalsGiven = 1;
         QElapsedTimer timer;
         timer.start();
         const SharedPromotions updated =
@@ -214,6 +225,15 @@ private slots:
         QCOMPARE(view.pathLayouts(), layouts);
         QVERIFY2(view.pathsText().contains(QStringLiteral("svc7.staging v1.1")),
                  qPrintable(view.pathsText()));
+        // Only the row of the environments read is worded again; the other
+        // eleven are the items they were, untouched.
+        QCOMPARE(view.list()->count(), 12);
+        QVERIFY2(view.list()->item(0)->text().contains(QStringLiteral("1 of 1 approvals")),
+                 qPrintable(view.list()->item(0)->text()));
+        for (int row = 1; row < 12; ++row) {
+            QCOMPARE(view.list()->item(row), items[std::size_t(row)]);
+            QCOMPARE(view.list()->item(row)->text(), QStringLiteral("shown before"));
+        }
         // Every environment it did not read is the piece the whole held.
         QCOMPARE(updated.environments().size(), whole.environments().size());
         QCOMPARE(updated.environment("svc8.prod"), whole.environment("svc8.prod"));
@@ -279,6 +299,10 @@ private slots:
         // The filter shows the decided ones alone, or the open ones alone.
         view.setFilter(PromotionsView::Filter::Decided);
         QCOMPARE(view.list()->count(), 2);
+        // The row the heading was is a request now: selectable, not bold.
+        QVERIFY(view.list()->item(1)->text().startsWith(QStringLiteral("#5 ")));
+        QVERIFY(view.list()->item(1)->flags() & Qt::ItemIsSelectable);
+        QVERIFY(!view.list()->item(1)->font().bold());
         QVERIFY(view.selectPromotion(6)); // kept across the change
         QCOMPARE(view.list()->currentRow(), 0);
         view.setFilter(PromotionsView::Filter::Open);

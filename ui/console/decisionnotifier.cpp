@@ -12,6 +12,7 @@
 #include <QSettings>
 #include <QSystemTrayIcon>
 #include <QVariantMap>
+#include <utility>
 
 namespace relctl::ui {
 
@@ -59,12 +60,16 @@ void DecisionNotifier::setPermissions(const Permissions& permissions)
     if (permissions == m_permissions)
         return;
     m_permissions = permissions;
+    m_parts.clear(); // made for the login and roles before
     update();
 }
 
 void DecisionNotifier::setPromotions(const SharedPromotions& snapshot)
 {
-    m_snapshot = snapshot;
+    // The whole before is kept until the update is done: the parts it
+    // looks up by a piece's address stay allocated, so no new piece can
+    // take the address of one they were made for.
+    const SharedPromotions before = std::exchange(m_snapshot, snapshot);
     m_havePromotions = true;
     update();
 }
@@ -76,6 +81,56 @@ void DecisionNotifier::setSupersessions(const QList<SupersessionRow>& rows)
     update();
 }
 
+DecisionNotifier::RequestPart DecisionNotifier::partOf(const relctl::Promotion& p,
+                                                       const relctl::Environment* env,
+                                                       const QString& login) const
+{
+    RequestPart part;
+    part.environment = env;
+    const PromotionStanding standing = PromotionStanding::of(p, env, login);
+    const bool mineApproved = standing.approval != nullptr;
+    if (p.state == "approved" && !mineApproved)
+        return part;
+    part.env = q(p.env);
+    const QString what = tr("%1 to %2").arg(q(p.release), q(p.env));
+    if (p.state == "open") {
+        if (!standing.requestedByLogin && !mineApproved && !standing.deniedByLogin &&
+            m_permissions.canDecidePromotion(standing.approverRole)) {
+            part.waiting = true;
+            const qint64 given = p.approvalsGiven.value_or(qint64(p.approvals.size()));
+            part.notices.append({QStringLiteral("promotion:%1").arg(p.id), tr("Promotion waits for you"),
+                                 tr("%1 (request #%2, asked by %3): %4 of %5 approvals.")
+                                     .arg(what)
+                                     .arg(p.id)
+                                     .arg(q(p.requestedBy))
+                                     .arg(given)
+                                     .arg(p.approvalsRequired)});
+        }
+        // Approved by this login, then frozen before it applied.
+        if (mineApproved && env && env->frozen) {
+            part.undone = true;
+            part.notices.append({QStringLiteral("frozen:%1:%2").arg(p.id).arg(env->frozen->at.micros()),
+                                 tr("Your approval is held by a freeze"),
+                                 tr("%1 (request #%2) waits: %3 was frozen by %4 (%5).")
+                                     .arg(what)
+                                     .arg(p.id)
+                                     .arg(q(p.env), q(env->frozen->by), q(env->frozen->reason))});
+        }
+    } else if (mineApproved && env && env->current && env->current->generation < p.generation) {
+        // What this login approved was applied, and the environment now
+        // runs an older generation: a rollback undid it.
+        part.undone = true;
+        part.notices.append({QStringLiteral("rolledback:%1:%2").arg(p.id).arg(env->current->id.value_or(0)),
+                             tr("A release you approved was rolled back"),
+                             tr("%1 (request #%2) was approved; %3 now runs %4 (generation %5).")
+                                 .arg(what)
+                                 .arg(p.id)
+                                 .arg(q(p.env), q(env->current->release))
+                                 .arg(env->current->generation)});
+    }
+    return part;
+}
+
 void DecisionNotifier::update()
 {
     // Nothing is known to wait for a login the console has not identified:
@@ -84,72 +139,52 @@ void DecisionNotifier::update()
     QList<Notice> fresh;
     int promotions = 0, supersessions = 0, undone = 0;
     const QString login = m_permissions.login();
+    // A notice is worded only when it has not been told: of the hundreds
+    // that wait in an organisation, a live update tells one or none, and
+    // wording every one cost each update most of a millisecond.
+    const auto tell = [&](QString key, const QString& title, const auto& body) {
+        if (!m_announcedKeys.contains(key))
+            fresh.append({std::move(key), title, body()});
+    };
     if (m_permissions.known() && !login.isEmpty()) {
+        // Each request's part, kept while neither its piece nor its
+        // environment's is replaced (a live update replaces those of the
+        // environments it read): the rest of an organisation's requests cost
+        // a lookup each, not their wording again.
+        std::unordered_map<const relctl::Promotion*, RequestPart> parts;
+        parts.reserve(m_snapshot.promotions().size());
         for (const SharedPromotions::PromotionPtr& request : m_snapshot.promotions()) {
             const relctl::Promotion& p = *request;
             // Only an open request, or an approved one this login may have
-            // seen undone, can wait for anyone; the rest (most of an
-            // organisation's history) cost nothing more on each update.
+            // seen undone, can wait for anyone.
             if (p.state != "open" && p.state != "approved")
                 continue;
             // A binary search: a scan of 10,000 environments per request
             // cost every load (and every live update) milliseconds.
             const relctl::Environment* env = m_snapshot.environment(p.env);
-            const PromotionStanding standing = PromotionStanding::of(p, env, login);
-            const bool mineApproved = standing.approval != nullptr;
-            if (p.state == "approved" && !mineApproved)
-                continue;
-            // Worded only for a notice: most requests make none.
-            const auto what = [&p] { return tr("%1 to %2").arg(q(p.release), q(p.env)); };
-            if (p.state == "open") {
-                if (!standing.requestedByLogin && !mineApproved && !standing.deniedByLogin &&
-                    m_permissions.canDecidePromotion(standing.approverRole)) {
-                    ++promotions;
-                    envs.insert(q(p.env));
-                    const qint64 given = p.approvalsGiven.value_or(qint64(p.approvals.size()));
-                    fresh.append({QStringLiteral("promotion:%1").arg(p.id), tr("Promotion waits for you"),
-                                  tr("%1 (request #%2, asked by %3): %4 of %5 approvals.")
-                                      .arg(what())
-                                      .arg(p.id)
-                                      .arg(q(p.requestedBy))
-                                      .arg(given)
-                                      .arg(p.approvalsRequired)});
-                }
-                // Approved by this login, then frozen before it applied.
-                if (mineApproved && env && env->frozen) {
-                    ++undone;
-                    envs.insert(q(p.env));
-                    fresh.append({QStringLiteral("frozen:%1:%2").arg(p.id).arg(env->frozen->at.micros()),
-                                  tr("Your approval is held by a freeze"),
-                                  tr("%1 (request #%2) waits: %3 was frozen by %4 (%5).")
-                                      .arg(what())
-                                      .arg(p.id)
-                                      .arg(q(p.env), q(env->frozen->by), q(env->frozen->reason))});
-                }
-            } else if (p.state == "approved" && mineApproved && env && env->current &&
-                       env->current->generation < p.generation) {
-                // What this login approved was applied, and the environment
-                // now runs an older generation: a rollback undid it.
-                ++undone;
-                envs.insert(q(p.env));
-                fresh.append({QStringLiteral("rolledback:%1:%2").arg(p.id).arg(env->current->id.value_or(0)),
-                              tr("A release you approved was rolled back"),
-                              tr("%1 (request #%2) was approved; %3 now runs %4 (generation %5).")
-                                  .arg(what())
-                                  .arg(p.id)
-                                  .arg(q(p.env), q(env->current->release))
-                                  .arg(env->current->generation)});
-            }
+            const auto was = m_parts.find(&p);
+            RequestPart part = was != m_parts.end() && was->second.environment == env ? std::move(was->second)
+                                                                                      : partOf(p, env, login);
+            promotions += part.waiting ? 1 : 0;
+            undone += part.undone ? 1 : 0;
+            if (part.waiting || part.undone)
+                envs.insert(part.env);
+            for (const Notice& n : part.notices)
+                if (!m_announcedKeys.contains(n.key))
+                    fresh.append(n);
+            parts.emplace(&p, std::move(part));
         }
+        m_parts = std::move(parts);
         if (m_permissions.canOperate()) {
             for (const SupersessionRow& r : m_rows) {
                 ++supersessions;
                 envs.insert(r.env);
-                fresh.append({QStringLiteral("supersession:%1").arg(r.id), tr("Supersession waits for you"),
-                              tr("%1: %2 (generation %3) asks to skip %4.")
-                                  .arg(r.env, r.winnerRelease)
-                                  .arg(r.winnerGeneration)
-                                  .arg(r.skipped.join(QStringLiteral(", ")))});
+                tell(QStringLiteral("supersession:%1").arg(r.id), tr("Supersession waits for you"), [&] {
+                    return tr("%1: %2 (generation %3) asks to skip %4.")
+                        .arg(r.env, r.winnerRelease)
+                        .arg(r.winnerGeneration)
+                        .arg(r.skipped.join(QStringLiteral(", ")));
+                });
             }
         }
     }

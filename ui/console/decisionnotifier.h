@@ -16,6 +16,7 @@
 #include <QString>
 #include <QStringList>
 #include <functional>
+#include <unordered_map>
 
 class QSystemTrayIcon;
 
@@ -68,6 +69,19 @@ private:
         QString title;
         QString body;
     };
+    // What one request makes of this login's decisions: whether it waits
+    // for the login, or is an approval of its that events undid, with the
+    // notices that tell so (worded, told or not).
+    struct RequestPart
+    {
+        const relctl::Environment* environment = nullptr; // the piece it was made with
+        QString env;
+        bool waiting = false;
+        bool undone = false;
+        QList<Notice> notices;
+    };
+    RequestPart partOf(const relctl::Promotion& p, const relctl::Environment* env,
+                       const QString& login) const;
     void update();
     void announce(const QList<Notice>& notices);
     void sendToDesktop(const QString& title, const QString& body);
@@ -79,6 +93,9 @@ private:
     QString m_scope;
     Permissions m_permissions;
     SharedPromotions m_snapshot;
+    // Each open or approved request's part, by the address of its piece in
+    // m_snapshot (a piece is replaced, never changed).
+    std::unordered_map<const relctl::Promotion*, RequestPart> m_parts;
     QList<SupersessionRow> m_rows;
     bool m_havePromotions = false, m_haveSupersessions = false;
     QSet<QString> m_environments;

@@ -27,6 +27,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace relctl::ui {
 
@@ -372,7 +373,10 @@ void PromotionsView::sizeSplit()
 
 void PromotionsView::setPromotions(const SharedPromotions& snapshot)
 {
-    m_snapshot = snapshot;
+    // The whole before is kept until the list is made: its pieces the list
+    // compares by address stay allocated, so no new piece can take the
+    // address of one it showed.
+    const SharedPromotions before = std::exchange(m_snapshot, snapshot);
     m_readAt.restart();
     showPaths();
     fillList();
@@ -424,9 +428,8 @@ void PromotionsView::fillList()
     for (std::size_t i = 0; i < promotions.size(); ++i)
         (isOpen(*promotions[i]) ? open : decided).push_back(static_cast<int>(i));
     // The newest decision first: what was just decided is what one looks for.
-    // Ids break ties, so the order is total and a partial sort of the recent
-    // ones shows the same: at 10,000 environments sorting all 8,000
-    // decisions cost each live update a millisecond.
+    // Ids break ties, so the order is total and a partial sort of the ten
+    // shown gives the same rows as a whole sort.
     const auto newer = [&promotions](int a, int b) {
         const relctl::Promotion& x = *promotions[std::size_t(a)];
         const relctl::Promotion& y = *promotions[std::size_t(b)];
@@ -442,54 +445,20 @@ void PromotionsView::fillList()
         std::sort(decided.begin(), decided.end(), newer);
     }
 
-    const QSignalBlocker quiet(m_list);
-    m_list->clear();
-    m_rows.clear();
-    int current = -1;
-    const auto placeholder = [this](const QString& text, bool heading) {
-        auto* item = new QListWidgetItem(text, m_list);
-        // Not selectable, but the list stays enabled so the keyboard can
-        // still reach the view.
-        item->setFlags(Qt::NoItemFlags);
-        if (heading) {
-            QFont bold = item->font();
-            bold.setBold(true);
-            item->setFont(bold);
-        }
-        m_rows.push_back(-1);
+    // The rows wanted, then the list made so: a row showing the same pieces
+    // (request and environment) as before keeps its item untouched. A live
+    // update replaces the pieces of the environments it read, so it words
+    // and lays out only their rows, not every open request of an
+    // organisation (148 rows at 10,000 environments, a millisecond each
+    // update).
+    std::vector<ListRow> rows;
+    const auto placeholder = [&rows](const QString& text, bool heading) {
+        rows.push_back({-1, nullptr, nullptr, text, heading});
     };
     const auto add = [&](int index) {
         const relctl::Promotion& p = *promotions[std::size_t(index)];
-        if (p.id == keep)
-            current = m_list->count();
-        QString text =
-            tr("#%1 %2 ← %3 (generation %4)").arg(p.id).arg(q(p.env), q(p.release)).arg(p.generation);
-        QStringList names;
-        for (const relctl::PromotionVote& v : p.approvals)
-            names << q(v.by);
-        if (isOpen(p)) {
-            text += tr(" · asked by %1 · %2 of %3 approvals")
-                        .arg(who(p.requestedBy, p.requestedLogin))
-                        .arg(approvalsGiven(p))
-                        .arg(p.approvalsRequired);
-        } else if (isDenied(p)) {
-            text += tr(" · denied %1 by %2")
-                        .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(),
-                             p.denial ? who(p.denial->by, p.denial->login) : tr("someone"));
-        } else {
-            text +=
-                tr(" · approved %1 by %2 (%3 of %4)")
-                    .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(), names.join(QStringLiteral(", ")))
-                    .arg(approvalsGiven(p))
-                    .arg(p.approvalsRequired);
-        }
-        auto* item = new QListWidgetItem(text, m_list);
-        if (!isOpen(p))
-            item->setIcon(consoleIcon(isDenied(p) ? QStringLiteral("deny") : QStringLiteral("approve")));
-        item->setToolTip(text + QLatin1Char('\n') + readinessText(p, m_readAt.elapsed(), environmentOf(p)));
-        m_rows.push_back(index);
+        rows.push_back({index, &p, environmentOf(p), QString(), false});
     };
-
     if (showOpen) {
         for (int i : open)
             add(i);
@@ -509,7 +478,68 @@ void PromotionsView::fillList()
         if (!showOpen && decided.empty())
             placeholder(tr("No promotion request has been decided yet."), false);
     }
+
+    const QSignalBlocker quiet(m_list);
+    int current = -1;
+    m_rows.clear();
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const ListRow& row = rows[r];
+        m_rows.push_back(row.index);
+        if (row.promotion && row.promotion->id == keep)
+            current = int(r);
+        QListWidgetItem* item = m_list->item(int(r));
+        if (item && r < m_shown.size() && m_shown[r].sameAs(row))
+            continue;
+        if (!item)
+            item = new QListWidgetItem(m_list);
+        showRow(item, row);
+    }
+    while (m_list->count() > int(rows.size()))
+        delete m_list->takeItem(m_list->count() - 1);
+    m_shown = std::move(rows);
     m_list->setCurrentRow(current);
+}
+
+void PromotionsView::showRow(QListWidgetItem* item, const ListRow& row) const
+{
+    if (!row.promotion) {
+        item->setText(row.text);
+        item->setIcon(QIcon());
+        item->setToolTip(QString());
+        // Not selectable, but the list stays enabled so the keyboard can
+        // still reach the view.
+        item->setFlags(Qt::NoItemFlags);
+        QFont font = m_list->font();
+        font.setBold(row.heading);
+        item->setFont(font);
+        return;
+    }
+    const relctl::Promotion& p = *row.promotion;
+    QString text = tr("#%1 %2 ← %3 (generation %4)").arg(p.id).arg(q(p.env), q(p.release)).arg(p.generation);
+    QStringList names;
+    for (const relctl::PromotionVote& v : p.approvals)
+        names << q(v.by);
+    if (isOpen(p)) {
+        text += tr(" · asked by %1 · %2 of %3 approvals")
+                    .arg(who(p.requestedBy, p.requestedLogin))
+                    .arg(approvalsGiven(p))
+                    .arg(p.approvalsRequired);
+    } else if (isDenied(p)) {
+        text += tr(" · denied %1 by %2")
+                    .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(),
+                         p.denial ? who(p.denial->by, p.denial->login) : tr("someone"));
+    } else {
+        text += tr(" · approved %1 by %2 (%3 of %4)")
+                    .arg(p.decidedAt ? formatTime(*p.decidedAt) : QString(), names.join(QStringLiteral(", ")))
+                    .arg(approvalsGiven(p))
+                    .arg(p.approvalsRequired);
+    }
+    item->setText(text);
+    item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+    item->setFont(m_list->font());
+    item->setIcon(isOpen(p) ? QIcon()
+                            : consoleIcon(isDenied(p) ? QStringLiteral("deny") : QStringLiteral("approve")));
+    item->setToolTip(text + QLatin1Char('\n') + readinessText(p, m_readAt.elapsed(), row.environment));
 }
 
 void PromotionsView::setFilter(Filter filter)

@@ -15,6 +15,7 @@
 class QComboBox;
 class QLabel;
 class QListWidget;
+class QListWidgetItem;
 class QPushButton;
 class QSplitter;
 class QTextBrowser;
@@ -132,6 +133,24 @@ private:
     // For each row of the list, the index of its request in m_snapshot, or
     // -1 for a heading or placeholder.
     std::vector<int> m_rows;
+    // A row of the list as shown: its request and environment (pieces of
+    // m_snapshot, compared by address: a piece is replaced, never changed),
+    // or a heading's or placeholder's words.
+    struct ListRow
+    {
+        int index = -1;
+        const relctl::Promotion* promotion = nullptr;
+        const relctl::Environment* environment = nullptr;
+        QString text;
+        bool heading = false;
+        bool sameAs(const ListRow& o) const
+        {
+            return promotion == o.promotion && environment == o.environment && text == o.text &&
+                   heading == o.heading;
+        }
+    };
+    std::vector<ListRow> m_shown;
+    void showRow(QListWidgetItem* item, const ListRow& row) const;
     QElapsedTimer m_readAt;
     // Soak countdowns move between reads, locally: no query.
     QTimer m_tick;
