@@ -139,13 +139,6 @@ void DecisionNotifier::update()
     QList<Notice> fresh;
     int promotions = 0, supersessions = 0, undone = 0;
     const QString login = m_permissions.login();
-    // A notice is worded only when it has not been told: of the hundreds
-    // that wait in an organisation, a live update tells one or none, and
-    // wording every one cost each update most of a millisecond.
-    const auto tell = [&](QString key, const QString& title, const auto& body) {
-        if (!m_announcedKeys.contains(key))
-            fresh.append({std::move(key), title, body()});
-    };
     if (m_permissions.known() && !login.isEmpty()) {
         // Each request's part, kept while neither its piece nor its
         // environment's is replaced (a live update replaces those of the
@@ -179,12 +172,13 @@ void DecisionNotifier::update()
             for (const SupersessionRow& r : m_rows) {
                 ++supersessions;
                 envs.insert(r.env);
-                tell(QStringLiteral("supersession:%1").arg(r.id), tr("Supersession waits for you"), [&] {
-                    return tr("%1: %2 (generation %3) asks to skip %4.")
-                        .arg(r.env, r.winnerRelease)
-                        .arg(r.winnerGeneration)
-                        .arg(r.skipped.join(QStringLiteral(", ")));
-                });
+                QString key = QStringLiteral("supersession:%1").arg(r.id);
+                if (!m_announcedKeys.contains(key))
+                    fresh.append({std::move(key), tr("Supersession waits for you"),
+                                  tr("%1: %2 (generation %3) asks to skip %4.")
+                                      .arg(r.env, r.winnerRelease)
+                                      .arg(r.winnerGeneration)
+                                      .arg(r.skipped.join(QStringLiteral(", ")))});
             }
         }
     }

@@ -453,11 +453,11 @@ void PromotionsView::fillList()
     // update).
     std::vector<ListRow> rows;
     const auto placeholder = [&rows](const QString& text, bool heading) {
-        rows.push_back({-1, nullptr, nullptr, text, heading});
+        rows.push_back({nullptr, nullptr, text, heading});
     };
     const auto add = [&](int index) {
         const relctl::Promotion& p = *promotions[std::size_t(index)];
-        rows.push_back({index, &p, environmentOf(p), QString(), false});
+        rows.push_back({&p, environmentOf(p), QString(), false});
     };
     if (showOpen) {
         for (int i : open)
@@ -481,10 +481,8 @@ void PromotionsView::fillList()
 
     const QSignalBlocker quiet(m_list);
     int current = -1;
-    m_rows.clear();
     for (std::size_t r = 0; r < rows.size(); ++r) {
         const ListRow& row = rows[r];
-        m_rows.push_back(row.index);
         if (row.promotion && row.promotion->id == keep)
             current = int(r);
         QListWidgetItem* item = m_list->item(int(r));
@@ -549,8 +547,8 @@ void PromotionsView::setFilter(Filter filter)
 
 bool PromotionsView::selectPromotion(std::int64_t id)
 {
-    for (std::size_t row = 0; row < m_rows.size(); ++row)
-        if (m_rows[row] >= 0 && m_snapshot.promotions()[std::size_t(m_rows[row])]->id == id) {
+    for (std::size_t row = 0; row < m_shown.size(); ++row)
+        if (m_shown[row].promotion && m_shown[row].promotion->id == id) {
             m_list->setCurrentRow(int(row));
             return true;
         }
@@ -603,9 +601,9 @@ QString PromotionsView::detailsText() const
 const relctl::Promotion* PromotionsView::selected() const
 {
     const int row = m_list->currentRow();
-    if (row < 0 || std::size_t(row) >= m_rows.size() || m_rows[std::size_t(row)] < 0)
+    if (row < 0 || std::size_t(row) >= m_shown.size())
         return nullptr;
-    return m_snapshot.promotions()[std::size_t(m_rows[std::size_t(row)])].get();
+    return m_shown[std::size_t(row)].promotion;
 }
 
 const relctl::Environment* PromotionsView::environmentOf(const relctl::Promotion& promotion) const

@@ -130,15 +130,11 @@ private:
     std::shared_ptr<const PathsLayout> m_layout;
     SharedPromotions m_layoutFrom;
     int m_pathLayouts = 0;
-    // For each row of the list, the index of its request in m_snapshot, or
-    // -1 for a heading or placeholder.
-    std::vector<int> m_rows;
-    // A row of the list as shown: its request and environment (pieces of
+    // Each row of the list as shown: its request and environment (pieces of
     // m_snapshot, compared by address: a piece is replaced, never changed),
-    // or a heading's or placeholder's words.
+    // or a heading's or placeholder's words (no request).
     struct ListRow
     {
-        int index = -1;
         const relctl::Promotion* promotion = nullptr;
         const relctl::Environment* environment = nullptr;
         QString text;

@@ -13,7 +13,7 @@ PromotionStanding PromotionStanding::of(const relctl::Promotion& p, const relctl
         s.approverRole = env->approverRole;
     if (login.isEmpty())
         return s;
-    // Compared as UTF-8, the login converted once: each live update of the
+    // Compared as UTF-8, the login converted once: a full read of the
     // promotions asks this of every open and approved request.
     const std::string mine = login.toStdString();
     const auto is = [&mine](const std::optional<std::string>& who) { return who && *who == mine; };
