@@ -462,6 +462,13 @@ private slots:
                                                "… and 67 more: see the console."));
         QCOMPARE(c.window.statusBar()->currentMessage(),
                  QStringLiteral("69 decisions wait for you (Needs me lists them)"));
+        // While it shows, the target and the server give it their room.
+        auto* target = c.window.findChild<QLabel*>(QStringLiteral("connectionTarget"));
+        auto* server = c.window.findChild<QLabel*>(QStringLiteral("connectionServer"));
+        QVERIFY(target && server);
+        QVERIFY(target->isHidden() && server->isHidden());
+        c.window.statusBar()->clearMessage();
+        QVERIFY(!target->isHidden() && !server->isHidden());
     }
 
     // The side's tabs read whole with long counts in a 1600-wide window:

@@ -248,6 +248,13 @@ void MainWindow::createStatusBar()
     statusBar()->addPermanentWidget(m_server);
     statusBar()->addPermanentWidget(m_rtt);
     statusBar()->addPermanentWidget(m_live);
+    // A notice takes the connection's target and server while it shows: at
+    // 1024 wide they left it a third of its line. The login, the round trip
+    // and whether it is live stay; a lost connection has its banner.
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        m_targetLabel->setVisible(message.isEmpty());
+        m_server->setVisible(message.isEmpty());
+    });
 }
 
 void MainWindow::connectViews()
